@@ -1,0 +1,350 @@
+//! The binding interface: what a middleware or raw transport implements.
+//!
+//! A *binding* is one middleware (CycloneDDS, Zenoh, ...) or raw transport
+//! (UDP, TCP, ...) behind one interface. The harness is generic over
+//! [`Binding`], so a measurement loop is compiled once per binding and calls
+//! the binding's writer and reader directly: no dynamic dispatch, no locks and
+//! no allocation per sample.
+//!
+//! ## Life of a run
+//! On each side (publisher process, subscriber process) the harness:
+//! 1. calls [`Binding::open`] with the run's [`EndpointConfig`] (a DDS
+//!    participant, a Zenoh session, a socket factory);
+//! 2. creates its readers first with [`Binding::create_reader`], each of which
+//!    returns a [`Locator`] (an address, or just the topic name for
+//!    middleware with discovery);
+//! 3. exchanges locators with the other side over the control channel;
+//! 4. creates its writers with [`Binding::create_writer`], passing the
+//!    locators of every reader of that topic;
+//! 5. calls `wait_matched` on writers and readers, so that discovery and
+//!    connection set-up are never measured;
+//! 6. runs the test, then drops everything (dropping must release every
+//!    socket, segment and thread the binding created).
+//!
+//! ## Loans and borrowed views
+//! [`Writer::send`] hands the harness a buffer of the requested length to fill
+//! in place: a binding that copies passes an internal scratch buffer; a
+//! zero-copy binding passes a loaned shared-memory slot. [`Reader::recv`]
+//! calls back with a borrowed view of each sample; the view is only valid
+//! during the call, which is what lets a zero-copy reader release the slot
+//! right after.
+
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Reliability of delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reliability {
+    /// Every sample arrives, in order; a writer blocks (bounded) when readers fall behind.
+    Reliable,
+    /// Samples may be dropped; a writer never blocks on a slow reader.
+    BestEffort,
+}
+
+/// How a reader waits for the next sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WaitMode {
+    /// Spin on a non-blocking poll: lowest latency, one core busy.
+    Busy,
+    /// Block in the kernel (or futex/condition) until data arrives.
+    Block,
+}
+
+/// How a sample is represented by the middleware.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DataType {
+    /// A length-prefixed byte sequence, serialized and deserialized (copied) at each end.
+    Bytes,
+    /// A fixed-size layout used in place without (de)serialization (the FlatData idea).
+    Flat,
+}
+
+/// What a binding supports. The harness and the CLI query this instead of
+/// special-casing bindings: options that a binding does not support are
+/// refused before anything runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct Capabilities {
+    /// Supports reliable delivery.
+    pub reliable: bool,
+    /// Supports best-effort delivery.
+    pub best_effort: bool,
+    /// The reliability used when the user asks for none.
+    pub default_reliability: Reliability,
+    /// Supports multicast delivery (`--multicast`).
+    pub multicast: bool,
+    /// Largest sample (bytes, header included) the binding can carry.
+    pub max_sample_size: usize,
+    /// Supports `--zero-copy` (loaned shared-memory buffers).
+    pub zero_copy: bool,
+    /// Supports `--batch BYTES`.
+    pub batching: bool,
+    /// Supports more than one subscriber per topic.
+    pub multiple_subscribers: bool,
+    /// Transports offered (`--transport`); the first is the default.
+    pub transports: &'static [&'static str],
+    /// Data types offered (`--data-type`); the first is the default.
+    pub data_types: &'static [DataType],
+    /// Publisher and subscriber must live in one process (threads).
+    pub in_process: bool,
+    /// Can talk to a subscriber on another host (`--connect`).
+    pub remote: bool,
+}
+
+/// Static facts about a binding, shown by `pubsubperf bindings`.
+#[derive(Debug, Clone, Serialize)]
+pub struct BindingInfo {
+    /// The name used with `--binding`.
+    pub name: &'static str,
+    /// One line describing it.
+    pub description: &'static str,
+    /// Version of the middleware or of the kernel it runs on.
+    pub version: String,
+    /// What it supports.
+    pub capabilities: Capabilities,
+    /// `Ok` when it can run on this machine, otherwise why not.
+    pub available: Result<(), String>,
+}
+
+/// A shared flag that asks every blocking call of a run to return early:
+/// set when the peer died, the user pressed Ctrl-C, or the test ended.
+/// Bindings that block (in the kernel or on a condition) must wake at least
+/// every 100 ms and check it, so a run never hangs on a dead peer.
+#[derive(Debug, Clone, Default)]
+pub struct CancelToken(Arc<AtomicBool>);
+
+impl CancelToken {
+    /// A token that is not cancelled.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Asks every holder to stop.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+    /// True once [`CancelToken::cancel`] was called.
+    #[inline(always)]
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// The interval at which blocking binding calls must check their [`CancelToken`].
+pub const CANCEL_POLL: Duration = Duration::from_millis(100);
+
+/// Everything that shapes one side's endpoints in one run. Built by the
+/// harness from the user's options; identical on both sides except `role`,
+/// `bind_ip` and `cancel`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EndpointConfig {
+    /// Unique id of the run (names shared-memory segments, topics, ports).
+    pub run_id: String,
+    /// Transport within the binding (`udp`, `tcp`, `shm`, ...).
+    pub transport: String,
+    /// Reliable or best effort.
+    pub reliability: Reliability,
+    /// Busy-poll or block.
+    pub wait: WaitMode,
+    /// Data representation.
+    pub data_type: DataType,
+    /// Use loaned buffers.
+    pub zero_copy: bool,
+    /// Largest sample of the run, header included; buffers are sized for it.
+    pub max_sample_size: usize,
+    /// Number of subscribers of the data topic.
+    pub subscribers: usize,
+    /// Batch samples up to this many bytes (0: no batching).
+    pub batch_bytes: usize,
+    /// Use multicast where the binding can.
+    pub multicast: bool,
+    /// Use IPv6.
+    pub ipv6: bool,
+    /// The address to bind readers on (the control connection's local
+    /// address, so a remote publisher can reach it).
+    pub bind_ip: String,
+    /// Kernel socket buffer size in bytes (0: the system's default).
+    pub socket_buffer: usize,
+    /// Writer's queue size in samples (0: the binding's default), Perftest -sendQueueSize.
+    pub send_queue: usize,
+    /// Reader's queue size in samples (0: the binding's default), Perftest -receiveQueueSize.
+    pub receive_queue: usize,
+    /// How long a reliable writer may block on a full reader before the
+    /// sample counts as failed.
+    pub reliable_block_timeout_ms: u64,
+    /// Binding-specific options (`--opt KEY=VALUE` and binding flags such as
+    /// DDS QoS), passed through verbatim.
+    pub options: std::collections::BTreeMap<String, String>,
+    /// Set when the run must stop; never serialized.
+    #[serde(skip)]
+    pub cancel: CancelToken,
+}
+
+impl EndpointConfig {
+    /// A configuration with the defaults used by tests.
+    pub fn for_test(run_id: &str) -> Self {
+        EndpointConfig {
+            run_id: run_id.to_string(),
+            transport: String::new(),
+            reliability: Reliability::Reliable,
+            wait: WaitMode::Block,
+            data_type: DataType::Bytes,
+            zero_copy: false,
+            max_sample_size: 64 * 1024,
+            subscribers: 1,
+            batch_bytes: 0,
+            multicast: false,
+            ipv6: false,
+            bind_ip: "127.0.0.1".to_string(),
+            socket_buffer: 0,
+            send_queue: 0,
+            receive_queue: 0,
+            reliable_block_timeout_ms: 10_000,
+            options: Default::default(),
+            cancel: CancelToken::new(),
+        }
+    }
+}
+
+/// Where a reader can be reached: an address (`127.0.0.1:40000`, a socket
+/// path) or, for middleware with discovery, just the topic name.
+pub type Locator = String;
+
+/// One topic's endpoint within a run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TopicSpec {
+    /// Topic name, unique within the run (`<run_id>/data`, `<run_id>/echo`).
+    pub name: String,
+    /// Which reader of the topic this is (0-based; subscriber index).
+    pub index: usize,
+}
+
+/// Errors of a binding, each typed so the harness can tell a fault of the
+/// peer from a fault of the configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum BindingError {
+    /// The configuration asks for something this binding cannot do; the
+    /// message names the option.
+    #[error("{0}")]
+    Unsupported(String),
+    /// The middleware or transport is not installed or not usable here.
+    #[error("not available on this machine: {0}")]
+    Unavailable(String),
+    /// The sample is larger than the binding can carry.
+    #[error("sample of {size} bytes exceeds the binding's limit of {limit} bytes")]
+    TooLarge {
+        /// Requested size.
+        size: usize,
+        /// Binding's limit.
+        limit: usize,
+    },
+    /// Matching (discovery, connection) did not complete in time.
+    #[error("no match within {0:?}: {1}")]
+    MatchTimeout(Duration, String),
+    /// A reliable writer stayed blocked longer than allowed.
+    #[error("writer blocked longer than {0:?} by a reader that does not keep up")]
+    WriteTimeout(Duration),
+    /// The [`CancelToken`] was set while the call was blocked.
+    #[error("cancelled")]
+    Cancelled,
+    /// The peer closed its end (connection reset, EOF).
+    #[error("peer closed the connection")]
+    Disconnected,
+    /// A received sample is malformed.
+    #[error("malformed sample: {0}")]
+    Malformed(String),
+    /// An operating-system error, with what was being done.
+    #[error("{context}: {source}")]
+    Io {
+        /// What failed.
+        context: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An error reported by the middleware.
+    #[error("{0}")]
+    Middleware(String),
+}
+
+impl BindingError {
+    /// Wraps an I/O error with context.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        BindingError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+/// A middleware or raw transport. One value per side per run.
+pub trait Binding: Sized + Send + 'static {
+    /// The writer of one topic.
+    type Writer: Writer;
+    /// The reader of one topic.
+    type Reader: Reader;
+
+    /// Static facts: name, version, capabilities and availability.
+    fn info() -> BindingInfo;
+
+    /// Checks binding-specific parts of a configuration that
+    /// [`Capabilities`] cannot express (an unknown `--opt` key, a transport
+    /// combination). The message names the option.
+    fn validate(_cfg: &EndpointConfig) -> Result<(), BindingError> {
+        Ok(())
+    }
+
+    /// Opens this side of a run (participant, session, socket factory).
+    fn open(cfg: &EndpointConfig) -> Result<Self, BindingError>;
+
+    /// Creates a reader and returns where writers reach it.
+    fn create_reader(&mut self, topic: &TopicSpec)
+    -> Result<(Self::Reader, Locator), BindingError>;
+
+    /// Creates a writer that delivers to every reader in `readers`.
+    fn create_writer(
+        &mut self,
+        topic: &TopicSpec,
+        readers: &[Locator],
+    ) -> Result<Self::Writer, BindingError>;
+}
+
+/// Sends samples of one topic.
+pub trait Writer: Send + 'static {
+    /// Blocks until `readers` readers are matched (connected, discovered),
+    /// or `timeout`, or cancellation.
+    fn wait_matched(&mut self, readers: usize, timeout: Duration) -> Result<(), BindingError>;
+
+    /// Sends one sample of `len` bytes: `fill` writes it in place into a
+    /// buffer of exactly `len` bytes (scratch or loaned), then the binding
+    /// sends it. Under best effort a full queue drops the sample silently
+    /// (the reader sees a sequence gap); under reliable the call blocks, at
+    /// most for the configured timeout.
+    fn send<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> Result<(), BindingError>;
+
+    /// Pushes out anything batched.
+    fn flush(&mut self) -> Result<(), BindingError> {
+        Ok(())
+    }
+}
+
+/// Receives samples of one topic.
+pub trait Reader: Send + 'static {
+    /// Blocks until the reader is matched with its writer(s), or `timeout`.
+    fn wait_matched(&mut self, _timeout: Duration) -> Result<(), BindingError> {
+        Ok(())
+    }
+
+    /// Waits up to `timeout` for samples and calls `on_sample` with a
+    /// borrowed view of each one available (one or more with batching).
+    /// Returns how many were delivered; 0 means the timeout passed.
+    /// Honors the configured [`WaitMode`].
+    fn recv<F: FnMut(&[u8])>(
+        &mut self,
+        timeout: Duration,
+        on_sample: &mut F,
+    ) -> Result<usize, BindingError>;
+}

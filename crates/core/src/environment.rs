@@ -1,0 +1,101 @@
+//! The environment that travels with every result, so that a result can be
+//! reproduced and compared: CPU, cores, kernel, host, tool and binding
+//! versions, and machine floors measured by `calibrate` when available.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The `environment` object of a result.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    /// CPU model name from /proc/cpuinfo.
+    pub cpu_model: String,
+    /// Cores available to the process.
+    pub cores: usize,
+    /// Kernel release and version (uname).
+    pub kernel: String,
+    /// Host name.
+    #[serde(default)]
+    pub hostname: String,
+    /// Operating system (PRETTY_NAME of /etc/os-release).
+    #[serde(default)]
+    pub os: String,
+    /// Version of every binding used, by name.
+    pub bindings: BTreeMap<String, String>,
+    /// Environment of the subscriber's host, when it is another host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscriber_host: Option<Box<Environment>>,
+    /// Machine floors from `pubsubperf calibrate`, if measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<serde_json::Value>,
+}
+
+impl Environment {
+    /// Reads this machine's environment.
+    pub fn detect() -> Environment {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cpu_model = cpuinfo
+            .lines()
+            .find(|l| {
+                l.starts_with("model name") || l.starts_with("Model") || l.starts_with("Hardware")
+            })
+            .and_then(|l| l.split(':').nth(1))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|| "unknown".into());
+        let os = std::fs::read_to_string("/etc/os-release")
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+            .map(|s| s.trim_matches('"').to_string())
+            .unwrap_or_default();
+        Environment {
+            cpu_model,
+            cores: crate::sys::cores(),
+            kernel: kernel(),
+            hostname: uname_field(|u| &u.nodename),
+            os,
+            bindings: BTreeMap::new(),
+            subscriber_host: None,
+            calibration: None,
+        }
+    }
+}
+
+fn uname_field(f: impl Fn(&libc::utsname) -> &[libc::c_char; 65]) -> String {
+    // SAFETY: utsname is plain data filled by uname().
+    unsafe {
+        let mut u: libc::utsname = std::mem::zeroed();
+        if libc::uname(&mut u) != 0 {
+            return String::new();
+        }
+        std::ffi::CStr::from_ptr(f(&u).as_ptr())
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
+/// Kernel name, release and version, e.g. `Linux 6.1.0-18-amd64 #1 SMP ...`.
+pub fn kernel() -> String {
+    format!(
+        "{} {} {}",
+        uname_field(|u| &u.sysname),
+        uname_field(|u| &u.release),
+        uname_field(|u| &u.version)
+    )
+}
+
+/// Kernel release only (`6.1.0-18-amd64`), used as the version of the raw bindings.
+pub fn kernel_release() -> String {
+    format!("Linux {}", uname_field(|u| &u.release))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn detects() {
+        let e = super::Environment::detect();
+        assert!(e.cores >= 1);
+        assert!(e.kernel.starts_with("Linux"));
+        assert!(!e.cpu_model.is_empty());
+    }
+}

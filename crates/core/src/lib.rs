@@ -1,0 +1,29 @@
+//! Measurement core of pubsubperf.
+//!
+//! This crate knows nothing about command lines or processes. It defines:
+//! - [`binding`]: the interface every middleware or raw transport implements
+//!   (a [`binding::Binding`] opens writers and readers; capability methods say
+//!   what it supports), plus the [`binding::EndpointConfig`] every run hands it;
+//! - [`sample`]: the 16-byte header every sample starts with (sequence
+//!   number, publisher id, flags, send timestamp) and the integrity pattern;
+//! - [`stats`]: latency recording into an HDR histogram with exact
+//!   count/mean/std/min/max, and lossless (V2 compressed) serialization;
+//! - [`seq`]: loss, duplicate and reordering accounting per publisher;
+//! - [`result`]: the JSON result schema (the output contract);
+//! - [`size`], [`clock`], [`sys`]: size parsing, the timestamp clock, and
+//!   operating-system knobs (affinity, priority, mlock, resource usage).
+
+pub mod binding;
+pub mod clock;
+pub mod environment;
+pub mod result;
+pub mod sample;
+pub mod seq;
+pub mod size;
+pub mod stats;
+pub mod sys;
+
+pub use binding::{
+    Binding, BindingError, BindingInfo, CancelToken, Capabilities, DataType, EndpointConfig,
+    Locator, Reader, Reliability, TopicSpec, WaitMode, Writer,
+};

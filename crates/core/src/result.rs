@@ -1,0 +1,308 @@
+//! The result schema: what `--json FILE` writes and every consumer reads.
+//! It follows the output contract of the product brief and only ever
+//! grows: fields are added, never renamed or removed. Every field is
+//! documented here; this file is the schema.
+
+use crate::environment::Environment;
+use crate::stats::LatencySummary;
+use crate::sys::Resources;
+use serde::{Deserialize, Serialize};
+
+/// The version of this schema; bumped when fields are added.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A whole results file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultsFile {
+    /// The tool that wrote it.
+    pub tool: ToolInfo,
+    /// Where it was measured.
+    pub environment: Environment,
+    /// One entry per (test, size) measured.
+    pub runs: Vec<Run>,
+}
+
+/// Name and version of the tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    /// Always `pubsubperf`.
+    pub name: String,
+    /// Tool version.
+    pub version: String,
+    /// Version of this schema.
+    #[serde(default)]
+    pub schema: u32,
+}
+
+/// The kind of test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TestKind {
+    /// Ping-pong latency.
+    Latency,
+    /// Publisher streams, subscriber counts.
+    Throughput,
+}
+
+impl std::fmt::Display for TestKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TestKind::Latency => "latency",
+            TestKind::Throughput => "throughput",
+        })
+    }
+}
+
+/// One measured run: one binding, one test, one size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    /// Binding name (`udp`, `cyclonedds`, ...).
+    pub binding: String,
+    /// Transport within the binding.
+    pub transport: String,
+    /// `latency` or `throughput`.
+    pub test: TestKind,
+    /// Payload size in bytes as the user asked for it (header included:
+    /// every sample is exactly this many bytes on the binding's API).
+    pub size: usize,
+    /// Loaned (zero-copy) buffers used.
+    pub zero_copy: bool,
+    /// `bytes` or `flat`.
+    pub data_type: String,
+    /// Reliable delivery.
+    pub reliable: bool,
+    /// Every setting that shaped the run.
+    pub config: serde_json::Value,
+    /// Latency statistics (latency tests; throughput tests with echoes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ns: Option<LatencySummary>,
+    /// What the latency figures mean, e.g. `one-way = round trip / 2`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_method: Option<String>,
+    /// Sample counts (throughput tests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput: Option<Throughput>,
+    /// Per-interval figures (throughput: one per second per subscriber;
+    /// latency: one per second).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<Interval>,
+    /// Per-subscriber throughput when there are several subscribers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subscribers: Vec<Throughput>,
+    /// CPU and memory of both sides.
+    pub resources: RunResources,
+    /// Samples whose payload failed the `--check` pattern.
+    #[serde(default)]
+    pub bad_samples: u64,
+    /// False when the run was cut short (peer died, Ctrl-C); its figures
+    /// cover what was measured until then.
+    #[serde(default = "yes")]
+    pub complete: bool,
+    /// Why the run is incomplete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Wall-clock start, RFC 3339 UTC.
+    #[serde(default)]
+    pub started_at: String,
+    /// Measured duration in seconds (warm-up excluded).
+    #[serde(default)]
+    pub duration_s: f64,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Throughput counters (`throughput` in results).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Throughput {
+    /// Samples the publisher sent during the measurement.
+    pub sent: u64,
+    /// Distinct samples received.
+    pub received: u64,
+    /// Bytes received (distinct samples × size).
+    pub bytes: u64,
+    /// Received samples per second of measurement.
+    pub samples_per_s: f64,
+    /// Received megabits (10^6 bits) per second.
+    pub mbps: f64,
+    /// Samples sent but never received.
+    pub lost: u64,
+    /// `lost / sent × 100`.
+    pub lost_percent: f64,
+    /// Samples received more than once.
+    pub duplicates: u64,
+    /// Samples received after a later one.
+    pub out_of_order: u64,
+    /// Samples the publisher sent per second.
+    #[serde(default)]
+    pub sent_per_s: f64,
+}
+
+/// One interval of a run, as measured by the subscriber.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Seconds since the start of the measurement, at the end of the interval.
+    pub t_s: f64,
+    /// Subscriber index.
+    #[serde(default)]
+    pub subscriber: usize,
+    /// Samples received in the interval.
+    pub received: u64,
+    /// Samples lost in the interval (gaps seen in it).
+    pub lost: u64,
+    /// Samples per second in the interval.
+    pub samples_per_s: f64,
+    /// Megabits per second in the interval.
+    pub mbps: f64,
+    /// Subscriber CPU % in the interval.
+    #[serde(default)]
+    pub cpu_percent: f64,
+}
+
+/// Resources of both sides (`resources` in results).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunResources {
+    /// Publisher side.
+    pub publisher: Resources,
+    /// Subscriber side (subscriber 0 when there are several).
+    pub subscriber: Resources,
+}
+
+impl Throughput {
+    /// Derives the rates from the counters over `seconds`.
+    pub fn finish(&mut self, seconds: f64) {
+        if seconds > 0.0 {
+            self.samples_per_s = self.received as f64 / seconds;
+            self.mbps = self.bytes as f64 * 8.0 / seconds / 1e6;
+            self.sent_per_s = self.sent as f64 / seconds;
+        }
+        self.lost_percent = if self.sent > 0 {
+            self.lost as f64 * 100.0 / self.sent as f64
+        } else {
+            0.0
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::LatencyRecorder;
+
+    fn sample_file() -> ResultsFile {
+        let mut rec = LatencyRecorder::new();
+        for v in [1000, 2000, 3000] {
+            rec.record(v);
+        }
+        let mut tp = Throughput {
+            sent: 100,
+            received: 90,
+            bytes: 90 * 64,
+            lost: 10,
+            ..Default::default()
+        };
+        tp.finish(1.0);
+        ResultsFile {
+            tool: ToolInfo {
+                name: "pubsubperf".into(),
+                version: "0.1.0".into(),
+                schema: SCHEMA_VERSION,
+            },
+            environment: Environment::detect(),
+            runs: vec![Run {
+                binding: "udp".into(),
+                transport: "udp".into(),
+                test: TestKind::Throughput,
+                size: 64,
+                zero_copy: false,
+                data_type: "bytes".into(),
+                reliable: false,
+                config: serde_json::json!({"rate": 0}),
+                latency_ns: Some(rec.summary()),
+                latency_method: Some("one-way = round trip / 2".into()),
+                throughput: Some(tp),
+                intervals: vec![],
+                subscribers: vec![],
+                resources: RunResources::default(),
+                bad_samples: 0,
+                complete: true,
+                error: None,
+                started_at: String::new(),
+                duration_s: 1.0,
+            }],
+        }
+    }
+
+    /// The contract of the product brief: these keys must exist with these types.
+    #[test]
+    fn json_contract() {
+        let v = serde_json::to_value(sample_file()).unwrap();
+        assert_eq!(v["tool"]["name"], "pubsubperf");
+        assert!(v["tool"]["version"].is_string());
+        for k in ["cpu_model", "kernel"] {
+            assert!(v["environment"][k].is_string(), "{k}");
+        }
+        assert!(v["environment"]["cores"].is_u64());
+        assert!(v["environment"]["bindings"].is_object());
+        let run = &v["runs"][0];
+        for k in ["binding", "transport", "test", "data_type"] {
+            assert!(run[k].is_string(), "{k}");
+        }
+        assert!(run["size"].is_u64());
+        assert!(run["zero_copy"].is_boolean());
+        assert!(run["reliable"].is_boolean());
+        assert!(run["config"].is_object());
+        let l = &run["latency_ns"];
+        for k in [
+            "count", "min", "max", "p50", "p90", "p99", "p99_9", "p99_99", "p99_9999",
+        ] {
+            assert!(l[k].is_u64(), "{k}");
+        }
+        assert!(l["mean"].is_f64() && l["std"].is_f64());
+        assert!(l["histogram"].is_string());
+        let t = &run["throughput"];
+        for k in [
+            "sent",
+            "received",
+            "bytes",
+            "lost",
+            "duplicates",
+            "out_of_order",
+        ] {
+            assert!(t[k].is_u64(), "{k}");
+        }
+        for k in ["samples_per_s", "mbps", "lost_percent"] {
+            assert!(t[k].is_f64(), "{k}");
+        }
+        for side in ["publisher", "subscriber"] {
+            let r = &run["resources"][side];
+            assert!(r["cpu_percent"].is_f64());
+            for k in ["max_rss_kib", "voluntary_cs", "involuntary_cs"] {
+                assert!(r[k].is_u64(), "{k}");
+            }
+        }
+        assert_eq!(t["lost_percent"], 10.0);
+    }
+
+    #[test]
+    fn json_round_trip() {
+        let f = sample_file();
+        let s = serde_json::to_string(&f).unwrap();
+        let back: ResultsFile = serde_json::from_str(&s).unwrap();
+        assert_eq!(back, f);
+    }
+
+    #[test]
+    fn reads_minimal_contract() {
+        // A file with only the brief's fields must still load.
+        let s = r#"{"tool":{"name":"pubsubperf","version":"0.0.1"},
+          "environment":{"cpu_model":"x","cores":2,"kernel":"k","bindings":{}},
+          "runs":[{"binding":"udp","transport":"udp","test":"latency","size":64,
+            "zero_copy":false,"data_type":"bytes","reliable":true,"config":{},
+            "resources":{"publisher":{"cpu_percent":1.0,"max_rss_kib":1,"voluntary_cs":0,"involuntary_cs":0},
+                         "subscriber":{"cpu_percent":1.0,"max_rss_kib":1,"voluntary_cs":0,"involuntary_cs":0}}}]}"#;
+        let f: ResultsFile = serde_json::from_str(s).unwrap();
+        assert!(f.runs[0].complete);
+    }
+}

@@ -1,0 +1,157 @@
+//! Loss, duplicate and reordering accounting for one publisher's stream.
+//!
+//! Method: the tracker keeps the next expected sequence number and a window
+//! of the last [`WINDOW`] sequence numbers seen.
+//! - `seq == expected`: in order.
+//! - `seq > expected`: the numbers in between are counted lost (for now).
+//! - `seq < expected` and not yet seen within the window: a late sample;
+//!   counted out-of-order, and taken back out of `lost`.
+//! - seen before: a duplicate.
+//! - older than the window: counted out-of-order (too old to tell a
+//!   duplicate apart).
+//!
+//! At the end, [`SeqTracker::finish`] adds the tail loss: samples the
+//! publisher reports having sent after the last one that arrived.
+
+/// Reordering window in samples.
+pub const WINDOW: u64 = 4096;
+
+/// Counters for one publisher.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SeqTracker {
+    expected: u64,
+    seen: Vec<u64>,
+    /// Distinct samples received.
+    pub received: u64,
+    /// Samples missing so far.
+    pub lost: u64,
+    /// Samples received more than once.
+    pub duplicates: u64,
+    /// Samples that arrived after a later one.
+    pub out_of_order: u64,
+}
+
+impl SeqTracker {
+    /// A tracker expecting sequence number 0 first.
+    pub fn new() -> Self {
+        SeqTracker {
+            seen: vec![0; (WINDOW / 64) as usize],
+            ..Default::default()
+        }
+    }
+
+    /// Starts expecting `first` (samples before it are not counted).
+    pub fn start_at(&mut self, first: u64) {
+        self.expected = first;
+    }
+
+    #[inline]
+    fn bit(&self, seq: u64) -> bool {
+        let i = seq % WINDOW;
+        self.seen[(i / 64) as usize] & (1 << (i % 64)) != 0
+    }
+
+    #[inline]
+    fn set(&mut self, seq: u64, on: bool) {
+        let i = seq % WINDOW;
+        let w = &mut self.seen[(i / 64) as usize];
+        if on {
+            *w |= 1 << (i % 64);
+        } else {
+            *w &= !(1 << (i % 64));
+        }
+    }
+
+    /// Accounts one received sample.
+    #[inline]
+    pub fn observe(&mut self, seq: u64) {
+        if seq == self.expected {
+            self.set(seq, true);
+            self.expected += 1;
+            self.received += 1;
+        } else if seq > self.expected {
+            let gap = seq - self.expected;
+            // Clear the window bits of the skipped numbers (they were last
+            // used by numbers WINDOW earlier).
+            for s in self.expected..seq.min(self.expected + WINDOW) {
+                self.set(s, false);
+            }
+            self.lost += gap;
+            self.set(seq, true);
+            self.expected = seq + 1;
+            self.received += 1;
+        } else if self.expected - seq > WINDOW {
+            self.out_of_order += 1;
+        } else if self.bit(seq) {
+            self.duplicates += 1;
+        } else {
+            self.set(seq, true);
+            self.out_of_order += 1;
+            self.lost -= 1;
+            self.received += 1;
+        }
+    }
+
+    /// Adds the samples sent after the last one received: `sent` is the
+    /// number the publisher sent in total, numbered from the start.
+    pub fn finish(&mut self, sent_until: u64) {
+        if sent_until > self.expected {
+            self.lost += sent_until - self.expected;
+            self.expected = sent_until;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_order() {
+        let mut t = SeqTracker::new();
+        for s in 0..10_000 {
+            t.observe(s);
+        }
+        t.finish(10_000);
+        assert_eq!(
+            (t.received, t.lost, t.duplicates, t.out_of_order),
+            (10_000, 0, 0, 0)
+        );
+    }
+
+    #[test]
+    fn gaps_and_tail() {
+        let mut t = SeqTracker::new();
+        for s in (0..100).filter(|s| s % 10 != 3) {
+            t.observe(s);
+        }
+        t.finish(105);
+        assert_eq!(t.received, 90);
+        assert_eq!(t.lost, 15);
+    }
+
+    #[test]
+    fn reorder_and_duplicate() {
+        let mut t = SeqTracker::new();
+        for s in [0, 1, 3, 2, 4, 4, 1, 5] {
+            t.observe(s);
+        }
+        t.finish(6);
+        assert_eq!(t.received, 6);
+        assert_eq!(t.lost, 0);
+        assert_eq!(t.out_of_order, 1);
+        assert_eq!(t.duplicates, 2);
+    }
+
+    #[test]
+    fn window_reuse_after_gap() {
+        let mut t = SeqTracker::new();
+        t.observe(0);
+        t.observe(WINDOW * 3);
+        t.observe(WINDOW * 2 + 5);
+        assert_eq!(t.duplicates, 0);
+        assert_eq!(t.out_of_order, 1);
+        assert_eq!(t.received, 3);
+        assert_eq!(t.lost, WINDOW * 3 - 1 - 1);
+    }
+}

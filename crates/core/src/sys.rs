@@ -1,0 +1,157 @@
+//! Operating-system knobs: CPU affinity, real-time priority, memory locking
+//! and resource usage.
+
+use serde::{Deserialize, Serialize};
+
+/// Pins the calling thread to `cpu`.
+pub fn pin_to_cpu(cpu: usize) -> Result<(), String> {
+    // SAFETY: cpu_set_t is plain data; CPU_SET writes within it for cpu < CPU_SETSIZE.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if cpu >= libc::CPU_SETSIZE as usize {
+            return Err(format!("--cpu: core {cpu} does not exist"));
+        }
+        libc::CPU_SET(cpu, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(format!(
+                "--cpu: cannot pin to core {cpu}: {} (this machine has {} cores; use --cpu PUB,SUB with cores below that)",
+                std::io::Error::last_os_error(),
+                cores()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Number of cores this process may run on.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Switches the calling thread to SCHED_FIFO at `priority` (1..=99).
+pub fn set_rt_priority(priority: i32) -> Result<(), String> {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: param is a valid sched_param.
+    let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+    if rc != 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EPERM) {
+            return Err(format!(
+                "--rt-priority {priority}: permission denied for SCHED_FIFO (run as root, grant CAP_SYS_NICE, or raise RLIMIT_RTPRIO)"
+            ));
+        }
+        return Err(format!("--rt-priority {priority}: {e}"));
+    }
+    Ok(())
+}
+
+/// Locks all current and future pages in memory.
+pub fn mlock_all() -> Result<(), String> {
+    // SAFETY: plain system call.
+    if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } != 0 {
+        return Err(format!(
+            "--mlock: {} (raise RLIMIT_MEMLOCK with ulimit -l, or run as root)",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+/// A snapshot of the process's resource usage (all threads).
+#[derive(Debug, Clone, Copy)]
+pub struct Usage {
+    wall_ns: u64,
+    user_us: u64,
+    sys_us: u64,
+    max_rss_kib: u64,
+    voluntary_cs: u64,
+    involuntary_cs: u64,
+}
+
+impl Usage {
+    /// Reads `getrusage(RUSAGE_SELF)` now.
+    pub fn now() -> Usage {
+        // SAFETY: ru is a valid, writable rusage.
+        let ru = unsafe {
+            let mut ru: libc::rusage = std::mem::zeroed();
+            libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+            ru
+        };
+        let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+        Usage {
+            wall_ns: crate::clock::now_ns(),
+            user_us: us(ru.ru_utime),
+            sys_us: us(ru.ru_stime),
+            max_rss_kib: ru.ru_maxrss as u64,
+            voluntary_cs: ru.ru_nvcsw as u64,
+            involuntary_cs: ru.ru_nivcsw as u64,
+        }
+    }
+
+    /// Resources used between `start` and `self`. CPU percentages are CPU
+    /// time over wall time of the interval, so a process that keeps one core
+    /// busy shows 100 % and two busy threads 200 %.
+    pub fn since(&self, start: &Usage) -> Resources {
+        let wall_us = (self.wall_ns.saturating_sub(start.wall_ns)) as f64 / 1000.0;
+        let pct = |d: u64| {
+            if wall_us > 0.0 {
+                d as f64 * 100.0 / wall_us
+            } else {
+                0.0
+            }
+        };
+        let user = pct(self.user_us.saturating_sub(start.user_us));
+        let sys = pct(self.sys_us.saturating_sub(start.sys_us));
+        Resources {
+            cpu_percent: user + sys,
+            cpu_user_percent: user,
+            cpu_system_percent: sys,
+            max_rss_kib: self.max_rss_kib,
+            voluntary_cs: self.voluntary_cs.saturating_sub(start.voluntary_cs),
+            involuntary_cs: self.involuntary_cs.saturating_sub(start.involuntary_cs),
+        }
+    }
+}
+
+/// Resource usage of one side during the measured part of a run
+/// (`resources.publisher` / `resources.subscriber` in results).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Resources {
+    /// User + system CPU time over wall time, in % of one core.
+    pub cpu_percent: f64,
+    /// User CPU time over wall time, in % of one core.
+    #[serde(default)]
+    pub cpu_user_percent: f64,
+    /// System CPU time over wall time, in % of one core.
+    #[serde(default)]
+    pub cpu_system_percent: f64,
+    /// Peak resident set size of the process so far, KiB.
+    pub max_rss_kib: u64,
+    /// Voluntary context switches during the run.
+    pub voluntary_cs: u64,
+    /// Involuntary context switches during the run.
+    pub involuntary_cs: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_counts_cpu() {
+        let a = Usage::now();
+        let t = crate::clock::now_ns() + 50_000_000;
+        crate::clock::spin_until(t);
+        let r = Usage::now().since(&a);
+        assert!(r.cpu_percent > 0.0);
+        assert!(r.max_rss_kib > 0);
+    }
+
+    #[test]
+    fn pin_rejects_missing_core() {
+        assert!(pin_to_cpu(100_000).is_err());
+        assert!(pin_to_cpu(0).is_ok());
+    }
+}
