@@ -15,6 +15,8 @@
 
 pub mod binding;
 pub mod clock;
+#[cfg(feature = "conformance")]
+pub mod conformance;
 pub mod environment;
 pub mod result;
 pub mod sample;

@@ -1,0 +1,396 @@
+//! The binding conformance suite: the contract of [`crate::Binding`],
+//! executable. Written once, instantiated for every binding (and every mode
+//! of it) with [`conformance_suite!`](crate::conformance_suite):
+//!
+//! ```ignore
+//! fn cfg(run_id: &str) -> EndpointConfig { /* this binding's settings */ }
+//! pubsubperf_core::conformance_suite!(udp_block, Udp, cfg);
+//! ```
+//!
+//! Each check opens a publisher side and a subscriber side in this process
+//! (threads), so it also covers bindings that can only run in one process.
+//! The checks run one at a time (a global lock), which lets the clean
+//! shutdown check count this process's threads and file descriptors.
+//! No check asserts a time: bounded waits only turn a hang into a failure.
+
+use crate::sample::{Header, check_pattern, fill_pattern};
+use crate::seq::SeqTracker;
+use crate::{Binding, EndpointConfig, Reader, Reliability, TopicSpec, Writer};
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long any single wait in the suite may take before the check fails.
+const WAIT: Duration = Duration::from_secs(10);
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A unique run id for one check.
+pub fn unique_id(check: &str) -> String {
+    static N: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "ct{}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed),
+        check
+    )
+}
+
+fn topic(name: &str, index: usize) -> TopicSpec {
+    TopicSpec {
+        name: name.to_string(),
+        index,
+    }
+}
+
+fn open<B: Binding>(cfg: &EndpointConfig) -> B {
+    B::open(cfg).unwrap_or_else(|e| panic!("open: {e}"))
+}
+
+/// Publisher side and `n` subscriber-side readers of topic `data`.
+fn fan_out<B: Binding>(cfg: &EndpointConfig, n: usize) -> (B, B::Writer, Vec<B>, Vec<B::Reader>) {
+    let mut subs = Vec::new();
+    let mut readers = Vec::new();
+    let mut locators = Vec::new();
+    for i in 0..n {
+        let mut b: B = open(cfg);
+        let (r, l) = b.create_reader(&topic("data", i)).expect("create_reader");
+        subs.push(b);
+        readers.push(r);
+        locators.push(l);
+    }
+    let mut p: B = open(cfg);
+    let mut w = p
+        .create_writer(&topic("data", 0), &locators)
+        .expect("create_writer");
+    std::thread::scope(|s| {
+        for r in readers.iter_mut() {
+            s.spawn(move || r.wait_matched(WAIT).expect("reader wait_matched"));
+        }
+        w.wait_matched(n, WAIT).expect("writer wait_matched");
+    });
+    (p, w, subs, readers)
+}
+
+fn send_seq<W: Writer>(w: &mut W, seq: u64, len: usize, check: bool) {
+    w.send(len, |buf| {
+        Header {
+            seq,
+            publisher: 0,
+            flags: 0,
+            timestamp: crate::clock::now_ns(),
+        }
+        .write(buf);
+        if check {
+            fill_pattern(buf, seq);
+        }
+    })
+    .expect("send");
+    w.flush().expect("flush");
+}
+
+/// Receives in a thread, tracking sequence numbers; `progress` counts samples.
+struct Sink {
+    progress: Arc<AtomicU64>,
+    handle: std::thread::JoinHandle<(SeqTracker, Vec<u64>, u64)>,
+}
+
+fn sink<R: Reader>(mut r: R, expect_len: usize, stop_after: u64) -> Sink {
+    let progress = Arc::new(AtomicU64::new(0));
+    let p = progress.clone();
+    let handle = std::thread::spawn(move || {
+        let mut t = SeqTracker::new();
+        let mut order = Vec::new();
+        let mut bad = 0;
+        let deadline = Instant::now() + WAIT * 3;
+        while p.load(Ordering::Acquire) < stop_after && Instant::now() < deadline {
+            r.recv(Duration::from_millis(50), &mut |s: &[u8]| {
+                let h = Header::read(s).expect("sample has a header");
+                if s.len() != expect_len || !check_pattern(s, h.seq) {
+                    bad += 1;
+                }
+                t.observe(h.seq);
+                order.push(h.seq);
+                p.fetch_add(1, Ordering::Release);
+            })
+            .expect("recv");
+        }
+        drop(r);
+        (t, order, bad)
+    });
+    Sink { progress, handle }
+}
+
+fn wait_progress(p: &AtomicU64, at_least: u64) -> bool {
+    let start = Instant::now();
+    while p.load(Ordering::Acquire) < at_least {
+        if start.elapsed() > WAIT {
+            return false;
+        }
+        std::thread::yield_now();
+    }
+    true
+}
+
+/// Reliable bindings deliver everything in order; best-effort ones are
+/// driven in lock step (one sample in flight), so nothing may be lost either.
+pub fn in_order_delivery<B: Binding>(cfg: &EndpointConfig) {
+    let _g = serial();
+    let n = 2000u64;
+    let len = 256.min(cfg.max_sample_size);
+    let (_p, mut w, _subs, mut readers) = fan_out::<B>(cfg, 1);
+    let s = sink(readers.remove(0), len, n);
+    let lock_step = cfg.reliability == Reliability::BestEffort;
+    for seq in 0..n {
+        send_seq(&mut w, seq, len, true);
+        if lock_step {
+            assert!(
+                wait_progress(&s.progress, seq + 1),
+                "sample {seq} lost in lock step"
+            );
+        }
+    }
+    assert!(wait_progress(&s.progress, n), "not every sample arrived");
+    let (mut t, order, bad) = s.handle.join().expect("sink thread");
+    t.finish(n);
+    assert_eq!(bad, 0, "corrupt samples");
+    assert_eq!(order, (0..n).collect::<Vec<_>>(), "not in order");
+    assert_eq!(
+        (t.received, t.lost, t.duplicates, t.out_of_order),
+        (n, 0, 0, 0)
+    );
+}
+
+/// The publisher deliberately skips every 7th sequence number: the loss
+/// accounting must count exactly those, and `sent = received + lost`.
+pub fn exact_loss_accounting<B: Binding>(cfg: &EndpointConfig) {
+    let _g = serial();
+    let total = 1400u64;
+    let len = 64.min(cfg.max_sample_size);
+    let (_p, mut w, _subs, mut readers) = fan_out::<B>(cfg, 1);
+    let sent: Vec<u64> = (0..total).filter(|s| s % 7 != 3).collect();
+    let s = sink(readers.remove(0), len, sent.len() as u64);
+    for (i, seq) in sent.iter().enumerate() {
+        send_seq(&mut w, *seq, len, true);
+        assert!(
+            wait_progress(&s.progress, i as u64 + 1),
+            "sample {seq} lost in lock step"
+        );
+    }
+    let (mut t, _, bad) = s.handle.join().expect("sink thread");
+    t.finish(total);
+    assert_eq!(bad, 0);
+    assert_eq!(t.received, sent.len() as u64);
+    assert_eq!(t.lost, total - sent.len() as u64);
+    assert_eq!(t.received + t.lost, total);
+    assert_eq!((t.duplicates, t.out_of_order), (0, 0));
+}
+
+/// A sample of exactly the configured largest size (capped at the binding's
+/// limit) arrives intact; one byte more is refused by `send`.
+pub fn largest_sample<B: Binding>(cfg: &EndpointConfig) {
+    let _g = serial();
+    let limit = B::info()
+        .capabilities
+        .max_sample_size
+        .min(cfg.max_sample_size);
+    let (_p, mut w, _subs, mut readers) = fan_out::<B>(cfg, 1);
+    let s = sink(readers.remove(0), limit, 3);
+    for seq in 0..3 {
+        send_seq(&mut w, seq, limit, true);
+        if cfg.reliability == Reliability::BestEffort {
+            assert!(wait_progress(&s.progress, seq + 1), "sample {seq} lost");
+        }
+    }
+    assert!(wait_progress(&s.progress, 3));
+    let (_, _, bad) = s.handle.join().expect("sink thread");
+    assert_eq!(bad, 0, "largest sample corrupted");
+    let over = w.send(limit + 1, |_| {});
+    assert!(over.is_err(), "a sample above the limit was accepted");
+}
+
+/// Several subscribers each receive every sample.
+pub fn several_subscribers<B: Binding>(cfg: &EndpointConfig) {
+    if !B::info().capabilities.multiple_subscribers {
+        return;
+    }
+    let _g = serial();
+    let n = 3;
+    let count = 300u64;
+    let mut cfg = cfg.clone();
+    cfg.subscribers = n;
+    let len = 128.min(cfg.max_sample_size);
+    let (_p, mut w, _subs, readers) = fan_out::<B>(&cfg, n);
+    let sinks: Vec<Sink> = readers.into_iter().map(|r| sink(r, len, count)).collect();
+    for seq in 0..count {
+        send_seq(&mut w, seq, len, true);
+        for s in &sinks {
+            assert!(
+                wait_progress(&s.progress, seq + 1),
+                "sample {seq} missing at a subscriber"
+            );
+        }
+    }
+    for s in sinks {
+        let (mut t, _, bad) = s.handle.join().expect("sink thread");
+        t.finish(count);
+        assert_eq!((t.received, t.lost, bad), (count, 0, 0));
+    }
+}
+
+/// Ping-pong: a sample goes out on `data`, comes back on `echo`.
+pub fn ping_pong<B: Binding>(cfg: &EndpointConfig) {
+    let _g = serial();
+    ping_pong_inner::<B>(cfg, 200);
+}
+
+fn ping_pong_inner<B: Binding>(cfg: &EndpointConfig, rounds: u64) {
+    let len = 64.min(cfg.max_sample_size);
+    let mut pub_side: B = open(cfg);
+    let mut sub_side: B = open(cfg);
+    let (mut data_r, data_l) = sub_side.create_reader(&topic("data", 0)).expect("reader");
+    let (mut echo_r, echo_l) = pub_side.create_reader(&topic("echo", 0)).expect("reader");
+    let mut data_w = pub_side
+        .create_writer(&topic("data", 0), &[data_l])
+        .expect("writer");
+    let mut echo_w = sub_side
+        .create_writer(&topic("echo", 0), &[echo_l])
+        .expect("writer");
+    std::thread::scope(|s| {
+        s.spawn(|| data_r.wait_matched(WAIT).expect("matched"));
+        s.spawn(|| echo_r.wait_matched(WAIT).expect("matched"));
+        data_w.wait_matched(1, WAIT).expect("matched");
+        echo_w.wait_matched(1, WAIT).expect("matched");
+    });
+    let cancel = cfg.cancel.clone();
+    let echo = std::thread::spawn(move || {
+        let mut echoed = 0;
+        while echoed < rounds && !cancel.is_cancelled() {
+            data_r
+                .recv(Duration::from_millis(50), &mut |s: &[u8]| {
+                    let head: [u8; 16] = s[..16].try_into().expect("header");
+                    echo_w
+                        .send(s.len(), |b| b[..16].copy_from_slice(&head))
+                        .expect("echo");
+                    echo_w.flush().expect("flush");
+                    echoed += 1;
+                })
+                .expect("recv");
+        }
+        drop((data_r, echo_w));
+    });
+    for seq in 0..rounds {
+        send_seq(&mut data_w, seq, len, false);
+        let mut got = None;
+        let start = Instant::now();
+        while got.is_none() && start.elapsed() < WAIT {
+            echo_r
+                .recv(Duration::from_millis(50), &mut |s: &[u8]| {
+                    got = Header::read(s).map(|h| h.seq)
+                })
+                .expect("recv echo");
+        }
+        assert_eq!(got, Some(seq), "echo of {seq}");
+    }
+    cfg.cancel.cancel();
+    echo.join().expect("echo thread");
+}
+
+fn count_dir(path: &str) -> usize {
+    std::fs::read_dir(path).map_or(0, |d| d.count())
+}
+
+fn named_leftovers(run_id: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for dir in ["/dev/shm", "/tmp"] {
+        if let Ok(d) = std::fs::read_dir(dir) {
+            for e in d.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.contains(run_id) {
+                    found.push(format!("{dir}/{name}"));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// After a run, every thread, file descriptor and named resource (anything
+/// in /dev/shm or /tmp whose name contains the run id) is gone.
+pub fn clean_shutdown<B: Binding>(cfg: &EndpointConfig) {
+    let _g = serial();
+    // Warm up process-wide lazies (thread-locals, registries) first.
+    ping_pong_inner::<B>(&fresh(cfg, "warm"), 5);
+    std::thread::sleep(Duration::from_millis(100));
+    let fds = count_dir("/proc/self/fd");
+    let threads = count_dir("/proc/self/task");
+    let cfg = fresh(cfg, "clean");
+    ping_pong_inner::<B>(&cfg, 50);
+    let start = Instant::now();
+    loop {
+        let (f, t) = (count_dir("/proc/self/fd"), count_dir("/proc/self/task"));
+        let left = named_leftovers(&cfg.run_id);
+        if f <= fds && t <= threads && left.is_empty() {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "left behind: fds {fds}->{f}, threads {threads}->{t}, names {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn fresh(cfg: &EndpointConfig, what: &str) -> EndpointConfig {
+    let mut c = cfg.clone();
+    c.run_id = format!("{}-{what}", cfg.run_id);
+    c.cancel = crate::CancelToken::new();
+    c
+}
+
+/// Instantiates the conformance suite for a binding: `$name` names the test
+/// module, `$binding` the type, `$cfg` a `fn(&str) -> EndpointConfig` that
+/// builds this binding's configuration for a run id.
+#[macro_export]
+macro_rules! conformance_suite {
+    ($name:ident, $binding:ty, $cfg:expr) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            use $crate::conformance as c;
+            fn __config(check: &str) -> $crate::EndpointConfig {
+                let f: fn(&str) -> $crate::EndpointConfig = $cfg;
+                f(&c::unique_id(check))
+            }
+            #[test]
+            fn in_order_delivery() {
+                c::in_order_delivery::<$binding>(&__config("order"));
+            }
+            #[test]
+            fn exact_loss_accounting() {
+                c::exact_loss_accounting::<$binding>(&__config("loss"));
+            }
+            #[test]
+            fn largest_sample() {
+                c::largest_sample::<$binding>(&__config("large"));
+            }
+            #[test]
+            fn several_subscribers() {
+                c::several_subscribers::<$binding>(&__config("fanout"));
+            }
+            #[test]
+            fn ping_pong() {
+                c::ping_pong::<$binding>(&__config("pingpong"));
+            }
+            #[test]
+            fn clean_shutdown() {
+                c::clean_shutdown::<$binding>(&__config("shutdown"));
+            }
+        }
+    };
+}

@@ -1,0 +1,464 @@
+//! `udp`: one datagram per sample, or several samples per datagram with
+//! `--batch`. IPv4 or IPv6 (`--ipv6`), unicast or multicast (`--multicast`,
+//! group 239.255.x.y / ff15::x derived from the run id). Best effort only:
+//! UDP has no retransmission, so the subscriber's sequence gaps are the loss.
+
+use crate::wait::{POLL, is_wait, retry};
+use pubsubperf_core::binding::BindingInfo;
+use pubsubperf_core::environment::kernel_release;
+use pubsubperf_core::{
+    Binding, BindingError, Capabilities, DataType, EndpointConfig, Locator, Reader, Reliability,
+    TopicSpec, WaitMode, Writer,
+};
+use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
+use std::time::Duration;
+
+/// Largest UDP payload over IPv4 (65535 - 20 IP - 8 UDP). IPv6 allows 20
+/// bytes more; the smaller limit is the binding's.
+pub const MAX_DATAGRAM: usize = 65_507;
+/// Bytes of the length prefix of each sample in a batched datagram.
+const FRAME: usize = 4;
+
+/// The `udp` binding.
+pub struct Udp {
+    cfg: EndpointConfig,
+}
+
+fn caps() -> Capabilities {
+    Capabilities {
+        reliable: false,
+        best_effort: true,
+        default_reliability: Reliability::BestEffort,
+        multicast: true,
+        max_sample_size: MAX_DATAGRAM,
+        zero_copy: false,
+        batching: true,
+        multiple_subscribers: true,
+        transports: &["udp"],
+        data_types: &[DataType::Bytes],
+        in_process: false,
+        remote: true,
+    }
+}
+
+/// Multicast group and port for a topic, derived from the run id so that
+/// concurrent runs do not collide.
+fn multicast_addr(cfg: &EndpointConfig, topic: &str) -> SocketAddr {
+    let mut h: u32 = 2166136261;
+    for b in cfg.run_id.bytes().chain(topic.bytes()) {
+        h = (h ^ u32::from(b)).wrapping_mul(16777619);
+    }
+    let port = 20_000 + (h % 30_000) as u16;
+    let ip: IpAddr = if cfg.ipv6 {
+        IpAddr::V6(Ipv6Addr::new(
+            0xff15,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0x7070,
+            (h >> 16) as u16,
+        ))
+    } else {
+        IpAddr::V4(Ipv4Addr::new(
+            239,
+            255,
+            (h >> 24) as u8,
+            (h >> 16) as u8 | 1,
+        ))
+    };
+    SocketAddr::new(ip, port)
+}
+
+fn bind_ip(cfg: &EndpointConfig) -> Result<IpAddr, BindingError> {
+    let ip: IpAddr = cfg.bind_ip.parse().map_err(|_| {
+        BindingError::Unsupported(format!(
+            "bind address '{}' is not an IP address",
+            cfg.bind_ip
+        ))
+    })?;
+    Ok(match (cfg.ipv6, ip) {
+        (true, IpAddr::V4(v4)) if v4.is_loopback() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        (true, IpAddr::V4(_)) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+        (false, IpAddr::V6(v6)) if v6.is_loopback() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        (_, ip) => ip,
+    })
+}
+
+fn io(ctx: &str) -> impl FnOnce(std::io::Error) -> BindingError + '_ {
+    move |e| BindingError::io(ctx, e)
+}
+
+fn new_socket(addr: &SocketAddr, cfg: &EndpointConfig) -> Result<Socket, BindingError> {
+    let s = Socket::new(Domain::for_address(*addr), Type::DGRAM, Some(Protocol::UDP))
+        .map_err(io("udp socket"))?;
+    if cfg.socket_buffer > 0 {
+        // Ask for the size; as root, the FORCE variants pass rmem_max/wmem_max.
+        if s.set_recv_buffer_size(cfg.socket_buffer).is_err() {
+            let _ = s.set_recv_buffer_size(cfg.socket_buffer);
+        }
+        let _ = s.set_send_buffer_size(cfg.socket_buffer);
+        force_buffers(&s, cfg.socket_buffer);
+    }
+    Ok(s)
+}
+
+fn force_buffers(s: &Socket, size: usize) {
+    use std::os::fd::AsRawFd;
+    let v = size.min(i32::MAX as usize) as libc::c_int;
+    for opt in [libc::SO_RCVBUFFORCE, libc::SO_SNDBUFFORCE] {
+        // SAFETY: setsockopt with a valid fd and a c_int value; failure
+        // (without CAP_NET_ADMIN) leaves the size requested above.
+        unsafe {
+            libc::setsockopt(
+                s.as_raw_fd(),
+                libc::SOL_SOCKET,
+                opt,
+                &v as *const libc::c_int as *const libc::c_void,
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+        }
+    }
+}
+
+impl Binding for Udp {
+    type Writer = UdpWriter;
+    type Reader = UdpReader;
+
+    fn info() -> BindingInfo {
+        BindingInfo {
+            name: "udp",
+            description: "raw UDP datagrams, IPv4/IPv6, unicast or multicast (baseline)",
+            version: kernel_release(),
+            capabilities: caps(),
+            available: Ok(()),
+        }
+    }
+
+    fn validate(cfg: &EndpointConfig) -> Result<(), BindingError> {
+        if cfg.batch_bytes > MAX_DATAGRAM {
+            return Err(BindingError::Unsupported(format!(
+                "--batch {}: udp batches into one datagram of at most {MAX_DATAGRAM} bytes",
+                cfg.batch_bytes
+            )));
+        }
+        if cfg.batch_bytes > 0 && cfg.max_sample_size + FRAME > MAX_DATAGRAM {
+            return Err(BindingError::Unsupported(format!(
+                "--batch: a batched udp sample needs {FRAME} bytes of framing; the largest size is {}",
+                MAX_DATAGRAM - FRAME
+            )));
+        }
+        Ok(())
+    }
+
+    fn open(cfg: &EndpointConfig) -> Result<Self, BindingError> {
+        Self::validate(cfg)?;
+        Ok(Udp { cfg: cfg.clone() })
+    }
+
+    fn create_reader(&mut self, topic: &TopicSpec) -> Result<(UdpReader, Locator), BindingError> {
+        let cfg = &self.cfg;
+        let (socket, locator) = if cfg.multicast {
+            let group = multicast_addr(cfg, &topic.name);
+            let any: SocketAddr = match group {
+                SocketAddr::V4(_) => (Ipv4Addr::UNSPECIFIED, group.port()).into(),
+                SocketAddr::V6(_) => (Ipv6Addr::UNSPECIFIED, group.port()).into(),
+            };
+            let s = new_socket(&any, cfg)?;
+            // Several subscribers on one host share the group's port.
+            s.set_reuse_address(true).map_err(io("SO_REUSEADDR"))?;
+            s.set_reuse_port(true).map_err(io("SO_REUSEPORT"))?;
+            s.bind(&SockAddr::from(any))
+                .map_err(io("bind multicast port"))?;
+            match (group.ip(), bind_ip(cfg)?) {
+                (IpAddr::V4(g), IpAddr::V4(local)) => {
+                    let iface = if local.is_unspecified() {
+                        Ipv4Addr::UNSPECIFIED
+                    } else {
+                        local
+                    };
+                    s.join_multicast_v4(&g, &iface)
+                        .map_err(io("join multicast group"))?;
+                }
+                (IpAddr::V6(g), _) => s
+                    .join_multicast_v6(&g, 0)
+                    .map_err(io("join multicast group"))?,
+                _ => {
+                    return Err(BindingError::Unsupported(
+                        "--multicast: address family mismatch".into(),
+                    ));
+                }
+            }
+            (s, group.to_string())
+        } else {
+            let addr = SocketAddr::new(bind_ip(cfg)?, 0);
+            let s = new_socket(&addr, cfg)?;
+            s.bind(&SockAddr::from(addr))
+                .map_err(io("bind udp reader"))?;
+            let local = s
+                .local_addr()
+                .map_err(io("udp local address"))?
+                .as_socket()
+                .ok_or_else(|| BindingError::Middleware("udp socket has no IP address".into()))?;
+            (s, local.to_string())
+        };
+        let socket: UdpSocket = socket.into();
+        match cfg.wait {
+            WaitMode::Busy => socket.set_nonblocking(true),
+            WaitMode::Block => socket.set_read_timeout(Some(POLL)),
+        }
+        .map_err(io("udp reader mode"))?;
+        let reader = UdpReader {
+            socket,
+            buf: vec![0; MAX_DATAGRAM + 64],
+            batched: cfg.batch_bytes > 0,
+            cancel: cfg.cancel.clone(),
+        };
+        Ok((reader, locator))
+    }
+
+    fn create_writer(
+        &mut self,
+        _topic: &TopicSpec,
+        readers: &[Locator],
+    ) -> Result<UdpWriter, BindingError> {
+        let cfg = &self.cfg;
+        let mut targets = Vec::new();
+        for l in readers {
+            let a: SocketAddr = l
+                .parse()
+                .map_err(|_| BindingError::Middleware(format!("bad udp locator '{l}'")))?;
+            if !targets.contains(&a) {
+                targets.push(a);
+            }
+        }
+        let first = *targets
+            .first()
+            .ok_or_else(|| BindingError::Middleware("udp writer without readers".into()))?;
+        let local = SocketAddr::new(
+            match first {
+                SocketAddr::V4(_) if !cfg.ipv6 => bind_ip(cfg)?,
+                SocketAddr::V4(_) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+                SocketAddr::V6(_) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+            },
+            0,
+        );
+        let s = new_socket(&local, cfg)?;
+        if cfg.multicast {
+            if first.is_ipv4() {
+                s.set_multicast_loop_v4(true)
+                    .map_err(io("IP_MULTICAST_LOOP"))?;
+                if let IpAddr::V4(ip) = bind_ip(cfg)?
+                    && !ip.is_unspecified()
+                {
+                    s.set_multicast_if_v4(&ip).map_err(io("IP_MULTICAST_IF"))?;
+                }
+            } else {
+                s.set_multicast_loop_v6(true)
+                    .map_err(io("IPV6_MULTICAST_LOOP"))?;
+            }
+        }
+        s.bind(&SockAddr::from(local))
+            .map_err(io("bind udp writer"))?;
+        let socket: UdpSocket = s.into();
+        // One reader: a connected socket saves the kernel a route lookup per send.
+        if targets.len() == 1 {
+            socket.connect(first).map_err(io("udp connect"))?;
+        }
+        let cap = if cfg.batch_bytes > 0 {
+            cfg.batch_bytes.max(cfg.max_sample_size + FRAME)
+        } else {
+            cfg.max_sample_size
+        };
+        Ok(UdpWriter {
+            socket,
+            targets,
+            buf: vec![0; cap.max(64)],
+            max: cfg.max_sample_size,
+            batch: cfg.batch_bytes,
+            pending: 0,
+        })
+    }
+}
+
+/// Writer of the `udp` binding.
+pub struct UdpWriter {
+    socket: UdpSocket,
+    targets: Vec<SocketAddr>,
+    buf: Vec<u8>,
+    max: usize,
+    batch: usize,
+    pending: usize,
+}
+
+impl UdpWriter {
+    fn transmit(&mut self, len: usize) -> Result<(), BindingError> {
+        let data = &self.buf[..len];
+        let res = if self.targets.len() == 1 {
+            self.socket.send(data).map(|_| ())
+        } else {
+            self.targets
+                .iter()
+                .try_for_each(|t| self.socket.send_to(data, t).map(|_| ()))
+        };
+        match res {
+            Ok(()) => Ok(()),
+            // Best effort: a reader that is gone or a full queue loses the
+            // datagram; the subscriber's sequence gap counts it. A dead peer
+            // is detected by the harness through the control channel.
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ECONNREFUSED | libc::ENOBUFS | libc::EAGAIN)
+                ) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(BindingError::io("udp send", e)),
+        }
+    }
+}
+
+impl Writer for UdpWriter {
+    fn wait_matched(&mut self, _readers: usize, _timeout: Duration) -> Result<(), BindingError> {
+        Ok(())
+    }
+
+    #[inline]
+    fn send<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> Result<(), BindingError> {
+        if len > self.max {
+            return Err(BindingError::TooLarge {
+                size: len,
+                limit: self.max,
+            });
+        }
+        if self.batch == 0 {
+            fill(&mut self.buf[..len]);
+            return self.transmit(len);
+        }
+        if self.pending + FRAME + len > self.batch.max(FRAME + len) {
+            self.flush()?;
+        }
+        let at = self.pending;
+        self.buf[at..at + FRAME].copy_from_slice(&(len as u32).to_le_bytes());
+        fill(&mut self.buf[at + FRAME..at + FRAME + len]);
+        self.pending += FRAME + len;
+        if self.pending >= self.batch {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), BindingError> {
+        if self.pending > 0 {
+            let n = self.pending;
+            self.pending = 0;
+            self.transmit(n)?;
+        }
+        Ok(())
+    }
+}
+
+/// Reader of the `udp` binding.
+pub struct UdpReader {
+    socket: UdpSocket,
+    buf: Vec<u8>,
+    batched: bool,
+    cancel: pubsubperf_core::CancelToken,
+}
+
+impl Reader for UdpReader {
+    #[inline]
+    fn recv<F: FnMut(&[u8])>(
+        &mut self,
+        timeout: Duration,
+        on_sample: &mut F,
+    ) -> Result<usize, BindingError> {
+        let socket = &self.socket;
+        let buf = &mut self.buf;
+        let got = retry(timeout, &self.cancel, || match socket.recv(buf) {
+            Ok(n) => Ok(Some(n)),
+            Err(e) if is_wait(&e) => Ok(None),
+            // A previous send to a closed port can surface here; not our data.
+            Err(e) if e.raw_os_error() == Some(libc::ECONNREFUSED) => Ok(None),
+            Err(e) => Err(BindingError::io("udp recv", e)),
+        })?;
+        let Some(n) = got else { return Ok(0) };
+        if !self.batched {
+            on_sample(&self.buf[..n]);
+            return Ok(1);
+        }
+        let mut at = 0;
+        let mut count = 0;
+        while at + FRAME <= n {
+            let len =
+                u32::from_le_bytes(self.buf[at..at + FRAME].try_into().expect("4 bytes")) as usize;
+            at += FRAME;
+            if at + len > n {
+                return Err(BindingError::Malformed(format!(
+                    "batched frame of {len} bytes overruns datagram"
+                )));
+            }
+            on_sample(&self.buf[at..at + len]);
+            at += len;
+            count += 1;
+        }
+        Ok(count)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(id: &str) -> EndpointConfig {
+        let mut c = EndpointConfig::for_test(id);
+        c.transport = "udp".into();
+        c.reliability = Reliability::BestEffort;
+        c.max_sample_size = MAX_DATAGRAM;
+        c
+    }
+
+    fn busy(id: &str) -> EndpointConfig {
+        let mut c = cfg(id);
+        c.wait = WaitMode::Busy;
+        c
+    }
+
+    fn batched(id: &str) -> EndpointConfig {
+        let mut c = cfg(id);
+        c.batch_bytes = 8192;
+        c.max_sample_size = 4096;
+        c
+    }
+
+    fn v6(id: &str) -> EndpointConfig {
+        let mut c = cfg(id);
+        c.ipv6 = true;
+        c
+    }
+
+    fn multicast(id: &str) -> EndpointConfig {
+        let mut c = cfg(id);
+        c.multicast = true;
+        c
+    }
+
+    pubsubperf_core::conformance_suite!(ipv4_block, Udp, cfg);
+    pubsubperf_core::conformance_suite!(ipv4_busy, Udp, busy);
+    pubsubperf_core::conformance_suite!(ipv4_batch, Udp, batched);
+    pubsubperf_core::conformance_suite!(ipv6, Udp, v6);
+    pubsubperf_core::conformance_suite!(ipv4_multicast, Udp, multicast);
+
+    #[test]
+    fn multicast_groups_differ_per_run() {
+        assert_ne!(
+            multicast_addr(&cfg("a"), "t"),
+            multicast_addr(&cfg("b"), "t")
+        );
+        assert!(multicast_addr(&cfg("a"), "t").ip().is_multicast());
+        assert!(multicast_addr(&v6("a"), "t").ip().is_multicast());
+    }
+}
