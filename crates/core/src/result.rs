@@ -158,6 +158,12 @@ pub struct Interval {
     /// Subscriber CPU % in the interval.
     #[serde(default)]
     pub cpu_percent: f64,
+    /// Latency test: mean one-way latency in the interval, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_mean_ns: Option<f64>,
+    /// Latency test: largest one-way latency in the interval, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_max_ns: Option<u64>,
 }
 
 /// Resources of both sides (`resources` in results).

@@ -111,11 +111,13 @@ impl LatencyRecorder {
     }
 
     /// The value at quantile `q` (0..=1), see the module documentation.
+    /// Never above the exact maximum (a bucket's highest equivalent value
+    /// can be).
     pub fn quantile(&self, q: f64) -> u64 {
         if self.count == 0 {
             return 0;
         }
-        self.hist.value_at_quantile(q)
+        self.hist.value_at_quantile(q).min(self.max)
     }
 
     /// The summary that goes into results.

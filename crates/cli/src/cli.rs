@@ -1,0 +1,185 @@
+//! The command line, as clap sees it. Nothing outside this file and
+//! `options.rs` touches clap: `options.rs` turns these values into the
+//! harness's plain types.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// Performance tests for publish/subscribe middleware: latency (ping-pong,
+/// percentiles to p99.9999) and throughput (samples/s, Mbit/s, loss, CPU),
+/// with one method over every binding.
+///
+/// Run without a command for a quick comparison of every binding available
+/// on this machine.
+#[derive(Debug, Parser)]
+#[command(name = "pubsubperf", version, about, long_about)]
+pub struct Cli {
+    /// What to do (default: a quick comparison of every available binding).
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Ping-pong latency: one-way latency = round trip / 2.
+    Latency(TestArgs),
+    /// Throughput: samples/s, Mbit/s and loss at full speed or a set rate.
+    Throughput(TestArgs),
+    /// Run as a subscriber for a publisher on another host (or started by one).
+    Sub(SubArgs),
+    /// List the bindings, their capabilities, and whether they run here.
+    Bindings(BindingsArgs),
+    /// Quick comparison of every available binding (the default command).
+    Quick(QuickArgs),
+}
+
+/// Reliability choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WaitArg {
+    /// Spin on a non-blocking poll (lowest latency, burns a core).
+    Busy,
+    /// Block in the kernel until data arrives.
+    Block,
+}
+
+/// Data type choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DataTypeArg {
+    /// Length-prefixed byte sequence, serialized at each end.
+    Bytes,
+    /// Fixed-size layout used in place (FlatData).
+    Flat,
+}
+
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    /// Binding of the publisher (see 'pubsubperf bindings').
+    #[arg(short, long, default_value = "udp", value_name = "NAME")]
+    pub binding: String,
+    /// Binding of the subscribers, for cross-vendor runs (default: --binding).
+    #[arg(long, value_name = "NAME")]
+    pub peer_binding: Option<String>,
+    /// Transport within the binding (default: the binding's first).
+    #[arg(short, long, value_name = "NAME")]
+    pub transport: Option<String>,
+    /// Sample sizes in bytes, a list: 32,64,1KiB,64KiB,1MiB. Each size is one run.
+    #[arg(short, long, default_value = "64", value_name = "SIZES")]
+    pub size: String,
+    /// Measurement length per size (e.g. 10, 10s, 500ms, 2m).
+    #[arg(short, long, value_name = "TIME")]
+    pub duration: Option<String>,
+    /// Measured samples per size (latency: pings; throughput: samples sent).
+    #[arg(short = 'n', long, value_name = "N")]
+    pub count: Option<u64>,
+    /// Warm-up before measuring, excluded from results.
+    #[arg(long, default_value = "1s", value_name = "TIME")]
+    pub warmup: String,
+    /// Samples per second (latency: pings/s, with coordinated-omission
+    /// correction; throughput: sending rate). Default: as fast as possible.
+    #[arg(long, value_name = "PER_SECOND")]
+    pub rate: Option<f64>,
+    /// Batch samples into writes of up to BYTES where the binding can.
+    #[arg(long, value_name = "BYTES")]
+    pub batch: Option<String>,
+    /// Throughput test: echo every Nth sample to measure latency under load.
+    #[arg(long, value_name = "N")]
+    pub latency_every: Option<u64>,
+    /// Reliable delivery.
+    #[arg(long, conflicts_with = "best_effort")]
+    pub reliable: bool,
+    /// Best-effort delivery.
+    #[arg(long)]
+    pub best_effort: bool,
+    /// Multicast delivery (udp).
+    #[arg(long)]
+    pub multicast: bool,
+    /// IPv6 instead of IPv4.
+    #[arg(long)]
+    pub ipv6: bool,
+    /// Loaned shared-memory buffers (bindings with a zero-copy path).
+    #[arg(long)]
+    pub zero_copy: bool,
+    /// Sample representation.
+    #[arg(long, value_enum, value_name = "TYPE")]
+    pub data_type: Option<DataTypeArg>,
+    /// Number of subscribers (data fans out to all; echoes round-robin).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub subscribers: usize,
+    /// Cores for publisher and subscriber, PUB,SUB (default 0,1 when there
+    /// are two or more cores; 'none' to leave scheduling to the kernel).
+    #[arg(long, value_name = "PUB,SUB")]
+    pub cpu: Option<String>,
+    /// SCHED_FIFO real-time priority (1-99) for both sides.
+    #[arg(long, value_name = "N")]
+    pub rt_priority: Option<i32>,
+    /// Lock all memory of both sides (mlockall).
+    #[arg(long)]
+    pub mlock: bool,
+    /// How readers wait: busy-poll or block.
+    #[arg(long, value_enum, default_value = "block")]
+    pub wait: WaitArg,
+    /// Fill payloads with a pattern the subscriber verifies; bad samples are counted.
+    #[arg(long)]
+    pub check: bool,
+    /// Latency: record true one-way latency from the sender's clock (one host only).
+    #[arg(long)]
+    pub one_way: bool,
+    /// A ping without echo after this long counts as lost (latency test).
+    #[arg(long, default_value = "1s", value_name = "TIME")]
+    pub echo_timeout: String,
+    /// Kernel socket buffer size for socket bindings.
+    #[arg(long, value_name = "BYTES")]
+    pub socket_buffer: Option<String>,
+    /// Writer queue size in samples (Perftest -sendQueueSize).
+    #[arg(long, value_name = "N")]
+    pub send_queue: Option<usize>,
+    /// Reader queue size in samples (Perftest -receiveQueueSize).
+    #[arg(long, value_name = "N")]
+    pub receive_queue: Option<usize>,
+    /// Binding-specific option, KEY=VALUE (repeatable).
+    #[arg(long = "opt", value_name = "KEY=VALUE")]
+    pub opts: Vec<String>,
+    /// Subscriber(s) started with 'pubsubperf sub --listen ADDR' on other hosts
+    /// (comma-separated for several), instead of local subscriber processes.
+    #[arg(long, value_name = "ADDR")]
+    pub connect: Option<String>,
+    /// How long to wait for subscribers to connect and match.
+    #[arg(long, default_value = "10s", value_name = "TIME")]
+    pub connect_timeout: String,
+    /// Write results as JSON (rewritten after each run).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write results as CSV, one row per run (rewritten after each run).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// No per-interval lines on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SubArgs {
+    /// Wait for a publisher on this address (HOST:PORT).
+    #[arg(long, value_name = "ADDR", required_unless_present = "connect_back")]
+    pub listen: Option<String>,
+    /// Internal: connect to the publisher that started this process.
+    #[arg(long, value_name = "ADDR", hide = true)]
+    pub connect_back: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct BindingsArgs {
+    /// Print as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct QuickArgs {
+    /// Measurement time per test.
+    #[arg(long, default_value = "1s", value_name = "TIME")]
+    pub duration: String,
+    /// Write results as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}

@@ -1,0 +1,363 @@
+//! Human tables, CSV and JSON. Files are rewritten after every run, so a
+//! crash, a dead peer or Ctrl-C keeps everything measured so far.
+
+use pubsubperf_core::binding::BindingInfo;
+use pubsubperf_core::environment::Environment;
+use pubsubperf_core::result::{Interval, ResultsFile, Run, SCHEMA_VERSION, TestKind, ToolInfo};
+use pubsubperf_core::size::format_size;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Collects runs and rewrites the output files after each one.
+pub struct Sink {
+    /// Everything measured so far.
+    pub file: ResultsFile,
+    json: Option<std::path::PathBuf>,
+    csv: Option<std::path::PathBuf>,
+}
+
+impl Sink {
+    /// A sink writing to the given files (either may be absent).
+    pub fn new(env: Environment, json: Option<&Path>, csv: Option<&Path>) -> Sink {
+        Sink {
+            file: ResultsFile {
+                tool: ToolInfo {
+                    name: "pubsubperf".into(),
+                    version: env!("CARGO_PKG_VERSION").into(),
+                    schema: SCHEMA_VERSION,
+                },
+                environment: env,
+                runs: Vec::new(),
+            },
+            json: json.map(Path::to_path_buf),
+            csv: csv.map(Path::to_path_buf),
+        }
+    }
+
+    /// Adds a run and rewrites the files.
+    pub fn push(&mut self, run: Run) -> anyhow::Result<()> {
+        self.file.runs.push(run);
+        self.write()
+    }
+
+    /// Writes the files (atomically: a temporary file, then rename).
+    pub fn write(&self) -> anyhow::Result<()> {
+        use anyhow::Context;
+        if let Some(p) = &self.json {
+            let s = serde_json::to_string_pretty(&self.file)?;
+            write_atomic(p, s.as_bytes()).with_context(|| format!("--json {}", p.display()))?;
+        }
+        if let Some(p) = &self.csv {
+            write_atomic(p, csv(&self.file.runs).as_bytes())
+                .with_context(|| format!("--csv {}", p.display()))?;
+        }
+        Ok(())
+    }
+}
+
+fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!(
+        "{}.tmp{}",
+        path.extension().and_then(|e| e.to_str()).unwrap_or(""),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, data)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// Nanoseconds as microseconds with 3 decimals (full nanosecond precision).
+pub fn us(ns: u64) -> String {
+    format!("{}.{:03}", ns / 1000, ns % 1000)
+}
+
+fn usf(ns: f64) -> String {
+    format!("{:.3}", ns / 1000.0)
+}
+
+const CSV_HEADER: &str = "binding,transport,test,size,reliable,zero_copy,data_type,complete,\
+latency_count,latency_mean_ns,latency_std_ns,latency_min_ns,latency_max_ns,\
+latency_p50_ns,latency_p90_ns,latency_p99_ns,latency_p99_9_ns,latency_p99_99_ns,latency_p99_9999_ns,\
+sent,received,bytes,samples_per_s,mbps,lost,lost_percent,duplicates,out_of_order,\
+pub_cpu_percent,sub_cpu_percent,pub_max_rss_kib,sub_max_rss_kib,\
+pub_voluntary_cs,pub_involuntary_cs,sub_voluntary_cs,sub_involuntary_cs,bad_samples,duration_s";
+
+/// One CSV row per run.
+pub fn csv(runs: &[Run]) -> String {
+    let mut out = String::from(CSV_HEADER);
+    out.push('\n');
+    for r in runs {
+        let mut row = vec![
+            r.binding.clone(),
+            r.transport.clone(),
+            r.test.to_string(),
+            r.size.to_string(),
+            r.reliable.to_string(),
+            r.zero_copy.to_string(),
+            r.data_type.clone(),
+            r.complete.to_string(),
+        ];
+        match &r.latency_ns {
+            Some(l) => row.extend([
+                l.count.to_string(),
+                format!("{:.3}", l.mean),
+                format!("{:.3}", l.std),
+                l.min.to_string(),
+                l.max.to_string(),
+                l.p50.to_string(),
+                l.p90.to_string(),
+                l.p99.to_string(),
+                l.p99_9.to_string(),
+                l.p99_99.to_string(),
+                l.p99_9999.to_string(),
+            ]),
+            None => row.extend(std::iter::repeat_n(String::new(), 11)),
+        }
+        match &r.throughput {
+            Some(t) => row.extend([
+                t.sent.to_string(),
+                t.received.to_string(),
+                t.bytes.to_string(),
+                format!("{:.3}", t.samples_per_s),
+                format!("{:.3}", t.mbps),
+                t.lost.to_string(),
+                format!("{:.6}", t.lost_percent),
+                t.duplicates.to_string(),
+                t.out_of_order.to_string(),
+            ]),
+            None => row.extend(std::iter::repeat_n(String::new(), 9)),
+        }
+        let (p, s) = (&r.resources.publisher, &r.resources.subscriber);
+        row.extend([
+            format!("{:.1}", p.cpu_percent),
+            format!("{:.1}", s.cpu_percent),
+            p.max_rss_kib.to_string(),
+            s.max_rss_kib.to_string(),
+            p.voluntary_cs.to_string(),
+            p.involuntary_cs.to_string(),
+            s.voluntary_cs.to_string(),
+            s.involuntary_cs.to_string(),
+            r.bad_samples.to_string(),
+            format!("{:.3}", r.duration_s),
+        ]);
+        out.push_str(&row.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+/// The header line printed before a test's table.
+pub fn run_banner(r: &Run) -> String {
+    let c = &r.config;
+    let ep = &c["endpoint"];
+    let cpu = |k: &str| c[k].as_u64().map_or("any".to_string(), |v| v.to_string());
+    format!(
+        "{} over {} ({}), {}, {}, wait {}, cpu pub {} sub {}, {} subscriber(s)",
+        r.test,
+        r.binding,
+        r.transport,
+        if r.reliable {
+            "reliable"
+        } else {
+            "best effort"
+        },
+        if r.zero_copy {
+            format!("zero copy, {}", r.data_type)
+        } else {
+            r.data_type.clone()
+        },
+        ep["wait"].as_str().unwrap_or("?"),
+        cpu("pub_cpu"),
+        cpu("sub_cpu"),
+        c["subscribers"].as_u64().unwrap_or(1),
+    )
+}
+
+/// Perftest-style latency table: one row per size.
+pub fn latency_table(runs: &[&Run]) -> String {
+    let mut s = String::new();
+    let method = runs
+        .iter()
+        .find_map(|r| r.latency_method.clone())
+        .unwrap_or_else(|| "one-way = round trip / 2".into());
+    let _ = writeln!(s, "One-way latency in µs ({method}):");
+    let _ = writeln!(
+        s,
+        "{:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7} {:>7}",
+        "Length(B)",
+        "Samples",
+        "Ave",
+        "Std",
+        "Min",
+        "Max",
+        "50%",
+        "90%",
+        "99%",
+        "99.9%",
+        "99.99%",
+        "99.9999%",
+        "CPUpub",
+        "CPUsub"
+    );
+    for r in runs {
+        let Some(l) = &r.latency_ns else { continue };
+        let _ = writeln!(
+            s,
+            "{:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6.1}% {:>6.1}%{}",
+            r.size,
+            l.count,
+            usf(l.mean),
+            usf(l.std),
+            us(l.min),
+            us(l.max),
+            us(l.p50),
+            us(l.p90),
+            us(l.p99),
+            us(l.p99_9),
+            us(l.p99_99),
+            us(l.p99_9999),
+            r.resources.publisher.cpu_percent,
+            r.resources.subscriber.cpu_percent,
+            if r.complete { "" } else { "  (partial)" }
+        );
+    }
+    s
+}
+
+/// Perftest-style throughput table: one row per size.
+pub fn throughput_table(runs: &[&Run]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:>10} {:>12} {:>12} {:>14} {:>12} {:>10} {:>10} {:>6} {:>6} {:>7} {:>7}",
+        "Length(B)",
+        "Sent",
+        "Received",
+        "Avg Samples/s",
+        "Avg Mbps",
+        "Lost",
+        "Lost(%)",
+        "Dup",
+        "OOO",
+        "CPUpub",
+        "CPUsub"
+    );
+    for r in runs {
+        let Some(t) = &r.throughput else { continue };
+        let _ = writeln!(
+            s,
+            "{:>10} {:>12} {:>12} {:>14.1} {:>12.3} {:>10} {:>10.4} {:>6} {:>6} {:>6.1}% {:>6.1}%{}",
+            r.size,
+            t.sent,
+            t.received,
+            t.samples_per_s,
+            t.mbps,
+            t.lost,
+            t.lost_percent,
+            t.duplicates,
+            t.out_of_order,
+            r.resources.publisher.cpu_percent,
+            r.resources.subscriber.cpu_percent,
+            if r.complete { "" } else { "  (partial)" }
+        );
+    }
+    let with_lat: Vec<&&Run> = runs
+        .iter()
+        .filter(|r| r.latency_ns.as_ref().is_some_and(|l| l.count > 0))
+        .collect();
+    if !with_lat.is_empty() {
+        s.push_str("Latency under load (echoed samples):\n");
+        let owned: Vec<&Run> = with_lat.into_iter().copied().collect();
+        s.push_str(&latency_table(&owned));
+    }
+    s
+}
+
+/// One live line per interval (stderr).
+pub fn interval_line(test: TestKind, size: usize, i: &Interval) -> String {
+    match test {
+        TestKind::Latency => format!(
+            "  [{:>6.1}s] size {}: {} pings, mean {} µs, max {} µs",
+            i.t_s,
+            format_size(size),
+            i.received,
+            i.latency_mean_ns.map_or("-".into(), usf),
+            i.latency_max_ns.map_or("-".into(), us)
+        ),
+        TestKind::Throughput => format!(
+            "  [{:>6.1}s] size {} sub {}: {:.0} samples/s, {:.3} Mbps, lost {}, CPU {:.1}%",
+            i.t_s,
+            format_size(size),
+            i.subscriber,
+            i.samples_per_s,
+            i.mbps,
+            i.lost,
+            i.cpu_percent
+        ),
+    }
+}
+
+/// `pubsubperf bindings` as a table.
+pub fn bindings_table(infos: &[BindingInfo]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<12} {:<9} {:<11} {:<9} {:<9} {:<9} {:<6} {:<9} {:<16} {}",
+        "BINDING",
+        "RELIABLE",
+        "BEST-EFFORT",
+        "MULTICAST",
+        "MAX SIZE",
+        "ZERO-COPY",
+        "SUBS",
+        "REMOTE",
+        "TRANSPORTS",
+        "AVAILABLE"
+    );
+    let yn = |b: bool| if b { "yes" } else { "no" };
+    for i in infos {
+        let c = &i.capabilities;
+        let _ = writeln!(
+            s,
+            "{:<12} {:<9} {:<11} {:<9} {:<9} {:<9} {:<6} {:<9} {:<16} {}",
+            i.name,
+            yn(c.reliable),
+            yn(c.best_effort),
+            yn(c.multicast),
+            format_size(c.max_sample_size),
+            yn(c.zero_copy),
+            if c.multiple_subscribers {
+                "many"
+            } else {
+                "one"
+            },
+            yn(c.remote),
+            c.transports.join(","),
+            match &i.available {
+                Ok(()) => format!("yes ({})", i.version),
+                Err(e) => format!("no: {e}"),
+            }
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn microseconds_keep_nanoseconds() {
+        assert_eq!(us(0), "0.000");
+        assert_eq!(us(1), "0.001");
+        assert_eq!(us(12_345), "12.345");
+        assert_eq!(us(1_000_000), "1000.000");
+    }
+
+    #[test]
+    fn csv_has_one_row_per_run_and_stable_header() {
+        let s = csv(&[]);
+        assert_eq!(s.lines().count(), 1);
+        assert!(s.starts_with("binding,transport,test,size,"));
+        assert_eq!(s.lines().next().unwrap().split(',').count(), 38);
+    }
+}

@@ -1,0 +1,160 @@
+//! The main job: a quick latency and throughput comparison of every binding
+//! that can run on this machine, printed as one table.
+
+use crate::cli::QuickArgs;
+use crate::cli::TestArgs;
+use crate::options::parse_duration;
+use crate::output;
+use pubsubperf_core::result::{Run, TestKind};
+use pubsubperf_harness::registry;
+use pubsubperf_harness::session::Session;
+use pubsubperf_harness::{Fault, INTERRUPTED};
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+
+fn args(binding: &str, size: &str, duration: &str) -> TestArgs {
+    use clap::Parser;
+    let cli = crate::cli::Cli::parse_from([
+        "pubsubperf",
+        "latency",
+        "--binding",
+        binding,
+        "--size",
+        size,
+        "--duration",
+        duration,
+        "--warmup",
+        "200ms",
+        "--quiet",
+    ]);
+    match cli.command {
+        Some(crate::cli::Command::Latency(a)) => a,
+        _ => unreachable!("parsed a latency command"),
+    }
+}
+
+/// Runs the comparison.
+pub fn run(q: &QuickArgs) -> anyhow::Result<ExitCode> {
+    let d = parse_duration("--duration", &q.duration)?;
+    let dur = format!("{}ms", d.as_millis().max(100));
+    let mut runs: Vec<Run> = Vec::new();
+    let mut sink = output::Sink::new(
+        pubsubperf_core::environment::Environment::detect(),
+        q.json.as_deref(),
+        None,
+    );
+    println!(
+        "pubsubperf {}: quick comparison, {} per test, latency at 64 B and 4 KiB, throughput at 1 KiB",
+        env!("CARGO_PKG_VERSION"),
+        dur
+    );
+    for info in registry::infos() {
+        if let Err(why) = &info.available {
+            println!("  {:<10} skipped: {why}", info.name);
+            continue;
+        }
+        sink.file
+            .environment
+            .bindings
+            .insert(info.name.to_string(), info.version.clone());
+        for (test, size) in [
+            (TestKind::Latency, "64,4KiB"),
+            (TestKind::Throughput, "1KiB"),
+        ] {
+            if INTERRUPTED.load(Ordering::Relaxed) {
+                break;
+            }
+            let plan = args(info.name, size, &dur).plan(test)?;
+            let peers = crate::peers_for(info.name, &[], 1)?;
+            let mut session = match Session::start(peers, plan.connect_timeout) {
+                Ok(s) => s,
+                Err(e) => {
+                    println!("  {:<10} {test}: {e}", info.name);
+                    continue;
+                }
+            };
+            for spec in &plan.specs {
+                let o = session.run(spec, &mut |_| {});
+                if let Some(r) = o.run {
+                    sink.push(r.clone())?;
+                    runs.push(r);
+                }
+                if let Some(f) = o.fault {
+                    if matches!(f, Fault::Interrupted) {
+                        break;
+                    }
+                    println!("  {:<10} {test} {}: {f}", info.name, spec.size);
+                    break;
+                }
+            }
+            session.close();
+        }
+    }
+    print!("{}", table(&runs));
+    if let Some(p) = &q.json {
+        println!("results: {}", p.display());
+    }
+    Ok(if INTERRUPTED.load(Ordering::Relaxed) {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// One row per binding: latency p50/p99 at each size, throughput at 1 KiB.
+pub fn table(runs: &[Run]) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\n{:<10} {:<12} {:>12} {:>12} {:>12} {:>12} {:>14} {:>10} {:>8}",
+        "BINDING",
+        "RELIABILITY",
+        "p50 64B µs",
+        "p99 64B µs",
+        "p50 4KiB µs",
+        "p99 4KiB µs",
+        "1KiB samples/s",
+        "Mbps",
+        "lost %"
+    );
+    let mut names: Vec<&str> = Vec::new();
+    for r in runs {
+        if !names.contains(&r.binding.as_str()) {
+            names.push(&r.binding);
+        }
+    }
+    for n in names {
+        let lat = |size: usize| {
+            runs.iter()
+                .find(|r| r.binding == n && r.test == TestKind::Latency && r.size == size)
+                .and_then(|r| r.latency_ns.as_ref())
+                .map(|l| (output::us(l.p50), output::us(l.p99)))
+                .unwrap_or(("-".into(), "-".into()))
+        };
+        let tp = runs
+            .iter()
+            .find(|r| r.binding == n && r.test == TestKind::Throughput)
+            .and_then(|r| r.throughput.as_ref());
+        let reliable = runs
+            .iter()
+            .find(|r| r.binding == n)
+            .is_some_and(|r| r.reliable);
+        let (a, b) = lat(64);
+        let (c, d) = lat(4096);
+        let _ = writeln!(
+            s,
+            "{:<10} {:<12} {:>12} {:>12} {:>12} {:>12} {:>14} {:>10} {:>8}",
+            n,
+            if reliable { "reliable" } else { "best effort" },
+            a,
+            b,
+            c,
+            d,
+            tp.map_or("-".into(), |t| format!("{:.0}", t.samples_per_s)),
+            tp.map_or("-".into(), |t| format!("{:.1}", t.mbps)),
+            tp.map_or("-".into(), |t| format!("{:.3}", t.lost_percent)),
+        );
+    }
+    s
+}

@@ -1,0 +1,46 @@
+//! pubsubperf's harness: runs latency and throughput tests over any
+//! [`Binding`](pubsubperf_core::Binding).
+//!
+//! - [`registry`]: the bindings compiled in, by name, and dispatch from a
+//!   name to the generic code (the one place a new binding is registered);
+//! - [`spec`]: the specification of one run;
+//! - [`protocol`]: the control channel between publisher and subscribers;
+//! - [`publisher`] and [`subscriber`]: the two sides of a run, generic over
+//!   the binding so the measuring loops are monomorphized (no dynamic
+//!   dispatch per sample);
+//! - [`session`]: starting subscriber processes (or threads), connecting to
+//!   remote ones, and running a list of runs over them.
+
+pub mod protocol;
+pub mod publisher;
+pub mod registry;
+pub mod session;
+pub mod spec;
+pub mod subscriber;
+pub mod time;
+
+use std::sync::atomic::AtomicBool;
+
+/// Set by the CLI's Ctrl-C handler; every loop checks it and ends its run
+/// early, keeping what was measured.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Why a run or session failed.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Fault {
+    /// The configuration is invalid (exit code 2); names the option.
+    #[error("{0}")]
+    Config(String),
+    /// The binding failed.
+    #[error("{0}")]
+    Binding(String),
+    /// The peer died, hung, refused, or never appeared.
+    #[error("{0}")]
+    Peer(String),
+    /// Ctrl-C.
+    #[error("interrupted")]
+    Interrupted,
+}
+
+/// The tool's version, exchanged with peers.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,204 @@
+//! The control channel between the publisher (the process the user runs)
+//! and each subscriber process: a TCP connection carrying length-prefixed
+//! JSON messages (`u32` little-endian length, then UTF-8 JSON).
+//!
+//! The subscriber receives its whole configuration here ([`Msg::Setup`]),
+//! so the user never repeats flags on the subscriber's host, and sends its
+//! results back ([`Msg::Result`]), so one process prints and writes the
+//! whole result. The control channel is never on the measured path.
+
+use crate::spec::RunSpec;
+use pubsubperf_core::environment::Environment;
+use pubsubperf_core::result::{Interval, Throughput};
+use pubsubperf_core::sys::Resources;
+use serde::{Deserialize, Serialize};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+/// Bumped whenever a message changes shape. Peers with different tool
+/// versions refuse each other (see [`Msg::Hello`]).
+pub const PROTOCOL: u32 = 1;
+/// Largest control message accepted (a decoder never allocates more).
+pub const MAX_MESSAGE: usize = 16 << 20;
+
+/// A control message.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Msg {
+    /// Publisher → subscriber, first message.
+    Hello {
+        /// Tool version of the sender.
+        version: String,
+        /// Protocol version of the sender.
+        protocol: u32,
+    },
+    /// Subscriber → publisher: accepted; here is my host.
+    Welcome {
+        /// Tool version of the subscriber.
+        version: String,
+        /// The subscriber host's environment.
+        environment: Box<Environment>,
+    },
+    /// Either side: refused or failed, with the reason. Ends the session.
+    Error {
+        /// What went wrong.
+        message: String,
+    },
+    /// Publisher → subscriber: set up one run.
+    Setup {
+        /// The run's full specification.
+        spec: Box<RunSpec>,
+    },
+    /// Subscriber → publisher: where my readers are.
+    Locators {
+        /// Locator of the data reader.
+        data: String,
+    },
+    /// Publisher → subscriber: where the publisher's echo reader is.
+    Peer {
+        /// Locator of the echo reader for this subscriber.
+        echo: String,
+    },
+    /// Subscriber → publisher: endpoints matched, ready to measure.
+    Ready,
+    /// Publisher → subscriber: measurement starts now.
+    Start,
+    /// Subscriber → publisher: one interval's figures (also a heartbeat).
+    Interval {
+        /// The interval.
+        interval: Interval,
+    },
+    /// Subscriber → publisher: alive, nothing measured yet (warm-up).
+    Heartbeat,
+    /// Publisher → subscriber: the publisher stopped sending.
+    Stop {
+        /// Measured samples sent (sequence numbers 0..sent).
+        sent: u64,
+    },
+    /// Subscriber → publisher: the run's results on this side.
+    Result {
+        /// Counters (throughput test).
+        throughput: Option<Throughput>,
+        /// Samples echoed.
+        echoed: u64,
+        /// Samples that failed the `--check` pattern.
+        bad_samples: u64,
+        /// Resources used while measuring.
+        resources: Resources,
+    },
+    /// Publisher → subscriber: the session is over.
+    Bye,
+}
+
+/// Errors of the control channel.
+#[derive(Debug, thiserror::Error)]
+pub enum ControlError {
+    /// The peer closed the connection.
+    #[error("the peer closed the control connection")]
+    Closed,
+    /// No message within the allowed time.
+    #[error("the peer did not answer within {0:?}")]
+    Timeout(Duration),
+    /// A message could not be decoded.
+    #[error("bad control message: {0}")]
+    Bad(String),
+    /// The connection failed.
+    #[error("control connection: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Encodes a message into a frame.
+pub fn encode(msg: &Msg) -> Vec<u8> {
+    let body = serde_json::to_vec(msg).expect("control messages serialize");
+    let mut out = Vec::with_capacity(body.len() + 4);
+    out.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    out.extend_from_slice(&body);
+    out
+}
+
+/// Decodes one message from a frame body (untrusted input: never panics).
+pub fn decode(body: &[u8]) -> Result<Msg, ControlError> {
+    serde_json::from_slice(body).map_err(|e| ControlError::Bad(e.to_string()))
+}
+
+/// Sends one message.
+pub fn send(stream: &mut TcpStream, msg: &Msg) -> Result<(), ControlError> {
+    stream.write_all(&encode(msg))?;
+    Ok(())
+}
+
+/// Receives one message, waiting at most `timeout` (None: forever).
+pub fn recv(stream: &mut TcpStream, timeout: Option<Duration>) -> Result<Msg, ControlError> {
+    stream.set_read_timeout(timeout)?;
+    let mut len = [0u8; 4];
+    read_exact(stream, &mut len, timeout)?;
+    let n = u32::from_le_bytes(len) as usize;
+    if n > MAX_MESSAGE {
+        return Err(ControlError::Bad(format!(
+            "message of {n} bytes exceeds {MAX_MESSAGE}"
+        )));
+    }
+    let mut body = vec![0u8; n];
+    read_exact(stream, &mut body, timeout)?;
+    decode(&body)
+}
+
+fn read_exact(
+    stream: &mut TcpStream,
+    mut buf: &mut [u8],
+    timeout: Option<Duration>,
+) -> Result<(), ControlError> {
+    while !buf.is_empty() {
+        match stream.read(buf) {
+            Ok(0) => return Err(ControlError::Closed),
+            Ok(n) => buf = &mut buf[n..],
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Err(ControlError::Timeout(timeout.unwrap_or_default()));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                return Err(ControlError::Closed);
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip() {
+        let m = Msg::Stop { sent: 42 };
+        let f = encode(&m);
+        assert_eq!(
+            u32::from_le_bytes(f[..4].try_into().unwrap()) as usize,
+            f.len() - 4
+        );
+        match decode(&f[4..]).unwrap() {
+            Msg::Stop { sent } => assert_eq!(sent, 42),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        for junk in [
+            &b""[..],
+            b"{",
+            b"\xff\xfe",
+            b"{\"type\":\"nope\"}",
+            b"[1,2]",
+        ] {
+            assert!(decode(junk).is_err());
+        }
+    }
+}

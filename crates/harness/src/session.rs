@@ -1,0 +1,519 @@
+//! Sessions: the publisher's connections to its subscribers, wherever they
+//! run (child processes it started, threads of its own, or a remote
+//! `pubsubperf sub --listen`), and the subscriber's side of a session.
+
+use crate::protocol::{self, ControlError, Msg};
+use crate::publisher::{self, RunOutcome};
+use crate::spec::RunSpec;
+use crate::{Fault, INTERRUPTED, VERSION, with_binding};
+use pubsubperf_core::environment::Environment;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+/// How long a subscriber may stay silent during a run before it counts as
+/// hung. Subscribers report every interval (1 s), so 3 s means three
+/// missed reports.
+pub const PEER_SILENCE: Duration = Duration::from_secs(3);
+
+/// The publisher's connection to one subscriber.
+pub struct SubConn {
+    /// Subscriber index.
+    pub index: usize,
+    stream: TcpStream,
+    rx: Receiver<Msg>,
+    alive: Arc<AtomicBool>,
+    last_heard_ns: Arc<AtomicU64>,
+    /// The subscriber host's environment.
+    pub environment: Environment,
+    /// Where it is (for messages).
+    pub peer: String,
+}
+
+impl SubConn {
+    fn new(
+        index: usize,
+        stream: TcpStream,
+        peer: String,
+        timeout: Duration,
+    ) -> Result<SubConn, Fault> {
+        let _ = stream.set_nodelay(true);
+        let mut s = stream;
+        protocol::send(
+            &mut s,
+            &Msg::Hello {
+                version: VERSION.into(),
+                protocol: protocol::PROTOCOL,
+            },
+        )
+        .map_err(|e| Fault::Peer(format!("subscriber {peer}: {e}")))?;
+        let environment = match protocol::recv(&mut s, Some(timeout)) {
+            Ok(Msg::Welcome { environment, .. }) => *environment,
+            Ok(Msg::Error { message }) => {
+                return Err(Fault::Peer(format!("subscriber {peer} refused: {message}")));
+            }
+            Ok(other) => {
+                return Err(Fault::Peer(format!(
+                    "subscriber {peer}: unexpected {other:?}"
+                )));
+            }
+            Err(e) => return Err(Fault::Peer(format!("subscriber {peer}: {e}"))),
+        };
+        let (tx, rx) = channel();
+        let alive = Arc::new(AtomicBool::new(true));
+        let last = Arc::new(AtomicU64::new(pubsubperf_core::clock::now_ns()));
+        let mut rd = s.try_clone().map_err(|e| Fault::Peer(e.to_string()))?;
+        let (a, l) = (alive.clone(), last.clone());
+        std::thread::spawn(move || {
+            loop {
+                match protocol::recv(&mut rd, None) {
+                    Ok(m) => {
+                        l.store(pubsubperf_core::clock::now_ns(), Ordering::Release);
+                        if tx.send(m).is_err() {
+                            break;
+                        }
+                    }
+                    Err(_) => break,
+                }
+            }
+            a.store(false, Ordering::Release);
+        });
+        Ok(SubConn {
+            index,
+            stream: s,
+            rx,
+            alive,
+            last_heard_ns: last,
+            environment,
+            peer,
+        })
+    }
+
+    /// Sends a message.
+    pub fn send(&mut self, msg: &Msg) -> Result<(), Fault> {
+        protocol::send(&mut self.stream, msg).map_err(|e| self.dead(&e.to_string()))
+    }
+
+    /// The fault for a subscriber that went away.
+    pub fn dead(&self, why: &str) -> Fault {
+        Fault::Peer(format!(
+            "subscriber {} ({}) is gone: {why}",
+            self.index, self.peer
+        ))
+    }
+
+    /// Receives the next message within `timeout`.
+    pub fn recv(&self, timeout: Duration) -> Result<Msg, Fault> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left.min(Duration::from_millis(100))) {
+                Ok(Msg::Error { message }) => {
+                    return Err(Fault::Peer(format!("subscriber {}: {message}", self.index)));
+                }
+                Ok(m) => return Ok(m),
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(self.dead("it closed the control connection (process died?)"));
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if INTERRUPTED.load(Ordering::Relaxed) {
+                        return Err(Fault::Interrupted);
+                    }
+                    if Instant::now() >= deadline {
+                        return Err(Fault::Peer(format!(
+                            "subscriber {} ({}) did not answer within {:.1} s",
+                            self.index,
+                            self.peer,
+                            timeout.as_secs_f64()
+                        )));
+                    }
+                }
+            }
+        }
+    }
+
+    /// A message if one is waiting.
+    pub fn try_recv(&self) -> Option<Msg> {
+        self.rx.try_recv().ok()
+    }
+
+    /// Checks that the subscriber is alive and has spoken recently.
+    #[inline]
+    pub fn check(&self, now_ns: u64) -> Result<(), Fault> {
+        if !self.alive.load(Ordering::Acquire) {
+            return Err(self.dead("it closed the control connection (process died?)"));
+        }
+        let last = self.last_heard_ns.load(Ordering::Acquire);
+        if now_ns.saturating_sub(last) > PEER_SILENCE.as_nanos() as u64 {
+            return Err(Fault::Peer(format!(
+                "subscriber {} ({}) has been silent for {:.1} s (hung or unreachable)",
+                self.index,
+                self.peer,
+                (now_ns - last) as f64 / 1e9
+            )));
+        }
+        Ok(())
+    }
+
+    /// Resets the silence clock (before a phase in which it must speak).
+    pub fn touch(&self) {
+        self.last_heard_ns
+            .store(pubsubperf_core::clock::now_ns(), Ordering::Release);
+    }
+
+    /// The local address of the control connection (where readers bind).
+    pub fn local_ip(&self) -> String {
+        self.stream
+            .local_addr()
+            .map(|a| a.ip().to_string())
+            .unwrap_or_else(|_| "127.0.0.1".into())
+    }
+}
+
+/// Where the subscribers of a session come from.
+pub enum Peers {
+    /// Start `n` child processes of `exe` on this host.
+    Local {
+        /// Number of subscribers.
+        n: usize,
+        /// The pubsubperf binary to start (normally the current one).
+        exe: std::path::PathBuf,
+    },
+    /// Run `n` subscribers as threads of this process (in-process bindings).
+    Threads {
+        /// Number of subscribers.
+        n: usize,
+    },
+    /// Connect to subscribers started with `pubsubperf sub --listen`.
+    Remote {
+        /// Their addresses.
+        addrs: Vec<String>,
+    },
+}
+
+/// The publisher's session: subscribers connected, ready for runs.
+pub struct Session {
+    /// Connections, one per subscriber.
+    pub subs: Vec<SubConn>,
+    children: Vec<Child>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    /// Time allowed for set-up steps (connect, match).
+    pub connect_timeout: Duration,
+}
+
+impl Session {
+    /// Starts or connects the subscribers.
+    pub fn start(peers: Peers, connect_timeout: Duration) -> Result<Session, Fault> {
+        let mut session = Session {
+            subs: Vec::new(),
+            children: Vec::new(),
+            threads: Vec::new(),
+            connect_timeout,
+        };
+        match peers {
+            Peers::Remote { addrs } => {
+                for (i, a) in addrs.iter().enumerate() {
+                    let stream = connect(a, connect_timeout)?;
+                    session
+                        .subs
+                        .push(SubConn::new(i, stream, a.clone(), connect_timeout)?);
+                }
+            }
+            Peers::Local { n, exe } => {
+                let l = TcpListener::bind("127.0.0.1:0")
+                    .map_err(|e| Fault::Peer(format!("control listener: {e}")))?;
+                let addr = l.local_addr().map_err(|e| Fault::Peer(e.to_string()))?;
+                for _ in 0..n {
+                    let child = spawn_child(&exe, addr)?;
+                    session.children.push(child);
+                }
+                for i in 0..n {
+                    let stream = accept(&l, connect_timeout, &mut session.children)?;
+                    session.subs.push(SubConn::new(
+                        i,
+                        stream,
+                        format!("local process {i}"),
+                        connect_timeout,
+                    )?);
+                }
+            }
+            Peers::Threads { n } => {
+                let l = TcpListener::bind("127.0.0.1:0")
+                    .map_err(|e| Fault::Peer(format!("control listener: {e}")))?;
+                let addr = l.local_addr().map_err(|e| Fault::Peer(e.to_string()))?;
+                for _ in 0..n {
+                    session.threads.push(std::thread::spawn(move || {
+                        if let Ok(s) = TcpStream::connect(addr) {
+                            let _ = serve_session(s);
+                        }
+                    }));
+                }
+                for i in 0..n {
+                    let stream = accept(&l, connect_timeout, &mut session.children)?;
+                    session.subs.push(SubConn::new(
+                        i,
+                        stream,
+                        format!("thread {i}"),
+                        connect_timeout,
+                    )?);
+                }
+            }
+        }
+        Ok(session)
+    }
+
+    /// Runs one test on this session's subscribers.
+    pub fn run(
+        &mut self,
+        spec: &RunSpec,
+        on_interval: &mut dyn FnMut(&pubsubperf_core::result::Interval),
+    ) -> RunOutcome {
+        let name = spec.binding.as_str();
+        with_binding!(name, B => publisher::run::<B>(self, spec, on_interval), unknown => RunOutcome::failed(Fault::Config(crate::registry::unknown_binding("--binding", name))))
+    }
+
+    /// True while every subscriber is connected.
+    pub fn healthy(&self) -> bool {
+        self.subs.iter().all(|s| s.alive.load(Ordering::Acquire))
+    }
+
+    /// Ends the session: says goodbye, waits briefly, reaps every child.
+    pub fn close(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        for s in &mut self.subs {
+            let _ = protocol::send(&mut s.stream, &Msg::Bye);
+            let _ = s.stream.shutdown(std::net::Shutdown::Write);
+        }
+        let deadline = Instant::now() + Duration::from_secs(2);
+        for c in &mut self.children {
+            loop {
+                match c.try_wait() {
+                    Ok(Some(_)) => break,
+                    Ok(None) if Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(10))
+                    }
+                    _ => {
+                        let _ = c.kill();
+                        let _ = c.wait();
+                        break;
+                    }
+                }
+            }
+        }
+        self.children.clear();
+        for s in &self.subs {
+            let _ = s.stream.shutdown(std::net::Shutdown::Both);
+        }
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+fn connect(addr: &str, timeout: Duration) -> Result<TcpStream, Fault> {
+    use std::net::ToSocketAddrs;
+    let targets: Vec<SocketAddr> = addr
+        .to_socket_addrs()
+        .map_err(|e| Fault::Config(format!("--connect {addr}: {e} (expected HOST:PORT)")))?
+        .collect();
+    let deadline = Instant::now() + timeout;
+    let mut last = String::from("no address");
+    // Retry until the deadline: the subscriber may still be starting.
+    while Instant::now() < deadline {
+        for t in &targets {
+            let left = deadline
+                .saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(10));
+            match TcpStream::connect_timeout(t, left.min(Duration::from_secs(1))) {
+                Ok(s) => return Ok(s),
+                Err(e) => last = e.to_string(),
+            }
+        }
+        if INTERRUPTED.load(Ordering::Relaxed) {
+            return Err(Fault::Interrupted);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Err(Fault::Peer(format!(
+        "no subscriber at {addr} within --connect-timeout {:.1} s ({last}); start 'pubsubperf sub --listen {addr}' there first",
+        timeout.as_secs_f64()
+    )))
+}
+
+fn spawn_child(exe: &std::path::Path, addr: SocketAddr) -> Result<Child, Fault> {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(exe);
+    cmd.arg("sub")
+        .arg("--connect-back")
+        .arg(addr.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit());
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            // Die with the publisher, whatever kills it.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            // Ctrl-C goes to the publisher, which stops the subscriber
+            // through the control channel after collecting its results.
+            libc::signal(libc::SIGINT, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    cmd.spawn().map_err(|e| {
+        Fault::Peer(format!(
+            "cannot start subscriber process {}: {e}",
+            exe.display()
+        ))
+    })
+}
+
+fn accept(l: &TcpListener, timeout: Duration, children: &mut [Child]) -> Result<TcpStream, Fault> {
+    l.set_nonblocking(true)
+        .map_err(|e| Fault::Peer(e.to_string()))?;
+    let deadline = Instant::now() + timeout;
+    loop {
+        match l.accept() {
+            Ok((s, _)) => {
+                s.set_nonblocking(false)
+                    .map_err(|e| Fault::Peer(e.to_string()))?;
+                return Ok(s);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(Fault::Peer(format!("control accept: {e}"))),
+        }
+        for c in children.iter_mut() {
+            if let Ok(Some(status)) = c.try_wait() {
+                return Err(Fault::Peer(format!(
+                    "subscriber process exited before connecting ({status})"
+                )));
+            }
+        }
+        if INTERRUPTED.load(Ordering::Relaxed) {
+            return Err(Fault::Interrupted);
+        }
+        if Instant::now() >= deadline {
+            return Err(Fault::Peer(format!(
+                "subscriber did not connect within --connect-timeout {:.1} s",
+                timeout.as_secs_f64()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Subscriber side: serves one publisher's session on `stream` until it
+/// says goodbye or goes away.
+pub fn serve_session(mut stream: TcpStream) -> Result<(), Fault> {
+    let _ = stream.set_nodelay(true);
+    let setup_timeout = Duration::from_secs(30);
+    match protocol::recv(&mut stream, Some(setup_timeout)) {
+        Ok(Msg::Hello {
+            version,
+            protocol: p,
+        }) => {
+            if version != VERSION || p != protocol::PROTOCOL {
+                let message = format!(
+                    "version mismatch: publisher runs pubsubperf {version} (protocol {p}), this subscriber runs {VERSION} (protocol {}); run the same version on both hosts",
+                    protocol::PROTOCOL
+                );
+                let _ = protocol::send(
+                    &mut stream,
+                    &Msg::Error {
+                        message: message.clone(),
+                    },
+                );
+                return Err(Fault::Peer(message));
+            }
+        }
+        Ok(other) => return Err(Fault::Peer(format!("expected Hello, got {other:?}"))),
+        Err(e) => return Err(Fault::Peer(format!("publisher: {e}"))),
+    }
+    protocol::send(
+        &mut stream,
+        &Msg::Welcome {
+            version: VERSION.into(),
+            environment: Box::new(Environment::detect()),
+        },
+    )
+    .map_err(|e| Fault::Peer(e.to_string()))?;
+    loop {
+        let msg = match protocol::recv(&mut stream, Some(Duration::from_millis(200))) {
+            Ok(m) => m,
+            Err(ControlError::Timeout(_)) => {
+                if INTERRUPTED.load(Ordering::Relaxed) {
+                    return Err(Fault::Interrupted);
+                }
+                continue;
+            }
+            Err(ControlError::Closed) => return Ok(()),
+            Err(e) => return Err(Fault::Peer(format!("publisher: {e}"))),
+        };
+        match msg {
+            Msg::Setup { spec } => {
+                let spec: RunSpec = *spec;
+                let name = spec.peer_binding.clone();
+                let r = with_binding!(name.as_str(), B => crate::subscriber::serve_run::<B>(&mut stream, &spec, setup_timeout),
+                    unknown => Err(Fault::Config(crate::registry::unknown_binding("--peer-binding", &name))));
+                if let Err(e) = r {
+                    let _ = protocol::send(
+                        &mut stream,
+                        &Msg::Error {
+                            message: e.to_string(),
+                        },
+                    );
+                    if matches!(e, Fault::Interrupted) {
+                        return Err(e);
+                    }
+                }
+            }
+            Msg::Bye => return Ok(()),
+            // Anything else outside a run (late Stop, Start) is stale.
+            _ => {}
+        }
+    }
+}
+
+/// `pubsubperf sub --listen ADDR`: waits for one publisher and serves its session.
+pub fn listen(addr: &str, on_ready: &mut dyn FnMut(SocketAddr)) -> Result<(), Fault> {
+    let l = TcpListener::bind(addr).map_err(|e| Fault::Config(format!("--listen {addr}: {e}")))?;
+    let local = l.local_addr().map_err(|e| Fault::Config(e.to_string()))?;
+    on_ready(local);
+    l.set_nonblocking(true)
+        .map_err(|e| Fault::Peer(e.to_string()))?;
+    loop {
+        match l.accept() {
+            Ok((s, _)) => {
+                s.set_nonblocking(false)
+                    .map_err(|e| Fault::Peer(e.to_string()))?;
+                return serve_session(s);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if INTERRUPTED.load(Ordering::Relaxed) {
+                    return Err(Fault::Interrupted);
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => return Err(Fault::Peer(e.to_string())),
+        }
+    }
+}
+
+/// `pubsubperf sub --connect-back ADDR`: a subscriber child process.
+pub fn connect_back(addr: &str) -> Result<(), Fault> {
+    let s =
+        TcpStream::connect(addr).map_err(|e| Fault::Peer(format!("--connect-back {addr}: {e}")))?;
+    serve_session(s)
+}

@@ -1,0 +1,68 @@
+//! The specification of one run, as the publisher sends it to every
+//! subscriber. Built by the CLI from the user's options; it is also what a
+//! result's `config` records.
+
+use pubsubperf_core::EndpointConfig;
+use pubsubperf_core::result::TestKind;
+use serde::{Deserialize, Serialize};
+
+/// Everything that shapes one run (one test at one size).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunSpec {
+    /// Binding of the publisher.
+    pub binding: String,
+    /// Binding of the subscribers (differs for cross-vendor runs).
+    pub peer_binding: String,
+    /// Latency or throughput.
+    pub test: TestKind,
+    /// Sample size in bytes.
+    pub size: usize,
+    /// The endpoints' configuration (identical on both sides but for
+    /// `bind_ip`).
+    pub endpoint: EndpointConfig,
+    /// Warm-up before measuring, ns (samples flagged, never recorded).
+    pub warmup_ns: u64,
+    /// Measurement length, ns (0: bounded by `count` only).
+    pub duration_ns: u64,
+    /// Measured samples to send (0: bounded by `duration_ns` only).
+    pub count: u64,
+    /// Sending rate, samples/s (0: as fast as possible).
+    pub rate: f64,
+    /// Throughput test: echo every Nth sample for latency under load (0: none).
+    pub latency_every: u64,
+    /// Fill and verify the integrity pattern.
+    pub check: bool,
+    /// Core of the publisher's measuring thread.
+    pub pub_cpu: Option<usize>,
+    /// Core of the subscribers' measuring threads.
+    pub sub_cpu: Option<usize>,
+    /// SCHED_FIFO priority of both sides.
+    pub rt_priority: Option<i32>,
+    /// Lock memory on both sides.
+    pub mlock: bool,
+    /// Number of subscribers.
+    pub subscribers: usize,
+    /// This subscriber's index (set per subscriber).
+    pub subscriber_index: usize,
+    /// Latency test: a ping without echo after this long counts as lost, ms.
+    pub echo_timeout_ms: u64,
+    /// Seconds per reported interval, ms.
+    pub interval_ms: u64,
+    /// Latency test: record true one-way latency from the sender's
+    /// timestamp (same host only) instead of round trip / 2.
+    pub one_way: bool,
+}
+
+impl RunSpec {
+    /// The `config` object of a result: the spec minus per-side details.
+    pub fn config_json(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).unwrap_or_default();
+        if let Some(o) = v.as_object_mut() {
+            o.remove("subscriber_index");
+            if let Some(ep) = o.get_mut("endpoint").and_then(|e| e.as_object_mut()) {
+                ep.remove("bind_ip");
+            }
+        }
+        v
+    }
+}

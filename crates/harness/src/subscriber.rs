@@ -1,0 +1,324 @@
+//! The subscriber side of a run: receives (and echoes) samples, counts them,
+//! and reports to the publisher over the control channel.
+
+use crate::protocol::{self, ControlError, Msg};
+use crate::spec::RunSpec;
+use crate::{Fault, INTERRUPTED};
+use pubsubperf_core::result::{Interval, TestKind, Throughput};
+use pubsubperf_core::sample::{
+    FLAG_CHECK, FLAG_ECHO, FLAG_WARMUP, HEADER_LEN, Header, check_pattern, fill_pattern,
+};
+use pubsubperf_core::seq::SeqTracker;
+use pubsubperf_core::sys::{self, Usage};
+use pubsubperf_core::{Binding, Reader, TopicSpec, Writer, clock};
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// State the control thread shares with the measuring loop.
+#[derive(Default)]
+struct Shared {
+    /// Set when the publisher said Stop (holds `sent + 1`, 0 = not yet).
+    stop_sent: AtomicU64,
+    /// Set when the control connection closed.
+    gone: AtomicBool,
+}
+
+fn ctl_err(e: ControlError) -> Fault {
+    Fault::Peer(format!("publisher: {e}"))
+}
+
+/// Serves one run whose `Setup` was just received, on binding `B`.
+pub fn serve_run<B: Binding>(
+    ctl: &mut TcpStream,
+    spec: &RunSpec,
+    setup_timeout: Duration,
+) -> Result<(), Fault> {
+    let mut cfg = spec.endpoint.clone();
+    cfg.bind_ip = ctl
+        .local_addr()
+        .map(|a| a.ip().to_string())
+        .unwrap_or_else(|_| "127.0.0.1".into());
+    if let Some(cpu) = spec.sub_cpu {
+        sys::pin_to_cpu(cpu).map_err(Fault::Config)?;
+    }
+    if let Some(p) = spec.rt_priority {
+        sys::set_rt_priority(p).map_err(Fault::Config)?;
+    }
+    if spec.mlock {
+        sys::mlock_all().map_err(Fault::Config)?;
+    }
+    let idx = spec.subscriber_index;
+    let mut binding = B::open(&cfg).map_err(|e| Fault::Binding(e.to_string()))?;
+    let (mut reader, loc) = binding
+        .create_reader(&TopicSpec {
+            name: "data".into(),
+            index: idx,
+        })
+        .map_err(|e| Fault::Binding(e.to_string()))?;
+    protocol::send(ctl, &Msg::Locators { data: loc }).map_err(ctl_err)?;
+    let echo_loc = match protocol::recv(ctl, Some(setup_timeout)).map_err(ctl_err)? {
+        Msg::Peer { echo } => echo,
+        Msg::Error { message } => return Err(Fault::Peer(message)),
+        other => return Err(Fault::Peer(format!("unexpected {other:?}"))),
+    };
+    let needs_echo = spec.test == TestKind::Latency || spec.latency_every > 0;
+    let mut echo = if needs_echo {
+        let topic = TopicSpec {
+            name: format!("echo{idx}"),
+            index: 0,
+        };
+        Some(
+            binding
+                .create_writer(&topic, &[echo_loc])
+                .map_err(|e| Fault::Binding(e.to_string()))?,
+        )
+    } else {
+        None
+    };
+    reader
+        .wait_matched(setup_timeout)
+        .map_err(|e| Fault::Binding(e.to_string()))?;
+    if let Some(w) = echo.as_mut() {
+        w.wait_matched(1, setup_timeout)
+            .map_err(|e| Fault::Binding(e.to_string()))?;
+    }
+    protocol::send(ctl, &Msg::Ready).map_err(ctl_err)?;
+    match protocol::recv(ctl, Some(setup_timeout)).map_err(ctl_err)? {
+        Msg::Start => {}
+        Msg::Error { message } => return Err(Fault::Peer(message)),
+        other => return Err(Fault::Peer(format!("unexpected {other:?}"))),
+    }
+
+    // From here on a thread reads the control channel, so the measuring
+    // loop only checks atomics.
+    let shared = Arc::new(Shared::default());
+    let mut ctl_read = ctl.try_clone().map_err(|e| Fault::Peer(e.to_string()))?;
+    let sh = shared.clone();
+    let cancel = cfg.cancel.clone();
+    let control = std::thread::spawn(move || {
+        loop {
+            match protocol::recv(&mut ctl_read, Some(Duration::from_millis(200))) {
+                Ok(Msg::Stop { sent }) => {
+                    sh.stop_sent.store(sent + 1, Ordering::Release);
+                    return;
+                }
+                Ok(_) => {}
+                Err(ControlError::Timeout(_)) => {
+                    if INTERRUPTED.load(Ordering::Relaxed) {
+                        return;
+                    }
+                }
+                Err(_) => {
+                    sh.gone.store(true, Ordering::Release);
+                    cancel.cancel();
+                    return;
+                }
+            }
+        }
+    });
+
+    let start = Usage::now();
+    let res = measure(ctl, spec, &mut reader, echo.as_mut(), &shared);
+    let resources = Usage::now().since(&start);
+    // The control thread ends on Stop, on close, or within 200 ms of an interrupt.
+    cfg.cancel.cancel();
+    let _ = control.join();
+    let (throughput, echoed, bad) = res?;
+    drop(echo);
+    drop(reader);
+    drop(binding);
+    protocol::send(
+        ctl,
+        &Msg::Result {
+            throughput,
+            echoed,
+            bad_samples: bad,
+            resources,
+        },
+    )
+    .map_err(ctl_err)
+}
+
+type Measured = (Option<Throughput>, u64, u64);
+
+fn measure<R: Reader, W: Writer>(
+    ctl: &mut TcpStream,
+    spec: &RunSpec,
+    reader: &mut R,
+    mut echo: Option<&mut W>,
+    shared: &Shared,
+) -> Result<Measured, Fault> {
+    let idx = spec.subscriber_index as u64;
+    let nsubs = spec.subscribers.max(1) as u64;
+    let every = if spec.test == TestKind::Latency {
+        1
+    } else {
+        spec.latency_every.max(1)
+    };
+    let check = spec.check;
+    let mut trackers: Vec<SeqTracker> = Vec::new();
+    let mut bad = 0u64;
+    let mut echoed = 0u64;
+    let mut bytes = 0u64;
+    let mut first_ns = 0u64;
+    let mut last_ns = 0u64;
+    let mut echo_err: Option<String> = None;
+    let interval_ns = spec.interval_ms.max(1) * 1_000_000;
+    let mut t0 = clock::now_ns();
+    let mut next_report = t0 + interval_ns;
+    let mut last_report = (t0, 0u64, 0u64, Usage::now());
+    let mut stop_seen_at: Option<u64> = None;
+    let mut last_progress = t0;
+    let size = spec.size as u64;
+    loop {
+        let n = reader
+            .recv(Duration::from_millis(50), &mut |s: &[u8]| {
+                let Some(h) = Header::read(s) else {
+                    bad += 1;
+                    return;
+                };
+                let now = clock::now_ns();
+                if check && h.flags & FLAG_CHECK != 0 && !check_pattern(s, h.seq) {
+                    bad += 1;
+                }
+                // Round-robin echo: with N subscribers, subscriber i answers
+                // echo requests number i, i+N, ... (Perftest's way).
+                if h.flags & FLAG_ECHO != 0
+                    && (h.seq / every) % nsubs == idx
+                    && let Some(w) = echo.as_deref_mut()
+                {
+                    let len = s.len();
+                    let r = w.send(len, |b| {
+                        b[..HEADER_LEN].copy_from_slice(&s[..HEADER_LEN]);
+                        if len >= HEADER_LEN + 8 {
+                            // Our receive time, for true one-way latency on one host.
+                            b[HEADER_LEN..HEADER_LEN + 8].copy_from_slice(&now.to_le_bytes());
+                        }
+                        if check {
+                            fill_pattern(b, h.seq);
+                            if len >= HEADER_LEN + 8 {
+                                b[HEADER_LEN..HEADER_LEN + 8].copy_from_slice(&now.to_le_bytes());
+                            }
+                        }
+                    });
+                    match r.and_then(|_| w.flush()) {
+                        Ok(()) => echoed += 1,
+                        Err(e) => echo_err = Some(e.to_string()),
+                    }
+                }
+                if h.flags & FLAG_WARMUP != 0 || spec.test == TestKind::Latency {
+                    return;
+                }
+                let p = h.publisher as usize;
+                if p >= trackers.len() {
+                    trackers.resize_with(p + 1, SeqTracker::new);
+                }
+                let before = trackers[p].received;
+                trackers[p].observe(h.seq);
+                if trackers[p].received > before {
+                    bytes += size;
+                }
+                if first_ns == 0 {
+                    first_ns = now;
+                    t0 = now;
+                    next_report = now + interval_ns;
+                    last_report.0 = now;
+                }
+                last_ns = now;
+            })
+            .or_else(|e| match e {
+                pubsubperf_core::BindingError::Cancelled => Ok(0),
+                pubsubperf_core::BindingError::Disconnected => Ok(0),
+                e => Err(Fault::Binding(e.to_string())),
+            })?;
+        if let Some(e) = echo_err.take() {
+            return Err(Fault::Binding(format!("echo: {e}")));
+        }
+        let now = clock::now_ns();
+        if n > 0 {
+            last_progress = now;
+        }
+        if now >= next_report && first_ns == 0 && spec.test == TestKind::Throughput {
+            // Still in warm-up: intervals start with the first measured sample.
+            next_report = now + interval_ns;
+            let _ = protocol::send(ctl, &Msg::Heartbeat);
+        } else if now >= next_report {
+            let received: u64 = trackers.iter().map(|t| t.received).sum();
+            let lost: u64 = trackers.iter().map(|t| t.lost).sum();
+            let u = Usage::now();
+            let dt = (now - last_report.0) as f64 / 1e9;
+            let d = received - last_report.1;
+            let interval = Interval {
+                t_s: (now - t0) as f64 / 1e9,
+                subscriber: spec.subscriber_index,
+                received: if spec.test == TestKind::Latency {
+                    echoed - last_report.1
+                } else {
+                    d
+                },
+                lost: lost.saturating_sub(last_report.2),
+                samples_per_s: d as f64 / dt,
+                mbps: d as f64 * size as f64 * 8.0 / dt / 1e6,
+                cpu_percent: u.since(&last_report.3).cpu_percent,
+                ..Default::default()
+            };
+            let counted = if spec.test == TestKind::Latency {
+                echoed
+            } else {
+                received
+            };
+            last_report = (now, counted, lost, u);
+            next_report = now + interval_ns;
+            // A failed send means the publisher is gone; the control thread notices too.
+            let _ = protocol::send(ctl, &Msg::Interval { interval });
+        }
+        if shared.gone.load(Ordering::Acquire) {
+            return Err(Fault::Peer("the publisher went away".into()));
+        }
+        if INTERRUPTED.load(Ordering::Relaxed) {
+            return Err(Fault::Interrupted);
+        }
+        let stop = shared.stop_sent.load(Ordering::Acquire);
+        if stop > 0 {
+            let sent = stop - 1;
+            let at = *stop_seen_at.get_or_insert(now);
+            if spec.test == TestKind::Latency {
+                break;
+            }
+            // Drain what is still in flight: until everything arrived, or
+            // no sample came for a while (the rest is lost).
+            let received: u64 = trackers.iter().map(|t| t.received).sum();
+            let quiet_ns = if spec.endpoint.reliability == pubsubperf_core::Reliability::Reliable {
+                2_000_000_000
+            } else {
+                300_000_000
+            };
+            if received >= sent || now - last_progress.max(at) > quiet_ns {
+                break;
+            }
+        }
+    }
+    if spec.test == TestKind::Latency {
+        return Ok((None, echoed, bad));
+    }
+    let sent = shared.stop_sent.load(Ordering::Acquire).saturating_sub(1);
+    if trackers.is_empty() {
+        trackers.push(SeqTracker::new());
+    }
+    let mut tp = Throughput::default();
+    for t in trackers.iter_mut() {
+        t.finish(sent);
+        tp.received += t.received;
+        tp.lost += t.lost;
+        tp.duplicates += t.duplicates;
+        tp.out_of_order += t.out_of_order;
+    }
+    tp.sent = sent;
+    tp.bytes = bytes;
+    // Rates over the subscriber's window: first to last measured sample received.
+    let window = (last_ns.saturating_sub(first_ns)) as f64 / 1e9;
+    tp.finish(window);
+    Ok((Some(tp), echoed, bad))
+}
