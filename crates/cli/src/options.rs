@@ -65,7 +65,7 @@ pub fn parse_duration(flag: &str, s: &str) -> Result<Duration, UsageError> {
             )));
         }
     };
-    if !secs.is_finite() || secs < 0.0 || secs > 366.0 * 86400.0 {
+    if !secs.is_finite() || !(0.0..=366.0 * 86400.0).contains(&secs) {
         return Err(UsageError(format!("{flag} '{s}': out of range")));
     }
     Ok(Duration::from_secs_f64(secs))

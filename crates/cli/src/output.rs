@@ -301,7 +301,7 @@ pub fn bindings_table(infos: &[BindingInfo]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:<12} {:<9} {:<11} {:<9} {:<9} {:<9} {:<6} {:<9} {:<16} {}",
+        "{:<12} {:<9} {:<11} {:<9} {:<9} {:<9} {:<6} {:<9} {:<16} AVAILABLE",
         "BINDING",
         "RELIABLE",
         "BEST-EFFORT",
@@ -310,8 +310,7 @@ pub fn bindings_table(infos: &[BindingInfo]) -> String {
         "ZERO-COPY",
         "SUBS",
         "REMOTE",
-        "TRANSPORTS",
-        "AVAILABLE"
+        "TRANSPORTS"
     );
     let yn = |b: bool| if b { "yes" } else { "no" };
     for i in infos {

@@ -60,7 +60,7 @@ pub fn parse_size_list(s: &str) -> Result<Vec<usize>, String> {
 pub fn format_size(n: usize) -> String {
     const UNITS: [(usize, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
     for (u, name) in UNITS {
-        if n >= u && n % u == 0 {
+        if n >= u && n.is_multiple_of(u) {
             return format!("{}{}", n / u, name);
         }
     }

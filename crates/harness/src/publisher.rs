@@ -606,7 +606,7 @@ fn throughput_loop<B: Binding>(
             break;
         }
         i += 1;
-        if i % 256 == 0
+        if i.is_multiple_of(256)
             && let Err(f) = check_peers(s, clock::now_ns())
         {
             fault = Some(f);
@@ -628,7 +628,7 @@ fn throughput_loop<B: Binding>(
             if period > 0.0 {
                 clock::wait_until(m_start + (seq as f64 * period) as u64);
             }
-            let flags = if every > 0 && seq % every == 0 {
+            let flags = if every > 0 && seq.is_multiple_of(every) {
                 FLAG_ECHO
             } else {
                 0
@@ -642,7 +642,7 @@ fn throughput_loop<B: Binding>(
                 break;
             }
             seq += 1;
-            if seq % 64 == 0 || period > 0.0 {
+            if seq.is_multiple_of(64) || period > 0.0 {
                 let now = clock::now_ns();
                 if now >= end {
                     break;

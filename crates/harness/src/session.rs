@@ -68,15 +68,10 @@ impl SubConn {
         let mut rd = s.try_clone().map_err(|e| Fault::Peer(e.to_string()))?;
         let (a, l) = (alive.clone(), last.clone());
         std::thread::spawn(move || {
-            loop {
-                match protocol::recv(&mut rd, None) {
-                    Ok(m) => {
-                        l.store(pubsubperf_core::clock::now_ns(), Ordering::Release);
-                        if tx.send(m).is_err() {
-                            break;
-                        }
-                    }
-                    Err(_) => break,
+            while let Ok(m) = protocol::recv(&mut rd, None) {
+                l.store(pubsubperf_core::clock::now_ns(), Ordering::Release);
+                if tx.send(m).is_err() {
+                    break;
                 }
             }
             a.store(false, Ordering::Release);

@@ -182,7 +182,7 @@ impl IntraWriter {
         let mut spins = 0u32;
         while tail - ring.head.load(Ordering::Acquire) >= n {
             spins += 1;
-            if spins % 128 == 0 {
+            if spins.is_multiple_of(128) {
                 std::thread::yield_now();
                 if self.cancel.is_cancelled() {
                     return Err(BindingError::Cancelled);
@@ -320,7 +320,7 @@ impl Reader for IntraReader {
                 return Ok(tail - head);
             }
             spins = spins.wrapping_add(1);
-            if spins % 256 == 0 || self.wait == WaitMode::Block {
+            if spins.is_multiple_of(256) || self.wait == WaitMode::Block {
                 let s = *start.get_or_insert_with(Instant::now);
                 let elapsed = s.elapsed();
                 if elapsed >= timeout {

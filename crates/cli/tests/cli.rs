@@ -1,0 +1,598 @@
+//! Integration tests: run the real binary. No test asserts a latency or
+//! throughput figure; they check behaviour, accounting and clean-up.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pubsubperf"))
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("json written")).expect("valid json")
+}
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().expect("tempdir")
+}
+
+/// Asserts a one-line error on stderr, exit code 2, mentioning `needle`.
+fn usage_error(args: &[&str], needle: &str) {
+    let o = run(args);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+    assert_eq!(
+        e.trim_end().lines().count(),
+        1,
+        "{args:?}: not one line: {e}"
+    );
+    assert!(e.contains(needle), "{args:?}: {e}");
+}
+
+#[test]
+fn bad_input_is_one_line_exit_2() {
+    usage_error(&["latency", "--bogus"], "--bogus");
+    usage_error(&["latency", "--size", "12XB"], "--size");
+    usage_error(&["latency", "--size", "abc"], "--size");
+    usage_error(&["latency", "--binding", "nope"], "known: udp, tcp");
+    usage_error(
+        &["latency", "--binding", "udp", "--size", "70000"],
+        "exceeds udp's limit of 65507",
+    );
+    usage_error(
+        &["throughput", "--binding", "tcp", "--best-effort"],
+        "--best-effort",
+    );
+    usage_error(&["latency", "--cpu", "0,99"], "--cpu");
+    usage_error(&["latency", "--duration", "soon"], "--duration");
+    usage_error(&["nonsense"], "nonsense");
+}
+
+#[test]
+fn bindings_lists_capabilities() {
+    let o = run(&["bindings"]);
+    assert!(o.status.success());
+    let s = stdout(&o);
+    for b in ["udp", "tcp", "uds", "intra"] {
+        assert!(
+            s.lines().any(|l| l.starts_with(b) && l.contains("yes (")),
+            "{b}: {s}"
+        );
+    }
+    let o = run(&["bindings", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let udp = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "udp")
+        .unwrap();
+    assert_eq!(udp["capabilities"]["max_sample_size"], 65507);
+    assert_eq!(udp["capabilities"]["reliable"], false);
+}
+
+fn check_latency_run(r: &serde_json::Value, binding: &str, size: u64, count: u64) {
+    assert_eq!(r["binding"], binding);
+    assert_eq!(r["test"], "latency");
+    assert_eq!(r["size"], size);
+    assert_eq!(r["complete"], true, "{r}");
+    let l = &r["latency_ns"];
+    assert_eq!(l["count"], count);
+    let (min, p50, p99, max) = (
+        l["min"].as_u64().unwrap(),
+        l["p50"].as_u64().unwrap(),
+        l["p99"].as_u64().unwrap(),
+        l["max"].as_u64().unwrap(),
+    );
+    assert!(min > 0 && min <= p50 && p50 <= p99 && p99 <= max, "{l}");
+    assert!(!l["histogram"].as_str().unwrap().is_empty());
+    assert_eq!(r["latency_method"], "one-way = round trip / 2");
+    assert!(r["resources"]["publisher"]["max_rss_kib"].as_u64().unwrap() > 0);
+    assert!(
+        r["resources"]["subscriber"]["max_rss_kib"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+}
+
+#[test]
+fn latency_every_raw_binding_with_sizes() {
+    for b in ["udp", "tcp", "uds", "intra"] {
+        let d = tmp();
+        let j = d.path().join("r.json");
+        let c = d.path().join("r.csv");
+        let o = run(&[
+            "latency",
+            "-b",
+            b,
+            "-s",
+            "32,1KiB",
+            "-n",
+            "300",
+            "--warmup",
+            "100ms",
+            "-q",
+            "--check",
+            "--json",
+            j.to_str().unwrap(),
+            "--csv",
+            c.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{b}: {}", stderr(&o));
+        assert!(stdout(&o).contains("round trip / 2"), "{b}");
+        let v = json(&j);
+        assert_eq!(v["tool"]["name"], "pubsubperf");
+        assert!(v["environment"]["bindings"][b].is_string());
+        let runs = v["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 2);
+        check_latency_run(&runs[0], b, 32, 300);
+        check_latency_run(&runs[1], b, 1024, 300);
+        assert_eq!(runs[0]["bad_samples"], 0);
+        let csv = std::fs::read_to_string(&c).unwrap();
+        assert_eq!(csv.lines().count(), 3);
+    }
+}
+
+#[test]
+fn throughput_counts_exactly_on_reliable_bindings() {
+    for b in ["tcp", "uds", "intra"] {
+        let d = tmp();
+        let j = d.path().join("r.json");
+        let o = run(&[
+            "throughput",
+            "-b",
+            b,
+            "-s",
+            "200",
+            "-n",
+            "20000",
+            "--warmup",
+            "100ms",
+            "-q",
+            "--check",
+            "--latency-every",
+            "100",
+            "--json",
+            j.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{b}: {}", stderr(&o));
+        let r = &json(&j)["runs"][0];
+        let t = &r["throughput"];
+        assert_eq!(t["sent"], 20000, "{b}");
+        assert_eq!(t["received"], 20000, "{b}");
+        assert_eq!(t["lost"], 0, "{b}");
+        assert_eq!(t["bytes"], 20000 * 200, "{b}");
+        assert_eq!(t["duplicates"], 0);
+        assert_eq!(r["bad_samples"], 0);
+        assert!(
+            r["latency_ns"]["count"].as_u64().unwrap() > 0,
+            "{b}: latency under load"
+        );
+    }
+}
+
+#[test]
+fn udp_throughput_accounts_every_sample() {
+    let d = tmp();
+    let j = d.path().join("r.json");
+    let o = run(&[
+        "throughput",
+        "-b",
+        "udp",
+        "-s",
+        "64",
+        "--duration",
+        "1s",
+        "--warmup",
+        "100ms",
+        "-q",
+        "--json",
+        j.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t = &json(&j)["runs"][0]["throughput"];
+    let (sent, rec, lost) = (
+        t["sent"].as_u64().unwrap(),
+        t["received"].as_u64().unwrap(),
+        t["lost"].as_u64().unwrap(),
+    );
+    assert!(sent > 0);
+    assert_eq!(sent, rec + lost, "{t}");
+}
+
+#[test]
+fn rate_paces_the_publisher() {
+    let d = tmp();
+    let j = d.path().join("r.json");
+    let o = run(&[
+        "throughput",
+        "-b",
+        "tcp",
+        "--rate",
+        "2000",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+        "-q",
+        "--json",
+        j.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t = &json(&j)["runs"][0]["throughput"];
+    // 2000/s for 1 s: the schedule allows 2000 (+1 for the first at t=0).
+    let sent = t["sent"].as_u64().unwrap();
+    assert!((1990..=2001).contains(&sent), "{sent}");
+    let o = run(&[
+        "latency",
+        "-b",
+        "udp",
+        "--rate",
+        "500",
+        "-n",
+        "200",
+        "--warmup",
+        "0s",
+        "-q",
+        "--json",
+        j.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(json(&j)["runs"][0]["config"]["rate"].as_f64().unwrap() == 500.0);
+}
+
+#[test]
+fn multicast_ipv6_and_busy_wait() {
+    for args in [
+        &["latency", "-b", "udp", "--multicast"][..],
+        &["latency", "-b", "udp", "--ipv6"][..],
+        &["latency", "-b", "tcp", "--ipv6", "--wait", "busy"][..],
+        &[
+            "latency",
+            "-b",
+            "udp",
+            "--wait",
+            "busy",
+            "--subscribers",
+            "2",
+        ][..],
+        &[
+            "throughput",
+            "-b",
+            "tcp",
+            "--subscribers",
+            "3",
+            "--batch",
+            "8KiB",
+        ][..],
+    ] {
+        let mut a = args.to_vec();
+        a.extend(["-n", "200", "--warmup", "0s", "-q"]);
+        let o = run(&a);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn several_subscribers_report_each() {
+    let d = tmp();
+    let j = d.path().join("r.json");
+    let o = run(&[
+        "throughput",
+        "-b",
+        "tcp",
+        "--subscribers",
+        "2",
+        "-n",
+        "5000",
+        "--warmup",
+        "0s",
+        "-q",
+        "--json",
+        j.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = &json(&j)["runs"][0];
+    let subs = r["subscribers"].as_array().unwrap();
+    assert_eq!(subs.len(), 2);
+    for s in subs {
+        assert_eq!(s["received"], 5000);
+    }
+    assert_eq!(r["throughput"]["received"], 10000);
+}
+
+/// Starts `pubsubperf sub --listen 127.0.0.1:0` and returns it with its port.
+fn remote_sub() -> (Child, String) {
+    let mut child = bin()
+        .args(["sub", "--listen", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line.trim().rsplit(' ').next().unwrap().to_string();
+    assert!(line.contains("listening on"), "{line}");
+    (child, addr)
+}
+
+#[test]
+fn remote_subscriber_gets_its_config_from_the_publisher() {
+    let (mut sub, addr) = remote_sub();
+    let d = tmp();
+    let j = d.path().join("r.json");
+    let o = run(&[
+        "throughput",
+        "-b",
+        "udp",
+        "-s",
+        "100",
+        "--connect",
+        &addr,
+        "-n",
+        "1000",
+        "--rate",
+        "20000",
+        "--warmup",
+        "0s",
+        "-q",
+        "--json",
+        j.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&j);
+    assert_eq!(v["runs"][0]["size"], 100);
+    assert!(v["environment"]["subscriber_host"]["kernel"].is_string());
+    let t = &v["runs"][0]["throughput"];
+    assert_eq!(
+        t["sent"].as_u64(),
+        Some(t["received"].as_u64().unwrap() + t["lost"].as_u64().unwrap())
+    );
+    // The subscriber ends with the session.
+    let start = Instant::now();
+    while sub.try_wait().unwrap().is_none() {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "sub --listen did not exit"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn missing_peer_is_a_clear_error_not_a_hang() {
+    // Nothing listens on this port.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap().to_string();
+    drop(l);
+    let start = Instant::now();
+    let o = run(&[
+        "latency",
+        "--connect",
+        &addr,
+        "--connect-timeout",
+        "1s",
+        "-n",
+        "10",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no subscriber at"), "{}", stderr(&o));
+    assert!(start.elapsed() < Duration::from_secs(5));
+}
+
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) {
+            // Field 4 (after the parenthesised name) is the parent pid.
+            let after = &stat[stat.rfind(')').unwrap() + 2..];
+            let ppid: u32 = after.split(' ').nth(1).unwrap().parse().unwrap();
+            if ppid == pid {
+                v.push(p);
+            }
+        }
+    }
+    v
+}
+
+fn wait_for_child(pid: u32) -> u32 {
+    let start = Instant::now();
+    loop {
+        if let Some(c) = children_of(pid).first() {
+            return *c;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "no subscriber child"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie still has /proc/PID; check its state.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| !s[s.rfind(')').unwrap() + 2..].starts_with('Z'))
+        .unwrap_or(false)
+}
+
+#[test]
+fn killed_subscriber_ends_the_run_within_5s_and_keeps_results() {
+    for test in ["latency", "throughput"] {
+        let d = tmp();
+        let j = d.path().join("r.json");
+        let mut p = bin()
+            .args([
+                test,
+                "-b",
+                "tcp",
+                "-s",
+                "64,128",
+                "--duration",
+                "30s",
+                "--warmup",
+                "0s",
+                "-q",
+                "--json",
+                j.to_str().unwrap(),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let child = wait_for_child(p.id());
+        std::thread::sleep(Duration::from_millis(1500));
+        unsafe { libc::kill(child as i32, libc::SIGKILL) };
+        let killed = Instant::now();
+        let status = loop {
+            if let Some(s) = p.try_wait().unwrap() {
+                break s;
+            }
+            assert!(
+                killed.elapsed() < Duration::from_secs(5),
+                "{test}: publisher still running 5 s after the subscriber died"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(p.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert_eq!(status.code(), Some(1), "{test}: {err}");
+        assert!(err.contains("subscriber"), "{test}: {err}");
+        let v = json(&j);
+        let r = &v["runs"][0];
+        assert_eq!(r["complete"], false);
+        assert!(r["error"].as_str().unwrap().contains("subscriber"));
+        if test == "latency" {
+            assert!(r["latency_ns"]["count"].as_u64().unwrap() > 0);
+        } else {
+            assert!(r["throughput"]["sent"].as_u64().unwrap() > 0);
+        }
+    }
+}
+
+#[test]
+fn ctrl_c_writes_partial_results_and_reaps_the_subscriber() {
+    for test in ["latency", "throughput"] {
+        let d = tmp();
+        let j = d.path().join("r.json");
+        let mut p = bin()
+            .args([
+                test,
+                "-b",
+                "udp",
+                "--duration",
+                "30s",
+                "--warmup",
+                "0s",
+                "-q",
+                "--json",
+                j.to_str().unwrap(),
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let child = wait_for_child(p.id());
+        std::thread::sleep(Duration::from_millis(1500));
+        unsafe { libc::kill(p.id() as i32, libc::SIGINT) };
+        let start = Instant::now();
+        let status = loop {
+            if let Some(s) = p.try_wait().unwrap() {
+                break s;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "{test}: still running after Ctrl-C"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(status.code(), Some(130));
+        let r = &json(&j)["runs"][0];
+        assert_eq!(r["complete"], false);
+        let mut out = String::new();
+        std::io::Read::read_to_string(p.stdout.as_mut().unwrap(), &mut out).unwrap();
+        assert!(out.contains("(partial)"), "{out}");
+        let start = Instant::now();
+        while alive(child) {
+            assert!(
+                start.elapsed() < Duration::from_secs(3),
+                "subscriber {child} left running"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+#[test]
+fn rt_priority_mlock_and_pinning() {
+    let d = tmp();
+    let j = d.path().join("r.json");
+    // As root SCHED_FIFO works; otherwise a clear error naming the flag.
+    let o = run(&[
+        "latency",
+        "-b",
+        "udp",
+        "--rt-priority",
+        "10",
+        "--mlock",
+        "--cpu",
+        "1,0",
+        "-n",
+        "100",
+        "--warmup",
+        "0s",
+        "-q",
+        "--json",
+        j.to_str().unwrap(),
+    ]);
+    if o.status.success() {
+        let c = &json(&j)["runs"][0]["config"];
+        assert_eq!(c["rt_priority"], 10);
+        assert_eq!(
+            (c["pub_cpu"].as_u64(), c["sub_cpu"].as_u64()),
+            (Some(1), Some(0))
+        );
+    } else {
+        assert!(
+            stderr(&o).contains("--rt-priority") || stderr(&o).contains("--mlock"),
+            "{}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
+fn version_mismatch_is_refused() {
+    use std::io::{Read, Write};
+    let (mut sub, addr) = remote_sub();
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    let hello = br#"{"type":"hello","version":"0.0.0-other","protocol":1}"#;
+    s.write_all(&(hello.len() as u32).to_le_bytes()).unwrap();
+    s.write_all(hello).unwrap();
+    let mut len = [0u8; 4];
+    s.read_exact(&mut len).unwrap();
+    let mut body = vec![0; u32::from_le_bytes(len) as usize];
+    s.read_exact(&mut body).unwrap();
+    let m = String::from_utf8(body).unwrap();
+    assert!(m.contains("version mismatch"), "{m}");
+    let _ = sub.wait();
+}
