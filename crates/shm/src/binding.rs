@@ -1,0 +1,935 @@
+//! The `shm` binding: [`Shm`], [`ShmWriter`], [`ShmReader`].
+
+use crate::layout::{
+    CLOSED, ENTRY_HEAD, EntryHead, HEAD_BYTES, MAGIC, NAME_CAP, OPEN, PoolHeader, RefCount,
+    RingHeader, round_up,
+};
+use crate::sys::{self, Mapping};
+use crate::wait::{self, Outcome};
+use pubsubperf_core::binding::BindingInfo;
+use pubsubperf_core::{
+    Binding, BindingError, CancelToken, Capabilities, DataType, EndpointConfig, Locator, Reader,
+    Reliability, TopicSpec, WaitMode, Writer,
+};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// Largest sample (header included): 1 GiB.
+pub const MAX_SHM_SAMPLE: usize = 1 << 30;
+/// Entries per reader ring unless `--receive-queue` says otherwise.
+pub const DEFAULT_QUEUE: usize = 256;
+/// A copy-mode ring holds at most this many bytes of entries (fewer
+/// entries for big samples, but never fewer than [`MIN_QUEUE`]).
+pub const RING_BYTES: usize = 16 << 20;
+/// A zero-copy ring's depth is chosen as if its entries were slots of this
+/// many bytes in total, which bounds the pool's size.
+pub const POOL_BYTES: usize = 64 << 20;
+/// Fewest entries in a ring.
+pub const MIN_QUEUE: usize = 2;
+
+/// The `shm` binding: one value per side per run.
+pub struct Shm {
+    cfg: EndpointConfig,
+}
+
+impl Binding for Shm {
+    type Writer = ShmWriter;
+    type Reader = ShmReader;
+
+    fn info() -> BindingInfo {
+        BindingInfo {
+            name: "shm",
+            description: "POSIX shared memory between processes, copy or zero-copy (loaned slots), futex wake-ups",
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            capabilities: Capabilities {
+                reliable: true,
+                best_effort: true,
+                default_reliability: Reliability::Reliable,
+                multicast: false,
+                max_sample_size: MAX_SHM_SAMPLE,
+                zero_copy: true,
+                batching: false,
+                multiple_subscribers: true,
+                transports: &["shm"],
+                data_types: &[DataType::Bytes, DataType::Flat],
+                in_process: false,
+                remote: false,
+            },
+            available: available(),
+        }
+    }
+
+    fn validate(cfg: &EndpointConfig) -> Result<(), BindingError> {
+        if !cfg.transport.is_empty() && cfg.transport != "shm" {
+            return Err(BindingError::Unsupported(format!(
+                "--transport {}: shm offers shm",
+                cfg.transport
+            )));
+        }
+        if cfg.multicast {
+            return Err(BindingError::Unsupported(
+                "--multicast: shm has no multicast".into(),
+            ));
+        }
+        if cfg.batch_bytes > 0 {
+            return Err(BindingError::Unsupported("--batch: shm does not batch".into()));
+        }
+        if let Some(k) = cfg.options.keys().next() {
+            return Err(BindingError::Unsupported(format!(
+                "--opt {k}: shm takes no binding options"
+            )));
+        }
+        if cfg.max_sample_size > MAX_SHM_SAMPLE {
+            return Err(BindingError::TooLarge {
+                size: cfg.max_sample_size,
+                limit: MAX_SHM_SAMPLE,
+            });
+        }
+        Ok(())
+    }
+
+    fn open(cfg: &EndpointConfig) -> Result<Self, BindingError> {
+        Self::validate(cfg)?;
+        // Segments of runs killed before their peer mapped them carry the
+        // pid of a process that is gone: remove them.
+        sys::sweep_stale();
+        Ok(Shm { cfg: cfg.clone() })
+    }
+
+    fn create_reader(&mut self, topic: &TopicSpec) -> Result<(ShmReader, Locator), BindingError> {
+        ShmReader::create(&self.cfg, topic)
+    }
+
+    fn create_writer(
+        &mut self,
+        topic: &TopicSpec,
+        readers: &[Locator],
+    ) -> Result<ShmWriter, BindingError> {
+        ShmWriter::create(&self.cfg, topic, readers)
+    }
+}
+
+fn available() -> Result<(), String> {
+    match std::fs::metadata("/dev/shm") {
+        Ok(m) if m.is_dir() => Ok(()),
+        _ => Err("/dev/shm is missing (POSIX shared memory needs a tmpfs there)".into()),
+    }
+}
+
+/// Ring depth for entries of `stride` bytes within `budget` bytes.
+fn queue_len(cfg: &EndpointConfig, stride: usize, budget: usize) -> usize {
+    let wanted = if cfg.receive_queue > 0 {
+        cfg.receive_queue
+    } else {
+        DEFAULT_QUEUE
+    };
+    wanted.min(budget / stride).max(MIN_QUEUE)
+}
+
+/// Bytes per copy-mode entry or pool slot for samples up to `max`.
+fn slot_stride(max: usize) -> usize {
+    let s = ENTRY_HEAD + round_up(max.max(1), 64);
+    if s >= 4096 { round_up(s, 4096) } else { s }
+}
+
+// ---------------------------------------------------------------- reader
+
+/// Reader of the `shm` binding. It owns its ring segment.
+pub struct ShmReader {
+    _map: Mapping,
+    name: String,
+    hdr: *const RingHeader,
+    data: *mut u8,
+    capacity: u64,
+    stride: usize,
+    max: usize,
+    /// Next entry to read (mirror of `consumer.pos`).
+    head: u64,
+    /// Last `producer.pos` seen.
+    tail: u64,
+    zero_copy: bool,
+    bytes: bool,
+    wait: WaitMode,
+    cancel: CancelToken,
+    /// Copy mode: the private buffer samples are copied out into.
+    private: Vec<u8>,
+    pool: Option<PoolMap>,
+}
+
+// SAFETY: the raw pointers point into `map` (and `pool`), owned by the reader.
+unsafe impl Send for ShmReader {}
+
+impl ShmReader {
+    fn create(cfg: &EndpointConfig, topic: &TopicSpec) -> Result<(ShmReader, Locator), BindingError> {
+        let max = cfg.max_sample_size.max(1);
+        let (stride, capacity) = if cfg.zero_copy {
+            (8, queue_len(cfg, slot_stride(max), POOL_BYTES))
+        } else {
+            let s = slot_stride(max);
+            (s, queue_len(cfg, s, RING_BYTES))
+        };
+        let len = HEAD_BYTES + round_up(capacity * stride, 64);
+        let name = sys::segment_name(&cfg.run_id, &format!("{}-{}", topic.name, topic.index));
+        let map = Mapping::create(&name, len)?;
+        let hdr = map.ptr() as *mut RingHeader;
+        // SAFETY: fresh zeroed mapping of at least HEAD_BYTES; nobody else
+        // knows its name yet.
+        unsafe {
+            (*hdr).meta.magic = MAGIC;
+            (*hdr).meta.capacity = capacity as u64;
+            (*hdr).meta.stride = stride as u64;
+            (*hdr).meta.max_sample = max as u64;
+            (*hdr).meta.reader_pid = std::process::id();
+            (*hdr).meta.zero_copy = u32::from(cfg.zero_copy);
+            (*hdr).link.reader_state.store(OPEN, Ordering::Release);
+        }
+        let data = map.ptr().wrapping_add(HEAD_BYTES);
+        Ok((
+            ShmReader {
+                hdr,
+                data,
+                _map: map,
+                name: name.clone(),
+                capacity: capacity as u64,
+                stride,
+                max,
+                head: 0,
+                tail: 0,
+                zero_copy: cfg.zero_copy,
+                bytes: cfg.data_type == DataType::Bytes,
+                wait: cfg.wait,
+                cancel: cfg.cancel.clone(),
+                private: if cfg.zero_copy { Vec::new() } else { vec![0; max] },
+                pool: None,
+            },
+            name,
+        ))
+    }
+
+    #[inline(always)]
+    fn hdr(&self) -> &RingHeader {
+        // SAFETY: `hdr` points at the head of our live mapping.
+        unsafe { &*self.hdr }
+    }
+
+    /// Maps the writer's pool once the writer named it (zero-copy).
+    fn attach_pool(&mut self) -> Result<bool, BindingError> {
+        if self.pool.is_some() || !self.zero_copy {
+            return Ok(true);
+        }
+        let link = &self.hdr().link;
+        if link.writer_state.load(Ordering::Acquire) == 0 {
+            return Ok(false);
+        }
+        let n = (link.pool_len.load(Ordering::Acquire) as usize).min(NAME_CAP);
+        let name = String::from_utf8_lossy(&link.pool_name[..n]).into_owned();
+        let pool = PoolMap::open(&name)?;
+        let ph = pool.hdr();
+        if ph.mapped.pos.fetch_add(1, Ordering::AcqRel) + 1 >= u64::from(ph.meta.readers) {
+            // Every reader has it mapped: its name is no longer needed.
+            sys::unlink(&name);
+        }
+        self.pool = Some(pool);
+        Ok(true)
+    }
+
+    #[inline(always)]
+    fn consume(&mut self) {
+        self.head += 1;
+        let c = &self.hdr().consumer;
+        c.pos.store(self.head, Ordering::Release);
+        if self.wait == WaitMode::Block {
+            wait::notify(c);
+        }
+    }
+
+    /// Delivers the entries in `head..tail`.
+    #[inline(always)]
+    fn drain<F: FnMut(&[u8])>(&mut self, on_sample: &mut F) -> Result<usize, BindingError> {
+        let n = (self.tail - self.head) as usize;
+        for _ in 0..n {
+            let at = (self.head % self.capacity) as usize * self.stride;
+            if self.zero_copy {
+                // SAFETY: the entry is inside head..tail, published by the writer.
+                let r = unsafe { (self.data.add(at) as *const u64).read_volatile() };
+                self.consume();
+                let (slot, len) = ((r >> 32) as usize, (r & 0xffff_ffff) as usize);
+                let pool = self.pool.as_ref().expect("pool mapped before data");
+                if slot >= pool.slots || len > pool.max {
+                    return Err(BindingError::Malformed(format!(
+                        "reference to slot {slot}, {len} bytes"
+                    )));
+                }
+                let p = pool.slot(slot);
+                // SAFETY: the writer filled the slot and raised its count
+                // before publishing the reference; it stays ours until we
+                // drop the count.
+                let view = unsafe {
+                    if self.bytes {
+                        let prefix = (p.sub(4) as *const u32).read_unaligned() as usize;
+                        if prefix != len {
+                            return Err(BindingError::Malformed(format!(
+                                "length prefix {prefix} for a {len}-byte reference"
+                            )));
+                        }
+                    }
+                    std::slice::from_raw_parts(p, len)
+                };
+                on_sample(view);
+                pool.release(slot, self.wait);
+            } else {
+                // SAFETY: as above; the entry's head and body were written
+                // before the tail moved past it.
+                let len = unsafe {
+                    let e = self.data.add(at);
+                    let len = (*(e as *const EntryHead)).len as usize;
+                    if len > self.max {
+                        return Err(BindingError::Malformed(format!(
+                            "{len}-byte entry in a ring of {}-byte samples",
+                            self.max
+                        )));
+                    }
+                    let body = e.add(ENTRY_HEAD);
+                    if self.bytes {
+                        let prefix = (body.sub(4) as *const u32).read_unaligned() as usize;
+                        if prefix != len {
+                            return Err(BindingError::Malformed(format!(
+                                "length prefix {prefix} for a {len}-byte entry"
+                            )));
+                        }
+                    }
+                    std::ptr::copy_nonoverlapping(body, self.private.as_mut_ptr(), len);
+                    len
+                };
+                self.consume();
+                on_sample(&self.private[..len]);
+            }
+        }
+        Ok(n)
+    }
+}
+
+impl Drop for ShmReader {
+    fn drop(&mut self) {
+        self.hdr().link.reader_state.store(CLOSED, Ordering::Release);
+        wait::notify(&self.hdr().consumer);
+        // If no writer ever mapped our segment its name is still there.
+        sys::unlink(&self.name);
+        if self.zero_copy && self.pool.is_none() {
+            // Count ourselves as mapped, or the pool's name would wait for us.
+            let _ = self.attach_pool();
+        }
+    }
+}
+
+impl Reader for ShmReader {
+    fn wait_matched(&mut self, timeout: Duration) -> Result<(), BindingError> {
+        let start = Instant::now();
+        while !self.attach_pool()? || self.hdr().link.writer_state.load(Ordering::Acquire) == 0 {
+            if self.cancel.is_cancelled() {
+                return Err(BindingError::Cancelled);
+            }
+            if start.elapsed() > timeout {
+                return Err(BindingError::MatchTimeout(
+                    timeout,
+                    format!("no writer attached to /dev/shm/{}", self.name),
+                ));
+            }
+            // Set-up only: matching is never measured.
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn recv<F: FnMut(&[u8])>(
+        &mut self,
+        timeout: Duration,
+        on_sample: &mut F,
+    ) -> Result<usize, BindingError> {
+        if self.pool.is_none() && self.zero_copy && !self.attach_pool()? {
+            return Ok(0);
+        }
+        if self.head == self.tail {
+            self.tail = self.hdr().producer.pos.load(Ordering::Acquire);
+        }
+        if self.head == self.tail {
+            let hdr = self.hdr;
+            let head = self.head;
+            // SAFETY: `hdr` points at our live mapping.
+            let producer = unsafe { &(*hdr).producer };
+            let mut tail = head;
+            let r = wait::wait(
+                producer,
+                self.wait,
+                timeout,
+                &self.cancel,
+                || {
+                    tail = producer.pos.load(Ordering::Acquire);
+                    tail != head
+                },
+                || false,
+            )?;
+            if r != Outcome::Ready {
+                return Ok(0);
+            }
+            self.tail = tail;
+        }
+        self.drain(on_sample)
+    }
+}
+
+// ---------------------------------------------------------------- pool
+
+/// A mapping of a writer's slot pool.
+struct PoolMap {
+    map: Mapping,
+    counts: *const RefCount,
+    data: *mut u8,
+    slots: usize,
+    stride: usize,
+    max: usize,
+}
+
+// SAFETY: pointers into the owned mapping.
+unsafe impl Send for PoolMap {}
+
+impl PoolMap {
+    fn layout(slots: usize, max: usize) -> (usize, usize, usize) {
+        let stride = slot_stride(max);
+        let data_offset = round_up(HEAD_BYTES + slots * 64, 4096);
+        (stride, data_offset, data_offset + slots * stride)
+    }
+
+    fn create(name: &str, slots: usize, max: usize, readers: u32) -> Result<PoolMap, BindingError> {
+        let (stride, data_offset, len) = Self::layout(slots, max);
+        let map = Mapping::create(name, len)?;
+        let h = map.ptr() as *mut PoolHeader;
+        // SAFETY: fresh zeroed mapping; nobody else knows its name yet.
+        unsafe {
+            (*h).meta.magic = MAGIC;
+            (*h).meta.slots = slots as u64;
+            (*h).meta.stride = stride as u64;
+            (*h).meta.data_offset = data_offset as u64;
+            (*h).meta.readers = readers;
+            (*h).meta.writer_pid = std::process::id();
+        }
+        Ok(PoolMap {
+            counts: map.ptr().wrapping_add(HEAD_BYTES) as *const RefCount,
+            data: map.ptr().wrapping_add(data_offset),
+            map,
+            slots,
+            stride,
+            max,
+        })
+    }
+
+    fn open(name: &str) -> Result<PoolMap, BindingError> {
+        let map = Mapping::open(name)?;
+        if map.len() < HEAD_BYTES {
+            return Err(BindingError::Malformed(format!("pool /dev/shm/{name} is too short")));
+        }
+        // SAFETY: at least HEAD_BYTES are mapped; the writer wrote the
+        // header before publishing the name.
+        let m = unsafe { &(*(map.ptr() as *const PoolHeader)).meta };
+        let (slots, stride, off) = (m.slots as usize, m.stride as usize, m.data_offset as usize);
+        if m.magic != MAGIC || slots == 0 || off + slots * stride > map.len() {
+            return Err(BindingError::Malformed(format!(
+                "/dev/shm/{name} is not a pool of this version"
+            )));
+        }
+        Ok(PoolMap {
+            counts: map.ptr().wrapping_add(HEAD_BYTES) as *const RefCount,
+            data: map.ptr().wrapping_add(off),
+            map,
+            slots,
+            stride,
+            max: stride - ENTRY_HEAD,
+        })
+    }
+
+    #[inline(always)]
+    fn hdr(&self) -> &PoolHeader {
+        // SAFETY: the head of the live mapping.
+        unsafe { &*(self.map.ptr() as *const PoolHeader) }
+    }
+
+    #[inline(always)]
+    fn count(&self, slot: usize) -> &AtomicU32 {
+        // SAFETY: slot < slots, within the mapped count array.
+        unsafe { &(*self.counts.add(slot)).0 }
+    }
+
+    /// Start of the sample in `slot`.
+    #[inline(always)]
+    fn slot(&self, slot: usize) -> *mut u8 {
+        self.data.wrapping_add(slot * self.stride + ENTRY_HEAD)
+    }
+
+    /// Drops one reference to `slot`; the last one frees it.
+    #[inline(always)]
+    fn release(&self, slot: usize, mode: WaitMode) {
+        if self.count(slot).fetch_sub(1, Ordering::Release) == 1 && mode == WaitMode::Block {
+            wait::notify(&self.hdr().free);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- writer
+
+/// One reader's ring, as the writer sees it.
+struct Target {
+    _map: Mapping,
+    hdr: *const RingHeader,
+    data: *mut u8,
+    capacity: u64,
+    stride: usize,
+    tail: u64,
+    /// Last `consumer.pos` seen.
+    head: u64,
+    reader_pid: u32,
+    /// The reader is gone: deliver nothing more.
+    closed: bool,
+}
+
+impl Target {
+    #[inline(always)]
+    fn hdr(&self) -> &RingHeader {
+        // SAFETY: `hdr` points at the head of the live mapping.
+        unsafe { &*self.hdr }
+    }
+
+    #[inline(always)]
+    fn entry(&self) -> *mut u8 {
+        self.data
+            .wrapping_add((self.tail % self.capacity) as usize * self.stride)
+    }
+
+    #[inline(always)]
+    fn publish(&mut self, mode: WaitMode) {
+        self.tail += 1;
+        let p = &self.hdr().producer;
+        p.pos.store(self.tail, Ordering::Release);
+        if mode == WaitMode::Block {
+            wait::notify(p);
+        }
+    }
+
+    fn reader_gone(&self) -> bool {
+        self.hdr().link.reader_state.load(Ordering::Acquire) == CLOSED || !sys::alive(self.reader_pid)
+    }
+}
+
+/// Writer of the `shm` binding.
+pub struct ShmWriter {
+    targets: Vec<Target>,
+    pool: Option<PoolMap>,
+    pool_name: String,
+    /// Next slot to try (zero-copy).
+    cursor: usize,
+    /// The application's private sample (copy mode, or bytes).
+    scratch: Vec<u8>,
+    max: usize,
+    bytes: bool,
+    reliable: bool,
+    wait: WaitMode,
+    block_timeout: Duration,
+    cancel: CancelToken,
+}
+
+// SAFETY: raw pointers into mappings the writer owns.
+unsafe impl Send for ShmWriter {}
+
+impl ShmWriter {
+    fn create(
+        cfg: &EndpointConfig,
+        topic: &TopicSpec,
+        readers: &[Locator],
+    ) -> Result<ShmWriter, BindingError> {
+        let max = cfg.max_sample_size.max(1);
+        let mut targets = Vec::with_capacity(readers.len());
+        let mut depth = 0;
+        for loc in readers {
+            let map = Mapping::open(loc)?;
+            // Both sides have it mapped now: the name has served its purpose.
+            sys::unlink(loc);
+            if map.len() < HEAD_BYTES {
+                return Err(BindingError::Malformed(format!("/dev/shm/{loc} is too short")));
+            }
+            let hdr = map.ptr() as *const RingHeader;
+            // SAFETY: at least HEAD_BYTES mapped; the reader wrote the meta
+            // before handing out the name.
+            let m = unsafe { &(*hdr).meta };
+            let (capacity, stride) = (m.capacity, m.stride as usize);
+            if m.magic != MAGIC
+                || capacity == 0
+                || HEAD_BYTES + capacity as usize * stride > map.len()
+            {
+                return Err(BindingError::Malformed(format!(
+                    "/dev/shm/{loc} is not a reader ring of this version"
+                )));
+            }
+            if (m.zero_copy == 1) != cfg.zero_copy || (m.max_sample as usize) < max {
+                return Err(BindingError::Unsupported(format!(
+                    "reader {loc} was set up differently (zero copy {}, {} bytes)",
+                    m.zero_copy, m.max_sample
+                )));
+            }
+            depth = depth.max(capacity as usize);
+            targets.push(Target {
+                data: map.ptr().wrapping_add(HEAD_BYTES),
+                reader_pid: m.reader_pid,
+                hdr,
+                _map: map,
+                capacity,
+                stride,
+                tail: 0,
+                head: 0,
+                closed: false,
+            });
+        }
+        let mut pool = None;
+        let mut pool_name = String::new();
+        if cfg.zero_copy {
+            // Enough slots that readers holding every entry of their ring
+            // plus the one they are reading never starve the writer: under
+            // best effort they may each hold different ones.
+            let n = targets.len().max(1);
+            let slots = n * (depth + 1) + 1;
+            pool_name = sys::segment_name(&cfg.run_id, &format!("{}-pool", topic.name));
+            if pool_name.len() > NAME_CAP {
+                return Err(BindingError::Middleware(format!(
+                    "pool name too long: {pool_name}"
+                )));
+            }
+            pool = Some(PoolMap::create(&pool_name, slots, max, targets.len() as u32)?);
+        }
+        for t in &targets {
+            let link = &t.hdr().link;
+            // SAFETY: only the writer writes `pool_name`, before it sets
+            // `writer_state`, which the reader reads first.
+            unsafe {
+                let dst = link.pool_name.as_ptr() as *mut u8;
+                std::ptr::copy_nonoverlapping(pool_name.as_ptr(), dst, pool_name.len());
+            }
+            link.pool_len
+                .store(pool_name.len() as u32, Ordering::Release);
+            link.writer_pid.store(std::process::id(), Ordering::Release);
+            link.writer_state.store(OPEN, Ordering::Release);
+        }
+        Ok(ShmWriter {
+            targets,
+            pool,
+            pool_name,
+            cursor: 0,
+            scratch: if cfg.zero_copy {
+                Vec::new()
+            } else {
+                vec![0; max]
+            },
+            max,
+            bytes: cfg.data_type == DataType::Bytes,
+            reliable: cfg.reliability == Reliability::Reliable,
+            wait: cfg.wait,
+            block_timeout: Duration::from_millis(cfg.reliable_block_timeout_ms),
+            cancel: cfg.cancel.clone(),
+        })
+    }
+
+    /// Makes room for one entry in target `i`. `Ok(false)`: deliver nothing
+    /// to it (best effort and full, or the reader is gone).
+    #[inline(always)]
+    fn reserve(&mut self, i: usize) -> Result<bool, BindingError> {
+        let t = &mut self.targets[i];
+        if t.tail - t.head < t.capacity {
+            return Ok(true);
+        }
+        t.head = t.hdr().consumer.pos.load(Ordering::Acquire);
+        if t.tail - t.head < t.capacity {
+            return Ok(true);
+        }
+        if t.closed {
+            return Ok(false);
+        }
+        if !self.reliable {
+            return Ok(false);
+        }
+        self.reserve_slow(i)
+    }
+
+    #[cold]
+    fn reserve_slow(&mut self, i: usize) -> Result<bool, BindingError> {
+        let t = &self.targets[i];
+        let consumer = &t.hdr().consumer;
+        let (tail, cap) = (t.tail, t.capacity);
+        let mut head = t.head;
+        let r = wait::wait(
+            consumer,
+            self.wait,
+            self.block_timeout,
+            &self.cancel,
+            || {
+                head = consumer.pos.load(Ordering::Acquire);
+                tail - head < cap
+            },
+            || t.reader_gone(),
+        )?;
+        let t = &mut self.targets[i];
+        t.head = head;
+        match r {
+            Outcome::Ready => Ok(true),
+            Outcome::GaveUp => {
+                t.closed = true;
+                Ok(false)
+            }
+            Outcome::Timeout => Err(BindingError::WriteTimeout(self.block_timeout)),
+        }
+    }
+
+    /// Loans a free slot of the pool; `None` under best effort when every
+    /// slot is held.
+    #[inline(always)]
+    fn loan(&mut self) -> Result<Option<usize>, BindingError> {
+        let pool = self.pool.as_ref().expect("zero-copy writer has a pool");
+        let n = pool.slots;
+        for k in 0..n {
+            let mut s = self.cursor + k;
+            if s >= n {
+                s -= n;
+            }
+            if pool.count(s).load(Ordering::Acquire) == 0 {
+                self.cursor = if s + 1 == n { 0 } else { s + 1 };
+                return Ok(Some(s));
+            }
+        }
+        if !self.reliable {
+            return Ok(None);
+        }
+        self.loan_slow()
+    }
+
+    #[cold]
+    fn loan_slow(&mut self) -> Result<Option<usize>, BindingError> {
+        let pool = self.pool.as_ref().expect("zero-copy writer has a pool");
+        let mut found = 0;
+        let r = wait::wait(
+            &pool.hdr().free,
+            self.wait,
+            self.block_timeout,
+            &self.cancel,
+            || {
+                (0..pool.slots).any(|s| {
+                    found = s;
+                    pool.count(s).load(Ordering::Acquire) == 0
+                })
+            },
+            || false,
+        )?;
+        match r {
+            Outcome::Ready => Ok(Some(found)),
+            _ => Err(BindingError::WriteTimeout(self.block_timeout)),
+        }
+    }
+
+    #[inline(always)]
+    fn send_zero_copy<F: FnOnce(&mut [u8])>(
+        &mut self,
+        len: usize,
+        fill: F,
+    ) -> Result<(), BindingError> {
+        let Some(slot) = self.loan()? else {
+            return Ok(());
+        };
+        let pool = self.pool.as_ref().expect("pool");
+        let p = pool.slot(slot);
+        // SAFETY: the slot's count is 0, so no reader holds it, and only this
+        // writer hands slots out; `len <= max <= stride - ENTRY_HEAD`.
+        unsafe {
+            fill(std::slice::from_raw_parts_mut(p, len));
+            if self.bytes {
+                // The serialized sequence: a 4-byte length, then the bytes,
+                // which `fill` already put in place.
+                (p.sub(4) as *mut u32).write_unaligned(len as u32);
+            }
+        }
+        // One reference per reader that will get it; references for readers
+        // that turn out full (best effort) or gone are given back below.
+        let count = pool.count(slot);
+        count.store(self.targets.len() as u32, Ordering::Relaxed);
+        let r = (slot as u64) << 32 | len as u64;
+        let mut result = Ok(());
+        for i in 0..self.targets.len() {
+            let delivered = if self.targets[i].closed || result.is_err() {
+                false
+            } else {
+                match self.reserve(i) {
+                    Ok(d) => d,
+                    Err(e) => {
+                        result = Err(e);
+                        false
+                    }
+                }
+            };
+            let t = &mut self.targets[i];
+            if delivered {
+                // SAFETY: the entry is outside head..tail, ours to write.
+                unsafe { (t.entry() as *mut u64).write_volatile(r) };
+                t.publish(self.wait);
+            } else {
+                let pool = self.pool.as_ref().expect("pool");
+                pool.count(slot).fetch_sub(1, Ordering::Release);
+            }
+        }
+        result
+    }
+
+    #[inline(always)]
+    fn send_copy<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> Result<(), BindingError> {
+        if !self.bytes && self.targets.len() == 1 {
+            // Flat, one reader: the sample is built in place in the ring.
+            if self.targets[0].closed || !self.reserve(0)? {
+                return Ok(());
+            }
+            let t = &mut self.targets[0];
+            let e = t.entry();
+            // SAFETY: the entry is outside head..tail, ours to write;
+            // `len <= max <= stride - ENTRY_HEAD`.
+            unsafe {
+                fill(std::slice::from_raw_parts_mut(e.add(ENTRY_HEAD), len));
+                (*(e as *mut EntryHead)).len = len as u64;
+            }
+            t.publish(self.wait);
+            return Ok(());
+        }
+        fill(&mut self.scratch[..len]);
+        for i in 0..self.targets.len() {
+            if self.targets[i].closed || !self.reserve(i)? {
+                continue;
+            }
+            let src = self.scratch.as_ptr();
+            let bytes = self.bytes;
+            let t = &mut self.targets[i];
+            let e = t.entry();
+            // SAFETY: as above.
+            unsafe {
+                let body = e.add(ENTRY_HEAD);
+                if bytes {
+                    (body.sub(4) as *mut u32).write_unaligned(len as u32);
+                }
+                std::ptr::copy_nonoverlapping(src, body, len);
+                (*(e as *mut EntryHead)).len = len as u64;
+            }
+            t.publish(self.wait);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ShmWriter {
+    fn drop(&mut self) {
+        for t in &self.targets {
+            t.hdr().link.writer_state.store(CLOSED, Ordering::Release);
+            wait::notify(&t.hdr().producer);
+        }
+        if !self.pool_name.is_empty() {
+            // Gone already once every reader mapped it.
+            sys::unlink(&self.pool_name);
+        }
+    }
+}
+
+impl Writer for ShmWriter {
+    fn wait_matched(&mut self, readers: usize, timeout: Duration) -> Result<(), BindingError> {
+        if self.targets.len() < readers {
+            return Err(BindingError::MatchTimeout(
+                timeout,
+                format!("{} of {readers} readers given", self.targets.len()),
+            ));
+        }
+        let Some(pool) = &self.pool else {
+            return Ok(());
+        };
+        let start = Instant::now();
+        let want = self.targets.len() as u64;
+        while pool.hdr().mapped.pos.load(Ordering::Acquire) < want {
+            if self.cancel.is_cancelled() {
+                return Err(BindingError::Cancelled);
+            }
+            if start.elapsed() > timeout {
+                return Err(BindingError::MatchTimeout(
+                    timeout,
+                    format!(
+                        "{} of {want} readers mapped the pool",
+                        pool.hdr().mapped.pos.load(Ordering::Acquire)
+                    ),
+                ));
+            }
+            // Set-up only: matching is never measured.
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        sys::unlink(&self.pool_name);
+        Ok(())
+    }
+
+    #[inline]
+    fn send<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> Result<(), BindingError> {
+        if len > self.max {
+            return Err(BindingError::TooLarge {
+                size: len,
+                limit: self.max,
+            });
+        }
+        if self.pool.is_some() {
+            self.send_zero_copy(len, fill)
+        } else {
+            self.send_copy(len, fill)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base(id: &str) -> EndpointConfig {
+        let mut c = EndpointConfig::for_test(id);
+        c.transport = "shm".into();
+        c.max_sample_size = 1 << 20;
+        c
+    }
+
+    macro_rules! variant {
+        ($fname:ident, $zc:expr, $wait:expr, $dt:expr, $rel:expr) => {
+            fn $fname(id: &str) -> EndpointConfig {
+                let mut c = base(id);
+                c.zero_copy = $zc;
+                c.wait = $wait;
+                c.data_type = $dt;
+                c.reliability = $rel;
+                c
+            }
+        };
+    }
+
+    use DataType::{Bytes, Flat};
+    use Reliability::{BestEffort, Reliable};
+    use WaitMode::{Block, Busy};
+
+    variant!(copy_block_bytes_rel, false, Block, Bytes, Reliable);
+    variant!(copy_block_flat_be, false, Block, Flat, BestEffort);
+    variant!(copy_busy_bytes_be, false, Busy, Bytes, BestEffort);
+    variant!(copy_busy_flat_rel, false, Busy, Flat, Reliable);
+    variant!(zc_block_bytes_be, true, Block, Bytes, BestEffort);
+    variant!(zc_block_flat_rel, true, Block, Flat, Reliable);
+    variant!(zc_busy_bytes_rel, true, Busy, Bytes, Reliable);
+    variant!(zc_busy_flat_be, true, Busy, Flat, BestEffort);
+
+    pubsubperf_core::conformance_suite!(shm_copy_block_bytes_rel, Shm, copy_block_bytes_rel);
+    pubsubperf_core::conformance_suite!(shm_copy_block_flat_be, Shm, copy_block_flat_be);
+    pubsubperf_core::conformance_suite!(shm_copy_busy_bytes_be, Shm, copy_busy_bytes_be);
+    pubsubperf_core::conformance_suite!(shm_copy_busy_flat_rel, Shm, copy_busy_flat_rel);
+    pubsubperf_core::conformance_suite!(shm_zc_block_bytes_be, Shm, zc_block_bytes_be);
+    pubsubperf_core::conformance_suite!(shm_zc_block_flat_rel, Shm, zc_block_flat_rel);
+    pubsubperf_core::conformance_suite!(shm_zc_busy_bytes_rel, Shm, zc_busy_bytes_rel);
+    pubsubperf_core::conformance_suite!(shm_zc_busy_flat_be, Shm, zc_busy_flat_be);
+}

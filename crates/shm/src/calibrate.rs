@@ -1,0 +1,274 @@
+//! The machine's floors: what no shared-memory transport can beat.
+//!
+//! [`measure`] runs three micro-measurements (about 2 s in total) whose
+//! figures the `shm` binding is compared with:
+//!
+//! - **clock cost** ([`Calibration::clock_ns`]): `clock_gettime(CLOCK_MONOTONIC)`
+//!   called 1 000 000 times in a row (the vDSO path the harness uses to
+//!   timestamp samples), total time divided by the number of calls; the
+//!   median of 5 such trials.
+//! - **cross-core cache-line latency** ([`Calibration::cache_line`]): two
+//!   threads pinned to two cores (0 and 1 by default) ping-pong one
+//!   `AtomicU64` alone in a 128-byte aligned line: the first stores an odd
+//!   number and spins until the second, which spins on the line, answers
+//!   with the next even number. Round trips are timed in batches of 100
+//!   (one clock read per batch, so the clock cost is negligible); 2 000
+//!   batches after 10 000 warm-up round trips. The batch mean is one sample
+//!   of the round-trip time (RTT); we report the median and minimum RTT and
+//!   **one-way = RTT p50 / 2**, the cost of moving one cache line from one
+//!   core to the other, which is the floor of a busy-polling shared-memory
+//!   one-way latency (a sample needs at least a ring index and a header to
+//!   move, so about two lines).
+//! - **memcpy bandwidth** ([`Calibration::memcpy`]): `copy_nonoverlapping`
+//!   (libc `memcpy`) of a buffer of 64 KiB, 1 MiB and 64 MiB into another
+//!   of the same size, both touched beforehand, on one thread pinned to the
+//!   first core; repeated until at least 256 MiB and 50 ms were copied,
+//!   5 trials, the median in GB/s (10^9 bytes per second, bytes copied once,
+//!   not counting the read). 64 KiB fits in L1/L2, 1 MiB in L2/L3, 64 MiB
+//!   goes to DRAM.
+//!
+//! Nothing here allocates or locks inside the timed loops.
+
+use pubsubperf_core::clock::now_ns;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The sizes [`measure`] copies.
+pub const MEMCPY_SIZES: [usize; 3] = [64 << 10, 1 << 20, 64 << 20];
+
+/// The calibration of this machine.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Calibration {
+    /// Nanoseconds per `clock_gettime(CLOCK_MONOTONIC)` call.
+    pub clock_ns: f64,
+    /// Cross-core cache-line ping-pong; `None` when two cores are not
+    /// available (with the reason in `cache_line_error`).
+    pub cache_line: Option<CacheLine>,
+    /// Why `cache_line` is missing.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cache_line_error: Option<String>,
+    /// memcpy bandwidth per size.
+    pub memcpy: Vec<Memcpy>,
+}
+
+impl Calibration {
+    /// memcpy bandwidth at `size` bytes, if measured.
+    pub fn memcpy_gb_per_s(&self, size: usize) -> Option<f64> {
+        self.memcpy
+            .iter()
+            .find(|m| m.size == size)
+            .map(|m| m.gb_per_s)
+    }
+}
+
+/// Cross-core cache-line round trip.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CacheLine {
+    /// The two cores the threads were pinned to.
+    pub cores: [usize; 2],
+    /// Median round-trip time, ns.
+    pub rtt_p50_ns: f64,
+    /// Smallest batch-mean round-trip time, ns.
+    pub rtt_min_ns: f64,
+    /// One-way latency = `rtt_p50_ns / 2`, ns.
+    pub one_way_p50_ns: f64,
+    /// Round trips timed.
+    pub round_trips: u64,
+}
+
+/// memcpy bandwidth at one size.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Memcpy {
+    /// Bytes per copy.
+    pub size: usize,
+    /// Median over trials, 10^9 bytes per second.
+    pub gb_per_s: f64,
+}
+
+/// Measures everything on cores 0 and 1.
+pub fn measure() -> Calibration {
+    measure_on([0, 1])
+}
+
+/// Measures everything, ping-ponging between `cores` and copying on
+/// `cores[0]`. The calling thread's affinity is left alone (the work runs
+/// on threads of its own).
+pub fn measure_on(cores: [usize; 2]) -> Calibration {
+    let (clock_ns, memcpy) = std::thread::spawn(move || {
+        let _ = pubsubperf_core::sys::pin_to_cpu(cores[0]);
+        let clock = clock_cost();
+        let m = MEMCPY_SIZES
+            .iter()
+            .map(|&size| Memcpy {
+                size,
+                gb_per_s: memcpy_bandwidth(size),
+            })
+            .collect::<Vec<_>>();
+        (clock, m)
+    })
+    .join()
+    .expect("calibration thread");
+    let (cache_line, cache_line_error) = match cache_line(cores) {
+        Ok(c) => (Some(c), None),
+        Err(e) => (None, Some(e)),
+    };
+    Calibration {
+        clock_ns,
+        cache_line,
+        cache_line_error,
+        memcpy,
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// ns per `clock_gettime(CLOCK_MONOTONIC)`.
+pub fn clock_cost() -> f64 {
+    const CALLS: u64 = 1_000_000;
+    let mut trials = [0f64; 5];
+    for t in trials.iter_mut() {
+        let start = now_ns();
+        let mut sink = 0u64;
+        for _ in 0..CALLS {
+            sink = sink.wrapping_add(now_ns());
+        }
+        let end = now_ns();
+        std::hint::black_box(sink);
+        *t = (end - start) as f64 / CALLS as f64;
+    }
+    median(&mut trials)
+}
+
+/// memcpy bandwidth in GB/s at `size` bytes.
+pub fn memcpy_bandwidth(size: usize) -> f64 {
+    let src = vec![0x5au8; size];
+    let mut dst = vec![0xa5u8; size];
+    let min_bytes = 256u64 << 20;
+    let mut trials = [0f64; 5];
+    // One untimed pass warms caches and TLBs.
+    dst.copy_from_slice(&src);
+    for t in trials.iter_mut() {
+        let start = now_ns();
+        let mut copied = 0u64;
+        loop {
+            // SAFETY: two distinct buffers of `size` bytes.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    std::hint::black_box(src.as_ptr()),
+                    dst.as_mut_ptr(),
+                    size,
+                )
+            };
+            std::hint::black_box(&mut dst);
+            copied += size as u64;
+            let el = now_ns() - start;
+            if copied >= min_bytes && el >= 50_000_000 {
+                *t = copied as f64 / el as f64;
+                break;
+            }
+        }
+    }
+    median(&mut trials)
+}
+
+#[repr(C, align(128))]
+struct Line(AtomicU64);
+
+/// Cross-core cache-line round trip between `cores`.
+pub fn cache_line(cores: [usize; 2]) -> Result<CacheLine, String> {
+    const WARMUP: u64 = 10_000;
+    const BATCH: u64 = 100;
+    const BATCHES: usize = 2_000;
+    if pubsubperf_core::sys::cores() < 2 {
+        return Err("needs two cores".into());
+    }
+    let line = Arc::new(Line(AtomicU64::new(0)));
+    let total = WARMUP + BATCH * BATCHES as u64;
+    let l2 = line.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let echo = std::thread::spawn(move || -> Result<(), String> {
+        let pinned = pubsubperf_core::sys::pin_to_cpu(cores[1]);
+        let _ = tx.send(pinned.clone());
+        pinned?;
+        for i in 0..total {
+            let want = 2 * i + 1;
+            while l2.0.load(Ordering::Acquire) != want {
+                std::hint::spin_loop();
+            }
+            l2.0.store(want + 1, Ordering::Release);
+        }
+        Ok(())
+    });
+    let pinned = rx.recv().map_err(|_| "echo thread died".to_string())?;
+    if let Err(e) = pinned {
+        let _ = echo.join();
+        return Err(e);
+    }
+    let line2 = line.clone();
+    let samples = std::thread::spawn(move || -> Result<Vec<f64>, String> {
+        let pinned = pubsubperf_core::sys::pin_to_cpu(cores[0]);
+        let mut samples = vec![0f64; BATCHES];
+        let mut i = 0u64;
+        let round = |i: &mut u64| {
+            let v = 2 * *i + 1;
+            line2.0.store(v, Ordering::Release);
+            while line2.0.load(Ordering::Acquire) != v + 1 {
+                std::hint::spin_loop();
+            }
+            *i += 1;
+        };
+        for _ in 0..WARMUP {
+            round(&mut i);
+        }
+        for s in samples.iter_mut() {
+            let t0 = now_ns();
+            for _ in 0..BATCH {
+                round(&mut i);
+            }
+            *s = (now_ns() - t0) as f64 / BATCH as f64;
+        }
+        pinned.map(|_| samples)
+    })
+    .join()
+    .map_err(|_| "ping thread panicked".to_string())?;
+    echo.join().map_err(|_| "echo thread panicked".to_string())??;
+    let mut samples = samples?;
+    let p50 = median(&mut samples);
+    Ok(CacheLine {
+        cores,
+        rtt_p50_ns: p50,
+        rtt_min_ns: samples[0],
+        one_way_p50_ns: p50 / 2.0,
+        round_trips: BATCH * BATCHES as u64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_are_positive_and_serialize() {
+        let c = Calibration {
+            clock_ns: clock_cost(),
+            cache_line: cache_line([0, 1]).ok(),
+            cache_line_error: None,
+            memcpy: vec![Memcpy {
+                size: 64 << 10,
+                gb_per_s: memcpy_bandwidth(64 << 10),
+            }],
+        };
+        assert!(c.clock_ns > 0.0);
+        assert!(c.memcpy_gb_per_s(64 << 10).unwrap() > 0.0);
+        if let Some(l) = &c.cache_line {
+            assert!(l.one_way_p50_ns > 0.0 && l.rtt_min_ns <= l.rtt_p50_ns);
+        }
+        let j = serde_json::to_string(&c).unwrap();
+        let back: Calibration = serde_json::from_str(&j).unwrap();
+        assert_eq!(back.memcpy.len(), 1);
+    }
+}

@@ -1,0 +1,144 @@
+//! What lives in the shared segments, byte for byte. Every field that both
+//! processes touch is an atomic; fields written by one side sit on their own
+//! cache line so the two cores do not fight over a line they do not share.
+//!
+//! A reader's segment (`...-<topic>-<index>`), created by the reader:
+//!
+//! | offset | what |
+//! |--------|------|
+//! | 0      | [`RingHeader`]: static facts, the link (writer attached, pool name), producer line, consumer line |
+//! | 4096   | `capacity` entries of `stride` bytes |
+//!
+//! Copy mode: an entry is a 64-byte [`EntryHead`] followed by the sample.
+//! Zero-copy mode: an entry is one `u64` reference, `slot << 32 | length`.
+//!
+//! The pool (`...-<topic>-pool`, zero-copy only), created by the writer:
+//!
+//! | offset | what |
+//! |--------|------|
+//! | 0      | [`PoolHeader`] |
+//! | 4096   | `slots` reference counts, one cache line each |
+//! | page-aligned | `slots` slots of `stride` bytes: a 64-byte slot head, then the sample |
+
+use std::sync::atomic::{AtomicU32, AtomicU64};
+
+/// Marks a segment of this binding, version 1.
+pub const MAGIC: u64 = 0x7073_7073_686d_0001;
+/// Bytes before the first entry or slot of a segment (one page).
+pub const HEAD_BYTES: usize = 4096;
+/// Bytes before the sample in a copy-mode entry or a pool slot.
+pub const ENTRY_HEAD: usize = 64;
+/// Longest pool name a reader's segment can carry.
+pub const NAME_CAP: usize = 248;
+
+/// Round `n` up to a multiple of `to` (a power of two).
+pub const fn round_up(n: usize, to: usize) -> usize {
+    (n + to - 1) & !(to - 1)
+}
+
+/// Facts the reader writes once, before anyone else maps the segment.
+#[repr(C, align(64))]
+pub struct Meta {
+    /// [`MAGIC`].
+    pub magic: u64,
+    /// Number of entries.
+    pub capacity: u64,
+    /// Bytes per entry.
+    pub stride: u64,
+    /// Largest sample the reader accepts (header included).
+    pub max_sample: u64,
+    /// Process id of the reader.
+    pub reader_pid: u32,
+    /// 1 when entries are pool references (zero-copy).
+    pub zero_copy: u32,
+}
+
+/// Link states.
+pub const OPEN: u32 = 1;
+/// The side closed its endpoint.
+pub const CLOSED: u32 = 2;
+
+/// Who is attached, and where the pool is.
+#[repr(C, align(64))]
+pub struct Link {
+    /// 0 until a writer attached ([`OPEN`]), [`CLOSED`] after it dropped.
+    pub writer_state: AtomicU32,
+    /// Process id of the writer.
+    pub writer_pid: AtomicU32,
+    /// [`OPEN`] while the reader lives, [`CLOSED`] after it dropped.
+    pub reader_state: AtomicU32,
+    /// Length of `pool_name` (zero-copy), set before `writer_state`.
+    pub pool_len: AtomicU32,
+    /// Name of the writer's pool segment (zero-copy).
+    pub pool_name: [u8; NAME_CAP],
+}
+
+/// A cursor and the wake-up word of the side waiting for it to move: the
+/// producer line holds the tail (written by the writer) and the word the
+/// reader sleeps on; the consumer line holds the head (written by the
+/// reader) and the word a blocked reliable writer sleeps on.
+#[repr(C, align(64))]
+pub struct Cursor {
+    /// Monotonic count of entries published (tail) or consumed (head).
+    pub pos: AtomicU64,
+    /// Futex word: bumped by the mover when someone sleeps.
+    pub wake: AtomicU32,
+    /// Number of threads about to sleep or sleeping on `wake`.
+    pub sleepers: AtomicU32,
+}
+
+/// The head of a reader's segment.
+#[repr(C)]
+pub struct RingHeader {
+    /// Static facts.
+    pub meta: Meta,
+    /// Attachment.
+    pub link: Link,
+    /// Written by the writer.
+    pub producer: Cursor,
+    /// Written by the reader.
+    pub consumer: Cursor,
+}
+
+/// The head of a copy-mode entry.
+#[repr(C)]
+pub struct EntryHead {
+    /// Sample length (the descriptor of the entry).
+    pub len: u64,
+}
+
+/// Static facts of the pool, written by the writer before anyone maps it.
+#[repr(C, align(64))]
+pub struct PoolMeta {
+    /// [`MAGIC`].
+    pub magic: u64,
+    /// Number of slots.
+    pub slots: u64,
+    /// Bytes per slot.
+    pub stride: u64,
+    /// Byte offset of slot 0.
+    pub data_offset: u64,
+    /// Number of readers that will map the pool.
+    pub readers: u32,
+    /// Process id of the writer.
+    pub writer_pid: u32,
+}
+
+/// The head of the pool segment.
+#[repr(C)]
+pub struct PoolHeader {
+    /// Static facts.
+    pub meta: PoolMeta,
+    /// Readers that mapped the pool; the one that completes the count
+    /// removes its name.
+    pub mapped: Cursor,
+    /// A reliable writer waiting for a free slot sleeps on `free.wake`.
+    pub free: Cursor,
+}
+
+/// One slot's reference count, alone on its cache line.
+#[repr(C, align(64))]
+pub struct RefCount(pub AtomicU32);
+
+const _: () = assert!(std::mem::size_of::<RingHeader>() <= HEAD_BYTES);
+const _: () = assert!(std::mem::size_of::<PoolHeader>() <= HEAD_BYTES);

@@ -1,0 +1,243 @@
+//! Operating-system pieces: named POSIX shared-memory segments, futex waits
+//! on words inside them, process liveness, and the sweep of stale segments.
+
+use pubsubperf_core::BindingError;
+use std::ffi::CString;
+use std::ptr::NonNull;
+use std::sync::atomic::AtomicU32;
+use std::time::Duration;
+
+/// Every segment this binding creates is named
+/// `pubsubperf-shm-<creator pid>-<run id>-<what>`, so a later run can tell
+/// whose it is and remove it once the creator is gone, and the conformance
+/// suite's leftover check (names containing the run id) finds it.
+pub const PREFIX: &str = "pubsubperf-shm-";
+
+/// The name (without the leading `/` of `shm_open`) of a segment created by
+/// this process.
+pub fn segment_name(run_id: &str, what: &str) -> String {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    let mut name = format!(
+        "{PREFIX}{}-{}-{}",
+        std::process::id(),
+        clean(run_id),
+        clean(what)
+    );
+    // NAME_MAX is 255; keep the head (pid and run id), which identify it.
+    name.truncate(250);
+    name
+}
+
+fn c_name(name: &str) -> Result<CString, BindingError> {
+    CString::new(format!("/{name}"))
+        .map_err(|_| BindingError::Middleware(format!("bad segment name '{name}'")))
+}
+
+/// One mapping of a shared-memory segment.
+pub struct Mapping {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the mapping is plain shared memory; what is stored in it and how it
+// is synchronized is the business of the types laid over it.
+unsafe impl Send for Mapping {}
+unsafe impl Sync for Mapping {}
+
+impl Mapping {
+    /// Creates segment `name` of `len` bytes (it must not exist) and maps it.
+    /// The memory is zero-filled and only backed by pages when touched.
+    pub fn create(name: &str, len: usize) -> Result<Mapping, BindingError> {
+        let c = c_name(name)?;
+        // SAFETY: plain system calls on a valid C string; the descriptor is
+        // closed on every path.
+        unsafe {
+            let fd = libc::shm_open(
+                c.as_ptr(),
+                libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC,
+                0o600,
+            );
+            if fd < 0 {
+                return Err(BindingError::io(
+                    format!("shm_open /dev/shm/{name}"),
+                    std::io::Error::last_os_error(),
+                ));
+            }
+            if libc::ftruncate(fd, len as libc::off_t) != 0 {
+                let e = std::io::Error::last_os_error();
+                libc::close(fd);
+                libc::shm_unlink(c.as_ptr());
+                return Err(BindingError::io(
+                    format!("ftruncate /dev/shm/{name} to {len} bytes"),
+                    e,
+                ));
+            }
+            let m = Self::map_fd(fd, len, name);
+            libc::close(fd);
+            if m.is_err() {
+                libc::shm_unlink(c.as_ptr());
+            }
+            m
+        }
+    }
+
+    /// Maps the existing segment `name`; its length is read from the file.
+    pub fn open(name: &str) -> Result<Mapping, BindingError> {
+        let c = c_name(name)?;
+        // SAFETY: as in `create`.
+        unsafe {
+            let fd = libc::shm_open(c.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC, 0);
+            if fd < 0 {
+                return Err(BindingError::io(
+                    format!("shm_open /dev/shm/{name}"),
+                    std::io::Error::last_os_error(),
+                ));
+            }
+            let mut st: libc::stat = std::mem::zeroed();
+            if libc::fstat(fd, &mut st) != 0 {
+                let e = std::io::Error::last_os_error();
+                libc::close(fd);
+                return Err(BindingError::io(format!("fstat /dev/shm/{name}"), e));
+            }
+            let m = Self::map_fd(fd, st.st_size as usize, name);
+            libc::close(fd);
+            m
+        }
+    }
+
+    unsafe fn map_fd(fd: libc::c_int, len: usize, name: &str) -> Result<Mapping, BindingError> {
+        // SAFETY: a fresh shared mapping of a valid descriptor.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(BindingError::io(
+                format!("mmap /dev/shm/{name} ({len} bytes)"),
+                std::io::Error::last_os_error(),
+            ));
+        }
+        Ok(Mapping {
+            ptr: NonNull::new(p.cast()).expect("mmap returned null"),
+            len,
+        })
+    }
+
+    /// Start of the mapping.
+    #[inline(always)]
+    pub fn ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// Length of the mapping.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly what `map_fd` mapped.
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+    }
+}
+
+/// Removes the name of a segment (mappings stay valid). A name already gone
+/// is not an error: both sides try, whoever comes first removes it.
+pub fn unlink(name: &str) {
+    if let Ok(c) = c_name(name) {
+        // SAFETY: plain system call on a valid C string.
+        unsafe { libc::shm_unlink(c.as_ptr()) };
+    }
+}
+
+/// Blocks while `*word == expected`, at most `timeout`, until a
+/// [`futex_wake`] on the same word from any process (the word lives in
+/// shared memory, so the futex is not process-private). Spurious returns are
+/// possible; callers re-check their condition.
+#[inline]
+pub fn futex_wait(word: &AtomicU32, expected: u32, timeout: Duration) {
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: `word` is a valid, aligned u32 for the duration of the call.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT,
+            expected,
+            &ts as *const libc::timespec,
+            std::ptr::null::<u32>(),
+            0u32,
+        );
+    }
+}
+
+/// Wakes every waiter blocked in [`futex_wait`] on `word`.
+#[inline]
+pub fn futex_wake(word: &AtomicU32) {
+    // SAFETY: `word` is a valid, aligned u32.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE,
+            i32::MAX,
+            std::ptr::null::<libc::timespec>(),
+            std::ptr::null::<u32>(),
+            0u32,
+        );
+    }
+}
+
+/// True while process `pid` exists (zombies count as existing).
+pub fn alive(pid: u32) -> bool {
+    if pid == 0 {
+        return true;
+    }
+    // SAFETY: signal 0 only checks for existence and permission.
+    let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+/// Removes segments of this binding whose creating process is gone (a run
+/// killed between creating a segment and its peer mapping it). Returns the
+/// names removed.
+pub fn sweep_stale() -> Vec<String> {
+    let mut removed = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/dev/shm") else {
+        return removed;
+    };
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(PREFIX) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if !alive(pid) {
+            unlink(&name);
+            removed.push(name);
+        }
+    }
+    removed
+}
