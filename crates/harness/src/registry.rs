@@ -37,6 +37,11 @@ macro_rules! with_binding {
                 type $B = pubsubperf_raw::Intra;
                 $body
             }
+            #[cfg(feature = "shm")]
+            "shm" => {
+                type $B = pubsubperf_shm::Shm;
+                $body
+            }
             _ => $unknown,
         }
     };
@@ -53,6 +58,8 @@ pub fn infos() -> Vec<BindingInfo> {
         v.push(pubsubperf_raw::Uds::info());
         v.push(pubsubperf_raw::Intra::info());
     }
+    #[cfg(feature = "shm")]
+    v.push(pubsubperf_shm::Shm::info());
     v
 }
 

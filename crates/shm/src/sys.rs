@@ -208,14 +208,25 @@ pub fn futex_wake(word: &AtomicU32) {
     }
 }
 
-/// True while process `pid` exists (zombies count as existing).
+/// True while process `pid` exists and is not a zombie (a killed child
+/// whose parent has not reaped it yet is dead for us).
 pub fn alive(pid: u32) -> bool {
     if pid == 0 {
         return true;
     }
     // SAFETY: signal 0 only checks for existence and permission.
     let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+    if r != 0 {
+        return std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH);
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name, which is in parentheses.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next())
+            .is_none_or(|state| state != 'Z' && state != 'X'),
+        Err(_) => true,
+    }
 }
 
 /// Removes segments of this binding whose creating process is gone (a run
