@@ -30,6 +30,8 @@ pub struct TestPlan {
     pub specs: Vec<RunSpec>,
     /// Remote subscribers, if any.
     pub connect: Vec<String>,
+    /// Remote extra publishers, if any.
+    pub connect_publishers: Vec<String>,
     /// Set-up timeout.
     pub connect_timeout: Duration,
     /// JSON output.
@@ -38,6 +40,8 @@ pub struct TestPlan {
     pub csv: Option<PathBuf>,
     /// No interval lines.
     pub quiet: bool,
+    /// Maximum throughput search, with its loss bound in percent.
+    pub find_max: Option<f64>,
 }
 
 /// Parses a duration: `10`, `10s`, `500ms`, `250us`, `2m`, `1.5s`.
@@ -152,7 +156,19 @@ impl TestArgs {
         if self.count == Some(0) {
             return Err(UsageError("--count: must be at least 1".into()));
         }
+        if self.find_max && test != TestKind::Throughput {
+            return Err(UsageError("--find-max: only for 'throughput'".into()));
+        }
+        if self.find_max && self.rate.is_some() {
+            return Err(UsageError("--find-max: searches the rate itself; drop --rate".into()));
+        }
+        if let Some(l) = self.max_loss
+            && !(0.0..100.0).contains(&l)
+        {
+            return Err(UsageError(format!("--max-loss {l}: must be a percentage from 0 to below 100")));
+        }
         let duration = match (duration, self.count) {
+            (None, None) if self.find_max => Some(Duration::from_secs(2)),
             (None, None) => Some(Duration::from_secs(5)),
             (d, _) => d,
         };
@@ -226,6 +242,31 @@ impl TestArgs {
                 "--one-way: needs both sides on one host (one clock); drop --connect".into(),
             ));
         }
+        let connect_publishers: Vec<String> = self
+            .connect_publishers
+            .as_deref()
+            .map(|c| c.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+            .unwrap_or_default();
+        let publishers = if connect_publishers.is_empty() { self.publishers } else { connect_publishers.len() + 1 };
+        if publishers == 0 || publishers > 64 {
+            return Err(UsageError("--publishers: must be between 1 and 64".into()));
+        }
+        if !connect_publishers.is_empty() && self.publishers != 1 && self.publishers != publishers {
+            return Err(UsageError(format!(
+                "--publishers {}: with --connect-publishers, this process plus the addresses ({publishers}) are the publishers",
+                self.publishers
+            )));
+        }
+        if publishers > 1 && test != TestKind::Throughput {
+            return Err(UsageError("--publishers: only for 'throughput' (the latency test is one ping-pong)".into()));
+        }
+        if publishers > 1 && !registry::multiple_publishers(&self.binding) {
+            return Err(UsageError(format!(
+                "--publishers {publishers}: {} readers take one writer (bindings with several publishers: {})",
+                self.binding,
+                registry::names().into_iter().filter(|n| registry::multiple_publishers(n)).collect::<Vec<_>>().join(", ")
+            )));
+        }
         let (pub_cpu, sub_cpu) = parse_cpu(self.cpu.as_deref(), pubsubperf_core::sys::cores())?;
         // Remote subscribers run on another host: no pinning is sent unless asked.
         let sub_cpu = if connect.is_empty() || self.cpu.is_some() {
@@ -271,6 +312,7 @@ impl TestArgs {
                 zero_copy: self.zero_copy,
                 max_sample_size: size,
                 subscribers,
+                publishers,
                 batch_bytes: bytes_opt("--batch", &self.batch)?,
                 multicast: self.multicast,
                 ipv6: self.ipv6,
@@ -299,6 +341,7 @@ impl TestArgs {
                 rt_priority: self.rt_priority,
                 mlock: self.mlock,
                 subscribers,
+                publishers,
                 subscriber_index: 0,
                 echo_timeout_ms: echo_timeout.as_millis() as u64,
                 interval_ms: 1000,
@@ -310,10 +353,12 @@ impl TestArgs {
         Ok(TestPlan {
             specs,
             connect,
+            connect_publishers,
             connect_timeout,
             json: self.json.clone(),
             csv: self.csv.clone(),
             quiet: self.quiet,
+            find_max: self.find_max.then(|| self.max_loss.unwrap_or(0.0)),
         })
     }
 }

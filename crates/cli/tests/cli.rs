@@ -596,3 +596,45 @@ fn version_mismatch_is_refused() {
     assert!(m.contains("version mismatch"), "{m}");
     let _ = sub.wait();
 }
+
+#[test]
+fn several_publishers_are_accounted_per_publisher() {
+    let d = tmp();
+    let j = d.path().join("r.json");
+    let o = run(&[
+        "throughput", "-b", "udp", "--publishers", "3", "--subscribers", "2", "-s", "100", "--rate", "5000", "--duration", "1s",
+        "--warmup", "100ms", "-q", "--json", j.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = &json(&j)["runs"][0];
+    let pubs = r["publishers"].as_array().unwrap();
+    assert_eq!(pubs.len(), 3);
+    let mut total = 0;
+    for p in pubs {
+        let (s, rcv, l) = (p["sent"].as_u64().unwrap(), p["received"].as_u64().unwrap(), p["lost"].as_u64().unwrap());
+        assert!(s > 0);
+        assert_eq!(s, rcv + l, "{p}");
+        total += s;
+    }
+    assert_eq!(r["throughput"]["sent"].as_u64().unwrap(), total);
+    assert_eq!(r["subscribers"].as_array().unwrap().len(), 2);
+    usage_error(&["throughput", "-b", "tcp", "--publishers", "2"], "--publishers 2");
+    usage_error(&["latency", "-b", "udp", "--publishers", "2"], "--publishers");
+}
+
+#[test]
+fn find_max_searches_the_rate() {
+    let d = tmp();
+    let j = d.path().join("r.json");
+    // A reliable binding is lossless at full speed: one trial.
+    let o = run(&["throughput", "-b", "tcp", "-s", "1KiB", "--find-max", "--duration", "300ms", "--warmup", "0s", "-q", "--json", j.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = &json(&j)["runs"][0];
+    let fm = &r["config"]["find_max"];
+    assert_eq!(fm["found"], true);
+    assert_eq!(fm["trials"].as_array().unwrap().len(), 1);
+    assert_eq!(r["throughput"]["lost"], 0);
+    usage_error(&["throughput", "--find-max", "--rate", "10"], "--find-max");
+    usage_error(&["latency", "--find-max"], "--find-max");
+    usage_error(&["throughput", "--find-max", "--max-loss", "100"], "--max-loss");
+}

@@ -157,6 +157,9 @@ pub struct EndpointConfig {
     pub max_sample_size: usize,
     /// Number of subscribers of the data topic.
     pub subscribers: usize,
+    /// Number of publishers (writers in separate processes) of the data topic.
+    #[serde(default = "one")]
+    pub publishers: usize,
     /// Batch samples up to this many bytes (0: no batching).
     pub batch_bytes: usize,
     /// Use multicast where the binding can.
@@ -183,6 +186,10 @@ pub struct EndpointConfig {
     pub cancel: CancelToken,
 }
 
+fn one() -> usize {
+    1
+}
+
 impl EndpointConfig {
     /// A configuration with the defaults used by tests.
     pub fn for_test(run_id: &str) -> Self {
@@ -195,6 +202,7 @@ impl EndpointConfig {
             zero_copy: false,
             max_sample_size: 64 * 1024,
             subscribers: 1,
+            publishers: 1,
             batch_bytes: 0,
             multicast: false,
             ipv6: false,
@@ -295,6 +303,13 @@ pub trait Binding: Sized + Send + 'static {
     /// combination). The message names the option.
     fn validate(_cfg: &EndpointConfig) -> Result<(), BindingError> {
         Ok(())
+    }
+
+    /// True when one reader accepts samples from several writers in
+    /// different processes (`--publishers M`). Readers tell publishers apart
+    /// by the publisher id in the sample header.
+    fn multiple_publishers() -> bool {
+        false
     }
 
     /// Opens this side of a run (participant, session, socket factory).

@@ -89,6 +89,10 @@ pub struct Run {
     /// Per-subscriber throughput when there are several subscribers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub subscribers: Vec<Throughput>,
+    /// Per-publisher throughput (summed over subscribers) when there are
+    /// several publishers, by publisher id.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub publishers: Vec<Throughput>,
     /// CPU and memory of both sides.
     pub resources: RunResources,
     /// Samples whose payload failed the `--check` pattern.
@@ -230,6 +234,7 @@ mod tests {
                 throughput: Some(tp),
                 intervals: vec![],
                 subscribers: vec![],
+                publishers: vec![],
                 resources: RunResources::default(),
                 bad_samples: 0,
                 complete: true,

@@ -11,9 +11,11 @@
 //! - [`session`]: starting subscriber processes (or threads), connecting to
 //!   remote ones, and running a list of runs over them.
 
+pub mod extra;
 pub mod protocol;
 pub mod publisher;
 pub mod registry;
+pub mod search;
 pub mod session;
 pub mod spec;
 pub mod subscriber;

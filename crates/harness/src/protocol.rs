@@ -73,13 +73,39 @@ pub enum Msg {
     Heartbeat,
     /// Publisher → subscriber: the publisher stopped sending.
     Stop {
-        /// Measured samples sent (sequence numbers 0..sent).
+        /// Measured samples sent by publisher 0 (sequence numbers 0..sent).
         sent: u64,
+        /// Measured samples sent by each publisher, by publisher id (empty:
+        /// only publisher 0, which sent `sent`).
+        #[serde(default)]
+        sent_by: Vec<u64>,
+    },
+    /// Publisher → an extra publisher process: set up one run as publisher
+    /// `publisher`, writing to the subscribers' `data` readers.
+    PubSetup {
+        /// The run's specification.
+        spec: Box<RunSpec>,
+        /// Publisher id (1..M) written into every sample header.
+        publisher: u8,
+        /// Locators of every subscriber's data reader.
+        data: Vec<String>,
+    },
+    /// Extra publisher → publisher: done sending.
+    PubDone {
+        /// Measured samples sent.
+        sent: u64,
+        /// Measured sending time, ns.
+        duration_ns: u64,
+        /// Resources used while measuring.
+        resources: Resources,
     },
     /// Subscriber → publisher: the run's results on this side.
     Result {
         /// Counters (throughput test).
         throughput: Option<Throughput>,
+        /// Counters per publisher id (several publishers).
+        #[serde(default)]
+        by_publisher: Vec<Throughput>,
         /// Samples echoed.
         echoed: u64,
         /// Samples that failed the `--check` pattern.
@@ -177,14 +203,14 @@ mod tests {
 
     #[test]
     fn round_trip() {
-        let m = Msg::Stop { sent: 42 };
+        let m = Msg::Stop { sent: 42, sent_by: vec![] };
         let f = encode(&m);
         assert_eq!(
             u32::from_le_bytes(f[..4].try_into().unwrap()) as usize,
             f.len() - 4
         );
         match decode(&f[4..]).unwrap() {
-            Msg::Stop { sent } => assert_eq!(sent, 42),
+            Msg::Stop { sent, .. } => assert_eq!(sent, 42),
             other => panic!("{other:?}"),
         }
     }

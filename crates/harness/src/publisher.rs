@@ -89,6 +89,13 @@ fn setup<B: Binding>(s: &mut Session, spec: &RunSpec) -> Result<Endpoints<B>, Fa
             other => return Err(Fault::Peer(format!("unexpected {other:?} during set-up"))),
         }
     }
+    for (i, p) in s.pubs.iter_mut().enumerate() {
+        p.send(&Msg::PubSetup {
+            spec: Box::new(spec.clone()),
+            publisher: (i + 1) as u8,
+            data: locators.clone(),
+        })?;
+    }
     let mut cfg = spec.endpoint.clone();
     cfg.bind_ip = s
         .subs
@@ -145,7 +152,7 @@ fn setup<B: Binding>(s: &mut Session, spec: &RunSpec) -> Result<Endpoints<B>, Fa
             ))
         })?;
     }
-    for sub in &s.subs {
+    for sub in s.subs.iter().chain(s.pubs.iter()) {
         match sub.recv(timeout)? {
             Msg::Ready => {}
             other => return Err(Fault::Peer(format!("unexpected {other:?} during set-up"))),
@@ -186,7 +193,7 @@ pub fn run<B: Binding>(
             return RunOutcome::failed(f);
         }
     };
-    for sub in s.subs.iter_mut() {
+    for sub in s.subs.iter_mut().chain(s.pubs.iter_mut()) {
         if let Err(f) = sub.send(&Msg::Start) {
             return RunOutcome::failed(f);
         }
@@ -202,12 +209,44 @@ pub fn run<B: Binding>(
     let pub_res = Usage::now().since(&usage0);
     let (rec, sent, duration_ns, mut fault) = measured;
 
+    // Extra publishers: stop early if this one did, then collect their counts.
+    let mut sent_by = vec![sent];
+    let pub_wait = Duration::from_nanos(spec.duration_ns) + Duration::from_secs(10);
+    for p in s.pubs.iter_mut() {
+        if fault.is_some() {
+            let _ = p.send(&Msg::Stop {
+                sent: 0,
+                sent_by: Vec::new(),
+            });
+        }
+        let deadline = std::time::Instant::now() + pub_wait;
+        let mut got = 0;
+        loop {
+            match p.recv(deadline.saturating_duration_since(std::time::Instant::now())) {
+                Ok(Msg::PubDone { sent, .. }) => {
+                    got = sent;
+                    break;
+                }
+                Ok(_) => {}
+                Err(f) => {
+                    fault.get_or_insert(f);
+                    break;
+                }
+            }
+        }
+        sent_by.push(got);
+    }
     // Collect every live subscriber's result (it may already be gone).
     let mut subs_tp: Vec<Throughput> = Vec::new();
+    let mut pubs_tp: Vec<Throughput> = Vec::new();
     let mut sub_res: Vec<Resources> = Vec::new();
     let mut bad = 0;
+    let stop = Msg::Stop {
+        sent,
+        sent_by: if sent_by.len() > 1 { sent_by.clone() } else { Vec::new() },
+    };
     for sub in s.subs.iter_mut() {
-        if sub.send(&Msg::Stop { sent }).is_err() {
+        if sub.send(&stop).is_err() {
             continue;
         }
         // Reliable subscribers may drain a backlog (they stop after 2 s of quiet).
@@ -222,12 +261,28 @@ pub fn run<B: Binding>(
             match sub.recv(left) {
                 Ok(Msg::Result {
                     throughput,
+                    by_publisher,
                     bad_samples,
                     resources,
                     ..
                 }) => {
                     if let Some(t) = throughput {
                         subs_tp.push(t);
+                    }
+                    // Per publisher, summed over subscribers.
+                    for (i, t) in by_publisher.into_iter().enumerate() {
+                        if pubs_tp.len() <= i {
+                            pubs_tp.push(Throughput::default());
+                        }
+                        let p = &mut pubs_tp[i];
+                        p.sent += t.sent;
+                        p.received += t.received;
+                        p.bytes += t.bytes;
+                        p.lost += t.lost;
+                        p.duplicates += t.duplicates;
+                        p.out_of_order += t.out_of_order;
+                        p.samples_per_s += t.samples_per_s;
+                        p.mbps += t.mbps;
                     }
                     sub_res.push(resources);
                     bad += bad_samples;
@@ -289,7 +344,7 @@ pub fn run<B: Binding>(
             };
             let _ = n;
         }
-        total.sent_per_s = sent as f64 / (duration_ns as f64 / 1e9).max(1e-9);
+        total.sent_per_s = sent_by.iter().sum::<u64>() as f64 / (duration_ns as f64 / 1e9).max(1e-9);
         Some(total)
     } else {
         None
@@ -316,6 +371,17 @@ pub fn run<B: Binding>(
         } else {
             Vec::new()
         },
+        publishers: pubs_tp
+            .into_iter()
+            .map(|mut t| {
+                t.lost_percent = if t.sent > 0 {
+                    t.lost as f64 * 100.0 / t.sent as f64
+                } else {
+                    0.0
+                };
+                t
+            })
+            .collect(),
         resources: RunResources {
             publisher: pub_res,
             subscriber: sub_res.first().cloned().unwrap_or_default(),
@@ -345,6 +411,9 @@ fn check_peers(s: &Session, now: u64) -> Result<(), Fault> {
     }
     for sub in &s.subs {
         sub.check(now)?;
+    }
+    for p in &s.pubs {
+        p.check_alive()?;
     }
     Ok(())
 }

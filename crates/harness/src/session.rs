@@ -153,6 +153,16 @@ impl SubConn {
         Ok(())
     }
 
+    /// Checks only that the peer is still connected (extra publishers stay
+    /// silent while they send).
+    #[inline]
+    pub fn check_alive(&self) -> Result<(), Fault> {
+        if !self.alive.load(Ordering::Acquire) {
+            return Err(self.dead("it closed the control connection (process died?)"));
+        }
+        Ok(())
+    }
+
     /// Resets the silence clock (before a phase in which it must speak).
     pub fn touch(&self) {
         self.last_heard_ns
@@ -193,6 +203,8 @@ pub enum Peers {
 pub struct Session {
     /// Connections, one per subscriber.
     pub subs: Vec<SubConn>,
+    /// Connections to extra publishers (publisher ids 1..), `--publishers`.
+    pub pubs: Vec<SubConn>,
     children: Vec<Child>,
     threads: Vec<std::thread::JoinHandle<()>>,
     /// Time allowed for set-up steps (connect, match).
@@ -204,6 +216,7 @@ impl Session {
     pub fn start(peers: Peers, connect_timeout: Duration) -> Result<Session, Fault> {
         let mut session = Session {
             subs: Vec::new(),
+            pubs: Vec::new(),
             children: Vec::new(),
             threads: Vec::new(),
             connect_timeout,
@@ -260,6 +273,38 @@ impl Session {
         Ok(session)
     }
 
+    /// Adds extra publishers (ids 1..) from `peers` (threads are not
+    /// offered: extra publishers are separate processes).
+    pub fn add_publishers(&mut self, peers: Peers) -> Result<(), Fault> {
+        let timeout = self.connect_timeout;
+        match peers {
+            Peers::Remote { addrs } => {
+                for a in &addrs {
+                    let stream = connect(a, timeout)?;
+                    let i = self.pubs.len() + 1;
+                    self.pubs.push(SubConn::new(i, stream, a.clone(), timeout)?);
+                }
+            }
+            Peers::Local { n, exe } => {
+                let l = TcpListener::bind("127.0.0.1:0").map_err(|e| Fault::Peer(format!("control listener: {e}")))?;
+                let addr = l.local_addr().map_err(|e| Fault::Peer(e.to_string()))?;
+                for _ in 0..n {
+                    let child = spawn_child(&exe, addr)?;
+                    self.children.push(child);
+                }
+                for _ in 0..n {
+                    let stream = accept(&l, timeout, &mut self.children)?;
+                    let i = self.pubs.len() + 1;
+                    self.pubs.push(SubConn::new(i, stream, format!("local publisher process {i}"), timeout)?);
+                }
+            }
+            Peers::Threads { .. } => {
+                return Err(Fault::Config("--publishers: this binding runs in one process; extra publishers need separate processes".into()));
+            }
+        }
+        Ok(())
+    }
+
     /// Runs one test on this session's subscribers.
     pub fn run(
         &mut self,
@@ -272,7 +317,7 @@ impl Session {
 
     /// True while every subscriber is connected.
     pub fn healthy(&self) -> bool {
-        self.subs.iter().all(|s| s.alive.load(Ordering::Acquire))
+        self.subs.iter().chain(self.pubs.iter()).all(|s| s.alive.load(Ordering::Acquire))
     }
 
     /// Ends the session: says goodbye, waits briefly, reaps every child.
@@ -281,7 +326,7 @@ impl Session {
     }
 
     fn shutdown(&mut self) {
-        for s in &mut self.subs {
+        for s in self.subs.iter_mut().chain(self.pubs.iter_mut()) {
             let _ = protocol::send(&mut s.stream, &Msg::Bye);
             let _ = s.stream.shutdown(std::net::Shutdown::Write);
         }
@@ -302,7 +347,7 @@ impl Session {
             }
         }
         self.children.clear();
-        for s in &self.subs {
+        for s in self.subs.iter().chain(self.pubs.iter()) {
             let _ = s.stream.shutdown(std::net::Shutdown::Both);
         }
         for t in self.threads.drain(..) {
@@ -469,6 +514,18 @@ pub fn serve_session(mut stream: TcpStream) -> Result<(), Fault> {
                             message: e.to_string(),
                         },
                     );
+                    if matches!(e, Fault::Interrupted) {
+                        return Err(e);
+                    }
+                }
+            }
+            Msg::PubSetup { spec, publisher, data } => {
+                let spec: RunSpec = *spec;
+                let name = spec.binding.clone();
+                let r = with_binding!(name.as_str(), B => crate::extra::serve_publisher::<B>(&mut stream, &spec, publisher, &data, setup_timeout),
+                    unknown => Err(Fault::Config(crate::registry::unknown_binding("--binding", &name))));
+                if let Err(e) = r {
+                    let _ = protocol::send(&mut stream, &Msg::Error { message: e.to_string() });
                     if matches!(e, Fault::Interrupted) {
                         return Err(e);
                     }

@@ -42,6 +42,9 @@ pub struct RunSpec {
     pub mlock: bool,
     /// Number of subscribers.
     pub subscribers: usize,
+    /// Number of publishers (throughput; publisher 0 is this process).
+    #[serde(default = "one")]
+    pub publishers: usize,
     /// This subscriber's index (set per subscriber).
     pub subscriber_index: usize,
     /// Latency test: a ping without echo after this long counts as lost, ms.
@@ -51,6 +54,10 @@ pub struct RunSpec {
     /// Latency test: record true one-way latency from the sender's
     /// timestamp (same host only) instead of round trip / 2.
     pub one_way: bool,
+}
+
+fn one() -> usize {
+    1
 }
 
 impl RunSpec {

@@ -13,14 +13,16 @@ use pubsubperf_core::sys::{self, Usage};
 use pubsubperf_core::{Binding, Reader, TopicSpec, Writer, clock};
 use std::net::TcpStream;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// State the control thread shares with the measuring loop.
 #[derive(Default)]
 struct Shared {
-    /// Set when the publisher said Stop (holds `sent + 1`, 0 = not yet).
-    stop_sent: AtomicU64,
+    /// Set when the publisher said Stop.
+    stopped: AtomicBool,
+    /// Samples sent per publisher id, set before `stopped`.
+    sent_by: std::sync::Mutex<Vec<u64>>,
     /// Set when the control connection closed.
     gone: AtomicBool,
 }
@@ -100,8 +102,10 @@ pub fn serve_run<B: Binding>(
     let control = std::thread::spawn(move || {
         loop {
             match protocol::recv(&mut ctl_read, Some(Duration::from_millis(200))) {
-                Ok(Msg::Stop { sent }) => {
-                    sh.stop_sent.store(sent + 1, Ordering::Release);
+                Ok(Msg::Stop { sent, sent_by }) => {
+                    let by = if sent_by.is_empty() { vec![sent] } else { sent_by };
+                    *sh.sent_by.lock().unwrap_or_else(|e| e.into_inner()) = by;
+                    sh.stopped.store(true, Ordering::Release);
                     return;
                 }
                 Ok(_) => {}
@@ -125,7 +129,7 @@ pub fn serve_run<B: Binding>(
     // The control thread ends on Stop, on close, or within 200 ms of an interrupt.
     cfg.cancel.cancel();
     let _ = control.join();
-    let (throughput, echoed, bad) = res?;
+    let (throughput, by_publisher, echoed, bad) = res?;
     drop(echo);
     drop(reader);
     drop(binding);
@@ -133,6 +137,7 @@ pub fn serve_run<B: Binding>(
         ctl,
         &Msg::Result {
             throughput,
+            by_publisher,
             echoed,
             bad_samples: bad,
             resources,
@@ -141,7 +146,7 @@ pub fn serve_run<B: Binding>(
     .map_err(ctl_err)
 }
 
-type Measured = (Option<Throughput>, u64, u64);
+type Measured = (Option<Throughput>, Vec<Throughput>, u64, u64);
 
 fn measure<R: Reader, W: Writer>(
     ctl: &mut TcpStream,
@@ -280,9 +285,8 @@ fn measure<R: Reader, W: Writer>(
         if INTERRUPTED.load(Ordering::Relaxed) {
             return Err(Fault::Interrupted);
         }
-        let stop = shared.stop_sent.load(Ordering::Acquire);
-        if stop > 0 {
-            let sent = stop - 1;
+        if shared.stopped.load(Ordering::Acquire) {
+            let sent: u64 = shared.sent_by.lock().unwrap_or_else(|e| e.into_inner()).iter().sum();
             let at = *stop_seen_at.get_or_insert(now);
             if spec.test == TestKind::Latency {
                 break;
@@ -301,24 +305,41 @@ fn measure<R: Reader, W: Writer>(
         }
     }
     if spec.test == TestKind::Latency {
-        return Ok((None, echoed, bad));
+        return Ok((None, Vec::new(), echoed, bad));
     }
-    let sent = shared.stop_sent.load(Ordering::Acquire).saturating_sub(1);
-    if trackers.is_empty() {
-        trackers.push(SeqTracker::new());
+    let sent_by = shared.sent_by.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    // A publisher none of whose samples arrived still counts: all lost.
+    if trackers.len() < sent_by.len().max(1) {
+        trackers.resize_with(sent_by.len().max(1), SeqTracker::new);
     }
+    // Rates over the subscriber's window: first to last measured sample received.
+    let window = (last_ns.saturating_sub(first_ns)) as f64 / 1e9;
     let mut tp = Throughput::default();
-    for t in trackers.iter_mut() {
+    let mut by_publisher = Vec::new();
+    for (p, t) in trackers.iter_mut().enumerate() {
+        let sent = sent_by.get(p).copied().unwrap_or(0);
         t.finish(sent);
+        let mut one = Throughput {
+            sent,
+            received: t.received,
+            bytes: t.received * size,
+            lost: t.lost,
+            duplicates: t.duplicates,
+            out_of_order: t.out_of_order,
+            ..Default::default()
+        };
+        one.finish(window);
+        by_publisher.push(one);
         tp.received += t.received;
         tp.lost += t.lost;
         tp.duplicates += t.duplicates;
         tp.out_of_order += t.out_of_order;
     }
-    tp.sent = sent;
+    tp.sent = sent_by.iter().sum();
     tp.bytes = bytes;
-    // Rates over the subscriber's window: first to last measured sample received.
-    let window = (last_ns.saturating_sub(first_ns)) as f64 / 1e9;
     tp.finish(window);
-    Ok((Some(tp), echoed, bad))
+    if by_publisher.len() < 2 {
+        by_publisher.clear();
+    }
+    Ok((Some(tp), by_publisher, echoed, bad))
 }

@@ -137,6 +137,11 @@ impl Binding for Udp {
         }
     }
 
+    fn multiple_publishers() -> bool {
+        // Datagrams from any sender arrive at the reader's socket.
+        true
+    }
+
     fn validate(cfg: &EndpointConfig) -> Result<(), BindingError> {
         if cfg.batch_bytes > MAX_DATAGRAM {
             return Err(BindingError::Unsupported(format!(
