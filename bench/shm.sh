@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The shm binding against this machine's floors, all measured in one run
+# with the release binary, publisher on core 0 and subscriber on core 1:
+#
+#  1. zero-copy latency p50 at 64 B, 1 MiB, 16 MiB, 64 MiB (block waits) and
+#     p50(64 MiB) / p50(64 B): a zero-copy path stays flat (goal <= 1.2);
+#  2. zero-copy busy-wait latency p50 at 64 B beside 2 x the calibrated
+#     cross-core cache-line one-way latency (a sample moves at least a ring
+#     index and a header line);
+#  3. copy-mode throughput at 1 MiB in bytes/s beside calibrated memcpy
+#     bandwidth at 1 MiB (goal >= 50 %).
+#
+# Latencies are one-way = round trip / 2. Nothing here asserts a figure.
+#
+# usage: bench/shm.sh [SECONDS per measurement]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-3}
+target=${CARGO_TARGET_DIR:-target}
+bin=${PUBSUBPERF:-$target/release/pubsubperf}
+[ -x "$bin" ] || cargo build --release -p pubsubperf >&2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Calibration: the CLI command if this build has it, else the crate's example.
+if "$bin" calibrate --help >/dev/null 2>&1; then
+    "$bin" calibrate --cpu 0,1 --no-save --json "$tmp/cal.json" >/dev/null 2>&1
+else
+    [ -x "$target/release/examples/calibrate" ] || cargo build --release -p pubsubperf-shm --example calibrate >&2
+    "$target/release/examples/calibrate" > "$tmp/cal.json"
+fi
+
+p50() { # json file, size -> p50 in ns
+    jq -r --argjson s "$2" '.runs[] | select(.size == $s) | .latency_ns.p50' "$1"
+}
+
+"$bin" latency -b shm --zero-copy -s 64,1MiB,16MiB,64MiB --duration "${secs}s" --cpu 0,1 \
+    -q --json "$tmp/zc.json" > /dev/null
+"$bin" latency -b shm --zero-copy --wait busy -s 64 --duration "${secs}s" --cpu 0,1 \
+    -q --json "$tmp/busy.json" > /dev/null
+"$bin" throughput -b shm -s 1MiB --duration "${secs}s" --cpu 0,1 \
+    -q --json "$tmp/tp.json" > /dev/null
+
+python3 - "$tmp" <<'PY'
+import json, sys
+d = sys.argv[1]
+cal = json.load(open(f"{d}/cal.json"))
+def p50(f, size):
+    for r in json.load(open(f"{d}/{f}"))["runs"]:
+        if r["size"] == size:
+            return r["latency_ns"]["p50"]
+    raise SystemExit(f"no run of {size} B in {f}")
+print("shm binding vs this machine's floors (cores 0,1; one-way = RTT/2)")
+print("1. zero-copy latency p50, wait block:")
+sizes = [(64, "64 B"), (1 << 20, "1 MiB"), (16 << 20, "16 MiB"), (64 << 20, "64 MiB")]
+v = {s: p50("zc.json", s) for s, _ in sizes}
+for s, name in sizes:
+    print(f"   {name:>7}: {v[s] / 1000:9.3f} us")
+r = v[64 << 20] / v[64]
+print(f"   p50(64 MiB) / p50(64 B) = {r:.3f} (goal <= 1.2: {'met' if r <= 1.2 else 'NOT met'})")
+busy = p50("busy.json", 64)
+cl = cal.get("cache_line")
+print("2. zero-copy latency p50, wait busy, 64 B:")
+print(f"   shm                          : {busy:9.1f} ns")
+if cl:
+    floor = 2 * cl["one_way_p50_ns"]
+    print(f"   2 x cache-line one-way floor : {floor:9.1f} ns (one-way {cl['one_way_p50_ns']:.1f} ns)")
+    print(f"   clock_gettime per call       : {cal['clock_ns']:9.1f} ns (the harness reads it 3 times per round trip)")
+    print(f"   ratio shm / (2 x floor)      = {busy / floor:.2f}")
+else:
+    print(f"   cache-line floor not measured: {cal.get('cache_line_error')}")
+tp = json.load(open(f"{d}/tp.json"))["runs"][0]
+bps = tp["throughput"]["samples_per_s"] * tp["size"]
+mem = next(m["gb_per_s"] for m in cal["memcpy"] if m["size"] == 1 << 20) * 1e9
+print("3. copy-mode throughput, 1 MiB samples, reliable, wait block:")
+print(f"   shm            : {bps / 1e9:7.3f} GB/s ({tp['throughput']['samples_per_s']:.0f} samples/s, lost {tp['throughput']['lost']})")
+print(f"   memcpy at 1 MiB: {mem / 1e9:7.3f} GB/s")
+print(f"   ratio = {bps / mem * 100:.1f} % (goal >= 50 %: {'met' if bps >= 0.5 * mem else 'NOT met'})")
+PY
