@@ -72,7 +72,9 @@ impl Binding for Shm {
             ));
         }
         if cfg.batch_bytes > 0 {
-            return Err(BindingError::Unsupported("--batch: shm does not batch".into()));
+            return Err(BindingError::Unsupported(
+                "--batch: shm does not batch".into(),
+            ));
         }
         if let Some(k) = cfg.options.keys().next() {
             return Err(BindingError::Unsupported(format!(
@@ -160,7 +162,10 @@ pub struct ShmReader {
 unsafe impl Send for ShmReader {}
 
 impl ShmReader {
-    fn create(cfg: &EndpointConfig, topic: &TopicSpec) -> Result<(ShmReader, Locator), BindingError> {
+    fn create(
+        cfg: &EndpointConfig,
+        topic: &TopicSpec,
+    ) -> Result<(ShmReader, Locator), BindingError> {
         let max = cfg.max_sample_size.max(1);
         let (stride, capacity) = if cfg.zero_copy {
             (8, queue_len(cfg, slot_stride(max), POOL_BYTES))
@@ -199,7 +204,11 @@ impl ShmReader {
                 bytes: cfg.data_type == DataType::Bytes,
                 wait: cfg.wait,
                 cancel: cfg.cancel.clone(),
-                private: if cfg.zero_copy { Vec::new() } else { vec![0; max] },
+                private: if cfg.zero_copy {
+                    Vec::new()
+                } else {
+                    vec![0; max]
+                },
                 pool: None,
             },
             name,
@@ -311,7 +320,10 @@ impl ShmReader {
 
 impl Drop for ShmReader {
     fn drop(&mut self) {
-        self.hdr().link.reader_state.store(CLOSED, Ordering::Release);
+        self.hdr()
+            .link
+            .reader_state
+            .store(CLOSED, Ordering::Release);
         wait::notify(&self.hdr().consumer);
         // If no writer ever mapped our segment its name is still there.
         sys::unlink(&self.name);
@@ -427,7 +439,9 @@ impl PoolMap {
     fn open(name: &str) -> Result<PoolMap, BindingError> {
         let map = Mapping::open(name)?;
         if map.len() < HEAD_BYTES {
-            return Err(BindingError::Malformed(format!("pool /dev/shm/{name} is too short")));
+            return Err(BindingError::Malformed(format!(
+                "pool /dev/shm/{name} is too short"
+            )));
         }
         // SAFETY: at least HEAD_BYTES are mapped; the writer wrote the
         // header before publishing the name.
@@ -516,7 +530,8 @@ impl Target {
     }
 
     fn reader_gone(&self) -> bool {
-        self.hdr().link.reader_state.load(Ordering::Acquire) == CLOSED || !sys::alive(self.reader_pid)
+        self.hdr().link.reader_state.load(Ordering::Acquire) == CLOSED
+            || !sys::alive(self.reader_pid)
     }
 }
 
@@ -554,7 +569,9 @@ impl ShmWriter {
             // Both sides have it mapped now: the name has served its purpose.
             sys::unlink(loc);
             if map.len() < HEAD_BYTES {
-                return Err(BindingError::Malformed(format!("/dev/shm/{loc} is too short")));
+                return Err(BindingError::Malformed(format!(
+                    "/dev/shm/{loc} is too short"
+                )));
             }
             let hdr = map.ptr() as *const RingHeader;
             // SAFETY: at least HEAD_BYTES mapped; the reader wrote the meta
@@ -602,7 +619,12 @@ impl ShmWriter {
                     "pool name too long: {pool_name}"
                 )));
             }
-            pool = Some(PoolMap::create(&pool_name, slots, max, targets.len() as u32)?);
+            pool = Some(PoolMap::create(
+                &pool_name,
+                slots,
+                max,
+                targets.len() as u32,
+            )?);
         }
         for t in &targets {
             let link = &t.hdr().link;

@@ -240,7 +240,8 @@ pub fn cache_line(cores: [usize; 2]) -> Result<CacheLine, String> {
     })
     .join()
     .map_err(|_| "ping thread panicked".to_string())?;
-    echo.join().map_err(|_| "echo thread panicked".to_string())??;
+    echo.join()
+        .map_err(|_| "echo thread panicked".to_string())??;
     let mut samples = samples?;
     let p50 = median(&mut samples);
     Ok(CacheLine {

@@ -149,6 +149,11 @@ impl Mapping {
     pub fn len(&self) -> usize {
         self.len
     }
+
+    /// True for an empty mapping (never: `mmap` refuses those).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
 }
 
 impl Drop for Mapping {

@@ -61,14 +61,14 @@ pub fn wait(
                     return Ok(Outcome::Ready);
                 }
                 spins = spins.wrapping_add(1);
-                if spins % 1024 == 0 {
+                if spins.is_multiple_of(1024) {
                     if cancel.is_cancelled() {
                         return Err(BindingError::Cancelled);
                     }
                     if start.elapsed() >= timeout {
                         return Ok(Outcome::Timeout);
                     }
-                    if spins % (1 << 22) == 0 && give_up() {
+                    if spins.is_multiple_of(1 << 22) && give_up() {
                         return Ok(Outcome::GaveUp);
                     }
                 }
