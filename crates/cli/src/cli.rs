@@ -31,6 +31,8 @@ pub enum Command {
     Bindings(BindingsArgs),
     /// Quick comparison of every available binding (the default command).
     Quick(QuickArgs),
+    /// Forward UDP and TCP with a delay added to each direction (a netem stand-in).
+    Relay(crate::relay::RelayArgs),
 }
 
 /// Reliability choice.

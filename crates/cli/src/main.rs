@@ -6,6 +6,7 @@ mod cli;
 mod options;
 mod output;
 mod quick;
+mod relay;
 
 use anyhow::Context;
 use clap::Parser;
@@ -100,6 +101,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 print!("{}", output::bindings_table(&infos));
             }
             Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Relay(a)) => {
+            install_ctrlc();
+            relay::run(&a)
         }
         Some(Command::Sub(a)) => {
             let r = if let Some(addr) = &a.connect_back {
