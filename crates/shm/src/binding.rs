@@ -147,8 +147,6 @@ pub struct ShmReader {
     max: usize,
     /// Next entry to read (mirror of `consumer.pos`).
     head: u64,
-    /// Last `producer.pos` seen.
-    tail: u64,
     zero_copy: bool,
     bytes: bool,
     wait: WaitMode,
@@ -168,7 +166,7 @@ impl ShmReader {
     ) -> Result<(ShmReader, Locator), BindingError> {
         let max = cfg.max_sample_size.max(1);
         let (stride, capacity) = if cfg.zero_copy {
-            (8, queue_len(cfg, slot_stride(max), POOL_BYTES))
+            (ENTRY_HEAD, queue_len(cfg, slot_stride(max), POOL_BYTES))
         } else {
             let s = slot_stride(max);
             (s, queue_len(cfg, s, RING_BYTES))
@@ -199,7 +197,6 @@ impl ShmReader {
                 stride,
                 max,
                 head: 0,
-                tail: 0,
                 zero_copy: cfg.zero_copy,
                 bytes: cfg.data_type == DataType::Bytes,
                 wait: cfg.wait,
@@ -252,64 +249,69 @@ impl ShmReader {
         }
     }
 
-    /// Delivers the entries in `head..tail`.
+    /// The head of the entry at position `pos`.
+    #[inline(always)]
+    fn entry(&self, pos: u64) -> *const EntryHead {
+        self.data
+            .wrapping_add((pos % self.capacity) as usize * self.stride)
+            .cast()
+    }
+
+    /// Delivers the complete entries from `head` on (at most one lap).
     #[inline(always)]
     fn drain<F: FnMut(&[u8])>(&mut self, on_sample: &mut F) -> Result<usize, BindingError> {
-        let n = (self.tail - self.head) as usize;
-        for _ in 0..n {
-            let at = (self.head % self.capacity) as usize * self.stride;
-            if self.zero_copy {
-                // SAFETY: the entry is inside head..tail, published by the writer.
-                let r = unsafe { (self.data.add(at) as *const u64).read_volatile() };
-                self.consume();
-                let (slot, len) = ((r >> 32) as usize, (r & 0xffff_ffff) as usize);
+        let mut n = 0;
+        while n < self.capacity as usize {
+            let e = self.entry(self.head);
+            // SAFETY: `e` is an entry head inside our mapping.
+            if unsafe { (*e).seq.load(Ordering::Acquire) } != self.head + 1 {
+                break;
+            }
+            n += 1;
+            // SAFETY: the writer completed the entry before storing its
+            // sequence number and does not touch it again until
+            // `consumer.pos` moves past it.
+            let (len, slot) = unsafe { ((*e).len as usize, (*e).slot as usize) };
+            let body = if self.zero_copy {
                 let pool = self.pool.as_ref().expect("pool mapped before data");
                 if slot >= pool.slots || len > pool.max {
                     return Err(BindingError::Malformed(format!(
                         "reference to slot {slot}, {len} bytes"
                     )));
                 }
-                let p = pool.slot(slot);
-                // SAFETY: the writer filled the slot and raised its count
-                // before publishing the reference; it stays ours until we
+                pool.slot(slot)
+            } else {
+                if len > self.max {
+                    return Err(BindingError::Malformed(format!(
+                        "{len}-byte entry in a ring of {}-byte samples",
+                        self.max
+                    )));
+                }
+                e.cast::<u8>().wrapping_add(ENTRY_HEAD).cast_mut()
+            };
+            if self.bytes {
+                // Deserialize: the sequence's length prefix sits right before
+                // its bytes and must match the descriptor.
+                // SAFETY: every sample is preceded by its 64-byte head.
+                let prefix = unsafe { (body.sub(4) as *const u32).read_unaligned() } as usize;
+                if prefix != len {
+                    return Err(BindingError::Malformed(format!(
+                        "length prefix {prefix} for a {len}-byte sample"
+                    )));
+                }
+            }
+            if self.zero_copy {
+                self.consume();
+                let pool = self.pool.as_ref().expect("pool mapped before data");
+                // SAFETY: the writer filled the slot and counted our
+                // reference before publishing it; it stays ours until we
                 // drop the count.
-                let view = unsafe {
-                    if self.bytes {
-                        let prefix = (p.sub(4) as *const u32).read_unaligned() as usize;
-                        if prefix != len {
-                            return Err(BindingError::Malformed(format!(
-                                "length prefix {prefix} for a {len}-byte reference"
-                            )));
-                        }
-                    }
-                    std::slice::from_raw_parts(p, len)
-                };
-                on_sample(view);
+                on_sample(unsafe { std::slice::from_raw_parts(body, len) });
                 pool.release(slot, self.wait);
             } else {
-                // SAFETY: as above; the entry's head and body were written
-                // before the tail moved past it.
-                let len = unsafe {
-                    let e = self.data.add(at);
-                    let len = (*(e as *const EntryHead)).len as usize;
-                    if len > self.max {
-                        return Err(BindingError::Malformed(format!(
-                            "{len}-byte entry in a ring of {}-byte samples",
-                            self.max
-                        )));
-                    }
-                    let body = e.add(ENTRY_HEAD);
-                    if self.bytes {
-                        let prefix = (body.sub(4) as *const u32).read_unaligned() as usize;
-                        if prefix != len {
-                            return Err(BindingError::Malformed(format!(
-                                "length prefix {prefix} for a {len}-byte entry"
-                            )));
-                        }
-                    }
-                    std::ptr::copy_nonoverlapping(body, self.private.as_mut_ptr(), len);
-                    len
-                };
+                // SAFETY: `len <= max`, the size of `private`; the entry is
+                // ours until `consume`.
+                unsafe { std::ptr::copy_nonoverlapping(body, self.private.as_mut_ptr(), len) };
                 self.consume();
                 on_sample(&self.private[..len]);
             }
@@ -362,30 +364,24 @@ impl Reader for ShmReader {
         if self.pool.is_none() && self.zero_copy && !self.attach_pool()? {
             return Ok(0);
         }
-        if self.head == self.tail {
-            self.tail = self.hdr().producer.pos.load(Ordering::Acquire);
+        let n = self.drain(on_sample)?;
+        if n > 0 {
+            return Ok(n);
         }
-        if self.head == self.tail {
-            let hdr = self.hdr;
-            let head = self.head;
-            // SAFETY: `hdr` points at our live mapping.
-            let producer = unsafe { &(*hdr).producer };
-            let mut tail = head;
-            let r = wait::wait(
-                producer,
-                self.wait,
-                timeout,
-                &self.cancel,
-                || {
-                    tail = producer.pos.load(Ordering::Acquire);
-                    tail != head
-                },
-                || false,
-            )?;
-            if r != Outcome::Ready {
-                return Ok(0);
-            }
-            self.tail = tail;
+        let e = self.entry(self.head);
+        let want = self.head + 1;
+        // SAFETY: `hdr` and `e` point into our live mapping.
+        let (producer, seq) = unsafe { (&(*self.hdr).producer, &(*e).seq) };
+        let r = wait::wait(
+            producer,
+            self.wait,
+            timeout,
+            &self.cancel,
+            || seq.load(Ordering::Acquire) == want,
+            || false,
+        )?;
+        if r != Outcome::Ready {
+            return Ok(0);
         }
         self.drain(on_sample)
     }
@@ -513,19 +509,32 @@ impl Target {
         unsafe { &*self.hdr }
     }
 
+    /// The head of the entry the next sample goes into.
     #[inline(always)]
-    fn entry(&self) -> *mut u8 {
+    fn entry(&self) -> *mut EntryHead {
         self.data
             .wrapping_add((self.tail % self.capacity) as usize * self.stride)
+            .cast()
     }
 
+    /// Completes the next entry (its body, if any, is written) and hands it
+    /// to the reader: the sequence number is stored last, with release.
     #[inline(always)]
-    fn publish(&mut self, mode: WaitMode) {
+    fn publish(&mut self, len: usize, slot: usize, prefix: bool, mode: WaitMode) {
+        let e = self.entry();
+        // SAFETY: the entry is outside head..tail, so ours to write.
+        unsafe {
+            (*e).len = len as u64;
+            (*e).slot = slot as u64;
+            if prefix {
+                // The serialized sequence's length, right before its bytes.
+                (e.cast::<u8>().add(ENTRY_HEAD - 4) as *mut u32).write_unaligned(len as u32);
+            }
+            (*e).seq.store(self.tail + 1, Ordering::Release);
+        }
         self.tail += 1;
-        let p = &self.hdr().producer;
-        p.pos.store(self.tail, Ordering::Release);
         if mode == WaitMode::Block {
-            wait::notify(p);
+            wait::notify(&self.hdr().producer);
         }
     }
 
@@ -542,6 +551,8 @@ pub struct ShmWriter {
     pool_name: String,
     /// Next slot to try (zero-copy).
     cursor: usize,
+    /// A free slot found ahead of time (zero-copy).
+    next: Option<usize>,
     /// The application's private sample (copy mode, or bytes).
     scratch: Vec<u8>,
     max: usize,
@@ -644,6 +655,7 @@ impl ShmWriter {
             pool,
             pool_name,
             cursor: 0,
+            next: None,
             scratch: if cfg.zero_copy {
                 Vec::new()
             } else {
@@ -759,8 +771,12 @@ impl ShmWriter {
         len: usize,
         fill: F,
     ) -> Result<(), BindingError> {
-        let Some(slot) = self.loan()? else {
-            return Ok(());
+        let slot = match self.next.take() {
+            Some(s) => s,
+            None => match self.loan()? {
+                Some(s) => s,
+                None => return Ok(()),
+            },
         };
         let pool = self.pool.as_ref().expect("pool");
         let p = pool.slot(slot);
@@ -776,9 +792,8 @@ impl ShmWriter {
         }
         // One reference per reader that will get it; references for readers
         // that turn out full (best effort) or gone are given back below.
-        let count = pool.count(slot);
-        count.store(self.targets.len() as u32, Ordering::Relaxed);
-        let r = (slot as u64) << 32 | len as u64;
+        pool.count(slot)
+            .store(self.targets.len() as u32, Ordering::Relaxed);
         let mut result = Ok(());
         for i in 0..self.targets.len() {
             let delivered = if self.targets[i].closed || result.is_err() {
@@ -792,17 +807,41 @@ impl ShmWriter {
                     }
                 }
             };
-            let t = &mut self.targets[i];
             if delivered {
-                // SAFETY: the entry is outside head..tail, ours to write.
-                unsafe { (t.entry() as *mut u64).write_volatile(r) };
-                t.publish(self.wait);
+                self.targets[i].publish(len, slot, false, self.wait);
             } else {
                 let pool = self.pool.as_ref().expect("pool");
                 pool.count(slot).fetch_sub(1, Ordering::Release);
             }
         }
+        self.prepare_next();
         result
+    }
+
+    /// Keeps the next loan ready, off the path of the next sample: finds a
+    /// free slot now and takes its count's and its first bytes' cache lines
+    /// (a reader released them last), so the next `send` neither searches
+    /// nor waits for those lines.
+    #[inline(always)]
+    fn prepare_next(&mut self) {
+        let pool = self.pool.as_ref().expect("pool");
+        let n = pool.slots;
+        for k in 0..n.min(8) {
+            let mut s = self.cursor + k;
+            if s >= n {
+                s -= n;
+            }
+            let count = pool.count(s);
+            if count.load(Ordering::Acquire) == 0 {
+                self.cursor = if s + 1 == n { 0 } else { s + 1 };
+                self.next = Some(s);
+                // SAFETY: a free slot is the writer's alone; these stores
+                // change nothing a reader could see.
+                count.store(0, Ordering::Relaxed);
+                unsafe { pool.slot(s).write_volatile(0) };
+                return;
+            }
+        }
     }
 
     #[inline(always)]
@@ -813,35 +852,26 @@ impl ShmWriter {
                 return Ok(());
             }
             let t = &mut self.targets[0];
-            let e = t.entry();
+            let body = t.entry().cast::<u8>().wrapping_add(ENTRY_HEAD);
             // SAFETY: the entry is outside head..tail, ours to write;
             // `len <= max <= stride - ENTRY_HEAD`.
-            unsafe {
-                fill(std::slice::from_raw_parts_mut(e.add(ENTRY_HEAD), len));
-                (*(e as *mut EntryHead)).len = len as u64;
-            }
-            t.publish(self.wait);
+            fill(unsafe { std::slice::from_raw_parts_mut(body, len) });
+            t.publish(len, 0, false, self.wait);
             return Ok(());
         }
+        // The application's sample, serialized (bytes) or copied (flat) into
+        // every reader's ring.
         fill(&mut self.scratch[..len]);
         for i in 0..self.targets.len() {
             if self.targets[i].closed || !self.reserve(i)? {
                 continue;
             }
             let src = self.scratch.as_ptr();
-            let bytes = self.bytes;
             let t = &mut self.targets[i];
-            let e = t.entry();
+            let body = t.entry().cast::<u8>().wrapping_add(ENTRY_HEAD);
             // SAFETY: as above.
-            unsafe {
-                let body = e.add(ENTRY_HEAD);
-                if bytes {
-                    (body.sub(4) as *mut u32).write_unaligned(len as u32);
-                }
-                std::ptr::copy_nonoverlapping(src, body, len);
-                (*(e as *mut EntryHead)).len = len as u64;
-            }
-            t.publish(self.wait);
+            unsafe { std::ptr::copy_nonoverlapping(src, body, len) };
+            t.publish(len, 0, self.bytes, self.wait);
         }
         Ok(())
     }

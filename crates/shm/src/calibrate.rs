@@ -4,9 +4,9 @@
 //! figures the `shm` binding is compared with:
 //!
 //! - **clock cost** ([`Calibration::clock_ns`]): `clock_gettime(CLOCK_MONOTONIC)`
-//!   called 1 000 000 times in a row (the vDSO path the harness uses to
+//!   called 10 000 times in a row (the vDSO path the harness uses to
 //!   timestamp samples), total time divided by the number of calls; the
-//!   best (smallest) of 5 such trials.
+//!   best (smallest) of 200 such trials.
 //! - **cross-core cache-line latency** ([`Calibration::cache_line`]): two
 //!   threads pinned to two cores (0 and 1 by default) ping-pong one
 //!   `AtomicU64` alone in a 128-byte aligned line: the first stores an odd
@@ -22,14 +22,15 @@
 //! - **memcpy bandwidth** ([`Calibration::memcpy`]): `copy_nonoverlapping`
 //!   (libc `memcpy`) of a buffer of 64 KiB, 1 MiB and 64 MiB into another
 //!   of the same size, both touched beforehand, on one thread pinned to the
-//!   first core; repeated until at least 256 MiB and 50 ms were copied,
-//!   5 trials, the best in GB/s (10^9 bytes per second, bytes copied once,
-//!   not counting the read). 64 KiB fits in L1/L2, 1 MiB in L2/L3, 64 MiB
+//!   first core; a trial copies the buffer as many times as make at least
+//!   4 MiB (once for 64 MiB), 50 trials, the best in GB/s (10^9 bytes per
+//!   second, bytes copied once, not counting the read). 64 KiB fits in L1/L2, 1 MiB in L2/L3, 64 MiB
 //!   goes to DRAM.
 //!
 //! These are floors, and interference (other processes on the cores) only
 //! makes a trial slower: clock cost and memcpy bandwidth therefore report
-//! the best of their 5 trials, the cache line the median of many short
+//! the best of many short trials (short, so that some fit between two
+//! preemptions on a busy machine), the cache line the median of many short
 //! batches (a preempted batch is an outlier the median ignores).
 //!
 //! Nothing here allocates or locks inside the timed loops.
@@ -87,7 +88,7 @@ pub struct CacheLine {
 pub struct Memcpy {
     /// Bytes per copy.
     pub size: usize,
-    /// Best of 5 trials, 10^9 bytes per second.
+    /// Best of 50 trials, 10^9 bytes per second.
     pub gb_per_s: f64,
 }
 
@@ -133,9 +134,9 @@ fn median(v: &mut [f64]) -> f64 {
 
 /// ns per `clock_gettime(CLOCK_MONOTONIC)`.
 pub fn clock_cost() -> f64 {
-    const CALLS: u64 = 1_000_000;
-    let mut trials = [0f64; 5];
-    for t in trials.iter_mut() {
+    const CALLS: u64 = 10_000;
+    let mut best = f64::INFINITY;
+    for _ in 0..200 {
         let start = now_ns();
         let mut sink = 0u64;
         for _ in 0..CALLS {
@@ -143,23 +144,22 @@ pub fn clock_cost() -> f64 {
         }
         let end = now_ns();
         std::hint::black_box(sink);
-        *t = (end - start) as f64 / CALLS as f64;
+        best = best.min((end - start) as f64 / CALLS as f64);
     }
-    trials.iter().copied().fold(f64::INFINITY, f64::min)
+    best
 }
 
 /// memcpy bandwidth in GB/s at `size` bytes.
 pub fn memcpy_bandwidth(size: usize) -> f64 {
     let src = vec![0x5au8; size];
     let mut dst = vec![0xa5u8; size];
-    let min_bytes = 256u64 << 20;
-    let mut trials = [0f64; 5];
+    let copies = (4usize << 20).div_ceil(size);
     // One untimed pass warms caches and TLBs.
     dst.copy_from_slice(&src);
-    for t in trials.iter_mut() {
+    let mut best = 0f64;
+    for _ in 0..50 {
         let start = now_ns();
-        let mut copied = 0u64;
-        loop {
+        for _ in 0..copies {
             // SAFETY: two distinct buffers of `size` bytes.
             unsafe {
                 std::ptr::copy_nonoverlapping(
@@ -169,15 +169,11 @@ pub fn memcpy_bandwidth(size: usize) -> f64 {
                 )
             };
             std::hint::black_box(&mut dst);
-            copied += size as u64;
-            let el = now_ns() - start;
-            if copied >= min_bytes && el >= 50_000_000 {
-                *t = copied as f64 / el as f64;
-                break;
-            }
         }
+        let el = (now_ns() - start).max(1);
+        best = best.max((copies * size) as f64 / el as f64);
     }
-    trials.iter().copied().fold(0.0, f64::max)
+    best
 }
 
 #[repr(C, align(128))]

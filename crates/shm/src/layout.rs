@@ -9,8 +9,12 @@
 //! | 0      | [`RingHeader`]: static facts, the link (writer attached, pool name), producer line, consumer line |
 //! | 4096   | `capacity` entries of `stride` bytes |
 //!
-//! Copy mode: an entry is a 64-byte [`EntryHead`] followed by the sample.
-//! Zero-copy mode: an entry is one `u64` reference, `slot << 32 | length`.
+//! Every entry starts with a 64-byte [`EntryHead`]: the writer fills the
+//! entry, then stores its sequence number (position + 1) with release
+//! ordering; the reader polls that number in the entry it expects next, so
+//! a sample costs the reader one cache line to notice, not a tail line and
+//! then the entry. Copy mode: the sample follows the head. Zero-copy mode:
+//! the entry is the head alone, a reference (slot index and length).
 //!
 //! The pool (`...-<topic>-pool`, zero-copy only), created by the writer:
 //!
@@ -74,9 +78,9 @@ pub struct Link {
 }
 
 /// A cursor and the wake-up word of the side waiting for it to move: the
-/// producer line holds the tail (written by the writer) and the word the
-/// reader sleeps on; the consumer line holds the head (written by the
-/// reader) and the word a blocked reliable writer sleeps on.
+/// producer line holds the word the reader sleeps on (readers poll entries,
+/// so its `pos` is unused); the consumer line holds the head (written by
+/// the reader) and the word a blocked reliable writer sleeps on.
 #[repr(C, align(64))]
 pub struct Cursor {
     /// Monotonic count of entries published (tail) or consumed (head).
@@ -100,12 +104,19 @@ pub struct RingHeader {
     pub consumer: Cursor,
 }
 
-/// The head of a copy-mode entry.
-#[repr(C)]
+/// The head of an entry. With `--data-type bytes`, its last 4 bytes hold the
+/// sample's length prefix (right before the sample in copy mode).
+#[repr(C, align(64))]
 pub struct EntryHead {
+    /// Position + 1 once the entry is complete (written last, release).
+    pub seq: AtomicU64,
     /// Sample length (the descriptor of the entry).
     pub len: u64,
+    /// Pool slot of the sample (zero-copy).
+    pub slot: u64,
 }
+
+const _: () = assert!(std::mem::size_of::<EntryHead>() == ENTRY_HEAD);
 
 /// Static facts of the pool, written by the writer before anyone maps it.
 #[repr(C, align(64))]
