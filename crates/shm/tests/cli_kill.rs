@@ -1,0 +1,150 @@
+//! The same robustness check through the real CLI: `pubsubperf latency -b
+//! shm` starts its subscriber as a child process; SIGKILL the subscriber
+//! (the publisher must end with an error, not hang) or the publisher (the
+//! orphaned subscriber must notice and exit), then nothing of the run may
+//! be left in /dev/shm.
+//!
+//! Needs the `pubsubperf` binary of the same target directory
+//! (`cargo build [--release] -p pubsubperf`), or `PUBSUBPERF_BIN`; without
+//! it the checks say so and pass (the binding-level SIGKILL tests in
+//! `kill.rs` always run).
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn binary() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("PUBSUBPERF_BIN") {
+        return Some(PathBuf::from(p));
+    }
+    // This test runs from <target>/<profile>/deps/.
+    let exe = std::env::current_exe().ok()?;
+    let target = exe.parent()?.parent()?.parent()?;
+    ["release", "debug"]
+        .iter()
+        .map(|p| target.join(p).join("pubsubperf"))
+        .find(|p| p.is_file())
+}
+
+fn children(pid: u32) -> Vec<u32> {
+    let mut v = Vec::new();
+    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+        for t in tasks.flatten() {
+            if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
+                v.extend(s.split_whitespace().filter_map(|x| x.parse::<u32>().ok()));
+            }
+        }
+    }
+    v
+}
+
+fn exists(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            !s.rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false)
+}
+
+fn kill9(pid: u32) {
+    // SAFETY: a signal to a process this test started (or its child).
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+}
+
+/// Names in /dev/shm of runs started by the publisher `pid` (run ids are
+/// `pp<pid>x...`) or created by it.
+fn leftovers(pids: &[u32]) -> Vec<String> {
+    std::fs::read_dir("/dev/shm")
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| {
+            pids.iter().any(|p| {
+                n.contains(&format!("-pp{p}x")) || n.starts_with(&format!("pubsubperf-shm-{p}-"))
+            })
+        })
+        .collect()
+}
+
+/// Starts a 6-second latency run and returns it with its subscriber's pid,
+/// once the run is under way.
+fn start(bin: &PathBuf, extra: &[&str]) -> (Child, u32) {
+    let mut args = vec![
+        "latency",
+        "-b",
+        "shm",
+        "-s",
+        "1KiB",
+        "--duration",
+        "6s",
+        "-q",
+    ];
+    args.extend_from_slice(extra);
+    let publ = Command::new(bin)
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let sub = loop {
+        if let Some(&c) = children(publ.id()).first() {
+            break c;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "no subscriber");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Let set-up finish and samples flow.
+    std::thread::sleep(Duration::from_millis(1500));
+    (publ, sub)
+}
+
+fn wait_gone(pid: u32, what: &str) {
+    let start = Instant::now();
+    while exists(pid) {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{what} still running 20 s after its peer was killed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn cli_sigkill_subscriber_leaves_nothing() {
+    let Some(bin) = binary() else {
+        eprintln!("pubsubperf binary not built: CLI SIGKILL check not run");
+        return;
+    };
+    for extra in [&[][..], &["--zero-copy"][..]] {
+        let (mut publ, sub) = start(&bin, extra);
+        kill9(sub);
+        let t = Instant::now();
+        loop {
+            if let Some(st) = publ.try_wait().unwrap() {
+                // The publisher reports the lost subscriber as a failure.
+                assert!(!st.success(), "publisher succeeded without its subscriber");
+                break;
+            }
+            assert!(t.elapsed() < Duration::from_secs(30), "publisher hangs");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(leftovers(&[publ.id(), sub]), Vec::<String>::new());
+    }
+}
+
+#[test]
+fn cli_sigkill_publisher_leaves_nothing() {
+    let Some(bin) = binary() else {
+        eprintln!("pubsubperf binary not built: CLI SIGKILL check not run");
+        return;
+    };
+    for extra in [&[][..], &["--zero-copy", "--wait", "busy"][..]] {
+        let (mut publ, sub) = start(&bin, extra);
+        kill9(publ.id());
+        publ.wait().unwrap();
+        wait_gone(sub, "the orphaned subscriber");
+        assert_eq!(leftovers(&[publ.id(), sub]), Vec::<String>::new());
+    }
+}
