@@ -1,0 +1,81 @@
+//! `pubsubperf calibrate`: this machine's floors (clock cost, cross-core
+//! cache-line round trip, memcpy bandwidth), measured by
+//! `pubsubperf_shm::calibrate` (its documentation has the method). The
+//! result is printed, saved to the user's data directory and then travels
+//! in the `environment.calibration` of every later result, so latencies
+//! can be read as multiples of the floor.
+
+use anyhow::Context;
+use pubsubperf_shm::calibrate::{Calibration, measure_on};
+use std::path::PathBuf;
+
+/// Arguments of `pubsubperf calibrate`.
+#[derive(Debug, clap::Args)]
+pub struct CalibrateArgs {
+    /// The two cores of the cache-line ping-pong (the first also copies).
+    #[arg(long, default_value = "0,1", value_name = "A,B")]
+    pub cpu: String,
+    /// Also write the calibration as JSON here.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Do not save it for later results.
+    #[arg(long)]
+    pub no_save: bool,
+}
+
+/// Where the last calibration is kept.
+pub fn saved_path() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
+    Some(base.join("pubsubperf").join("calibration.json"))
+}
+
+/// The last saved calibration, if any.
+pub fn load() -> Option<serde_json::Value> {
+    let p = saved_path()?;
+    let s = std::fs::read_to_string(p).ok()?;
+    serde_json::from_str(&s).ok()
+}
+
+/// One-way cache-line floor in ns from a stored calibration.
+pub fn floor_ns(cal: &serde_json::Value) -> Option<f64> {
+    cal["cache_line"]["one_way_p50_ns"].as_f64()
+}
+
+/// Runs `pubsubperf calibrate`.
+pub fn run(a: &CalibrateArgs) -> anyhow::Result<std::process::ExitCode> {
+    let cores = crate::options::parse_cpu(Some(&a.cpu), pubsubperf_core::sys::cores())?;
+    let (p, q) = (cores.0.unwrap_or(0), cores.1.unwrap_or(1));
+    eprintln!("pubsubperf calibrate: measuring on cores {p},{q} (a few seconds)...");
+    let c: Calibration = measure_on([p, q]);
+    println!("clock_gettime(MONOTONIC): {:.1} ns per call", c.clock_ns);
+    match &c.cache_line {
+        Some(l) => println!(
+            "cache line, cores {}->{}: round trip p50 {:.1} ns (min {:.1} ns), one-way = RTT/2 = {:.1} ns",
+            l.cores[0], l.cores[1], l.rtt_p50_ns, l.rtt_min_ns, l.one_way_p50_ns
+        ),
+        None => println!("cache line: not measured ({})", c.cache_line_error.as_deref().unwrap_or("?")),
+    }
+    for m in &c.memcpy {
+        println!(
+            "memcpy {:>6}: {:.2} GB/s",
+            pubsubperf_core::size::format_size(m.size),
+            m.gb_per_s
+        );
+    }
+    let v = serde_json::to_value(&c)?;
+    if let Some(f) = &a.json {
+        std::fs::write(f, serde_json::to_string_pretty(&v)?).with_context(|| format!("--json {}", f.display()))?;
+    }
+    if !a.no_save
+        && let Some(p) = saved_path()
+    {
+        if let Some(d) = p.parent() {
+            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+        }
+        std::fs::write(&p, serde_json::to_string_pretty(&v)?).with_context(|| format!("saving {}", p.display()))?;
+        println!("saved to {} (included in later results' environment)", p.display());
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
