@@ -976,6 +976,137 @@ mod tests {
     variant!(zc_busy_bytes_rel, true, Busy, Bytes, Reliable);
     variant!(zc_busy_flat_be, true, Busy, Flat, BestEffort);
 
+    /// A writer and a reader that never reads, on one topic.
+    fn stalled(cfg: &EndpointConfig) -> (Shm, ShmWriter, Shm, ShmReader) {
+        let topic = TopicSpec {
+            name: "data".into(),
+            index: 0,
+        };
+        let mut sub = Shm::open(cfg).unwrap();
+        let (mut r, loc) = sub.create_reader(&topic).unwrap();
+        let mut publ = Shm::open(cfg).unwrap();
+        let mut w = publ.create_writer(&topic, &[loc]).unwrap();
+        r.wait_matched(Duration::from_secs(5)).unwrap();
+        w.wait_matched(1, Duration::from_secs(5)).unwrap();
+        (publ, w, sub, r)
+    }
+
+    fn send_seq(w: &mut ShmWriter, seq: u64) -> Result<(), BindingError> {
+        w.send(64, |b| b[..8].copy_from_slice(&seq.to_le_bytes()))
+    }
+
+    /// Best effort: a reader that stops reading never blocks the writer;
+    /// what it missed shows up as a gap, and it gets newer samples later.
+    #[test]
+    fn best_effort_writer_never_blocks_on_a_stalled_reader() {
+        for zc in [false, true] {
+            let mut cfg = base(&pubsubperf_core::conformance::unique_id("stall"));
+            cfg.reliability = BestEffort;
+            cfg.zero_copy = zc;
+            cfg.receive_queue = 8;
+            let (_p, mut w, _s, mut r) = stalled(&cfg);
+            let start = Instant::now();
+            for seq in 0..1000 {
+                send_seq(&mut w, seq).unwrap();
+            }
+            assert!(start.elapsed() < Duration::from_secs(5), "writer blocked");
+            let mut got = Vec::new();
+            r.recv(Duration::from_millis(100), &mut |s: &[u8]| {
+                got.push(u64::from_le_bytes(s[..8].try_into().unwrap()))
+            })
+            .unwrap();
+            // The ring kept the first 8; the rest were dropped.
+            assert_eq!(got, (0..8).collect::<Vec<_>>());
+            send_seq(&mut w, 1000).unwrap();
+            got.clear();
+            r.recv(Duration::from_millis(100), &mut |s: &[u8]| {
+                got.push(u64::from_le_bytes(s[..8].try_into().unwrap()))
+            })
+            .unwrap();
+            assert_eq!(got, vec![1000]);
+        }
+    }
+
+    /// Reliable: a reader that stops reading blocks the writer for the
+    /// configured timeout, then `send` fails with `WriteTimeout`.
+    #[test]
+    fn reliable_writer_times_out_on_a_stalled_reader() {
+        for (zc, wait) in [(false, Block), (true, Block), (false, Busy), (true, Busy)] {
+            let mut cfg = base(&pubsubperf_core::conformance::unique_id("timeout"));
+            cfg.zero_copy = zc;
+            cfg.wait = wait;
+            cfg.receive_queue = 4;
+            cfg.reliable_block_timeout_ms = 200;
+            let (_p, mut w, _s, _r) = stalled(&cfg);
+            for seq in 0..4 {
+                send_seq(&mut w, seq).unwrap();
+            }
+            let start = Instant::now();
+            let e = send_seq(&mut w, 4).unwrap_err();
+            assert!(matches!(e, BindingError::WriteTimeout(_)), "{e}");
+            assert!(start.elapsed() >= Duration::from_millis(200));
+        }
+    }
+
+    /// A blocked reader wakes for a sample through the futex, and returns
+    /// at its timeout when nothing comes.
+    #[test]
+    fn blocked_reader_wakes_and_times_out() {
+        let cfg = base(&pubsubperf_core::conformance::unique_id("wake"));
+        let (_p, mut w, _s, mut r) = stalled(&cfg);
+        let start = Instant::now();
+        let n = r.recv(Duration::from_millis(150), &mut |_| {}).unwrap();
+        assert_eq!(n, 0);
+        assert!(start.elapsed() >= Duration::from_millis(150));
+        let t = std::thread::spawn(move || {
+            let mut n = 0;
+            while n == 0 {
+                n = r.recv(Duration::from_secs(5), &mut |_| {}).unwrap();
+            }
+            n
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        send_seq(&mut w, 0).unwrap();
+        assert_eq!(t.join().unwrap(), 1);
+    }
+
+    /// Options the binding does not have are refused, naming the flag.
+    #[test]
+    fn refuses_options_it_does_not_have() {
+        let mut c = base("refuse");
+        c.batch_bytes = 1024;
+        assert!(
+            Shm::validate(&c)
+                .unwrap_err()
+                .to_string()
+                .contains("--batch")
+        );
+        let mut c = base("refuse");
+        c.multicast = true;
+        assert!(
+            Shm::validate(&c)
+                .unwrap_err()
+                .to_string()
+                .contains("--multicast")
+        );
+        let mut c = base("refuse");
+        c.options.insert("x".into(), "1".into());
+        assert!(
+            Shm::validate(&c)
+                .unwrap_err()
+                .to_string()
+                .contains("--opt x")
+        );
+        let mut c = base("refuse");
+        c.transport = "udp".into();
+        assert!(
+            Shm::validate(&c)
+                .unwrap_err()
+                .to_string()
+                .contains("--transport")
+        );
+    }
+
     pubsubperf_core::conformance_suite!(shm_copy_block_bytes_rel, Shm, copy_block_bytes_rel);
     pubsubperf_core::conformance_suite!(shm_copy_block_flat_be, Shm, copy_block_flat_be);
     pubsubperf_core::conformance_suite!(shm_copy_busy_bytes_be, Shm, copy_busy_bytes_be);
