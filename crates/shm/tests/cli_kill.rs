@@ -9,6 +9,7 @@
 //! it the checks say so and pass (the binding-level SIGKILL tests in
 //! `kill.rs` always run).
 
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -67,36 +68,30 @@ fn leftovers(pids: &[u32]) -> Vec<String> {
         .collect()
 }
 
-/// Starts a 6-second latency run and returns it with its subscriber's pid,
-/// once the run is under way.
+/// Starts a 10-second latency run and returns it with its subscriber's
+/// pid, once the run is under way (its first interval report is out).
 fn start(bin: &PathBuf, extra: &[&str]) -> (Child, u32) {
-    let mut args = vec![
-        "latency",
-        "-b",
-        "shm",
-        "-s",
-        "1KiB",
-        "--duration",
-        "6s",
-        "-q",
-    ];
+    let mut args = vec!["latency", "-b", "shm", "-s", "1KiB", "--duration", "10s"];
     args.extend_from_slice(extra);
-    let publ = Command::new(bin)
+    let mut publ = Command::new(bin)
         .args(&args)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    let sub = loop {
-        if let Some(&c) = children(publ.id()).first() {
-            break c;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let err = publ.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        // Interval reports ("[ 1.0s] size 1KiB: N pings ...") go to stderr.
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            if line.contains("pings") {
+                let _ = tx.send(());
+            }
         }
-        assert!(start.elapsed() < Duration::from_secs(10), "no subscriber");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    // Let set-up finish and samples flow.
-    std::thread::sleep(Duration::from_millis(1500));
+    });
+    rx.recv_timeout(Duration::from_secs(30))
+        .expect("no interval report: the run never got under way");
+    let sub = *children(publ.id()).first().expect("a subscriber process");
     (publ, sub)
 }
 
