@@ -31,6 +31,18 @@ pub enum Command {
     Bindings(BindingsArgs),
     /// Quick comparison of every available binding (the default command).
     Quick(QuickArgs),
+    /// Write an HTML report (plots as inline SVG) from results files or the database.
+    Report(crate::analysis::ReportArgs),
+    /// Merge results files: repetitions of a cell become one run (exact).
+    Merge(crate::analysis::MergeArgs),
+    /// Compare BASE with NEW: deltas, t-test over repetitions, --fail-if.
+    Compare(crate::analysis::CompareArgs),
+    /// List runs stored in the results database.
+    History(crate::analysis::HistoryArgs),
+    /// Export runs from the results database as CSV or results JSON.
+    Export(crate::analysis::ExportArgs),
+    /// Store results JSON files in the results database.
+    Import(crate::analysis::ImportArgs),
     /// Forward UDP and TCP with a delay added to each direction (a netem stand-in).
     Relay(crate::relay::RelayArgs),
 }

@@ -2,6 +2,7 @@
 //! `options.rs`, output in `output.rs`; the work is done by the library
 //! crates (pubsubperf-harness, pubsubperf-core and the bindings).
 
+mod analysis;
 mod cli;
 mod options;
 mod output;
@@ -106,6 +107,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             install_ctrlc();
             relay::run(&a)
         }
+        Some(Command::Report(a)) => analysis::report(&a),
+        Some(Command::Merge(a)) => analysis::merge(&a),
+        Some(Command::Compare(a)) => analysis::compare(&a),
+        Some(Command::History(a)) => analysis::history(&a),
+        Some(Command::Export(a)) => analysis::export(&a),
+        Some(Command::Import(a)) => analysis::import(&a),
         Some(Command::Sub(a)) => {
             let r = if let Some(addr) = &a.connect_back {
                 // Started by a publisher: it handles Ctrl-C and stops us.

@@ -1,0 +1,566 @@
+//! The analysis commands (`report`, `merge`, `compare`, `history`,
+//! `export`) and saving results in the results database. Their clap
+//! definitions live here rather than in `cli.rs` so that the analysis side
+//! grows without touching the test commands; they still only turn flags
+//! into the plain types of pubsubperf-report, which does the work.
+
+use crate::options::UsageError;
+use clap::Args;
+use pubsubperf_core::result::ResultsFile;
+use pubsubperf_report::ReportError;
+use pubsubperf_report::db::{self, Database, Filter, StoredRun};
+use pubsubperf_report::failif::Condition;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+pub use pubsubperf_report::db::SaveMeta;
+
+/// `--db` and `--no-save` for commands that measure (latency, throughput,
+/// sweep): flatten into their arguments with `#[command(flatten)]`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SaveArgs {
+    /// Results database to save runs in (default: $PUBSUBPERF_DB, else
+    /// $XDG_DATA_HOME/pubsubperf/results.sqlite, else
+    /// ~/.local/share/pubsubperf/results.sqlite).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Do not save the results in the database.
+    #[arg(long, conflicts_with = "db")]
+    pub no_save: bool,
+}
+
+/// Saves a finished results file in the results database, unless
+/// `--no-save`. Returns the database path and the run-group id of the
+/// saved runs (`None` with `--no-save`). Errors are one line, naming
+/// `--db`; bad input (an unusable path) is a [`UsageError`].
+// Called by the measuring commands (latency, throughput, sweep) once they
+// take `SaveArgs`; until then only the tests use it.
+#[allow(dead_code)]
+pub fn save_results(
+    args: &SaveArgs,
+    file: &ResultsFile,
+    meta: &SaveMeta,
+) -> anyhow::Result<Option<(PathBuf, String)>> {
+    if args.no_save {
+        return Ok(None);
+    }
+    db::store(args.db.as_deref(), file, meta)
+        .map(Some)
+        .map_err(|e| flag_error("--db", e))
+}
+
+/// Filters of a database selection.
+#[derive(Debug, Clone, Default, Args)]
+pub struct FilterArgs {
+    /// Only runs of this binding.
+    #[arg(short, long, value_name = "NAME")]
+    pub binding: Option<String>,
+    /// Only runs over this transport.
+    #[arg(short, long, value_name = "NAME")]
+    pub transport: Option<String>,
+    /// Only runs of this test: latency or throughput.
+    #[arg(long, value_name = "TEST")]
+    pub test: Option<String>,
+    /// Only runs of this sample size (64, 1KiB, ...).
+    #[arg(short, long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Only runs started since a date (2026-11-21), a UTC time
+    /// (2026-11-21T10:00:00Z) or an age (12h, 7d).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only runs of this sweep.
+    #[arg(long, value_name = "NAME")]
+    pub sweep: Option<String>,
+    /// Only runs of this run group (id or prefix, as 'history' shows it).
+    #[arg(long, value_name = "ID")]
+    pub group: Option<String>,
+    /// Only the most recent N runs.
+    #[arg(short = 'n', long, value_name = "N")]
+    pub limit: Option<usize>,
+}
+
+impl FilterArgs {
+    fn is_empty(&self) -> bool {
+        self.binding.is_none()
+            && self.transport.is_none()
+            && self.test.is_none()
+            && self.size.is_none()
+            && self.since.is_none()
+            && self.sweep.is_none()
+            && self.group.is_none()
+            && self.limit.is_none()
+    }
+
+    /// Validates the filters into the library's plain type.
+    pub fn to_filter(&self) -> Result<Filter, UsageError> {
+        if let Some(t) = &self.test
+            && t != "latency"
+            && t != "throughput"
+        {
+            return Err(UsageError(format!(
+                "--test '{t}': expected latency or throughput"
+            )));
+        }
+        let size = self
+            .size
+            .as_deref()
+            .map(pubsubperf_core::size::parse_size)
+            .transpose()
+            .map_err(|e| UsageError(format!("--size: {e}")))?;
+        let since = self
+            .since
+            .as_deref()
+            .map(|s| pubsubperf_report::time::parse_since(s, pubsubperf_report::time::now_secs()))
+            .transpose()
+            .map_err(|e| UsageError(e.to_string()))?;
+        if self.limit == Some(0) {
+            return Err(UsageError("--limit: must be at least 1".into()));
+        }
+        Ok(Filter {
+            binding: self.binding.clone(),
+            transport: self.transport.clone(),
+            test: self.test.clone(),
+            size,
+            since,
+            sweep: self.sweep.clone(),
+            group: self.group.clone(),
+            limit: self.limit,
+        })
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Results JSON files to report on (default: runs from the database,
+    /// selected with the filters).
+    #[arg(value_name = "RESULTS")]
+    pub results: Vec<PathBuf>,
+    /// Results database (default: see 'pubsubperf latency --help').
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// The HTML file to write.
+    #[arg(short, long, default_value = "report.html", value_name = "FILE")]
+    pub out: PathBuf,
+    /// Also write every plot as an SVG file into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub svg_dir: Option<PathBuf>,
+    /// Page title.
+    #[arg(long, default_value = "pubsubperf report", value_name = "TEXT")]
+    pub title: String,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Results JSON files to merge (runs of the same cell become one run:
+    /// histograms merged exactly, counters summed).
+    #[arg(value_name = "RESULTS", required = true)]
+    pub results: Vec<PathBuf>,
+    /// The merged results JSON file to write.
+    #[arg(short, long, value_name = "FILE")]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline: a results JSON file, or a database selection
+    /// 'db:KEY=VALUE,...' (keys: group, sweep, binding, transport, test,
+    /// size, since, limit; 'db:ID' is short for 'db:group=ID').
+    #[arg(value_name = "BASE")]
+    pub base: String,
+    /// The new results, in the same forms as BASE.
+    #[arg(value_name = "NEW")]
+    pub new: String,
+    /// Exit with code 1 when a condition holds for a matched cell, e.g.
+    /// 'p99>+10%', 'samples_per_s<-5%', 'p50>+2us', 'lost_percent>1'
+    /// (repeatable; see docs/report.md).
+    #[arg(long = "fail-if", value_name = "EXPR")]
+    pub fail_if: Vec<String>,
+    /// Results database for 'db:' selections.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// Results database (default: see 'pubsubperf latency --help').
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Results database (default: see 'pubsubperf latency --help').
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// Write the selection as CSV ('-' for standard output).
+    #[arg(long, value_name = "FILE", required_unless_present = "json")]
+    pub csv: Option<PathBuf>,
+    /// Write the selection as a results JSON file ('-' for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+/// A library error as a CLI error: bad input becomes a [`UsageError`]
+/// (exit 2) naming `what`; machine failures stay errors (exit 1).
+fn flag_error(what: &str, e: ReportError) -> anyhow::Error {
+    if e.is_usage() {
+        UsageError(format!("{what}: {e}")).into()
+    } else {
+        anyhow::anyhow!("{what}: {e}")
+    }
+}
+
+fn open_db(path: Option<&Path>) -> anyhow::Result<Database> {
+    let p = match path {
+        Some(p) => p.to_path_buf(),
+        None => db::default_path().map_err(|e| flag_error("--db", e))?,
+    };
+    Database::open(&p).map_err(|e| flag_error("--db", e))
+}
+
+fn read(flag: &str, p: &Path) -> anyhow::Result<ResultsFile> {
+    pubsubperf_report::read_results(p).map_err(|e| flag_error(flag, e))
+}
+
+fn query(db: &Database, filter: &Filter) -> anyhow::Result<Vec<StoredRun>> {
+    db.query(filter).map_err(|e| flag_error("--db", e))
+}
+
+fn write_out(flag: &str, p: &Path, data: &[u8]) -> anyhow::Result<()> {
+    if p.as_os_str() == "-" {
+        use std::io::Write;
+        std::io::stdout().write_all(data)?;
+        return Ok(());
+    }
+    if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| UsageError(format!("{flag} {}: {e}", p.display())))?;
+    }
+    pubsubperf_report::write_file(p, data).map_err(|e| flag_error(flag, e))
+}
+
+/// `pubsubperf report`.
+pub fn report(a: &ReportArgs) -> anyhow::Result<ExitCode> {
+    use pubsubperf_report::html::{Options, Source, build};
+    let mut sources = Vec::new();
+    for p in &a.results {
+        sources.push(Source {
+            name: p.display().to_string(),
+            file: read("RESULTS", p)?,
+        });
+    }
+    if a.results.is_empty() || a.db.is_some() || !a.filter.is_empty() {
+        let filter = a.filter.to_filter()?;
+        let db = open_db(a.db.as_deref())?;
+        let runs = query(&db, &filter)?;
+        if runs.is_empty() {
+            return Err(UsageError(format!(
+                "--db {}: no runs match the selection (see 'pubsubperf history')",
+                db.path().display()
+            ))
+            .into());
+        }
+        sources.extend(db_sources(&db, &runs));
+    }
+    let report = build(
+        &sources,
+        &Options {
+            title: a.title.clone(),
+            generated_at: pubsubperf_report::time::rfc3339_now(),
+        },
+    )
+    .map_err(|e| flag_error("RESULTS", e))?;
+    write_out("--out", &a.out, report.html.as_bytes())?;
+    if let Some(dir) = &a.svg_dir {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| UsageError(format!("--svg-dir {}: {e}", dir.display())))?;
+        for (name, svg) in &report.plots {
+            write_out("--svg-dir", &dir.join(name), svg.as_bytes())?;
+        }
+    }
+    println!(
+        "pubsubperf report: wrote {} ({} plot(s){})",
+        a.out.display(),
+        report.plots.len(),
+        a.svg_dir
+            .as_ref()
+            .map(|d| format!(", also as SVG files in {}", d.display()))
+            .unwrap_or_default()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Stored runs as report sources, one per run group (each group has one
+/// environment).
+fn db_sources(db: &Database, runs: &[StoredRun]) -> Vec<pubsubperf_report::html::Source> {
+    let mut groups: Vec<(String, Vec<StoredRun>)> = Vec::new();
+    for r in runs {
+        match groups.iter_mut().find(|(g, _)| *g == r.group) {
+            Some((_, v)) => v.push(r.clone()),
+            None => groups.push((r.group.clone(), vec![r.clone()])),
+        }
+    }
+    groups
+        .into_iter()
+        .filter_map(|(g, v)| {
+            let (file, _) = db::to_results_file(&v).ok()?;
+            Some(pubsubperf_report::html::Source {
+                name: format!("{} group {g}", db.path().display()),
+                file,
+            })
+        })
+        .collect()
+}
+
+/// `pubsubperf merge`.
+pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
+    let mut files = Vec::new();
+    for p in &a.results {
+        files.push(read("RESULTS", p)?);
+    }
+    let before: usize = files.iter().map(|f| f.runs.len()).sum();
+    let (merged, notes) =
+        pubsubperf_report::merge::merge_files(&files).map_err(|e| flag_error("RESULTS", e))?;
+    for n in &notes {
+        eprintln!("pubsubperf merge: note: {n}");
+    }
+    let json = serde_json::to_string_pretty(&merged)?;
+    write_out("--out", &a.out, json.as_bytes())?;
+    println!(
+        "pubsubperf merge: {} run(s) from {} file(s) merged into {} cell(s): wrote {}",
+        before,
+        files.len(),
+        merged.runs.len(),
+        a.out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Parses a `db:` selection of `compare`.
+fn db_selector(flag: &str, spec: &str) -> Result<Filter, UsageError> {
+    let mut f = FilterArgs::default();
+    if !spec.contains('=') {
+        f.group = Some(spec.to_string());
+        return f.to_filter();
+    }
+    for part in spec.split(',').filter(|p| !p.is_empty()) {
+        let (k, v) = part.split_once('=').ok_or_else(|| {
+            UsageError(format!(
+                "{flag} 'db:{spec}': expected KEY=VALUE, got '{part}'"
+            ))
+        })?;
+        let text = v;
+        let v = Some(v.to_string());
+        match k {
+            "group" => f.group = v,
+            "sweep" => f.sweep = v,
+            "binding" => f.binding = v,
+            "transport" => f.transport = v,
+            "test" => f.test = v,
+            "size" => f.size = v,
+            "since" => f.since = v,
+            "limit" => {
+                f.limit = Some(text.parse().map_err(|_| {
+                    UsageError(format!("{flag} 'db:{spec}': limit must be a number"))
+                })?)
+            }
+            _ => {
+                return Err(UsageError(format!(
+                    "{flag} 'db:{spec}': unknown key '{k}' (use group, sweep, binding, transport, test, size, since, limit)"
+                )));
+            }
+        }
+    }
+    f.to_filter()
+        .map_err(|e| UsageError(format!("{flag} 'db:{spec}': {}", e.0)))
+}
+
+fn side(flag: &str, spec: &str, db_path: Option<&Path>) -> anyhow::Result<(String, ResultsFile)> {
+    if let Some(sel) = spec.strip_prefix("db:") {
+        let filter = db_selector(flag, sel)?;
+        let db = open_db(db_path)?;
+        let runs = query(&db, &filter)?;
+        if runs.is_empty() {
+            return Err(UsageError(format!(
+                "{flag} '{spec}': no runs match in {}",
+                db.path().display()
+            ))
+            .into());
+        }
+        let (file, notes) = db::to_results_file(&runs).map_err(|e| flag_error(flag, e))?;
+        for n in notes {
+            eprintln!("pubsubperf compare: note: {flag}: {n}");
+        }
+        return Ok((spec.to_string(), file));
+    }
+    Ok((spec.to_string(), read(flag, Path::new(spec))?))
+}
+
+/// `pubsubperf compare`.
+pub fn compare(a: &CompareArgs) -> anyhow::Result<ExitCode> {
+    let conditions = a
+        .fail_if
+        .iter()
+        .map(|e| Condition::parse(e).map_err(|e| UsageError(e.to_string())))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (bn, base) = side("BASE", &a.base, a.db.as_deref())?;
+    let (nn, new) = side("NEW", &a.new, a.db.as_deref())?;
+    let c = pubsubperf_report::compare::compare(&bn, &base, &nn, &new, &conditions)
+        .map_err(|e| flag_error("compare", e))?;
+    print!("{}", pubsubperf_report::text::comparison(&c));
+    if c.cells.is_empty() {
+        eprintln!(
+            "pubsubperf compare: no cell of BASE matches a cell of NEW (same binding, transport, test, size, QoS and settings)"
+        );
+    }
+    Ok(if c.violations.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Results JSON files to store in the database (one run group each).
+    #[arg(value_name = "RESULTS", required = true)]
+    pub results: Vec<PathBuf>,
+    /// Results database (default: see 'pubsubperf latency --help').
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Record the runs as part of this sweep.
+    #[arg(long, value_name = "NAME")]
+    pub sweep: Option<String>,
+}
+
+/// `pubsubperf import`.
+pub fn import(a: &ImportArgs) -> anyhow::Result<ExitCode> {
+    let mut files = Vec::new();
+    for p in &a.results {
+        files.push((p, read("RESULTS", p)?));
+    }
+    let mut db = open_db(a.db.as_deref())?;
+    for (p, f) in &files {
+        let meta = SaveMeta {
+            sweep: a.sweep.clone(),
+            command: Some(format!("import {}", p.display())),
+            ..Default::default()
+        };
+        let group = db.save(f, &meta).map_err(|e| flag_error("--db", e))?;
+        println!(
+            "pubsubperf import: {} run(s) from {} stored as group {group}",
+            f.runs.len(),
+            p.display()
+        );
+    }
+    eprintln!("database: {}", db.path().display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pubsubperf history`.
+pub fn history(a: &HistoryArgs) -> anyhow::Result<ExitCode> {
+    let mut filter = a.filter.to_filter()?;
+    if filter.limit.is_none() {
+        filter.limit = Some(50);
+    }
+    let db = open_db(a.db.as_deref())?;
+    let runs = query(&db, &filter)?;
+    print!("{}", pubsubperf_report::text::history(&runs));
+    let total = db.count().map_err(|e| flag_error("--db", e))?;
+    eprintln!(
+        "{} of {} run(s) in {}",
+        runs.len(),
+        total,
+        db.path().display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pubsubperf export`.
+pub fn export(a: &ExportArgs) -> anyhow::Result<ExitCode> {
+    let filter = a.filter.to_filter()?;
+    let db = open_db(a.db.as_deref())?;
+    let runs = query(&db, &filter)?;
+    if runs.is_empty() {
+        return Err(UsageError(format!(
+            "--db {}: no runs match the selection (see 'pubsubperf history')",
+            db.path().display()
+        ))
+        .into());
+    }
+    if let Some(p) = &a.csv {
+        let plain: Vec<_> = runs.iter().map(|r| r.run.clone()).collect();
+        write_out("--csv", p, pubsubperf_report::csv::csv(&plain).as_bytes())?;
+    }
+    if let Some(p) = &a.json {
+        let (file, notes) = db::to_results_file(&runs).map_err(|e| flag_error("--json", e))?;
+        for n in notes {
+            eprintln!("pubsubperf export: note: {n}");
+        }
+        write_out("--json", p, serde_json::to_string_pretty(&file)?.as_bytes())?;
+    }
+    eprintln!("pubsubperf export: {} run(s) exported", runs.len());
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_export_matches_test_commands_csv() {
+        let f: ResultsFile = serde_json::from_str(
+            r#"{"tool":{"name":"pubsubperf","version":"0.0.1"},
+          "environment":{"cpu_model":"x","cores":2,"kernel":"k","bindings":{}},
+          "runs":[{"binding":"udp","transport":"udp","test":"throughput","size":64,
+            "zero_copy":false,"data_type":"bytes","reliable":false,"config":{},
+            "throughput":{"sent":10,"received":9,"bytes":576,"samples_per_s":9.0,"mbps":0.004608,
+              "lost":1,"lost_percent":10.0,"duplicates":0,"out_of_order":0},
+            "resources":{"publisher":{"cpu_percent":1.5,"max_rss_kib":1,"voluntary_cs":2,"involuntary_cs":3},
+                         "subscriber":{"cpu_percent":1.0,"max_rss_kib":1,"voluntary_cs":4,"involuntary_cs":5}}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            crate::output::csv(&f.runs),
+            pubsubperf_report::csv::csv(&f.runs)
+        );
+    }
+
+    /// Every cell of the shipped sweep files is a valid command line for
+    /// this CLI (flags and values; capabilities are checked at run time).
+    #[test]
+    fn shipped_sweeps_parse_as_commands() {
+        use clap::Parser;
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sweeps");
+        for name in ["quick.toml", "perftest-seeds.toml"] {
+            let s = pubsubperf_report::sweep::load(&dir.join(name)).unwrap();
+            for c in s.cells.iter().filter(|c| c.repetition == 1) {
+                let argv = std::iter::once("pubsubperf".to_string()).chain(c.args.iter().cloned());
+                if let Err(e) = crate::cli::Cli::try_parse_from(argv) {
+                    panic!("{name}: {}: {e}", c.key);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn db_selectors() {
+        let f = db_selector("BASE", "abc").unwrap();
+        assert_eq!(f.group.as_deref(), Some("abc"));
+        let f = db_selector("BASE", "sweep=nightly,size=1KiB,limit=5").unwrap();
+        assert_eq!(
+            (f.sweep.as_deref(), f.size, f.limit),
+            (Some("nightly"), Some(1024), Some(5))
+        );
+        let e = db_selector("NEW", "colour=red").unwrap_err().0;
+        assert!(e.starts_with("NEW 'db:colour=red': unknown key"), "{e}");
+        let e = db_selector("NEW", "size=1XB").unwrap_err().0;
+        assert!(e.starts_with("NEW 'db:size=1XB': --size"), "{e}");
+    }
+}

@@ -1,0 +1,338 @@
+//! The analysis commands end to end on real runs of the binary: report
+//! (and its rendering in headless Chromium), merge, compare with
+//! `--fail-if`, import, history and export. No test asserts a latency or
+//! throughput figure.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pubsubperf"))
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn ok(args: &[&str]) -> Output {
+    let o = run(args);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    o
+}
+
+/// Asserts a one-line error naming `needle` and exit code 2.
+fn usage_error(args: &[&str], needle: &str) {
+    let o = run(args);
+    let e = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+    assert_eq!(
+        e.trim_end().lines().count(),
+        1,
+        "{args:?}: not one line: {e}"
+    );
+    assert!(e.contains(needle), "{args:?}: {e}");
+}
+
+/// Real results: a latency run over udp and a throughput run over tcp,
+/// two sizes each, short.
+fn measure(dir: &Path, tag: &str) -> (PathBuf, PathBuf) {
+    let lat = dir.join(format!("lat-{tag}.json"));
+    let tp = dir.join(format!("tp-{tag}.json"));
+    let l = lat.to_str().unwrap();
+    let t = tp.to_str().unwrap();
+    ok(&[
+        "latency",
+        "-b",
+        "udp",
+        "-s",
+        "64,1KiB",
+        "--duration",
+        "1200ms",
+        "--warmup",
+        "100ms",
+        "-q",
+        "--json",
+        l,
+    ]);
+    ok(&[
+        "throughput",
+        "-b",
+        "tcp",
+        "-s",
+        "64,1KiB",
+        "--duration",
+        "1200ms",
+        "--warmup",
+        "100ms",
+        "-q",
+        "--json",
+        t,
+    ]);
+    (lat, tp)
+}
+
+fn chromium() -> Option<PathBuf> {
+    for name in ["chromium", "chromium-browser", "google-chrome"] {
+        for dir in std::env::var("PATH").unwrap_or_default().split(':') {
+            let p = Path::new(dir).join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// Runs Chromium headless with a watchdog (it must not hang a test run).
+fn headless(exe: &Path, args: &[String]) -> Output {
+    let profile = tempfile::tempdir().unwrap();
+    let mut child = Command::new(exe)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("chromium starts");
+    let start = Instant::now();
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.wait_with_output().expect("output")
+}
+
+#[test]
+fn report_renders_in_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let (lat, tp) = measure(dir.path(), "r");
+    let out = dir.path().join("report.html");
+    let svg = dir.path().join("svg");
+    let o = ok(&[
+        "report",
+        lat.to_str().unwrap(),
+        tp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--svg-dir",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(text(&o.stdout).contains("wrote"));
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        !html.contains("<script") && !html.contains("https://"),
+        "not self-contained"
+    );
+    let mut svgs: Vec<String> = std::fs::read_dir(&svg)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    svgs.sort();
+    for want in [
+        "latency-vs-size.svg",
+        "throughput-samples.svg",
+        "throughput-mbps.svg",
+        "spectrum-latency-udp.svg",
+        "cpu-latency.svg",
+        "cpu-throughput.svg",
+    ] {
+        assert!(svgs.iter().any(|s| s == want), "{want} missing in {svgs:?}");
+    }
+    let Some(exe) = chromium() else {
+        eprintln!("SKIPPED the browser part: chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let url = format!("file://{}", out.display());
+    // The DOM as Chromium parsed it: every plot is an svg with data points.
+    let dom = headless(&exe, &["--dump-dom".into(), url.clone()]);
+    let dom = text(&dom.stdout);
+    let plots: Vec<&str> = dom.split("<svg").skip(1).collect();
+    assert_eq!(plots.len(), svgs.len(), "each plot is inline once");
+    for p in &plots {
+        let body = &p[..p.find("</svg>").expect("closed svg")];
+        let id = body
+            .split("id=\"")
+            .nth(1)
+            .and_then(|s| s.split('"').next())
+            .unwrap_or("?");
+        assert!(body.contains("class=\"series\""), "{id}: no line");
+        assert!(
+            body.matches("class=\"pt\"").count() >= 1,
+            "{id}: no data point"
+        );
+        assert!(!body.contains("no data"), "{id}: empty");
+    }
+    // The screenshot is not blank: many non-background pixels, many colors.
+    let png_path = dir.path().join("shot.png");
+    let shot = headless(
+        &exe,
+        &[
+            format!("--screenshot={}", png_path.display()),
+            "--window-size=1280,2400".into(),
+            url,
+        ],
+    );
+    assert!(png_path.exists(), "no screenshot: {}", text(&shot.stderr));
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(&png_path).unwrap(),
+    ));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let bpp = info.color_type.samples();
+    let px: Vec<&[u8]> = buf[..info.buffer_size()].chunks(bpp).collect();
+    let first = px[0];
+    let differing = px.iter().filter(|p| p[..3] != first[..3]).count();
+    let mut colors: Vec<[u8; 3]> = px.iter().map(|p| [p[0], p[1], p[2]]).collect();
+    colors.sort_unstable();
+    colors.dedup();
+    assert!(
+        differing * 20 > px.len(),
+        "screenshot is nearly uniform ({differing} of {} pixels differ)",
+        px.len()
+    );
+    assert!(
+        colors.len() > 50,
+        "screenshot has only {} colors",
+        colors.len()
+    );
+}
+
+#[test]
+fn merge_compare_import_history_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let (lat1, _) = measure(dir.path(), "1");
+    let (lat2, _) = measure(dir.path(), "2");
+    let (l1, l2) = (lat1.to_str().unwrap(), lat2.to_str().unwrap());
+    // Merge: two repetitions of two cells become two runs with the summed counts.
+    let o = ok(&["merge", l1, l2, "--out", &d("merged.json")]);
+    assert!(
+        text(&o.stdout).contains("4 run(s) from 2 file(s) merged into 2 cell(s)"),
+        "{}",
+        text(&o.stdout)
+    );
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d("merged.json")).unwrap()).unwrap();
+    let a: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&lat1).unwrap()).unwrap();
+    let b: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&lat2).unwrap()).unwrap();
+    for i in 0..2 {
+        let n = |v: &serde_json::Value| v["runs"][i]["latency_ns"]["count"].as_u64().unwrap();
+        assert_eq!(n(&m), n(&a) + n(&b));
+    }
+    // Compare a file with itself: no change, so the conditions hold.
+    let o = ok(&[
+        "compare",
+        l1,
+        l1,
+        "--fail-if",
+        "p99>+10%",
+        "--fail-if",
+        "p50>+1us",
+    ]);
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("2 cell(s) matched") && out.contains("+0.0%"),
+        "{out}"
+    );
+    // A limit no real run can meet fails with exit 1 and says why.
+    let o = run(&["compare", l1, l2, "--fail-if", "p50>1ns"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("FAILED: 2 --fail-if violation(s)"),
+        "{}",
+        text(&o.stdout)
+    );
+    usage_error(
+        &["compare", l1, l2, "--fail-if", "p99>>3"],
+        "--fail-if 'p99>>3'",
+    );
+    usage_error(
+        &["compare", l1, l2, "--fail-if", "p95>+1%"],
+        "unknown metric 'p95'",
+    );
+    usage_error(&["compare", l1, &d("missing.json")], "NEW");
+    usage_error(
+        &["report", &d("missing.json"), "--out", &d("x.html")],
+        "RESULTS",
+    );
+    // Database: import, history, export, and a database selection in compare.
+    let db = d("results.sqlite");
+    ok(&["import", l1, "--db", &db]);
+    ok(&["import", l2, "--db", &db, "--sweep", "second"]);
+    let o = ok(&["history", "--db", &db]);
+    let h = text(&o.stdout);
+    assert_eq!(h.lines().count(), 5, "{h}");
+    assert!(h.contains("second#0"), "{h}");
+    let o = ok(&["history", "--db", &db, "--size", "1KiB", "--limit", "1"]);
+    assert_eq!(text(&o.stdout).lines().count(), 2);
+    usage_error(
+        &["history", "--db", &db, "--since", "yesterday"],
+        "--since 'yesterday'",
+    );
+    usage_error(&["history", "--db", &db, "--test", "ping"], "--test 'ping'");
+    ok(&[
+        "export",
+        "--db",
+        &db,
+        "--sweep",
+        "second",
+        "--csv",
+        &d("e.csv"),
+        "--json",
+        &d("e.json"),
+    ]);
+    let csv = std::fs::read_to_string(d("e.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3);
+    assert!(csv.starts_with("binding,transport,test,size,"));
+    let e: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d("e.json")).unwrap()).unwrap();
+    assert_eq!(e["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(e["runs"][0]["latency_ns"], b["runs"][0]["latency_ns"]);
+    let o = ok(&["compare", "--db", &db, l1, "db:sweep=second"]);
+    assert!(
+        text(&o.stdout).contains("2 cell(s) matched"),
+        "{}",
+        text(&o.stdout)
+    );
+    usage_error(
+        &[
+            "export",
+            "--db",
+            &db,
+            "--binding",
+            "nope",
+            "--csv",
+            &d("n.csv"),
+        ],
+        "no runs match",
+    );
+    ok(&["report", "--db", &db, "--out", &d("db.html")]);
+}

@@ -1,0 +1,450 @@
+//! The results database: every run ever measured (or imported), with its
+//! environment and configuration, in one SQLite file.
+//!
+//! Layout (schema version 1, `PRAGMA user_version`):
+//! - `groups`: one row per saved results file (one invocation): id, time,
+//!   tool version, environment JSON, command line.
+//! - `runs`: one row per run: the whole run JSON plus indexed columns for
+//!   filtering (time, binding, transport, test, size, reliable, zero_copy,
+//!   data_type, p50, p99, samples_per_s, mbps, lost_percent), the sweep name,
+//!   cell key and repetition number when the run came from a sweep, and the
+//!   group id.
+//!
+//! The whole run JSON is the source of truth: the columns are copies for
+//! queries, and a run read back equals the run saved.
+
+use crate::error::{ReportError, Result};
+use pubsubperf_core::environment::Environment;
+use pubsubperf_core::result::{ResultsFile, Run, SCHEMA_VERSION, ToolInfo};
+use rusqlite::{Connection, OptionalExtension, params};
+use std::path::{Path, PathBuf};
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS groups (
+    id           TEXT PRIMARY KEY,
+    time         TEXT NOT NULL,
+    tool_version TEXT NOT NULL,
+    environment  TEXT NOT NULL,
+    command      TEXT
+);
+CREATE TABLE IF NOT EXISTS runs (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    group_id      TEXT NOT NULL REFERENCES groups(id),
+    time          TEXT NOT NULL,
+    binding       TEXT NOT NULL,
+    transport     TEXT NOT NULL,
+    test          TEXT NOT NULL,
+    size          INTEGER NOT NULL,
+    reliable      INTEGER NOT NULL,
+    zero_copy     INTEGER NOT NULL,
+    data_type     TEXT NOT NULL,
+    p50           INTEGER,
+    p99           INTEGER,
+    samples_per_s REAL,
+    mbps          REAL,
+    lost_percent  REAL,
+    complete      INTEGER NOT NULL,
+    sweep         TEXT,
+    cell          TEXT,
+    repetition    INTEGER NOT NULL DEFAULT 0,
+    run           TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_time ON runs(time);
+CREATE INDEX IF NOT EXISTS runs_cell ON runs(binding, test, size);
+CREATE INDEX IF NOT EXISTS runs_sweep ON runs(sweep, cell, repetition);
+CREATE INDEX IF NOT EXISTS runs_group ON runs(group_id);
+";
+
+/// Where and how a saved results file came about.
+#[derive(Debug, Clone, Default)]
+pub struct SaveMeta {
+    /// Run-group id; a new one is made when absent. Runs saved with the
+    /// same group belong to one invocation (a sweep, one CLI call).
+    pub group: Option<String>,
+    /// Sweep name, for runs of a sweep.
+    pub sweep: Option<String>,
+    /// Cell key within the sweep (see [`crate::sweep::Cell::key`]).
+    pub cell: Option<String>,
+    /// Repetition number within the cell (1-based; 0 when not a sweep).
+    pub repetition: u32,
+    /// The command line, for the record.
+    pub command: Option<String>,
+}
+
+/// Which runs to select. Every field narrows the selection.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// Binding name.
+    pub binding: Option<String>,
+    /// Transport name.
+    pub transport: Option<String>,
+    /// `latency` or `throughput`.
+    pub test: Option<String>,
+    /// Sample size, bytes.
+    pub size: Option<usize>,
+    /// RFC 3339 lower bound on the run's start time (see [`crate::time::parse_since`]).
+    pub since: Option<String>,
+    /// Sweep name.
+    pub sweep: Option<String>,
+    /// Run-group id (or a unique prefix of one).
+    pub group: Option<String>,
+    /// Only the most recent N runs.
+    pub limit: Option<usize>,
+}
+
+/// A run read back from the database.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredRun {
+    /// Row id (stable).
+    pub id: i64,
+    /// Run-group id.
+    pub group: String,
+    /// Start time, RFC 3339.
+    pub time: String,
+    /// Sweep name.
+    pub sweep: Option<String>,
+    /// Sweep cell key.
+    pub cell: Option<String>,
+    /// Repetition number.
+    pub repetition: u32,
+    /// Tool version that measured it.
+    pub tool_version: String,
+    /// Environment of the run's group.
+    pub environment: Environment,
+    /// The run as saved.
+    pub run: Run,
+}
+
+/// An open results database.
+pub struct Database {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Database")
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+/// The default database file: `$PUBSUBPERF_DB`, else
+/// `$XDG_DATA_HOME/pubsubperf/results.sqlite`, else
+/// `~/.local/share/pubsubperf/results.sqlite`.
+pub fn default_path() -> Result<PathBuf> {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    if let Some(p) = var("PUBSUBPERF_DB") {
+        return Ok(PathBuf::from(p));
+    }
+    let base = match (var("XDG_DATA_HOME"), var("HOME")) {
+        (Some(x), _) => PathBuf::from(x),
+        (None, Some(h)) => PathBuf::from(h).join(".local").join("share"),
+        (None, None) => return Err(ReportError::NoDataDir),
+    };
+    Ok(base.join("pubsubperf").join("results.sqlite"))
+}
+
+/// A new run-group id: time, process and a counter, unique on this host.
+pub fn new_group_id() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    format!(
+        "{}-{:x}{:05x}{:x}",
+        crate::time::rfc3339_now()
+            .replace([':', '-'], "")
+            .trim_end_matches('Z'),
+        std::process::id(),
+        nanos >> 12,
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+impl Database {
+    /// Opens (creating it and its directory if needed) the database at `path`.
+    pub fn open(path: &Path) -> Result<Database> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| ReportError::Io {
+                path: dir.to_path_buf(),
+                source: e,
+            })?;
+        }
+        let db_err = |e| ReportError::Db {
+            path: path.to_path_buf(),
+            source: e,
+        };
+        let conn = Connection::open(path).map_err(db_err)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(db_err)?;
+        conn.execute_batch(SCHEMA).map_err(db_err)?;
+        conn.pragma_update(None, "user_version", 1)
+            .map_err(db_err)?;
+        Ok(Database {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The file this database lives in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn err(&self, e: rusqlite::Error) -> ReportError {
+        ReportError::Db {
+            path: self.path.clone(),
+            source: e,
+        }
+    }
+
+    /// Saves every run of a results file in one transaction; returns the
+    /// run-group id. Sweep name, cell and repetition come from `meta`, or
+    /// else from a run's `config.sweep` object (`name`, `cell`,
+    /// `repetition`) when the runner recorded them there.
+    pub fn save(&mut self, file: &ResultsFile, meta: &SaveMeta) -> Result<String> {
+        let group = meta.group.clone().unwrap_or_else(new_group_id);
+        let env = serde_json::to_string(&file.environment).unwrap_or_default();
+        let tx = self.conn.transaction().map_err(|e| ReportError::Db {
+            path: self.path.clone(),
+            source: e,
+        })?;
+        let now = crate::time::rfc3339_now();
+        let res: rusqlite::Result<()> = (|| {
+            tx.execute(
+                "INSERT OR IGNORE INTO groups (id, time, tool_version, environment, command)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![group, now, file.tool.version, env, meta.command],
+            )?;
+            for run in &file.runs {
+                insert_run(&tx, &group, run, meta, &now)?;
+            }
+            Ok(())
+        })();
+        res.and_then(|()| tx.commit()).map_err(|e| self.err(e))?;
+        Ok(group)
+    }
+
+    /// Reads runs matching `filter`, oldest first (with `limit`, the most
+    /// recent N, still oldest first).
+    pub fn query(&self, filter: &Filter) -> Result<Vec<StoredRun>> {
+        let mut sql = String::from(
+            "SELECT r.id, r.group_id, r.time, r.sweep, r.cell, r.repetition, r.run,
+                    g.tool_version, g.environment
+             FROM runs r JOIN groups g ON g.id = r.group_id WHERE 1=1",
+        );
+        let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
+        let mut add = |cond: &str, v: Box<dyn rusqlite::ToSql>| {
+            args.push(v);
+            sql.push_str(&format!(" AND {cond} ?{}", args.len()));
+        };
+        if let Some(b) = &filter.binding {
+            add("r.binding =", Box::new(b.clone()));
+        }
+        if let Some(t) = &filter.transport {
+            add("r.transport =", Box::new(t.clone()));
+        }
+        if let Some(t) = &filter.test {
+            add("r.test =", Box::new(t.clone()));
+        }
+        if let Some(s) = filter.size {
+            add("r.size =", Box::new(s as i64));
+        }
+        if let Some(s) = &filter.since {
+            add("r.time >=", Box::new(s.clone()));
+        }
+        if let Some(s) = &filter.sweep {
+            add("r.sweep =", Box::new(s.clone()));
+        }
+        if let Some(g) = &filter.group {
+            add("r.group_id LIKE", Box::new(format!("{g}%")));
+        }
+        sql.push_str(" ORDER BY r.time DESC, r.id DESC");
+        if let Some(n) = filter.limit {
+            sql.push_str(&format!(" LIMIT {n}"));
+        }
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
+        let refs: Vec<&dyn rusqlite::ToSql> = args.iter().map(|b| b.as_ref()).collect();
+        let rows = stmt
+            .query_map(refs.as_slice(), |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, String>(2)?,
+                    row.get::<_, Option<String>>(3)?,
+                    row.get::<_, Option<String>>(4)?,
+                    row.get::<_, i64>(5)?,
+                    row.get::<_, String>(6)?,
+                    row.get::<_, String>(7)?,
+                    row.get::<_, String>(8)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, group, time, sweep, cell, rep, run, tool_version, env) =
+                row.map_err(|e| self.err(e))?;
+            let bad = |m: String| ReportError::DbRun {
+                path: self.path.clone(),
+                id,
+                message: m,
+            };
+            let run: Run = serde_json::from_str(&run).map_err(|e| bad(e.to_string()))?;
+            let environment: Environment =
+                serde_json::from_str(&env).map_err(|e| bad(format!("environment: {e}")))?;
+            out.push(StoredRun {
+                id,
+                group,
+                time,
+                sweep,
+                cell,
+                repetition: rep.max(0) as u32,
+                tool_version,
+                environment,
+                run,
+            });
+        }
+        out.reverse();
+        Ok(out)
+    }
+
+    /// Number of runs stored.
+    pub fn count(&self) -> Result<u64> {
+        self.conn
+            .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get::<_, i64>(0))
+            .map(|n| n.max(0) as u64)
+            .map_err(|e| self.err(e))
+    }
+
+    /// The environment of a run group, if it exists.
+    pub fn group_environment(&self, group: &str) -> Result<Option<Environment>> {
+        let s: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT environment FROM groups WHERE id = ?1",
+                [group],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        Ok(s.and_then(|s| serde_json::from_str(&s).ok()))
+    }
+}
+
+fn insert_run(
+    tx: &rusqlite::Transaction<'_>,
+    group: &str,
+    run: &Run,
+    meta: &SaveMeta,
+    now: &str,
+) -> rusqlite::Result<()> {
+    let sw = &run.config["sweep"];
+    let sweep = meta
+        .sweep
+        .clone()
+        .or_else(|| sw["name"].as_str().map(String::from));
+    let cell = meta
+        .cell
+        .clone()
+        .or_else(|| sw["cell"].as_str().map(String::from));
+    let repetition = if meta.repetition > 0 {
+        u64::from(meta.repetition)
+    } else {
+        sw["repetition"].as_u64().unwrap_or(0)
+    };
+    let time = if run.started_at.is_empty() {
+        now
+    } else {
+        run.started_at.as_str()
+    };
+    let lat = run.latency_ns.as_ref();
+    let tp = run.throughput.as_ref();
+    tx.execute(
+        "INSERT INTO runs (group_id, time, binding, transport, test, size, reliable,
+            zero_copy, data_type, p50, p99, samples_per_s, mbps, lost_percent, complete,
+            sweep, cell, repetition, run)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+        params![
+            group,
+            time,
+            run.binding,
+            run.transport,
+            run.test.to_string(),
+            run.size as i64,
+            run.reliable,
+            run.zero_copy,
+            run.data_type,
+            lat.map(|l| l.p50 as i64),
+            lat.map(|l| l.p99 as i64),
+            tp.map(|t| t.samples_per_s),
+            tp.map(|t| t.mbps),
+            tp.map(|t| t.lost_percent),
+            run.complete,
+            sweep,
+            cell,
+            repetition as i64,
+            serde_json::to_string(run).unwrap_or_default(),
+        ],
+    )?;
+    Ok(())
+}
+
+/// Builds a results file from stored runs. The environment is that of the
+/// first run; `notes` says when runs came from other machines.
+pub fn to_results_file(runs: &[StoredRun]) -> Result<(ResultsFile, Vec<String>)> {
+    let first = runs
+        .first()
+        .ok_or_else(|| ReportError::Empty("no runs match the selection".into()))?;
+    let mut env = first.environment.clone();
+    let mut notes = Vec::new();
+    let mut other_hosts: Vec<String> = Vec::new();
+    for r in runs {
+        let e = &r.environment;
+        if (e.cpu_model != env.cpu_model || e.hostname != env.hostname || e.kernel != env.kernel)
+            && !other_hosts.contains(&e.hostname)
+        {
+            other_hosts.push(e.hostname.clone());
+        }
+        for (b, v) in &e.bindings {
+            env.bindings.entry(b.clone()).or_insert_with(|| v.clone());
+        }
+    }
+    if !other_hosts.is_empty() {
+        notes.push(format!(
+            "the selection mixes environments (also {}); the file keeps the environment of the first run ({})",
+            other_hosts.join(", "),
+            first.environment.hostname
+        ));
+    }
+    Ok((
+        ResultsFile {
+            tool: ToolInfo {
+                name: "pubsubperf".into(),
+                version: first.tool_version.clone(),
+                schema: SCHEMA_VERSION,
+            },
+            environment: env,
+            runs: runs.iter().map(|r| r.run.clone()).collect(),
+        },
+        notes,
+    ))
+}
+
+/// Saves a finished results file in the database at `path` (the default
+/// location when `None`). Returns the database path and the run-group id.
+/// This is what `latency`, `throughput` and `sweep` call after measuring.
+pub fn store(
+    path: Option<&Path>,
+    file: &ResultsFile,
+    meta: &SaveMeta,
+) -> Result<(PathBuf, String)> {
+    let p = match path {
+        Some(p) => p.to_path_buf(),
+        None => default_path()?,
+    };
+    let mut db = Database::open(&p)?;
+    let group = db.save(file, meta)?;
+    Ok((p, group))
+}

@@ -1,0 +1,397 @@
+//! `--fail-if` conditions: `METRIC OP THRESHOLD`, checked on every matched
+//! cell of a comparison (on the merged repetitions of each side).
+//!
+//! - METRIC: `p50`, `p90`, `p99`, `p99_9` (or `p99.9`), `mean`, `max`
+//!   (latency), `samples_per_s`, `mbps`, `lost_percent` (throughput).
+//! - OP: `>` or `<`.
+//! - THRESHOLD, one of:
+//!   - a signed percentage, a relative change from BASE to NEW:
+//!     `p99>+10%` fails when p99 grew by more than 10 %,
+//!     `samples_per_s<-5%` when throughput fell by more than 5 %;
+//!   - a signed amount with a unit, an absolute change:
+//!     `p50>+2us`, `mbps<-100`, `lost_percent>+0.5pp` (percentage points);
+//!   - an unsigned amount, a limit on NEW itself: `p99>1ms`,
+//!     `samples_per_s<100k`, `lost_percent>1` (or `1%`).
+//!
+//! Latency amounts need a unit (`ns`, `us`/`µs`, `ms`, `s`); samples/s
+//! take an optional `k`/`M`; Mbit/s an optional `Mbps`/`Gbps`.
+
+use crate::error::{ReportError, Result};
+use pubsubperf_core::result::Run;
+
+/// A metric a condition is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// Median latency, ns.
+    P50,
+    /// 90th percentile latency, ns.
+    P90,
+    /// 99th percentile latency, ns.
+    P99,
+    /// 99.9th percentile latency, ns.
+    P99_9,
+    /// Mean latency, ns.
+    Mean,
+    /// Maximum latency, ns.
+    Max,
+    /// Received samples per second.
+    SamplesPerS,
+    /// Received megabits per second.
+    Mbps,
+    /// Lost samples, % of sent.
+    LostPercent,
+}
+
+/// Every metric with its names, for messages.
+pub const METRIC_NAMES: &str = "p50, p90, p99, p99_9, mean, max, samples_per_s, mbps, lost_percent";
+
+impl Metric {
+    /// Parses a metric name.
+    pub fn parse(s: &str) -> Option<Metric> {
+        Some(match s {
+            "p50" => Metric::P50,
+            "p90" => Metric::P90,
+            "p99" => Metric::P99,
+            "p99_9" | "p99.9" => Metric::P99_9,
+            "mean" => Metric::Mean,
+            "max" => Metric::Max,
+            "samples_per_s" => Metric::SamplesPerS,
+            "mbps" => Metric::Mbps,
+            "lost_percent" => Metric::LostPercent,
+            _ => return None,
+        })
+    }
+
+    /// The canonical name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::P50 => "p50",
+            Metric::P90 => "p90",
+            Metric::P99 => "p99",
+            Metric::P99_9 => "p99_9",
+            Metric::Mean => "mean",
+            Metric::Max => "max",
+            Metric::SamplesPerS => "samples_per_s",
+            Metric::Mbps => "mbps",
+            Metric::LostPercent => "lost_percent",
+        }
+    }
+
+    /// True for latency metrics (values in ns).
+    pub fn is_latency(self) -> bool {
+        matches!(
+            self,
+            Metric::P50 | Metric::P90 | Metric::P99 | Metric::P99_9 | Metric::Mean | Metric::Max
+        )
+    }
+
+    /// The metric's value in a run, if the run measured it.
+    pub fn value(self, r: &Run) -> Option<f64> {
+        if self.is_latency() {
+            let l = r.latency_ns.as_ref().filter(|l| l.count > 0)?;
+            return Some(match self {
+                Metric::P50 => l.p50 as f64,
+                Metric::P90 => l.p90 as f64,
+                Metric::P99 => l.p99 as f64,
+                Metric::P99_9 => l.p99_9 as f64,
+                Metric::Mean => l.mean,
+                _ => l.max as f64,
+            });
+        }
+        let t = r.throughput.as_ref()?;
+        Some(match self {
+            Metric::SamplesPerS => t.samples_per_s,
+            Metric::Mbps => t.mbps,
+            _ => t.lost_percent,
+        })
+    }
+
+    /// Formats a value of this metric with its unit.
+    pub fn format(self, v: f64) -> String {
+        if self.is_latency() {
+            crate::text::format_ns(v)
+        } else {
+            match self {
+                Metric::SamplesPerS => format!("{v:.0}/s"),
+                Metric::Mbps => format!("{v:.1} Mbit/s"),
+                _ => format!("{v:.3}%"),
+            }
+        }
+    }
+}
+
+/// Direction of a condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// Fails when the quantity is above the threshold.
+    Above,
+    /// Fails when the quantity is below the threshold.
+    Below,
+}
+
+/// What is compared with the threshold.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Threshold {
+    /// Relative change NEW vs BASE, percent (signed).
+    Relative(f64),
+    /// Absolute change NEW − BASE, in the metric's unit (signed).
+    Change(f64),
+    /// NEW itself, in the metric's unit.
+    Limit(f64),
+}
+
+/// One parsed `--fail-if` condition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Condition {
+    /// The expression as given.
+    pub text: String,
+    /// Metric.
+    pub metric: Metric,
+    /// Direction.
+    pub op: Op,
+    /// Threshold.
+    pub threshold: Threshold,
+}
+
+impl std::fmt::Display for Condition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl Condition {
+    /// Parses one expression; the error is one line naming it.
+    pub fn parse(expr: &str) -> Result<Condition> {
+        let bad = |m: String| ReportError::FailIf {
+            expr: expr.to_string(),
+            message: m,
+        };
+        let s: String = expr.chars().filter(|c| !c.is_whitespace()).collect();
+        let pos = s.find(['>', '<']).ok_or_else(|| {
+            bad(
+                "expected METRIC>THRESHOLD or METRIC<THRESHOLD, e.g. p99>+10% or samples_per_s<-5%"
+                    .into(),
+            )
+        })?;
+        let (m, rest) = s.split_at(pos);
+        let op = if rest.starts_with('>') {
+            Op::Above
+        } else {
+            Op::Below
+        };
+        let t = &rest[1..];
+        if t.starts_with(['=', '>', '<']) {
+            return Err(bad("use a single > or < (strict comparison)".into()));
+        }
+        if m.is_empty() {
+            return Err(bad(format!(
+                "no metric before the comparison (use {METRIC_NAMES})"
+            )));
+        }
+        let metric = Metric::parse(&m.to_ascii_lowercase())
+            .ok_or_else(|| bad(format!("unknown metric '{m}' (use {METRIC_NAMES})")))?;
+        if t.is_empty() {
+            return Err(bad(
+                "no threshold after the comparison (e.g. +10%, -5%, 2ms)".into(),
+            ));
+        }
+        let signed = t.starts_with(['+', '-']);
+        let num_end = t
+            .char_indices()
+            .skip(usize::from(signed))
+            .find(|(_, c)| !(c.is_ascii_digit() || *c == '.'))
+            .map_or(t.len(), |(i, _)| i);
+        let num: f64 = t[..num_end]
+            .parse()
+            .map_err(|_| bad(format!("'{t}' does not start with a number")))?;
+        if !num.is_finite() {
+            return Err(bad(format!("'{t}' is not a finite number")));
+        }
+        let unit = &t[num_end..];
+        let threshold = if unit == "%" && (signed || metric != Metric::LostPercent) {
+            if !signed {
+                return Err(bad(format!(
+                    "a relative change needs a sign: {}>+{num}% (grew by more than) or {}<-{num}% (fell by more than)",
+                    metric.name(),
+                    metric.name()
+                )));
+            }
+            Threshold::Relative(num)
+        } else {
+            let scale = unit_scale(metric, unit).map_err(bad)?;
+            if signed {
+                Threshold::Change(num * scale)
+            } else {
+                Threshold::Limit(num * scale)
+            }
+        };
+        Ok(Condition {
+            text: expr.trim().to_string(),
+            metric,
+            op,
+            threshold,
+        })
+    }
+
+    /// Checks the condition on one cell; `None` when either side lacks the
+    /// metric. `Some((quantity, violated))`: the quantity compared (percent
+    /// change, absolute change, or NEW's value).
+    pub fn check(&self, base: &Run, new: &Run) -> Option<(f64, bool)> {
+        let b = self.metric.value(base)?;
+        let n = self.metric.value(new)?;
+        let (q, limit) = match self.threshold {
+            Threshold::Relative(p) => (relative_change(b, n), p),
+            Threshold::Change(d) => (n - b, d),
+            Threshold::Limit(l) => (n, l),
+        };
+        let violated = match self.op {
+            Op::Above => q > limit,
+            Op::Below => q < limit,
+        };
+        Some((q, violated))
+    }
+
+    /// Describes a checked quantity for a message.
+    pub fn describe(&self, q: f64) -> String {
+        match self.threshold {
+            Threshold::Relative(_) => format!("{} changed by {}", self.metric.name(), pct(q)),
+            Threshold::Change(_) => format!(
+                "{} changed by {}{}",
+                self.metric.name(),
+                if q >= 0.0 { "+" } else { "-" },
+                self.metric.format(q.abs())
+            ),
+            Threshold::Limit(_) => format!("{} is {}", self.metric.name(), self.metric.format(q)),
+        }
+    }
+}
+
+/// (new − base) / base in percent; 0 when both are 0, ±∞ when only base is 0.
+pub fn relative_change(base: f64, new: f64) -> f64 {
+    if base == 0.0 {
+        if new == 0.0 {
+            0.0
+        } else {
+            f64::INFINITY.copysign(new)
+        }
+    } else {
+        (new - base) / base.abs() * 100.0
+    }
+}
+
+/// A signed percentage for tables: `+3.2%`, `-10.0%`, `+inf%`.
+pub fn pct(p: f64) -> String {
+    if p.is_infinite() {
+        return if p > 0.0 {
+            "+inf%".into()
+        } else {
+            "-inf%".into()
+        };
+    }
+    format!("{p:+.1}%")
+}
+
+fn unit_scale(metric: Metric, unit: &str) -> std::result::Result<f64, String> {
+    let u = unit.to_ascii_lowercase();
+    if metric.is_latency() {
+        return match u.as_str() {
+            "ns" => Ok(1.0),
+            "us" | "µs" => Ok(1e3),
+            "ms" => Ok(1e6),
+            "s" => Ok(1e9),
+            "" => Err(format!(
+                "give a unit for a latency amount: ns, us, ms or s (e.g. {}>+5us or {}>1ms)",
+                metric.name(),
+                metric.name()
+            )),
+            _ => Err(format!(
+                "unknown unit '{unit}' for {} (use ns, us, ms or s)",
+                metric.name()
+            )),
+        };
+    }
+    match metric {
+        Metric::SamplesPerS => match u.as_str() {
+            "" | "/s" => Ok(1.0),
+            "k" | "k/s" => Ok(1e3),
+            "m" | "m/s" => Ok(1e6),
+            _ => Err(format!(
+                "unknown unit '{unit}' for samples_per_s (use none, k or M)"
+            )),
+        },
+        Metric::Mbps => match u.as_str() {
+            "" | "mbps" | "mbit/s" => Ok(1.0),
+            "gbps" | "gbit/s" => Ok(1e3),
+            "kbps" | "kbit/s" => Ok(1e-3),
+            _ => Err(format!(
+                "unknown unit '{unit}' for mbps (use none, Mbps or Gbps)"
+            )),
+        },
+        _ => match u.as_str() {
+            "" | "%" | "pp" => Ok(1.0),
+            _ => Err(format!(
+                "unknown unit '{unit}' for lost_percent (use %, or pp for a change)"
+            )),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(s: &str) -> Condition {
+        Condition::parse(s).unwrap()
+    }
+
+    fn err(s: &str) -> String {
+        Condition::parse(s).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn parses_forms() {
+        assert_eq!(c("p99>+10%").threshold, Threshold::Relative(10.0));
+        assert_eq!(c("p99 > +10%").op, Op::Above);
+        assert_eq!(c("samples_per_s<-5%").threshold, Threshold::Relative(-5.0));
+        assert_eq!(c("p50>+2us").threshold, Threshold::Change(2000.0));
+        assert_eq!(c("p99>1.5ms").threshold, Threshold::Limit(1_500_000.0));
+        assert_eq!(c("p99.9>1s").metric, Metric::P99_9);
+        assert_eq!(
+            c("samples_per_s<100k").threshold,
+            Threshold::Limit(100_000.0)
+        );
+        assert_eq!(c("mbps<-1Gbps").threshold, Threshold::Change(-1000.0));
+        assert_eq!(c("lost_percent>1%").threshold, Threshold::Limit(1.0));
+        assert_eq!(c("lost_percent>+0.5pp").threshold, Threshold::Change(0.5));
+        assert_eq!(c("lost_percent>+50%").threshold, Threshold::Relative(50.0));
+    }
+
+    #[test]
+    fn errors_are_one_line_and_name_the_expression() {
+        for (e, want) in [
+            ("p99", "expected METRIC>THRESHOLD"),
+            ("p95>+10%", "unknown metric 'p95'"),
+            ("p99>10%", "needs a sign"),
+            ("p99>100", "give a unit"),
+            ("p99>=+10%", "single > or <"),
+            ("p99>", "no threshold"),
+            (">+1%", "no metric"),
+            ("p99>+x%", "does not start with a number"),
+            ("mbps<3furlongs", "unknown unit"),
+        ] {
+            let m = err(e);
+            assert!(m.starts_with(&format!("--fail-if '{e}': ")), "{m}");
+            assert!(m.contains(want), "{e}: {m}");
+            assert!(!m.contains('\n'));
+        }
+    }
+
+    #[test]
+    fn relative_changes() {
+        assert_eq!(relative_change(100.0, 110.0), 10.0);
+        assert_eq!(relative_change(0.0, 0.0), 0.0);
+        assert_eq!(relative_change(0.0, 1.0), f64::INFINITY);
+        assert_eq!(pct(12.345), "+12.3%");
+        assert_eq!(pct(-5.0), "-5.0%");
+    }
+}

@@ -1,0 +1,869 @@
+//! The HTML report: one self-contained file (inline CSS and SVG, no
+//! script, no external resource) that works offline.
+//!
+//! Contents: latency vs size (p50, p99, max; log-log), throughput vs size
+//! (samples/s and Mbit/s), the percentile spectrum of every latency series
+//! (HDR style: x = percentile on a log(1/(1−p)) axis), per-interval time
+//! series, CPU per binding, then the result, environment and configuration
+//! tables. Repetitions of a cell are merged exactly (histograms added)
+//! before anything is drawn; every figure comes from the results given.
+
+use crate::error::{ReportError, Result};
+use crate::key::{CellKey, SeriesKey, flatten, series_labels};
+use crate::merge::{group_by_cell, merge_runs};
+use crate::svg::{Axis, Plot, Scale, Series, Style, StyleKey, Unit, color, esc};
+use crate::text::us;
+use pubsubperf_core::result::{ResultsFile, Run};
+use pubsubperf_core::size::format_size;
+use pubsubperf_core::stats::LatencyRecorder;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// One input of a report.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// Where it came from (file name or database selection).
+    pub name: String,
+    /// Its results.
+    pub file: ResultsFile,
+}
+
+/// Report settings.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Page title.
+    pub title: String,
+    /// When the report was made (RFC 3339), shown in the header. Passed in
+    /// so that reports of the same inputs are identical.
+    pub generated_at: String,
+}
+
+/// A built report.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The HTML page.
+    pub html: String,
+    /// Every plot, as (file name, standalone SVG).
+    pub plots: Vec<(String, String)>,
+}
+
+/// One cell with its repetitions merged.
+struct Cell {
+    key: CellKey,
+    run: Run,
+    reps: usize,
+}
+
+/// A series (one line per plot) and its cells sorted by size.
+struct SeriesData {
+    key: SeriesKey,
+    label: String,
+    color: &'static str,
+    cells: Vec<usize>,
+}
+
+/// Builds the report.
+pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
+    let all: Vec<&Run> = sources.iter().flat_map(|s| s.file.runs.iter()).collect();
+    if all.is_empty() {
+        return Err(ReportError::Empty("no runs to report".into()));
+    }
+    let mut cells = Vec::new();
+    for (key, runs) in group_by_cell(all.iter().copied()) {
+        cells.push(Cell {
+            run: merge_runs(&runs)?,
+            reps: runs.len(),
+            key,
+        });
+    }
+    // Series: one per series key, sorted by binding then the rest; one color
+    // per series, the same in every plot.
+    let mut skeys: Vec<SeriesKey> = cells.iter().map(|c| c.key.series()).collect();
+    skeys.sort();
+    skeys.dedup();
+    // The same binding variant gets the same color in the latency and the
+    // throughput plots: color by series key without the test.
+    let mut color_keys: Vec<SeriesKey> = skeys
+        .iter()
+        .map(|k| SeriesKey {
+            test: String::new(),
+            ..k.clone()
+        })
+        .collect();
+    color_keys.sort();
+    color_keys.dedup();
+    let labels = series_labels(
+        &skeys
+            .iter()
+            .map(|k| SeriesKey {
+                test: String::new(),
+                ..k.clone()
+            })
+            .collect::<Vec<_>>(),
+    );
+    let series: Vec<SeriesData> = skeys
+        .iter()
+        .zip(labels)
+        .map(|(k, label)| {
+            let ck = SeriesKey {
+                test: String::new(),
+                ..k.clone()
+            };
+            let ci = color_keys.iter().position(|c| *c == ck).unwrap_or(0);
+            let mut idx: Vec<usize> = cells
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.key.series() == *k)
+                .map(|(i, _)| i)
+                .collect();
+            idx.sort_by_key(|&i| cells[i].key.size);
+            SeriesData {
+                key: k.clone(),
+                label,
+                color: color(ci),
+                cells: idx,
+            }
+        })
+        .collect();
+    let lat_series: Vec<&SeriesData> = series.iter().filter(|s| s.key.test == "latency").collect();
+    let tp_series: Vec<&SeriesData> = series
+        .iter()
+        .filter(|s| s.key.test == "throughput")
+        .collect();
+
+    let mut sections: Vec<(String, String, String)> = Vec::new(); // (id, heading, html)
+    let mut plots: Vec<(String, String)> = Vec::new();
+    let add_plot = |plots: &mut Vec<(String, String)>, p: &Plot, caption: &str| -> Option<String> {
+        if !p.has_data() {
+            return None;
+        }
+        let svg = p.render();
+        plots.push((format!("{}.svg", p.id), svg.clone()));
+        Some(format!(
+            "<figure>\n{svg}<figcaption>{}</figcaption>\n</figure>\n",
+            esc(caption)
+        ))
+    };
+
+    // Latency vs size.
+    if !lat_series.is_empty() {
+        let mut p = Plot {
+            id: "latency-vs-size".into(),
+            title: "One-way latency vs sample size".into(),
+            x: Axis {
+                label: "sample size (bytes)".into(),
+                scale: Scale::Log,
+                unit: Unit::Bytes,
+            },
+            y: Axis {
+                label: "one-way latency".into(),
+                scale: Scale::Log,
+                unit: Unit::Nanos,
+            },
+            series: Vec::new(),
+            style_keys: vec![
+                StyleKey {
+                    text: "p50".into(),
+                    style: Style::Solid,
+                },
+                StyleKey {
+                    text: "p99".into(),
+                    style: Style::Dashed,
+                },
+                StyleKey {
+                    text: "max".into(),
+                    style: Style::Dotted,
+                },
+            ],
+        };
+        for s in &lat_series {
+            let pts: Vec<(&Cell, &pubsubperf_core::stats::LatencySummary)> = s
+                .cells
+                .iter()
+                .filter_map(|&i| {
+                    cells[i]
+                        .run
+                        .latency_ns
+                        .as_ref()
+                        .filter(|l| l.count > 0)
+                        .map(|l| (&cells[i], l))
+                })
+                .collect();
+            for (metric, style, width, name) in [
+                ("p50", Style::Solid, 2.5, s.label.clone()),
+                ("p99", Style::Dashed, 1.8, String::new()),
+                ("max", Style::Dotted, 1.5, String::new()),
+            ] {
+                let points: Vec<(f64, f64)> = pts
+                    .iter()
+                    .map(|(c, l)| {
+                        let v = match metric {
+                            "p50" => l.p50,
+                            "p99" => l.p99,
+                            _ => l.max,
+                        };
+                        (c.key.size as f64, v as f64)
+                    })
+                    .collect();
+                let tips = pts
+                    .iter()
+                    .zip(&points)
+                    .map(|((c, l), (_, v))| {
+                        format!(
+                            "{} {} {}: {} µs ({} samples, {} run(s))",
+                            s.label,
+                            format_size(c.key.size),
+                            metric,
+                            us(*v as u64),
+                            l.count,
+                            c.reps
+                        )
+                    })
+                    .collect();
+                p.series.push(Series {
+                    name,
+                    color: s.color.into(),
+                    style,
+                    width,
+                    opacity: if style == Style::Solid { 1.0 } else { 0.75 },
+                    markers: (0..points.len()).collect(),
+                    points,
+                    tips,
+                });
+            }
+        }
+        let mut html = String::new();
+        if let Some(f) = add_plot(
+            &mut plots,
+            &p,
+            "One-way latency (round trip / 2 unless the run says otherwise) per sample size: p50 (solid, filled markers), p99 (dashed) and maximum (dotted). Repetitions of a cell are merged exactly (HDR histograms added). Hover a marker for its value.",
+        ) {
+            html.push_str(&f);
+        }
+        html.push_str(&latency_table(&cells, &lat_series));
+        sections.push(("latency".into(), "Latency".into(), html));
+    }
+
+    // Throughput vs size.
+    if !tp_series.is_empty() {
+        let mut html = String::new();
+        for (id, title, ylabel, metric) in [
+            (
+                "throughput-samples",
+                "Throughput vs sample size: samples/s",
+                "received samples per second",
+                "samples",
+            ),
+            (
+                "throughput-mbps",
+                "Throughput vs sample size: Mbit/s",
+                "received Mbit/s (10^6 bit/s)",
+                "mbps",
+            ),
+        ] {
+            let mut p = Plot {
+                id: id.into(),
+                title: title.into(),
+                x: Axis {
+                    label: "sample size (bytes)".into(),
+                    scale: Scale::Log,
+                    unit: Unit::Bytes,
+                },
+                y: Axis {
+                    label: ylabel.into(),
+                    scale: Scale::Log,
+                    unit: Unit::Number,
+                },
+                series: Vec::new(),
+                style_keys: Vec::new(),
+            };
+            for s in &tp_series {
+                let pts: Vec<(&Cell, f64, f64)> = s
+                    .cells
+                    .iter()
+                    .filter_map(|&i| {
+                        let t = cells[i].run.throughput.as_ref()?;
+                        let v = if metric == "samples" {
+                            t.samples_per_s
+                        } else {
+                            t.mbps
+                        };
+                        Some((&cells[i], v, t.lost_percent))
+                    })
+                    .collect();
+                let points: Vec<(f64, f64)> = pts
+                    .iter()
+                    .map(|(c, v, _)| (c.key.size as f64, *v))
+                    .collect();
+                let tips = pts
+                    .iter()
+                    .map(|(c, v, lost)| {
+                        format!(
+                            "{} {}: {} {} (lost {:.4}%, {} run(s))",
+                            s.label,
+                            format_size(c.key.size),
+                            if metric == "samples" {
+                                format!("{v:.1}")
+                            } else {
+                                format!("{v:.3}")
+                            },
+                            if metric == "samples" {
+                                "samples/s"
+                            } else {
+                                "Mbit/s"
+                            },
+                            lost,
+                            c.reps
+                        )
+                    })
+                    .collect();
+                p.series.push(Series {
+                    name: s.label.clone(),
+                    color: s.color.into(),
+                    style: Style::Solid,
+                    width: 2.5,
+                    opacity: 1.0,
+                    markers: (0..points.len()).collect(),
+                    points,
+                    tips,
+                });
+            }
+            if let Some(f) = add_plot(
+                &mut plots,
+                &p,
+                "Distinct samples received per second of measurement, per sample size (repetitions: counters summed over the summed measured time).",
+            ) {
+                html.push_str(&f);
+            }
+        }
+        html.push_str(&throughput_table(&cells, &tp_series));
+        sections.push(("throughput".into(), "Throughput".into(), html));
+    }
+
+    // Percentile spectrum per series with latency data.
+    let mut spec_html = String::new();
+    for s in &series {
+        let mut p = Plot {
+            id: format!("spectrum-{}", slug(&format!("{}-{}", s.key.test, s.label))),
+            title: format!(
+                "Percentile spectrum: {}{}",
+                s.label,
+                if s.key.test == "throughput" {
+                    " (latency under load)"
+                } else {
+                    ""
+                }
+            ),
+            x: Axis {
+                label: "percentile".into(),
+                scale: Scale::Linear,
+                unit: Unit::Percentile,
+            },
+            y: Axis {
+                label: "one-way latency".into(),
+                scale: Scale::Log,
+                unit: Unit::Nanos,
+            },
+            series: Vec::new(),
+            style_keys: Vec::new(),
+        };
+        for (j, &i) in s.cells.iter().enumerate() {
+            let c = &cells[i];
+            let Some(l) = c.run.latency_ns.as_ref().filter(|l| l.count > 0) else {
+                continue;
+            };
+            let rec = LatencyRecorder::from_summary(l).map_err(|m| ReportError::Histogram {
+                context: c.key.label(),
+                message: m,
+            })?;
+            // Up to the resolution of the sample count: p = 1 − 1/count.
+            let xmax = (l.count as f64).log10().max(0.0);
+            let mut points = Vec::new();
+            let steps = (xmax / 0.05).ceil() as usize;
+            for k in 0..=steps {
+                let x = (k as f64 * 0.05).min(xmax);
+                let q = 1.0 - 10f64.powf(-x);
+                points.push((x, rec.quantile(q) as f64));
+            }
+            let mut markers = Vec::new();
+            let mut tips = Vec::new();
+            for (name, x, v) in [
+                ("p50", std::f64::consts::LOG10_2, l.p50),
+                ("p90", 1.0, l.p90),
+                ("p99", 2.0, l.p99),
+                ("p99.9", 3.0, l.p99_9),
+                ("p99.99", 4.0, l.p99_99),
+                ("p99.9999", 6.0, l.p99_9999),
+            ] {
+                if x <= xmax + 1e-9 {
+                    markers.push(points.len());
+                    points.push((x, v as f64));
+                    tips.push(format!(
+                        "{} {}: {} µs",
+                        format_size(c.key.size),
+                        name,
+                        us(v)
+                    ));
+                }
+            }
+            if markers.is_empty() {
+                // Too few samples for p50: mark the lone value.
+                markers.push(0);
+                tips.push(format!(
+                    "{}: {} sample(s), max {} µs",
+                    format_size(c.key.size),
+                    l.count,
+                    us(l.max)
+                ));
+            }
+            // Keep the line in x order with the marker points inside it.
+            let mut order: Vec<usize> = (0..points.len()).collect();
+            order.sort_by(|&a, &b| points[a].0.total_cmp(&points[b].0));
+            let sorted: Vec<(f64, f64)> = order.iter().map(|&k| points[k]).collect();
+            let markers: Vec<usize> = markers
+                .iter()
+                .map(|m| order.iter().position(|&k| k == *m).unwrap_or(0))
+                .collect();
+            p.series.push(Series {
+                name: format!("{} ({} samples)", format_size(c.key.size), l.count),
+                color: color(j).into(),
+                style: Style::Solid,
+                width: 2.0,
+                opacity: 1.0,
+                points: sorted,
+                markers,
+                tips,
+            });
+        }
+        if let Some(f) = add_plot(
+            &mut plots,
+            &p,
+            "Latency at each percentile, from the merged HDR histogram of every sample (x: percentile on a log(1/(1−p)) axis, up to the resolution of the sample count). Markers: p50, p90, p99, p99.9, p99.99, p99.9999.",
+        ) {
+            spec_html.push_str(&f);
+        }
+    }
+    if !spec_html.is_empty() {
+        sections.push(("spectrum".into(), "Percentile spectrum".into(), spec_html));
+    }
+
+    // Time series.
+    let mut ts_html = String::new();
+    for s in &series {
+        let throughput = s.key.test == "throughput";
+        let mut p = Plot {
+            id: format!(
+                "timeseries-{}",
+                slug(&format!("{}-{}", s.key.test, s.label))
+            ),
+            title: if throughput {
+                format!("Throughput per interval: {}", s.label)
+            } else {
+                format!("Mean latency per interval: {}", s.label)
+            },
+            x: Axis {
+                label: "time since the start of measurement".into(),
+                scale: Scale::Linear,
+                unit: Unit::Seconds,
+            },
+            y: if throughput {
+                Axis {
+                    label: "received samples per second".into(),
+                    scale: Scale::Linear,
+                    unit: Unit::Number,
+                }
+            } else {
+                Axis {
+                    label: "mean one-way latency in the interval".into(),
+                    scale: Scale::Log,
+                    unit: Unit::Nanos,
+                }
+            },
+            series: Vec::new(),
+            style_keys: Vec::new(),
+        };
+        let mut k = 0;
+        for &i in &s.cells {
+            let c = &cells[i];
+            let mut subs: Vec<usize> = c.run.intervals.iter().map(|iv| iv.subscriber).collect();
+            subs.sort_unstable();
+            subs.dedup();
+            for sub in subs {
+                let ivs: Vec<_> = c
+                    .run
+                    .intervals
+                    .iter()
+                    .filter(|iv| iv.subscriber == sub)
+                    .collect();
+                let points: Vec<(f64, f64)> = ivs
+                    .iter()
+                    .filter_map(|iv| {
+                        if throughput {
+                            Some((iv.t_s, iv.samples_per_s))
+                        } else {
+                            iv.latency_mean_ns.map(|m| (iv.t_s, m))
+                        }
+                    })
+                    .collect();
+                if points.is_empty() {
+                    continue;
+                }
+                let name = if subs_many(&c.run) {
+                    format!("{} sub {sub}", format_size(c.key.size))
+                } else {
+                    format_size(c.key.size)
+                };
+                p.series.push(Series {
+                    name,
+                    color: color(k).into(),
+                    style: Style::Solid,
+                    width: 1.8,
+                    opacity: 1.0,
+                    markers: (0..points.len()).collect(),
+                    points,
+                    tips: Vec::new(),
+                });
+                k += 1;
+            }
+        }
+        let caption = if throughput {
+            "Samples received in each interval (one per second per subscriber, as the subscriber measured). Repetitions follow one another on the time axis."
+        } else {
+            "Mean one-way latency of the pings in each interval. Repetitions follow one another on the time axis."
+        };
+        if let Some(f) = add_plot(&mut plots, &p, caption) {
+            ts_html.push_str(&f);
+        }
+    }
+    if !ts_html.is_empty() {
+        sections.push(("timeseries".into(), "Time series".into(), ts_html));
+    }
+
+    // CPU per binding.
+    let mut cpu_html = String::new();
+    for (test, group) in [("latency", &lat_series), ("throughput", &tp_series)] {
+        if group.is_empty() {
+            continue;
+        }
+        let mut p = Plot {
+            id: format!("cpu-{test}"),
+            title: format!("CPU use in the {test} test"),
+            x: Axis {
+                label: "sample size (bytes)".into(),
+                scale: Scale::Log,
+                unit: Unit::Bytes,
+            },
+            y: Axis {
+                label: "CPU (% of one core)".into(),
+                scale: Scale::Linear,
+                unit: Unit::Percent,
+            },
+            series: Vec::new(),
+            style_keys: vec![
+                StyleKey {
+                    text: "publisher".into(),
+                    style: Style::Solid,
+                },
+                StyleKey {
+                    text: "subscriber".into(),
+                    style: Style::Dashed,
+                },
+            ],
+        };
+        for s in group.iter() {
+            for (side, style) in [("publisher", Style::Solid), ("subscriber", Style::Dashed)] {
+                let points: Vec<(f64, f64)> = s
+                    .cells
+                    .iter()
+                    .map(|&i| {
+                        let r = &cells[i].run.resources;
+                        let v = if side == "publisher" {
+                            r.publisher.cpu_percent
+                        } else {
+                            r.subscriber.cpu_percent
+                        };
+                        (cells[i].key.size as f64, v)
+                    })
+                    .collect();
+                let tips = s
+                    .cells
+                    .iter()
+                    .zip(&points)
+                    .map(|(&i, (_, v))| {
+                        format!(
+                            "{} {} {side}: {v:.1}% CPU",
+                            s.label,
+                            format_size(cells[i].key.size)
+                        )
+                    })
+                    .collect();
+                p.series.push(Series {
+                    name: if side == "publisher" {
+                        s.label.clone()
+                    } else {
+                        String::new()
+                    },
+                    color: s.color.into(),
+                    style,
+                    width: 2.0,
+                    opacity: 1.0,
+                    markers: (0..points.len()).collect(),
+                    points,
+                    tips,
+                });
+            }
+        }
+        if let Some(f) = add_plot(
+            &mut plots,
+            &p,
+            "User + system CPU time over wall time of each side's process during the measurement, in % of one core.",
+        ) {
+            cpu_html.push_str(&f);
+        }
+    }
+    if !cpu_html.is_empty() {
+        sections.push(("cpu".into(), "CPU".into(), cpu_html));
+    }
+
+    sections.push((
+        "environment".into(),
+        "Environment".into(),
+        environment_html(sources),
+    ));
+    sections.push((
+        "configuration".into(),
+        "Configuration".into(),
+        config_html(&cells),
+    ));
+
+    // Page.
+    let mut h = String::new();
+    let nruns = all.len();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"generator\" content=\"pubsubperf\">\n<title>{title}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<header>\n<h1>{title}</h1>\n<p class=\"meta\">{nruns} run(s) in {ncells} cell(s) from {sources}; generated {gen} by pubsubperf {ver}.</p>\n<nav>",
+        title = esc(&opts.title),
+        ncells = cells.len(),
+        sources = esc(&sources.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")),
+        gen = esc(&opts.generated_at),
+        ver = esc(&sources.first().map(|s| s.file.tool.version.clone()).unwrap_or_default()),
+    );
+    for (id, heading, _) in &sections {
+        let _ = write!(h, "<a href=\"#{id}\">{}</a>", esc(heading));
+    }
+    h.push_str("</nav>\n</header>\n<main>\n");
+    for (id, heading, body) in &sections {
+        let _ = write!(
+            h,
+            "<section id=\"{id}\">\n<h2>{}</h2>\n{body}</section>\n",
+            esc(heading)
+        );
+    }
+    h.push_str("</main>\n<footer>Made by pubsubperf from the results listed above; every figure is measured, none is estimated. Latency percentiles come from HDR histograms (3 significant digits); repetitions are merged, never averaged.</footer>\n</body>\n</html>\n");
+    Ok(Report { html: h, plots })
+}
+
+fn subs_many(r: &Run) -> bool {
+    r.intervals.iter().any(|i| i.subscriber > 0)
+}
+
+/// A file-name-safe version of a label.
+pub fn slug(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').to_string()
+}
+
+fn latency_table(cells: &[Cell], series: &[&SeriesData]) -> String {
+    let mut h = String::from(
+        "<table class=\"num\">\n<caption>One-way latency in µs</caption>\n<thead><tr><th>series</th><th>size</th><th>runs</th><th>samples</th><th>mean</th><th>std</th><th>min</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>p99.99</th><th>p99.9999</th><th>max</th><th>CPU pub</th><th>CPU sub</th></tr></thead>\n<tbody>\n",
+    );
+    for s in series {
+        for &i in &s.cells {
+            let c = &cells[i];
+            let Some(l) = &c.run.latency_ns else { continue };
+            let _ = writeln!(
+                h,
+                "<tr><td><span class=\"sw\" style=\"background:{}\"></span>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{:.1}%</td></tr>",
+                s.color,
+                esc(&s.label),
+                format_size(c.key.size),
+                c.reps,
+                l.count,
+                l.mean / 1e3,
+                l.std / 1e3,
+                us(l.min),
+                us(l.p50),
+                us(l.p90),
+                us(l.p99),
+                us(l.p99_9),
+                us(l.p99_99),
+                us(l.p99_9999),
+                us(l.max),
+                c.run.resources.publisher.cpu_percent,
+                c.run.resources.subscriber.cpu_percent
+            );
+        }
+    }
+    h.push_str("</tbody>\n</table>\n");
+    h
+}
+
+fn throughput_table(cells: &[Cell], series: &[&SeriesData]) -> String {
+    let mut h = String::from(
+        "<table class=\"num\">\n<caption>Throughput</caption>\n<thead><tr><th>series</th><th>size</th><th>runs</th><th>sent</th><th>received</th><th>samples/s</th><th>Mbit/s</th><th>lost</th><th>lost %</th><th>dup</th><th>out of order</th><th>CPU pub</th><th>CPU sub</th></tr></thead>\n<tbody>\n",
+    );
+    for s in series {
+        for &i in &s.cells {
+            let c = &cells[i];
+            let Some(t) = &c.run.throughput else { continue };
+            let _ = writeln!(
+                h,
+                "<tr><td><span class=\"sw\" style=\"background:{}\"></span>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.3}</td><td>{}</td><td>{:.4}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{:.1}%</td></tr>",
+                s.color,
+                esc(&s.label),
+                format_size(c.key.size),
+                c.reps,
+                t.sent,
+                t.received,
+                t.samples_per_s,
+                t.mbps,
+                t.lost,
+                t.lost_percent,
+                t.duplicates,
+                t.out_of_order,
+                c.run.resources.publisher.cpu_percent,
+                c.run.resources.subscriber.cpu_percent
+            );
+        }
+    }
+    h.push_str("</tbody>\n</table>\n");
+    h
+}
+
+fn environment_html(sources: &[Source]) -> String {
+    let mut h = String::new();
+    let mut shown: Vec<&pubsubperf_core::environment::Environment> = Vec::new();
+    for s in sources {
+        let e = &s.file.environment;
+        if shown.contains(&e) {
+            let _ = writeln!(h, "<p>{}: same environment as above.</p>", esc(&s.name));
+            continue;
+        }
+        shown.push(e);
+        let _ = writeln!(
+            h,
+            "<table class=\"kv\">\n<caption>{}</caption>\n<tbody>",
+            esc(&s.name)
+        );
+        let mut row = |k: &str, v: &str| {
+            let _ = writeln!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(v));
+        };
+        row(
+            "tool",
+            &format!("{} {}", s.file.tool.name, s.file.tool.version),
+        );
+        row("host", &e.hostname);
+        row("CPU", &e.cpu_model);
+        row("cores", &e.cores.to_string());
+        row("kernel", &e.kernel);
+        row("OS", &e.os);
+        for (b, v) in &e.bindings {
+            row(&format!("binding {b}"), v);
+        }
+        if let Some(sub) = &e.subscriber_host {
+            row(
+                "subscriber host",
+                &format!(
+                    "{} ({}, {} cores, {})",
+                    sub.hostname, sub.cpu_model, sub.cores, sub.kernel
+                ),
+            );
+        }
+        if let Some(c) = &e.calibration {
+            row("calibration", &c.to_string());
+        }
+        h.push_str("</tbody>\n</table>\n");
+    }
+    h
+}
+
+fn config_html(cells: &[Cell]) -> String {
+    // Settings equal in every run, then the ones that vary, per cell.
+    let flat: Vec<BTreeMap<String, String>> = cells
+        .iter()
+        .map(|c| {
+            let mut f = flatten(&c.run.config);
+            f.retain(|k, _| {
+                !k.ends_with("run_id") && k != "endpoint.max_sample_size" && k != "size"
+            });
+            f
+        })
+        .collect();
+    let mut keys: Vec<String> = flat.iter().flat_map(|f| f.keys().cloned()).collect();
+    keys.sort();
+    keys.dedup();
+    let (common, varying): (Vec<String>, Vec<String>) = keys
+        .into_iter()
+        .partition(|k| flat.iter().all(|f| f.get(k) == flat[0].get(k)));
+    let mut h = String::from(
+        "<p>Every setting that shaped the runs (the <code>config</code> of each result).</p>\n<table class=\"kv\">\n<caption>Settings common to all runs</caption>\n<tbody>\n",
+    );
+    for k in &common {
+        let _ = writeln!(
+            h,
+            "<tr><th>{}</th><td>{}</td></tr>",
+            esc(k),
+            esc(flat[0].get(k).map_or("", String::as_str))
+        );
+    }
+    h.push_str("</tbody>\n</table>\n");
+    if !varying.is_empty() {
+        h.push_str("<div class=\"scroll\"><table class=\"num\">\n<caption>Settings that differ between cells</caption>\n<thead><tr><th>cell</th><th>runs</th>");
+        for k in &varying {
+            let _ = write!(h, "<th>{}</th>", esc(k));
+        }
+        h.push_str("</tr></thead>\n<tbody>\n");
+        for (c, f) in cells.iter().zip(&flat) {
+            let _ = write!(h, "<tr><td>{}</td><td>{}</td>", esc(&c.key.label()), c.reps);
+            for k in &varying {
+                let _ = write!(h, "<td>{}</td>", esc(f.get(k).map_or("-", String::as_str)));
+            }
+            h.push_str("</tr>\n");
+        }
+        h.push_str("</tbody>\n</table></div>\n");
+    }
+    h
+}
+
+const CSS: &str = "
+:root{color-scheme:light}
+body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;margin:0;color:#222;background:#f6f7f9;line-height:1.45}
+header{background:#1d2b3a;color:#fff;padding:18px 28px 10px}
+header h1{margin:0 0 4px;font-size:24px}
+header .meta{margin:0 0 10px;color:#c8d3de;font-size:13px}
+nav a{color:#fff;margin-right:18px;font-size:14px;text-decoration:none;border-bottom:1px solid #6c8aa8}
+main{max-width:1180px;margin:0 auto;padding:8px 20px 30px}
+section{background:#fff;border:1px solid #dde2e7;border-radius:6px;margin:18px 0;padding:6px 20px 16px}
+h2{font-size:20px;border-bottom:2px solid #1d2b3a;padding-bottom:4px}
+figure{margin:14px 0 22px}
+figure svg{max-width:100%;height:auto;display:block;margin:0 auto}
+figcaption{font-size:13px;color:#555;margin:4px 10px 0;text-align:center}
+table{border-collapse:collapse;margin:12px 0;font-size:13px}
+caption{text-align:left;font-weight:bold;padding:4px 0;color:#1d2b3a}
+th,td{border:1px solid #dde2e7;padding:3px 8px}
+thead th{background:#eef1f4}
+table.num td{text-align:right;font-variant-numeric:tabular-nums}
+table.num td:first-child{text-align:left}
+table.kv th{text-align:left;background:#f4f6f8;font-weight:normal;color:#444}
+tbody tr:nth-child(even){background:#fafbfc}
+.sw{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:6px}
+.scroll{overflow-x:auto}
+footer{max-width:1180px;margin:0 auto 30px;padding:0 20px;font-size:12px;color:#666}
+";

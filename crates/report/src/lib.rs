@@ -1,0 +1,65 @@
+//! The analysis side of pubsubperf: everything that happens after runs
+//! were measured.
+//!
+//! - [`db`]: the results database (SQLite): every run with its environment
+//!   and configuration, queried with filters, exported as CSV or JSON.
+//! - [`sweep`]: sweep files (TOML) expanded into a matrix of cells, each an
+//!   argument vector for the CLI and a stable cell key.
+//! - [`merge`]: exact merging of repetitions (HDR histograms added, never
+//!   percentiles averaged; throughput counters summed).
+//! - [`compare`]: BASE versus NEW: matched cells, deltas, Welch's t-test over
+//!   repetitions, `--fail-if` conditions ([`failif`]).
+//! - [`html`]: one self-contained HTML report with inline SVG plots
+//!   ([`svg`]), working offline.
+//! - [`csv`], [`text`]: CSV export and the text tables of the CLI.
+//!
+//! This crate knows nothing about command lines: the CLI turns flags into
+//! the plain types here ([`db::Filter`], [`failif::Condition`], ...).
+
+pub mod compare;
+pub mod csv;
+pub mod db;
+pub mod error;
+pub mod failif;
+pub mod html;
+pub mod key;
+pub mod merge;
+pub mod stat;
+pub mod svg;
+pub mod sweep;
+pub mod text;
+pub mod time;
+
+pub use error::{ReportError, Result};
+
+use pubsubperf_core::result::ResultsFile;
+use std::path::Path;
+
+/// Reads a results JSON file.
+pub fn read_results(path: &Path) -> Result<ResultsFile> {
+    let s = std::fs::read_to_string(path).map_err(|e| ReportError::Io {
+        path: path.to_path_buf(),
+        source: e,
+    })?;
+    serde_json::from_str(&s).map_err(|e| ReportError::ResultsJson {
+        path: path.to_path_buf(),
+        source: e,
+    })
+}
+
+/// Writes a file atomically (a temporary file next to it, then rename).
+pub fn write_file(path: &Path, data: &[u8]) -> Result<()> {
+    let io = |e| ReportError::Io {
+        path: path.to_path_buf(),
+        source: e,
+    };
+    let name = path
+        .file_name()
+        .map_or("out".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
+    std::fs::write(&tmp, data).map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io(e)
+    })
+}
