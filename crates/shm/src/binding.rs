@@ -870,7 +870,7 @@ impl ShmWriter {
             let t = &mut self.targets[i];
             let body = t.entry().cast::<u8>().wrapping_add(ENTRY_HEAD);
             // SAFETY: as above.
-            unsafe { std::ptr::copy_nonoverlapping(src, body, len) };
+            unsafe { sys::copy_to_ring(src, body, len) };
             t.publish(len, 0, self.bytes, self.wait);
         }
         Ok(())

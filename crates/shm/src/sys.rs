@@ -257,3 +257,49 @@ pub fn sweep_stale() -> Vec<String> {
     }
     removed
 }
+
+/// Samples at least this big are copied into a ring with non-temporal
+/// stores (see [`copy_to_ring`]).
+pub const STREAM_MIN: usize = 256 << 10;
+
+/// Copies a sample into a ring entry. Big samples use non-temporal
+/// (streaming) stores on x86-64: the entry's lines were last read by the
+/// reader's core, and ordinary stores would first fetch each line back and
+/// invalidate the reader's copy; streaming stores write whole lines without
+/// reading them. The caller publishes the entry with a release store, which
+/// does not order streaming stores, so this ends with `sfence`.
+///
+/// # Safety
+/// `src` and `dst` are valid for `len` bytes and do not overlap.
+#[inline]
+pub unsafe fn copy_to_ring(src: *const u8, dst: *mut u8, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if len >= STREAM_MIN && (dst as usize) % 16 == 0 {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};
+        let blocks = len / 64;
+        // SAFETY: within the `len` bytes the caller vouches for; `dst` is
+        // 16-byte aligned, as streaming stores need.
+        unsafe {
+            for i in 0..blocks {
+                let s = src.add(i * 64) as *const __m128i;
+                let d = dst.add(i * 64) as *mut __m128i;
+                let (a, b, c, e) = (
+                    _mm_loadu_si128(s),
+                    _mm_loadu_si128(s.add(1)),
+                    _mm_loadu_si128(s.add(2)),
+                    _mm_loadu_si128(s.add(3)),
+                );
+                _mm_stream_si128(d, a);
+                _mm_stream_si128(d.add(1), b);
+                _mm_stream_si128(d.add(2), c);
+                _mm_stream_si128(d.add(3), e);
+            }
+            let done = blocks * 64;
+            std::ptr::copy_nonoverlapping(src.add(done), dst.add(done), len - done);
+            _mm_sfence();
+        }
+        return;
+    }
+    // SAFETY: as documented.
+    unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
+}
