@@ -274,7 +274,7 @@ pub const STREAM_MIN: usize = 256 << 10;
 #[inline]
 pub unsafe fn copy_to_ring(src: *const u8, dst: *mut u8, len: usize) {
     #[cfg(target_arch = "x86_64")]
-    if len >= STREAM_MIN && (dst as usize) % 16 == 0 {
+    if len >= STREAM_MIN && (dst as usize).is_multiple_of(16) {
         use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};
         let blocks = len / 64;
         // SAFETY: within the `len` bytes the caller vouches for; `dst` is
