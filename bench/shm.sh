@@ -41,9 +41,11 @@ p50() { # json file, size -> p50 in ns
 "$bin" throughput -b shm -s 1MiB --duration "${secs}s" --cpu 0,1 \
     -q --json "$tmp/tp.json" > /dev/null
 
-python3 - "$tmp" <<'PY'
-import json, sys
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+python3 - "$tmp" "$load" <<'PY'
+import json, os, sys
 d = sys.argv[1]
+print(f"load average {sys.argv[2]} on {os.cpu_count()} cores (other processes slow every figure below)")
 cal = json.load(open(f"{d}/cal.json"))
 def p50(f, size):
     for r in json.load(open(f"{d}/{f}"))["runs"]:
