@@ -42,6 +42,11 @@ macro_rules! with_binding {
                 type $B = pubsubperf_shm::Shm;
                 $body
             }
+            #[cfg(feature = "cyclonedds")]
+            "cyclonedds" => {
+                type $B = pubsubperf_cyclonedds::CycloneDds;
+                $body
+            }
             _ => $unknown,
         }
     };
@@ -60,6 +65,8 @@ pub fn infos() -> Vec<BindingInfo> {
     }
     #[cfg(feature = "shm")]
     v.push(pubsubperf_shm::Shm::info());
+    #[cfg(feature = "cyclonedds")]
+    v.push(pubsubperf_cyclonedds::CycloneDds::info());
     v
 }
 

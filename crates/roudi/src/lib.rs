@@ -7,7 +7,7 @@
 //!   names one (otherwise iceoryx's built-in default, 4 MiB, is assumed);
 //! - otherwise stale files of a dead RouDi are removed and one is started
 //!   with our config ([`default_pools`]: chunks up to 256 MiB plus headers,
-//!   about 1.5 GiB of shared memory in total), written to
+//!   about 1 GiB of shared memory in total), written to
 //!   `/tmp/pubsubperf-roudi-<run id>.toml`; the call returns once RouDi says
 //!   it is ready, or fails after a bounded wait with RouDi's own output.
 //!
@@ -56,8 +56,10 @@ pub struct Pool {
 pub const HEADROOM: usize = 4096;
 
 /// Our mempools: every size class up to 256 MiB (plus [`HEADROOM`]), with
-/// chunk counts shrinking with size so that the total stays near 1.5 GiB.
-/// Enough for ping-pong at 256 MiB and for throughput at smaller sizes.
+/// chunk counts shrinking with size so that the total stays near 1 GiB
+/// (RouDi touches all of it at start, which takes seconds on a small
+/// machine). Enough for ping-pong at 256 MiB (two chunks in flight) and
+/// for throughput at smaller sizes.
 pub fn default_pools() -> Vec<Pool> {
     const K: usize = 1024;
     const M: usize = 1024 * 1024;
@@ -65,12 +67,12 @@ pub fn default_pools() -> Vec<Pool> {
         (256, 10_000),
         (K + 256, 5_000),
         (16 * K + 256, 1_000),
-        (128 * K + 256, 200),
+        (128 * K + 256, 256),
         (M + HEADROOM, 64),
-        (4 * M + HEADROOM, 32),
-        (16 * M + HEADROOM, 12),
-        (64 * M + HEADROOM, 4),
-        (256 * M + HEADROOM, 3),
+        (4 * M + HEADROOM, 16),
+        (16 * M + HEADROOM, 8),
+        (64 * M + HEADROOM, 3),
+        (256 * M + HEADROOM, 2),
     ]
     .into_iter()
     .map(|(size, count)| Pool { size, count })
@@ -79,8 +81,10 @@ pub fn default_pools() -> Vec<Pool> {
 
 /// The RouDi config file text (TOML, iceoryx 2.0 format) for `pools`.
 pub fn config_toml(pools: &[Pool]) -> String {
-    let mut s = String::from(
-        "# Written by pubsubperf; removed when its RouDi stops.\n[general]\nversion = 1\n\n[[segment]]\n",
+    // SAFETY: getpid has no preconditions.
+    let pid = unsafe { libc::getpid() };
+    let mut s = format!(
+        "# Written by pubsubperf; removed when its RouDi stops.\n{OWNER_TAG}{pid}\n[general]\nversion = 1\n\n[[segment]]\n",
     );
     for p in pools {
         s.push_str(&format!(
@@ -89,6 +93,23 @@ pub fn config_toml(pools: &[Pool]) -> String {
         ));
     }
     s
+}
+
+/// The comment line of our config that names the process that started RouDi.
+const OWNER_TAG: &str = "# owner pid ";
+
+/// Where our config files live (`<prefix><run id>.toml`).
+pub const CONFIG_PREFIX: &str = "/tmp/pubsubperf-roudi-";
+
+/// The process that started a RouDi with one of our config files.
+fn owner_of(config: &Path) -> Option<i32> {
+    if !config.to_string_lossy().starts_with(CONFIG_PREFIX) {
+        return None;
+    }
+    fs::read_to_string(config)
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix(OWNER_TAG)?.trim().parse().ok())
 }
 
 /// The largest user payload of a RouDi config file's text (the `size`
@@ -231,10 +252,12 @@ pub fn stale_files() -> Vec<PathBuf> {
     if let Ok(d) = fs::read_dir("/tmp") {
         for e in d.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if let Some(rest) = name.strip_prefix("iceoryx_rt_") {
-                let pid = rest.split('_').next().and_then(|p| p.parse::<i32>().ok());
-                if pid.is_some_and(|p| !pid_alive(p)) {
-                    v.push(e.path());
+            for prefix in RUNTIME_PREFIXES {
+                if let Some(rest) = name.strip_prefix(prefix) {
+                    let pid = rest.split('_').next().and_then(|p| p.parse::<i32>().ok());
+                    if pid.is_some_and(|p| !pid_alive(p)) {
+                        v.push(e.path());
+                    }
                 }
             }
         }
@@ -268,12 +291,13 @@ pub struct Options {
 }
 
 impl Options {
-    /// Our default pools and timeouts (ready: 20 s, stop: 5 s).
+    /// Our default pools and timeouts (ready: 90 s, generous for a loaded
+    /// machine; stop: 5 s).
     pub fn new(run_id: &str) -> Self {
         Options {
             run_id: run_id.to_string(),
             pools: default_pools(),
-            ready_timeout: Duration::from_secs(20),
+            ready_timeout: Duration::from_secs(90),
             stop_timeout: Duration::from_secs(5),
         }
     }
@@ -298,6 +322,7 @@ struct Owned {
 impl Roudi {
     /// Uses the running RouDi, or starts ours and waits until it is ready.
     pub fn ensure(opts: &Options) -> Result<Roudi, RoudiError> {
+        retire_orphan(opts);
         if let Some(r) = running().into_iter().next() {
             let max_payload = r
                 .config
@@ -324,15 +349,19 @@ impl Roudi {
                 }
             })
             .collect();
-        let config = PathBuf::from(format!("/tmp/pubsubperf-roudi-{safe}.toml"));
-        let log = PathBuf::from(format!("/tmp/pubsubperf-roudi-{safe}.log"));
+        let config = PathBuf::from(format!("{CONFIG_PREFIX}{safe}.toml"));
+        let log = PathBuf::from(format!("{CONFIG_PREFIX}{safe}.log"));
         fs::write(&config, config_toml(&opts.pools))
             .map_err(io_err(format!("writing {}", config.display())))?;
         let out = fs::File::create(&log).map_err(io_err(format!("creating {}", log.display())))?;
         let err = out
             .try_clone()
             .map_err(io_err(format!("creating {}", log.display())))?;
+        use std::os::unix::process::CommandExt;
         let child = Command::new(&bin)
+            // Its own process group: a Ctrl-C meant for the run must not stop
+            // RouDi under its clients; the run stops it afterwards.
+            .process_group(0)
             .arg("-c")
             .arg(&config)
             .args(["-l", "warning"])
@@ -398,6 +427,47 @@ impl Roudi {
     }
 }
 
+/// A RouDi started by one of our processes that has exited is being
+/// stopped by its watcher (see [`hold_until_exit`]), or was orphaned when
+/// its process was killed: wait for it to go (bounded) so that a new run
+/// does not attach to a RouDi about to stop, and stop it ourselves if it
+/// stays without clients.
+fn retire_orphan(opts: &Options) {
+    let start = Instant::now();
+    loop {
+        let Some(r) = running().into_iter().next() else {
+            return;
+        };
+        let owner = r.config.as_deref().and_then(owner_of);
+        let orphan = owner.is_some_and(|p| !pid_alive(p) || zombie(p));
+        if !orphan {
+            return;
+        }
+        if start.elapsed() > opts.ready_timeout.min(Duration::from_secs(8)) {
+            if live_clients().is_empty() {
+                let pid = r.pid as i32;
+                // SAFETY: signalling a RouDi of ours that nobody uses.
+                unsafe { libc::kill(pid, libc::SIGTERM) };
+                let t = Instant::now();
+                while pid_alive(pid) && !zombie(pid) && t.elapsed() < opts.stop_timeout {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                if pid_alive(pid) && !zombie(pid) {
+                    // SAFETY: as above.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                if let Some(c) = &r.config {
+                    let _ = fs::remove_file(c);
+                    let _ = fs::remove_file(c.with_extension("log"));
+                }
+            }
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn tail(text: &str) -> String {
     let t: Vec<&str> = text.lines().rev().take(5).collect();
     let s = t.into_iter().rev().collect::<Vec<_>>().join(" | ");
@@ -408,13 +478,64 @@ fn tail(text: &str) -> String {
 /// when asked to stop before that).
 const DEAD_CLIENT_GRACE: Duration = Duration::from_millis(1800);
 
-/// True when a client process registered with RouDi (one with an
-/// `/tmp/iceoryx_rt_<pid>_*` socket, CycloneDDS's naming) died recently
-/// enough that RouDi may still hold it.
+/// Prefixes of the sockets (`/tmp/<runtime name>`) of iceoryx runtimes whose
+/// name carries their pid: CycloneDDS's `iceoryx_rt_<pid>_<time>` and our
+/// iceoryx binding's `pubsubperf_iox_<pid>_<n>`.
+pub const RUNTIME_PREFIXES: [&str; 2] = ["iceoryx_rt_", "pubsubperf_iox_"];
+
+fn runtime_pids() -> Vec<i32> {
+    let mut v = Vec::new();
+    if let Ok(d) = fs::read_dir("/tmp") {
+        for e in d.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".lock") {
+                continue;
+            }
+            for prefix in RUNTIME_PREFIXES {
+                if let Some(pid) = name
+                    .strip_prefix(prefix)
+                    .and_then(|r| r.split('_').next())
+                    .and_then(|p| p.parse::<i32>().ok())
+                {
+                    v.push(pid);
+                }
+            }
+        }
+    }
+    v
+}
+
+fn zombie(pid: i32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit(')')
+                .next()
+                .map(|r| r.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false)
+}
+
+/// Processes other than this one whose iceoryx runtime is still registered
+/// (alive and not a zombie).
+pub fn live_clients() -> Vec<i32> {
+    // SAFETY: getpid has no preconditions.
+    let me = unsafe { libc::getpid() };
+    let mut v: Vec<i32> = runtime_pids()
+        .into_iter()
+        .filter(|p| *p != me && pid_alive(*p) && !zombie(*p))
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// True when a client process registered with RouDi died (its runtime
+/// socket remains), so RouDi may still hold it for ~1.5 s.
 fn dead_client_present() -> bool {
-    stale_files()
-        .iter()
-        .any(|p| p.to_string_lossy().starts_with("/tmp/iceoryx_rt_"))
+    runtime_pids()
+        .into_iter()
+        .any(|p| !pid_alive(p) || zombie(p))
 }
 
 impl Drop for Roudi {
@@ -457,7 +578,64 @@ static HELD: Mutex<Option<Roudi>> = Mutex::new(None);
 
 extern "C" fn stop_held() {
     let r = HELD.lock().unwrap_or_else(|e| e.into_inner()).take();
-    drop(r);
+    if let Some(mut r) = r {
+        let others = live_clients();
+        if r.owned.is_some() && !others.is_empty() {
+            // Another process (the other side of the run) still uses RouDi:
+            // a detached watcher stops it once they are gone.
+            if hand_over(&mut r, &others).is_ok() {
+                return;
+            }
+        }
+        drop(r);
+    }
+}
+
+/// Leaves our RouDi to a detached shell that waits for `clients` to exit,
+/// then stops it like [`Roudi`]'s drop does (grace for crashed clients,
+/// SIGTERM, bounded wait, SIGKILL) and removes our files and, if RouDi had
+/// to be killed, its own.
+fn hand_over(r: &mut Roudi, clients: &[i32]) -> io::Result<()> {
+    use std::os::unix::process::CommandExt;
+    let o = r.owned.as_ref().expect("owned");
+    let pids: Vec<String> = clients.iter().map(|p| p.to_string()).collect();
+    let files: Vec<String> = o
+        .files
+        .iter()
+        .map(|f| format!("'{}'", f.display()))
+        .collect();
+    let stop_tenths = (o.stop_timeout.as_millis() / 100).max(1);
+    let script = format!(
+        r#"r={roudi}
+gone() {{ ! kill -0 $1 2>/dev/null || grep -q '^[0-9]* (.*) Z' /proc/$1/stat 2>/dev/null; }}
+for p in {pids}; do while ! gone $p; do sleep 0.1; done; done
+sleep {grace}
+kill -TERM $r 2>/dev/null
+i=0; while ! gone $r && [ $i -lt {stop_tenths} ]; do sleep 0.1; i=$((i+1)); done
+rm -f {files}
+if ! gone $r; then kill -KILL $r; sleep 0.2; rm -f /dev/shm/iceoryx_mgmt '/dev/shm/{user}' /tmp/roudi /tmp/roudi.lock /tmp/iox-unique-roudi.lock; fi
+"#,
+        roudi = r.pid,
+        pids = pids.join(" "),
+        grace = DEAD_CLIENT_GRACE.as_secs_f64(),
+        user = user_name(),
+        files = files.join(" "),
+    );
+    Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(
+            std::env::var_os("PUBSUBPERF_ROUDI_WATCH_LOG")
+                .and_then(|p| fs::File::create(p).ok())
+                .map_or_else(Stdio::null, Stdio::from),
+        )
+        .spawn()?;
+    // The watcher owns RouDi now: forget our handle without stopping it.
+    r.owned = None;
+    Ok(())
 }
 
 /// What a client of [`hold_until_exit`] needs to know about its RouDi.
@@ -526,12 +704,12 @@ mod tests {
     }
 
     #[test]
-    fn pools_stay_near_one_and_a_half_gib() {
+    fn pools_stay_near_one_gib() {
         let total: usize = default_pools()
             .iter()
             .map(|p| (p.size + 64) * p.count as usize)
             .sum();
-        assert!(total < 1700 * 1024 * 1024, "{total}");
+        assert!(total < 1100 * 1024 * 1024, "{total}");
     }
 
     #[test]

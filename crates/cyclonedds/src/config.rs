@@ -1,0 +1,267 @@
+//! `--opt KEY=VALUE` options of the binding and the CycloneDDS domain
+//! configuration (XML) generated from them and from the run's settings.
+
+use pubsubperf_core::{BindingError, EndpointConfig};
+use std::net::IpAddr;
+
+/// The option keys, as listed in errors and docs.
+pub const KEYS: &str = "history, durability, domain, config-file, peers";
+
+/// History QoS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum History {
+    /// KEEP_LAST with this depth.
+    KeepLast(i32),
+    /// KEEP_ALL.
+    KeepAll,
+}
+
+/// The binding's options, parsed and checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Opts {
+    /// `history=keep-last:N|keep-all` (None: the binding's default).
+    pub history: Option<History>,
+    /// `durability=transient-local` (default volatile).
+    pub transient_local: bool,
+    /// `domain=ID` (default: derived from the run id).
+    pub domain: Option<u32>,
+    /// `config-file=PATH`: a CycloneDDS XML config applied over ours.
+    pub config_file: Option<String>,
+    /// `peers=IP[,IP...]`: unicast discovery peers (default: loopback, or
+    /// multicast discovery on a non-loopback interface).
+    pub peers: Vec<IpAddr>,
+}
+
+fn bad(key: &str, value: &str, what: &str) -> BindingError {
+    BindingError::Unsupported(format!("--opt {key}={value}: {what}"))
+}
+
+/// Largest domain id: CycloneDDS's ports are 7400 + 250 × domain + ..., below 65536.
+pub const MAX_DOMAIN: u32 = 230;
+
+impl Opts {
+    /// Parses `cfg.options`; an unknown key or bad value names `--opt KEY`.
+    pub fn parse(cfg: &EndpointConfig) -> Result<Opts, BindingError> {
+        let mut o = Opts {
+            history: None,
+            transient_local: false,
+            domain: None,
+            config_file: None,
+            peers: Vec::new(),
+        };
+        for (k, v) in &cfg.options {
+            match k.as_str() {
+                "history" => {
+                    o.history = Some(if v == "keep-all" {
+                        History::KeepAll
+                    } else if let Some(n) = v.strip_prefix("keep-last:") {
+                        let d: i32 = n
+                            .parse()
+                            .ok()
+                            .filter(|d| *d > 0)
+                            .ok_or_else(|| bad(k, v, "depth must be a positive integer"))?;
+                        History::KeepLast(d)
+                    } else {
+                        return Err(bad(k, v, "expected keep-last:N or keep-all"));
+                    })
+                }
+                "durability" => {
+                    o.transient_local = match v.as_str() {
+                        "volatile" => false,
+                        "transient-local" => true,
+                        _ => return Err(bad(k, v, "expected volatile or transient-local")),
+                    }
+                }
+                "domain" => {
+                    o.domain = Some(
+                        v.parse()
+                            .ok()
+                            .filter(|d| *d <= MAX_DOMAIN)
+                            .ok_or_else(|| bad(k, v, &format!("expected 0..={MAX_DOMAIN}")))?,
+                    )
+                }
+                "config-file" => {
+                    if !std::path::Path::new(v).is_file() {
+                        return Err(bad(k, v, "no such file"));
+                    }
+                    o.config_file = Some(v.clone());
+                }
+                "peers" => {
+                    for p in v.split(',').filter(|p| !p.is_empty()) {
+                        o.peers.push(
+                            p.trim().parse().map_err(|_| {
+                                bad(k, v, "expected IP addresses separated by commas")
+                            })?,
+                        );
+                    }
+                }
+                _ => {
+                    return Err(BindingError::Unsupported(format!(
+                        "--opt {k}: unknown cyclonedds option (known: {KEYS})"
+                    )));
+                }
+            }
+        }
+        Ok(o)
+    }
+
+    /// The domain id: `domain=ID`, or one derived from the run id so that
+    /// concurrent runs on a host do not meet.
+    pub fn domain_id(&self, run_id: &str) -> u32 {
+        self.domain.unwrap_or_else(|| {
+            let mut h: u32 = 2166136261;
+            for b in run_id.bytes() {
+                h = (h ^ u32::from(b)).wrapping_mul(16777619);
+            }
+            // 1..=MAX_DOMAIN: domain 0 is left to other DDS applications.
+            1 + h % MAX_DOMAIN
+        })
+    }
+}
+
+fn is_loopback(ip: &str) -> bool {
+    ip.parse::<IpAddr>()
+        .map(|a| a.is_loopback())
+        .unwrap_or(false)
+}
+
+/// The domain configuration: an XML fragment for `dds_create_domain`,
+/// followed by the user's file when `config-file` is set (later entries
+/// override earlier ones).
+pub fn domain_xml(cfg: &EndpointConfig, o: &Opts) -> String {
+    let shm = cfg.transport == "shm";
+    let bind = if cfg.bind_ip.is_empty() {
+        "127.0.0.1"
+    } else {
+        cfg.bind_ip.as_str()
+    };
+    let loopback = is_loopback(bind);
+    // Discovery: unicast to the peers (loopback by default); on another
+    // interface without peers, SPDP multicast finds the remote host.
+    let peers: Vec<String> = if !o.peers.is_empty() {
+        o.peers.iter().map(|p| p.to_string()).collect()
+    } else if loopback {
+        vec!["127.0.0.1".into()]
+    } else {
+        Vec::new()
+    };
+    let allow_multicast = match (cfg.multicast, peers.is_empty()) {
+        (true, _) => "true",
+        (false, true) => "spdp",
+        (false, false) => "false",
+    };
+    // lo has no MULTICAST flag; --multicast forces multicast on it.
+    let mcast_attr = if cfg.multicast {
+        " multicast=\"true\""
+    } else {
+        ""
+    };
+    let mut x = String::new();
+    x.push_str("<General>");
+    x.push_str(&format!(
+        "<Interfaces><NetworkInterface address=\"{bind}\"{mcast_attr}/></Interfaces>"
+    ));
+    x.push_str(&format!(
+        "<AllowMulticast>{allow_multicast}</AllowMulticast>"
+    ));
+    x.push_str("</General>");
+    x.push_str("<Discovery><ParticipantIndex>auto</ParticipantIndex>");
+    x.push_str("<MaxAutoParticipantIndex>60</MaxAutoParticipantIndex>");
+    if !peers.is_empty() {
+        x.push_str("<Peers>");
+        for p in &peers {
+            x.push_str(&format!("<Peer address=\"{p}\"/>"));
+        }
+        x.push_str("</Peers>");
+    }
+    x.push_str("</Discovery>");
+    if cfg.socket_buffer > 0 {
+        x.push_str(&format!(
+            "<Internal><SocketReceiveBufferSize min=\"{0}\"/><SocketSendBufferSize min=\"{0}\"/></Internal>",
+            cfg.socket_buffer
+        ));
+    }
+    if shm {
+        x.push_str("<SharedMemory><Enable>true</Enable><LogLevel>warn</LogLevel></SharedMemory>");
+    } else {
+        x.push_str("<SharedMemory><Enable>false</Enable></SharedMemory>");
+    }
+    if let Some(f) = &o.config_file {
+        x.push_str(",file://");
+        x.push_str(f);
+    }
+    x
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> EndpointConfig {
+        let mut c = EndpointConfig::for_test("t");
+        c.transport = "udp".into();
+        c
+    }
+
+    #[test]
+    fn unknown_key_names_the_flag() {
+        let mut c = cfg();
+        c.options.insert("colour".into(), "blue".into());
+        let e = Opts::parse(&c).unwrap_err().to_string();
+        assert!(e.starts_with("--opt colour:"), "{e}");
+    }
+
+    #[test]
+    fn parses_every_key() {
+        let mut c = cfg();
+        for (k, v) in [
+            ("history", "keep-last:8"),
+            ("durability", "transient-local"),
+            ("domain", "42"),
+            ("peers", "10.0.0.1,10.0.0.2"),
+        ] {
+            c.options.insert(k.into(), v.into());
+        }
+        let o = Opts::parse(&c).unwrap();
+        assert_eq!(o.history, Some(History::KeepLast(8)));
+        assert!(o.transient_local);
+        assert_eq!(o.domain_id("x"), 42);
+        assert_eq!(o.peers.len(), 2);
+        c.options.insert("history".into(), "keep-last:0".into());
+        assert!(Opts::parse(&c).is_err());
+        c.options.insert("history".into(), "keep-all".into());
+        c.options.insert("domain".into(), "231".into());
+        assert!(
+            Opts::parse(&c)
+                .unwrap_err()
+                .to_string()
+                .contains("--opt domain=231")
+        );
+    }
+
+    #[test]
+    fn loopback_config_has_no_multicast_and_a_peer() {
+        let x = domain_xml(&cfg(), &Opts::parse(&cfg()).unwrap());
+        assert!(x.contains("<AllowMulticast>false</AllowMulticast>"));
+        assert!(x.contains("<Peer address=\"127.0.0.1\"/>"));
+        assert!(x.contains("<Enable>false</Enable>"));
+    }
+
+    #[test]
+    fn remote_interface_discovers_by_multicast() {
+        let mut c = cfg();
+        c.bind_ip = "192.168.1.5".into();
+        let x = domain_xml(&c, &Opts::parse(&c).unwrap());
+        assert!(x.contains("address=\"192.168.1.5\""));
+        assert!(x.contains("<AllowMulticast>spdp</AllowMulticast>"));
+    }
+
+    #[test]
+    fn domain_ids_stay_in_range() {
+        let o = Opts::parse(&cfg()).unwrap();
+        for i in 0..1000 {
+            let d = o.domain_id(&format!("run{i}"));
+            assert!((1..=MAX_DOMAIN).contains(&d));
+        }
+    }
+}

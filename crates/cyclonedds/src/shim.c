@@ -1,0 +1,201 @@
+/* A thin C layer between pubsubperf's Rust binding and the CycloneDDS C API:
+ * it keeps CycloneDDS's structs (QoS, sample infos, topic descriptors,
+ * idlc's generated type) on the C side, so the Rust side only passes
+ * entity handles, pointers and integers. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dds/dds.h"
+#include "dds/ddsc/dds_loan_api.h"
+#include "dds/ddsi/ddsi_serdata.h"
+#include "dds/ddsi/ddsi_shm_transport.h"
+#include "pubsubperf.h"
+
+/* Largest number of samples taken per call. */
+#define PP_TAKE_MAX 32
+
+const char *pp_strretcode(int32_t rc) { return dds_strretcode(rc); }
+
+int32_t pp_create_domain(uint32_t id, const char *config) { return dds_create_domain(id, config); }
+
+int32_t pp_create_participant(uint32_t id) { return dds_create_participant(id, NULL, NULL); }
+
+int32_t pp_delete(int32_t entity) { return dds_delete(entity); }
+
+int32_t pp_topic_bytes(int32_t pp, const char *name) {
+  return dds_create_topic(pp, &pubsubperf_Bytes_desc, name, NULL, NULL);
+}
+
+/* A fixed-size type built for the run's size:
+ *   struct pubsubperf::Flat<N> { uint32 len; octet data[N]; }
+ * `len` says how much of `data` the sample uses. The descriptor must live
+ * as long as the topic: the caller frees it with pp_flat_free after deleting
+ * the participant. */
+struct pp_flat_desc {
+  dds_topic_descriptor_t desc;
+  uint32_t ops[6];
+  char name[48];
+};
+
+void *pp_flat_new(uint32_t n) {
+  struct pp_flat_desc *f = calloc(1, sizeof *f);
+  if (f == NULL) return NULL;
+  f->ops[0] = DDS_OP_ADR | DDS_OP_TYPE_4BY;
+  f->ops[1] = 0;
+  f->ops[2] = DDS_OP_ADR | DDS_OP_TYPE_ARR | DDS_OP_SUBTYPE_1BY;
+  f->ops[3] = 4;
+  f->ops[4] = n;
+  f->ops[5] = DDS_OP_RTS;
+  snprintf(f->name, sizeof f->name, "pubsubperf::Flat%u", n);
+  /* The descriptor's members are const: initialise a copy, then move it in. */
+  dds_topic_descriptor_t d = {.m_size = 4 + n,
+                              .m_align = 4,
+                              .m_flagset = DDS_TOPIC_FIXED_SIZE,
+                              .m_nkeys = 0,
+                              .m_typename = f->name,
+                              .m_keys = NULL,
+                              .m_nops = 2,
+                              .m_ops = f->ops,
+                              .m_meta = ""};
+  memcpy(&f->desc, &d, sizeof d);
+  return f;
+}
+
+void pp_flat_free(void *f) { free(f); }
+
+int32_t pp_topic_flat(int32_t pp, const char *name, void *flat) {
+  return dds_create_topic(pp, &((struct pp_flat_desc *)flat)->desc, name, NULL, NULL);
+}
+
+/* history: 0 keep-last, 1 keep-all. durability: 0 volatile, 1 transient-local. */
+static dds_qos_t *make_qos(int reliable, int64_t max_blocking_ns, int history, int32_t depth,
+                           int32_t max_samples, int durability) {
+  dds_qos_t *q = dds_create_qos();
+  if (reliable)
+    dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, max_blocking_ns);
+  else
+    dds_qset_reliability(q, DDS_RELIABILITY_BEST_EFFORT, 0);
+  if (history == 1)
+    dds_qset_history(q, DDS_HISTORY_KEEP_ALL, 0);
+  else
+    dds_qset_history(q, DDS_HISTORY_KEEP_LAST, depth);
+  if (max_samples > 0) dds_qset_resource_limits(q, max_samples, DDS_LENGTH_UNLIMITED, DDS_LENGTH_UNLIMITED);
+  dds_qset_durability(q, durability == 1 ? DDS_DURABILITY_TRANSIENT_LOCAL : DDS_DURABILITY_VOLATILE);
+  return q;
+}
+
+int32_t pp_create_writer(int32_t pp, int32_t tp, int reliable, int64_t max_blocking_ns, int history,
+                         int32_t depth, int32_t max_samples, int durability) {
+  dds_qos_t *q = make_qos(reliable, max_blocking_ns, history, depth, max_samples, durability);
+  int32_t wr = dds_create_writer(pp, tp, q, NULL);
+  dds_delete_qos(q);
+  return wr;
+}
+
+int32_t pp_create_reader(int32_t pp, int32_t tp, int reliable, int history, int32_t depth,
+                         int32_t max_samples, int durability) {
+  dds_qos_t *q = make_qos(reliable, DDS_SECS(1), history, depth, max_samples, durability);
+  int32_t rd = dds_create_reader(pp, tp, q, NULL);
+  dds_delete_qos(q);
+  return rd;
+}
+
+/* A waitset triggered by any sample in the reader. */
+int32_t pp_create_waitset(int32_t pp, int32_t rd) {
+  int32_t ws = dds_create_waitset(pp);
+  if (ws < 0) return ws;
+  int32_t rc = dds_create_readcondition(rd, DDS_ANY_STATE);
+  if (rc < 0) {
+    dds_delete(ws);
+    return rc;
+  }
+  int32_t r = dds_waitset_attach(ws, rc, rd);
+  if (r < 0) {
+    dds_delete(ws);
+    return r;
+  }
+  return ws;
+}
+
+int32_t pp_wait(int32_t ws, int64_t timeout_ns) { return dds_waitset_wait(ws, NULL, 0, timeout_ns); }
+
+int32_t pp_write_bytes(int32_t wr, uint8_t *buf, uint32_t len) {
+  pubsubperf_Bytes s;
+  s.data._maximum = len;
+  s.data._length = len;
+  s.data._buffer = buf;
+  s.data._release = false;
+  return dds_write(wr, &s);
+}
+
+int32_t pp_write(int32_t wr, void *sample) { return dds_write(wr, sample); }
+
+int32_t pp_loan(int32_t wr, void **sample) { return dds_loan_sample(wr, sample); }
+
+int pp_loan_available(int32_t wr) { return dds_is_loan_available(wr) ? 1 : 0; }
+
+int pp_shm_available(int32_t e) { return dds_is_shared_memory_available(e) ? 1 : 0; }
+
+/* Takes up to `max` samples as loans; valid[i] says whether ptrs[i] holds
+ * data (not just an instance state change). */
+int32_t pp_take(int32_t rd, void **ptrs, uint8_t *valid, uint32_t max) {
+  dds_sample_info_t infos[PP_TAKE_MAX];
+  if (max > PP_TAKE_MAX) max = PP_TAKE_MAX;
+  for (uint32_t i = 0; i < max; i++) ptrs[i] = NULL;
+  int32_t n = dds_take(rd, ptrs, infos, max, max);
+  for (int32_t i = 0; i < n; i++) valid[i] = infos[i].valid_data ? 1 : 0;
+  return n;
+}
+
+int32_t pp_return_loan(int32_t rd, void **ptrs, int32_t n) { return dds_return_loan(rd, ptrs, n); }
+
+void pp_bytes_view(const void *sample, const uint8_t **data, uint32_t *len) {
+  const pubsubperf_Bytes *s = sample;
+  *data = s->data._buffer;
+  *len = s->data._length;
+}
+
+int32_t pp_publication_matched(int32_t wr, uint32_t *count) {
+  dds_publication_matched_status_t st;
+  int32_t r = dds_get_publication_matched_status(wr, &st);
+  *count = r < 0 ? 0 : st.current_count;
+  return r;
+}
+
+int32_t pp_subscription_matched(int32_t rd, uint32_t *count) {
+  dds_subscription_matched_status_t st;
+  int32_t r = dds_get_subscription_matched_status(rd, &st);
+  *count = r < 0 ? 0 : st.current_count;
+  return r;
+}
+
+/* Flat samples over shared memory, read in place: CycloneDDS 0.10's dds_take
+ * copies a sample out of its iceoryx chunk into a reader buffer (and zeroes
+ * that buffer when the loan is returned), so the reader takes the samples'
+ * serdata instead and reads the chunk itself when it holds the raw sample.
+ * raw[i] is that chunk, or NULL when the sample came another way (then
+ * pp_serdata_to_sample copies it out). pp_serdata_unref releases the n
+ * serdata (and with them the chunks). */
+int32_t pp_take_serdata(int32_t rd, void **sd, const void **raw, uint8_t *valid, uint32_t max) {
+  dds_sample_info_t infos[PP_TAKE_MAX];
+  if (max > PP_TAKE_MAX) max = PP_TAKE_MAX;
+  int32_t n = dds_takecdr(rd, (struct ddsi_serdata **)sd, max, infos, DDS_ANY_STATE);
+  for (int32_t i = 0; i < n; i++) {
+    struct ddsi_serdata *d = sd[i];
+    valid[i] = infos[i].valid_data ? 1 : 0;
+    raw[i] = NULL;
+    if (valid[i] && d->iox_chunk != NULL && shm_get_data_state(d->iox_chunk) == IOX_CHUNK_CONTAINS_RAW_DATA)
+      raw[i] = d->iox_chunk;
+  }
+  return n;
+}
+
+int pp_serdata_to_sample(void *sd, void *sample) {
+  return ddsi_serdata_to_sample((struct ddsi_serdata *)sd, sample, NULL, NULL) ? 0 : -1;
+}
+
+void pp_serdata_unref(void **sd, int32_t n) {
+  for (int32_t i = 0; i < n; i++) ddsi_serdata_unref((struct ddsi_serdata *)sd[i]);
+}
