@@ -51,6 +51,10 @@ pub struct RelayArgs {
     /// Stop after this long (default: until Ctrl-C or SIGTERM).
     #[arg(long, value_name = "TIME")]
     pub duration: Option<String>,
+    /// SCHED_FIFO priority (1-99) of the relay's threads, so that a busy
+    /// machine does not stretch the delay (root).
+    #[arg(long, value_name = "N")]
+    pub rt_priority: Option<i32>,
 }
 
 fn addr(flag: &str, s: &str) -> Result<SocketAddr, UsageError> {
@@ -72,6 +76,11 @@ impl RelayArgs {
         if delay > Duration::from_secs(10) {
             return Err(UsageError(format!("--delay {}: at most 10s", self.delay)));
         }
+        if let Some(p) = self.rt_priority
+            && !(1..=99).contains(&p)
+        {
+            return Err(UsageError(format!("--rt-priority {p}: must be 1-99")));
+        }
         let duration = self
             .duration
             .as_deref()
@@ -84,6 +93,7 @@ impl RelayArgs {
                 delay,
                 udp: self.proto != Some(ProtoArg::Tcp),
                 tcp: self.proto != Some(ProtoArg::Udp),
+                rt_priority: self.rt_priority,
             },
             duration,
         ))

@@ -15,9 +15,11 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
 /// How long a subscriber may stay silent during a run before it counts as
-/// hung. Subscribers report every interval (1 s), so 3 s means three
-/// missed reports.
-pub const PEER_SILENCE: Duration = Duration::from_secs(3);
+/// hung. Subscribers report every interval (1 s); 5 s lets a run survive a
+/// subscriber stalled for 2 s (its silence then lasts up to 3 s) or a link
+/// down for 2 s (TCP's retransmission backoff resumes the control
+/// connection up to ~1 s after the link), and reports the gap instead.
+pub const PEER_SILENCE: Duration = Duration::from_secs(5);
 
 /// The publisher's connection to one subscriber.
 pub struct SubConn {

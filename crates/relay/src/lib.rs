@@ -21,7 +21,8 @@
 //! stamped when it is read and written at stamp + D by the direction's
 //! delivery thread, which sleeps until about 250 µs before that time and
 //! spins for the rest (with a 1 ns timer slack), so the added delay is D plus
-//! a few microseconds. With D = 0 the reading thread forwards at once. The
+//! a few microseconds (with `rt_priority`, the relay's threads run
+//! SCHED_FIFO so that a busy machine does not stretch D). With D = 0 the reading thread forwards at once. The
 //! delay is constant, so the FIFO never reorders.
 //!
 //! Every thread wakes at least every 100 ms to check the stop flag; dropping
@@ -62,6 +63,9 @@ pub struct Config {
     pub udp: bool,
     /// Relay TCP connections.
     pub tcp: bool,
+    /// SCHED_FIFO priority of the relay's threads (keeps the added delay
+    /// exact on a busy machine); `None`: normal scheduling.
+    pub rt_priority: Option<i32>,
 }
 
 /// Errors starting a relay.
@@ -99,6 +103,12 @@ pub struct Counters {
     pub tcp_back_bytes: AtomicU64,
     /// Connections that could not reach their target, sends that failed.
     pub errors: AtomicU64,
+    /// Items (datagrams, chunks) held for the delay.
+    pub delayed: AtomicU64,
+    /// Sum over delayed items of how late they left (after read time + D), ns.
+    pub late_ns_sum: AtomicU64,
+    /// The latest any delayed item left, ns.
+    pub late_ns_max: AtomicU64,
 }
 
 /// A snapshot of [`Counters`].
@@ -118,20 +128,29 @@ pub struct Totals {
     pub tcp_back_bytes: u64,
     /// Failures.
     pub errors: u64,
+    /// Items held for the delay.
+    pub delayed: u64,
+    /// Mean lateness of delayed items (beyond D), ns.
+    pub late_ns_mean: u64,
+    /// Largest lateness, ns.
+    pub late_ns_max: u64,
 }
 
 impl std::fmt::Display for Totals {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "udp: {} flows, {} datagrams forward, {} back; tcp: {} connections, {} bytes forward, {} back; {} errors",
+            "udp: {} flows, {} datagrams forward, {} back; tcp: {} connections, {} bytes forward, {} back; {} errors; {} delayed, late by {:.1} us mean, {:.1} us max",
             self.udp_flows,
             self.udp_forward,
             self.udp_back,
             self.tcp_connections,
             self.tcp_forward_bytes,
             self.tcp_back_bytes,
-            self.errors
+            self.errors,
+            self.delayed,
+            self.late_ns_mean as f64 / 1e3,
+            self.late_ns_max as f64 / 1e3
         )
     }
 }
@@ -142,6 +161,7 @@ pub(crate) struct Shared {
     pub counters: Counters,
     pub threads: Mutex<Vec<JoinHandle<()>>>,
     pub delay_ns: u64,
+    pub rt_priority: Option<i32>,
 }
 
 impl Shared {
@@ -151,9 +171,15 @@ impl Shared {
 
     /// Starts a thread that the relay joins when it stops.
     pub fn spawn(self: &Arc<Self>, name: &str, f: impl FnOnce() + Send + 'static) {
+        let rt = self.rt_priority;
         let h = std::thread::Builder::new()
             .name(name.into())
-            .spawn(f)
+            .spawn(move || {
+                if let Some(p) = rt {
+                    let _ = pubsubperf_core::sys::set_rt_priority(p);
+                }
+                f()
+            })
             .expect("spawn relay thread");
         let mut t = self.threads.lock().unwrap_or_else(|e| e.into_inner());
         // Forget threads that are done, so a long-lived relay does not grow.
@@ -182,7 +208,16 @@ impl Relay {
             counters: Counters::default(),
             threads: Mutex::new(Vec::new()),
             delay_ns: cfg.delay.as_nanos().min(u128::from(u64::MAX)) as u64,
+            rt_priority: cfg.rt_priority,
         });
+        if let Some(p) = cfg.rt_priority {
+            // Fail now, with a clear reason, rather than in a delivery thread.
+            pubsubperf_core::sys::set_rt_priority(p).map_err(RelayError::Config)?;
+            // Only the relay's own threads run real-time; the caller goes back.
+            let normal = libc::sched_param { sched_priority: 0 };
+            // SAFETY: a valid sched_param for SCHED_OTHER on this thread.
+            unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &normal) };
+        }
         let mut relay = Relay {
             shared: shared.clone(),
             udp_local: None,
@@ -224,6 +259,9 @@ impl Relay {
             tcp_forward_bytes: l(&c.tcp_forward_bytes),
             tcp_back_bytes: l(&c.tcp_back_bytes),
             errors: l(&c.errors),
+            delayed: l(&c.delayed),
+            late_ns_mean: l(&c.late_ns_sum) / l(&c.delayed).max(1),
+            late_ns_max: l(&c.late_ns_max),
         }
     }
 

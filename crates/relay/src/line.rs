@@ -34,6 +34,13 @@ impl<T: Send + 'static> Line<T> {
                 match rx.recv_timeout(POLL) {
                     Ok((due, item)) => {
                         wait_until(due, &sh);
+                        let late = now_ns().saturating_sub(due);
+                        let c = &sh.counters;
+                        c.delayed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        c.late_ns_sum
+                            .fetch_add(late, std::sync::atomic::Ordering::Relaxed);
+                        c.late_ns_max
+                            .fetch_max(late, std::sync::atomic::Ordering::Relaxed);
                         if sh.stopped() || !deliver(item) {
                             return;
                         }
@@ -63,6 +70,10 @@ impl<T: Send + 'static> Line<T> {
     }
 }
 
+/// How long before the due time the delivery thread stops sleeping and
+/// spins: covers the scheduler's wake-up latency on a busy machine.
+const SPIN_NS: u64 = 400_000;
+
 /// Timer slack of 1 ns for this thread: sleeps end when asked, not up to
 /// 50 µs later (the default slack).
 fn precise_timer() {
@@ -72,7 +83,7 @@ fn precise_timer() {
     }
 }
 
-/// Waits until `due` (a [`now_ns`] value): sleeps while more than 300 µs
+/// Waits until `due` (a [`now_ns`] value): sleeps while more than 500 µs
 /// remain, then spins. Returns early when the relay stops.
 fn wait_until(due: u64, shared: &Shared) {
     loop {
@@ -81,8 +92,8 @@ fn wait_until(due: u64, shared: &Shared) {
             return;
         }
         let left = due - now;
-        if left > 300_000 {
-            let nap = (left - 250_000).min(POLL.as_nanos() as u64);
+        if left > SPIN_NS + 100_000 {
+            let nap = (left - SPIN_NS).min(POLL.as_nanos() as u64);
             std::thread::sleep(std::time::Duration::from_nanos(nap));
             if shared.stopped() {
                 return;

@@ -8,6 +8,19 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::time::Instant;
 
+/// The relay's counters once `done` holds (a counter is bumped just after
+/// the send that the client may already have seen).
+fn settled(r: &Relay, done: impl Fn(&Totals) -> bool) -> Totals {
+    let start = Instant::now();
+    loop {
+        let t = r.totals();
+        if done(&t) || start.elapsed() > Duration::from_secs(2) {
+            return t;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 fn relay(target: SocketAddr, delay_ms: u64) -> Relay {
     Relay::start(&Config {
         listen: "127.0.0.1:0".parse().unwrap(),
@@ -15,6 +28,7 @@ fn relay(target: SocketAddr, delay_ms: u64) -> Relay {
         delay: Duration::from_millis(delay_ms),
         udp: true,
         tcp: true,
+        rt_priority: None,
     })
     .expect("relay starts")
 }
@@ -53,7 +67,7 @@ fn udp_both_directions_in_order_with_delay() {
             assert!(t0.elapsed() >= Duration::from_millis(2 * delay_ms));
         }
         t.join().unwrap();
-        let tot = r.stop();
+        let tot = settled(&r, |t| t.udp_back == 20);
         assert_eq!((tot.udp_flows, tot.udp_forward, tot.udp_back), (1, 20, 20));
     }
 }
@@ -121,7 +135,7 @@ fn tcp_stream_both_directions_with_delay_and_close() {
         c.read_to_end(&mut rest).unwrap();
         assert!(rest.is_empty());
         server.join().unwrap();
-        let tot = r.stop();
+        let tot = settled(&r, |t| t.tcp_back_bytes == total as u64);
         assert_eq!(tot.tcp_connections, 1);
         assert_eq!(tot.tcp_forward_bytes, total as u64);
         assert_eq!(tot.tcp_back_bytes, total as u64);
@@ -138,11 +152,7 @@ fn unreachable_target_closes_the_client_and_counts_an_error() {
     c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let mut b = [0u8; 1];
     assert!(matches!(c.read(&mut b), Ok(0) | Err(_)));
-    let start = Instant::now();
-    while r.totals().errors == 0 && start.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    assert_eq!(r.totals().errors, 1);
+    assert_eq!(settled(&r, |t| t.errors > 0).errors, 1);
 }
 
 #[test]
@@ -153,6 +163,7 @@ fn nothing_to_relay_is_refused() {
         delay: Duration::ZERO,
         udp: false,
         tcp: false,
+        rt_priority: None,
     });
     assert!(matches!(e, Err(RelayError::Config(_))));
 }
