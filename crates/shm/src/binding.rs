@@ -838,7 +838,13 @@ impl ShmWriter {
                 // SAFETY: a free slot is the writer's alone; these stores
                 // change nothing a reader could see.
                 count.store(0, Ordering::Relaxed);
-                unsafe { pool.slot(s).write_volatile(0) };
+                unsafe {
+                    pool.slot(s).write_volatile(0);
+                    if self.bytes {
+                        // The length prefix sits on the line before.
+                        (pool.slot(s).sub(4) as *mut u32).write_unaligned(0);
+                    }
+                }
                 return;
             }
         }
