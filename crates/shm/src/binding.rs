@@ -1013,6 +1013,7 @@ mod tests {
             let mut cfg = base(&pubsubperf_core::conformance::unique_id("stall"));
             cfg.reliability = BestEffort;
             cfg.zero_copy = zc;
+            cfg.max_sample_size = 4096;
             cfg.receive_queue = 8;
             let (_p, mut w, _s, mut r) = stalled(&cfg);
             let start = Instant::now();
