@@ -607,6 +607,18 @@ impl ShmWriter {
                     m.zero_copy, m.max_sample
                 )));
             }
+            // A ring has exactly one writer: claim it.
+            // SAFETY: the link lies within the validated header.
+            let link = unsafe { &(*hdr).link };
+            if link
+                .writer_pid
+                .compare_exchange(0, std::process::id(), Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+            {
+                return Err(BindingError::Unsupported(format!(
+                    "reader {loc} already has a writer (an shm ring takes one writer)"
+                )));
+            }
             depth = depth.max(capacity as usize);
             targets.push(Target {
                 data: map.ptr().wrapping_add(HEAD_BYTES),
@@ -651,7 +663,6 @@ impl ShmWriter {
             }
             link.pool_len
                 .store(pool_name.len() as u32, Ordering::Release);
-            link.writer_pid.store(std::process::id(), Ordering::Release);
             link.writer_state.store(OPEN, Ordering::Release);
         }
         Ok(ShmWriter {
@@ -1079,6 +1090,27 @@ mod tests {
         std::thread::sleep(Duration::from_millis(50));
         send_seq(&mut w, 0).unwrap();
         assert_eq!(t.join().unwrap(), 1);
+    }
+
+    /// A ring takes one writer; a second is refused, not allowed to corrupt it.
+    #[test]
+    fn second_writer_on_a_ring_is_refused() {
+        let cfg = base(&pubsubperf_core::conformance::unique_id("twowriters"));
+        let topic = TopicSpec {
+            name: "data".into(),
+            index: 0,
+        };
+        let mut sub = Shm::open(&cfg).unwrap();
+        let (r, loc) = sub.create_reader(&topic).unwrap();
+        // As if another writer had claimed the ring (a name is removed once
+        // a writer mapped it, so a second writer could only race the first).
+        r.hdr().link.writer_pid.store(1, Ordering::Release);
+        let mut publ = Shm::open(&cfg).unwrap();
+        let e = publ
+            .create_writer(&topic, std::slice::from_ref(&loc))
+            .err()
+            .expect("second writer refused");
+        assert!(e.to_string().contains("already has a writer"), "{e}");
     }
 
     /// Options the binding does not have are refused, naming the flag.
