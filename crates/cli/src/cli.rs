@@ -31,6 +31,13 @@ pub enum Command {
     Bindings(BindingsArgs),
     /// Quick comparison of every available binding (the default command).
     Quick(QuickArgs),
+    /// Run a matrix of tests from a TOML sweep file (see sweeps/).
+    Sweep(crate::sweep::SweepArgs),
+    /// Measure this machine's floors: clock cost, cross-core cache-line round
+    /// trip, memcpy bandwidth (saved and attached to later results).
+    Calibrate(crate::calibrate::CalibrateArgs),
+    /// Forward UDP and TCP with a delay added to each direction (a netem stand-in).
+    Relay(crate::relay::RelayArgs),
     /// Write an HTML report (plots as inline SVG) from results files or the database.
     Report(crate::analysis::ReportArgs),
     /// Merge results files: repetitions of a cell become one run (exact).
@@ -43,8 +50,6 @@ pub enum Command {
     Export(crate::analysis::ExportArgs),
     /// Store results JSON files in the results database.
     Import(crate::analysis::ImportArgs),
-    /// Forward UDP and TCP with a delay added to each direction (a netem stand-in).
-    Relay(crate::relay::RelayArgs),
 }
 
 /// Reliability choice.
@@ -119,6 +124,14 @@ pub struct TestArgs {
     /// Number of subscribers (data fans out to all; echoes round-robin).
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub subscribers: usize,
+    /// Throughput: number of publishers, each a process writing its own
+    /// numbered stream to every subscriber (loss is counted per publisher).
+    #[arg(long, default_value_t = 1, value_name = "M")]
+    pub publishers: usize,
+    /// Extra publishers on other hosts ('pubsubperf sub --listen ADDR' there),
+    /// comma-separated, instead of local publisher processes.
+    #[arg(long, value_name = "ADDR")]
+    pub connect_publishers: Option<String>,
     /// Cores for publisher and subscriber, PUB,SUB (default 0,1 when there
     /// are two or more cores; 'none' to leave scheduling to the kernel).
     #[arg(long, value_name = "PUB,SUB")]
@@ -169,6 +182,16 @@ pub struct TestArgs {
     /// No per-interval lines on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Throughput: search the highest sending rate whose loss is at most
+    /// --max-loss (RFC 2544 style); each trial lasts --duration (default 2s here).
+    #[arg(long)]
+    pub find_max: bool,
+    /// Throughput with --find-max: acceptable loss in percent.
+    #[arg(long, value_name = "PCT", requires = "find_max")]
+    pub max_loss: Option<f64>,
+    /// Results database options.
+    #[command(flatten)]
+    pub save: crate::analysis::SaveArgs,
 }
 
 #[derive(Debug, Args)]
@@ -196,4 +219,13 @@ pub struct QuickArgs {
     /// Write results as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// The HTML report to write.
+    #[arg(long, default_value = "pubsubperf-report.html", value_name = "FILE")]
+    pub out: PathBuf,
+    /// Do not write the HTML report.
+    #[arg(long)]
+    pub no_report: bool,
+    /// Results database options.
+    #[command(flatten)]
+    pub save: crate::analysis::SaveArgs,
 }

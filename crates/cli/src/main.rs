@@ -3,10 +3,12 @@
 //! crates (pubsubperf-harness, pubsubperf-core and the bindings).
 
 mod analysis;
+mod calibrate;
 mod cli;
 mod options;
 mod output;
 mod quick;
+mod sweep;
 mod relay;
 
 use anyhow::Context;
@@ -61,6 +63,10 @@ fn main() -> ExitCode {
     }
 }
 
+fn command_line() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
+}
+
 fn install_ctrlc() {
     let _ = ctrlc::set_handler(|| {
         if INTERRUPTED.swap(true, Ordering::SeqCst) {
@@ -80,6 +86,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             quick::run(&cli::QuickArgs {
                 duration: "1s".into(),
                 json: None,
+                out: "pubsubperf-report.html".into(),
+                no_report: false,
+                save: Default::default(),
             })
         }
         Some(Command::Quick(a)) => {
@@ -88,12 +97,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Latency(a)) => {
             install_ctrlc();
-            test(a.plan(TestKind::Latency)?)
+            test(a.plan(TestKind::Latency)?, &a.save, &command_line())
         }
         Some(Command::Throughput(a)) => {
             install_ctrlc();
-            test(a.plan(TestKind::Throughput)?)
+            test(a.plan(TestKind::Throughput)?, &a.save, &command_line())
         }
+        Some(Command::Sweep(a)) => {
+            install_ctrlc();
+            sweep::run(&a)
+        }
+        Some(Command::Calibrate(a)) => calibrate::run(&a),
         Some(Command::Bindings(a)) => {
             let infos = registry::infos();
             if a.json {
@@ -103,16 +117,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Relay(a)) => {
-            install_ctrlc();
-            relay::run(&a)
-        }
         Some(Command::Report(a)) => analysis::report(&a),
         Some(Command::Merge(a)) => analysis::merge(&a),
         Some(Command::Compare(a)) => analysis::compare(&a),
         Some(Command::History(a)) => analysis::history(&a),
         Some(Command::Export(a)) => analysis::export(&a),
         Some(Command::Import(a)) => analysis::import(&a),
+        Some(Command::Relay(a)) => {
+            install_ctrlc();
+            relay::run(&a)
+        }
         Some(Command::Sub(a)) => {
             let r = if let Some(addr) = &a.connect_back {
                 // Started by a publisher: it handles Ctrl-C and stops us.
@@ -134,6 +148,70 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// Runs the maximum throughput search for one size; the result is the run of
+/// the best trial, with every trial recorded in its `config.find_max`.
+fn find_max(
+    session: &mut Session,
+    spec: &pubsubperf_harness::spec::RunSpec,
+    max_loss: f64,
+    quiet: bool,
+) -> pubsubperf_harness::publisher::RunOutcome {
+    use pubsubperf_harness::publisher::RunOutcome;
+    use pubsubperf_harness::search::{SearchParams, find_max};
+    let params = SearchParams {
+        max_loss_percent: max_loss,
+        ..Default::default()
+    };
+    let mut runs: Vec<Run> = Vec::new();
+    let mut fault = None;
+    let (trials, best) = find_max(params, |rate| {
+        let mut s = spec.clone();
+        s.rate = rate;
+        s.endpoint.run_id = options::new_run_id();
+        s.endpoint.cancel = pubsubperf_core::CancelToken::new();
+        let o = session.run(&s, &mut |_| {});
+        if let Some(f) = o.fault {
+            fault = Some(f);
+            if let Some(r) = o.run {
+                runs.push(r);
+            }
+            return None;
+        }
+        let r = o.run?;
+        let t = r.throughput.clone()?;
+        if !quiet {
+            eprintln!(
+                "  find-max size {}: target {} -> sent {:.0}/s, received {:.0}/s, lost {:.4}%",
+                spec.size,
+                if rate == 0.0 { "max".to_string() } else { format!("{rate:.0}/s") },
+                t.sent_per_s,
+                t.samples_per_s,
+                t.lost_percent
+            );
+        }
+        runs.push(r);
+        Some((t.sent_per_s, t.samples_per_s, t.lost_percent))
+    });
+    let pick = best.or(if runs.is_empty() { None } else { Some(runs.len() - 1) });
+    let run = pick.and_then(|i| runs.get(i).cloned()).map(|mut r| {
+        if let Some(o) = r.config.as_object_mut() {
+            o.insert(
+                "find_max".into(),
+                serde_json::json!({
+                    "max_loss_percent": max_loss,
+                    "found": best.is_some(),
+                    "trials": trials,
+                }),
+            );
+        }
+        if best.is_none() && fault.is_none() {
+            r.error = Some(format!("no trial had loss at or under {max_loss}%"));
+        }
+        r
+    });
+    RunOutcome { run, fault }
+}
+
 /// Chooses where the subscribers run.
 pub fn peers_for(binding: &str, connect: &[String], n: usize) -> anyhow::Result<Peers> {
     if !connect.is_empty() {
@@ -150,8 +228,9 @@ pub fn peers_for(binding: &str, connect: &[String], n: usize) -> anyhow::Result<
     Ok(Peers::Local { n, exe })
 }
 
-fn bindings_env(specs: &[pubsubperf_harness::spec::RunSpec]) -> Environment {
+pub fn bindings_env(specs: &[pubsubperf_harness::spec::RunSpec]) -> Environment {
     let mut env = Environment::detect();
+    env.calibration = calibrate::load();
     for s in specs {
         for b in [&s.binding, &s.peer_binding] {
             if let Some(i) = registry::info(b) {
@@ -162,27 +241,37 @@ fn bindings_env(specs: &[pubsubperf_harness::spec::RunSpec]) -> Environment {
     env
 }
 
-fn test(plan: options::TestPlan) -> anyhow::Result<ExitCode> {
+/// Runs every spec of a plan on one session, pushing each finished run into
+/// `sink` (which rewrites the output files at once). Returns why it stopped
+/// early, if it did; set-up failures are returned the same way.
+pub fn execute(plan: &options::TestPlan, sink: &mut output::Sink) -> anyhow::Result<Option<Fault>> {
     let first = plan.specs.first().context("no run")?;
-    let mut sink = output::Sink::new(
-        bindings_env(&plan.specs),
-        plan.json.as_deref(),
-        plan.csv.as_deref(),
-    );
     let peers = peers_for(&first.peer_binding, &plan.connect, first.subscribers)?;
     let mut session = match Session::start(peers, plan.connect_timeout) {
         Ok(s) => s,
-        Err(Fault::Interrupted) => return Ok(ExitCode::from(130)),
-        Err(Fault::Config(m)) => return Err(UsageError(m).into()),
-        Err(e) => anyhow::bail!("{e}"),
+        Err(f) => return Ok(Some(f)),
     };
+    if first.publishers > 1 {
+        let extra = if plan.connect_publishers.is_empty() {
+            Peers::Local {
+                n: first.publishers - 1,
+                exe: std::env::current_exe().context("cannot find the pubsubperf binary to start publishers")?,
+            }
+        } else {
+            Peers::Remote {
+                addrs: plan.connect_publishers.clone(),
+            }
+        };
+        if let Err(f) = session.add_publishers(extra) {
+            return Ok(Some(f));
+        }
+    }
     if !plan.connect.is_empty()
         && let Some(s) = session.subs.first()
     {
         sink.file.environment.subscriber_host = Some(Box::new(s.environment.clone()));
     }
     let quiet = plan.quiet;
-    let mut runs: Vec<Run> = Vec::new();
     let mut failure: Option<Fault> = None;
     for spec in &plan.specs {
         let (test, size) = (spec.test, spec.size);
@@ -191,10 +280,12 @@ fn test(plan: options::TestPlan) -> anyhow::Result<ExitCode> {
                 eprintln!("{}", output::interval_line(test, size, i));
             }
         };
-        let outcome = session.run(spec, &mut on_interval);
+        let outcome = match plan.find_max {
+            Some(max_loss) => find_max(&mut session, spec, max_loss, quiet),
+            None => session.run(spec, &mut on_interval),
+        };
         if let Some(run) = outcome.run {
-            sink.push(run.clone())?;
-            runs.push(run);
+            sink.push(run)?;
         }
         if let Some(f) = outcome.fault {
             failure = Some(f);
@@ -206,15 +297,40 @@ fn test(plan: options::TestPlan) -> anyhow::Result<ExitCode> {
     } else {
         drop(session);
     }
+    Ok(failure)
+}
+
+/// Prints the tables of a test's runs.
+pub fn print_tables(runs: &[Run], env: &Environment) {
     if let Some(r) = runs.first() {
         println!("{}", output::run_banner(r));
         let refs: Vec<&Run> = runs.iter().collect();
         match r.test {
-            TestKind::Latency => print!("{}", output::latency_table(&refs)),
+            TestKind::Latency => {
+                print!("{}", output::latency_table(&refs));
+                if let Some(floor) = env.calibration.as_ref().and_then(calibrate::floor_ns) {
+                    print!("{}", output::floor_lines(&refs, floor));
+                }
+            }
             TestKind::Throughput => print!("{}", output::throughput_table(&refs)),
         }
     }
+}
+
+fn test(plan: options::TestPlan, save: &analysis::SaveArgs, command: &str) -> anyhow::Result<ExitCode> {
+    let mut sink = output::Sink::new(bindings_env(&plan.specs), plan.json.as_deref(), plan.csv.as_deref());
+    let failure = execute(&plan, &mut sink)?;
+    print_tables(&sink.file.runs, &sink.file.environment);
     sink.write()?;
+    if !sink.file.runs.is_empty() {
+        let meta = analysis::SaveMeta {
+            command: Some(command.to_string()),
+            ..Default::default()
+        };
+        if let Some((path, group)) = analysis::save_results(save, &sink.file, &meta)? {
+            eprintln!("pubsubperf: saved as run group {group} in {}", path.display());
+        }
+    }
     match failure {
         None => Ok(ExitCode::SUCCESS),
         Some(Fault::Interrupted) => {
@@ -223,10 +339,7 @@ fn test(plan: options::TestPlan) -> anyhow::Result<ExitCode> {
         }
         Some(Fault::Config(m)) => Err(UsageError(m).into()),
         Some(f) => {
-            let saved = match (&plan.json, &plan.csv) {
-                (None, None) => String::new(),
-                _ => " (results measured so far are written)".into(),
-            };
+            let saved = if sink.file.runs.is_empty() { "" } else { " (results measured so far are written)" };
             anyhow::bail!("{f}{saved}")
         }
     }

@@ -223,6 +223,20 @@ pub fn latency_table(runs: &[&Run]) -> String {
     s
 }
 
+/// Latency p50 as a multiple of the machine's floor (the one-way
+/// cross-core cache-line latency measured by `pubsubperf calibrate`).
+pub fn floor_lines(runs: &[&Run], floor_ns: f64) -> String {
+    let mut s = format!("p50 as a multiple of this machine's floor (cache-line one-way {floor_ns:.1} ns, from 'pubsubperf calibrate'):\n");
+    for r in runs {
+        if let Some(l) = &r.latency_ns
+            && floor_ns > 0.0
+        {
+            let _ = writeln!(s, "{:>10} {:>10.1}x", r.size, l.p50 as f64 / floor_ns);
+        }
+    }
+    s
+}
+
 /// Perftest-style throughput table: one row per size.
 pub fn throughput_table(runs: &[&Run]) -> String {
     let mut s = String::new();
@@ -268,6 +282,40 @@ pub fn throughput_table(runs: &[&Run]) -> String {
         s.push_str("Latency under load (echoed samples):\n");
         let owned: Vec<&Run> = with_lat.into_iter().copied().collect();
         s.push_str(&latency_table(&owned));
+    }
+    s
+}
+
+/// One row per run, any mix of bindings, tests and sizes (sweeps).
+pub fn summary_table(runs: &[Run]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<11} {:<9} {:<11} {:>10} {:<9} {:>11} {:>11} {:>14} {:>11} {:>9}",
+        "BINDING", "TRANSPORT", "TEST", "SIZE", "QOS", "p50 µs", "p99 µs", "samples/s", "Mbps", "lost %"
+    );
+    for r in runs {
+        let (p50, p99) = r
+            .latency_ns
+            .as_ref()
+            .filter(|l| l.count > 0)
+            .map_or(("-".to_string(), "-".to_string()), |l| (us(l.p50), us(l.p99)));
+        let t = r.throughput.as_ref();
+        let _ = writeln!(
+            s,
+            "{:<11} {:<9} {:<11} {:>10} {:<9} {:>11} {:>11} {:>14} {:>11} {:>9}{}",
+            r.binding,
+            r.transport,
+            r.test.to_string(),
+            r.size,
+            format!("{}{}", if r.reliable { "rel" } else { "be" }, if r.zero_copy { ",zc" } else { "" }),
+            p50,
+            p99,
+            t.map_or("-".into(), |t| format!("{:.0}", t.samples_per_s)),
+            t.map_or("-".into(), |t| format!("{:.2}", t.mbps)),
+            t.map_or("-".into(), |t| format!("{:.3}", t.lost_percent)),
+            if r.complete { "" } else { " (partial)" }
+        );
     }
     s
 }

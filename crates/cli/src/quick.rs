@@ -94,6 +94,32 @@ pub fn run(q: &QuickArgs) -> anyhow::Result<ExitCode> {
     if let Some(p) = &q.json {
         println!("results: {}", p.display());
     }
+    if !runs.is_empty() {
+        let meta = crate::analysis::SaveMeta {
+            sweep: Some("quick".into()),
+            command: Some("pubsubperf (quick comparison)".into()),
+            ..Default::default()
+        };
+        if let Some((path, group)) = crate::analysis::save_results(&q.save, &sink.file, &meta)? {
+            println!("database: run group {group} in {}", path.display());
+        }
+    }
+    if !q.no_report && !runs.is_empty() {
+        use pubsubperf_report::html::{Options, Source, build};
+        let report = build(
+            &[Source {
+                name: "quick comparison".into(),
+                file: sink.file.clone(),
+            }],
+            &Options {
+                title: "pubsubperf quick comparison".into(),
+                generated_at: pubsubperf_report::time::rfc3339_now(),
+            },
+        )
+        .map_err(|e| anyhow::anyhow!("report: {e}"))?;
+        std::fs::write(&q.out, report.html.as_bytes()).map_err(|e| anyhow::anyhow!("--out {}: {e}", q.out.display()))?;
+        println!("report: {}", q.out.display());
+    }
     Ok(if INTERRUPTED.load(Ordering::Relaxed) {
         ExitCode::from(130)
     } else {

@@ -75,6 +75,12 @@ pub fn names() -> Vec<&'static str> {
     infos().iter().map(|i| i.name).collect()
 }
 
+/// True when the binding's readers take samples from writers in several
+/// processes (`--publishers`).
+pub fn multiple_publishers(name: &str) -> bool {
+    with_binding!(name, B => B::multiple_publishers(), unknown => false)
+}
+
 /// Facts about one binding.
 pub fn info(name: &str) -> Option<BindingInfo> {
     infos().into_iter().find(|i| i.name == name)
