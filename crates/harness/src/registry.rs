@@ -47,6 +47,11 @@ macro_rules! with_binding {
                 type $B = pubsubperf_cyclonedds::CycloneDds;
                 $body
             }
+            #[cfg(feature = "iceoryx2")]
+            "iceoryx2" => {
+                type $B = pubsubperf_iceoryx2::Iceoryx2;
+                $body
+            }
             _ => $unknown,
         }
     };
@@ -65,6 +70,8 @@ pub fn infos() -> Vec<BindingInfo> {
     }
     #[cfg(feature = "shm")]
     v.push(pubsubperf_shm::Shm::info());
+    #[cfg(feature = "iceoryx2")]
+    v.push(pubsubperf_iceoryx2::Iceoryx2::info());
     #[cfg(feature = "cyclonedds")]
     v.push(pubsubperf_cyclonedds::CycloneDds::info());
     v
