@@ -47,6 +47,11 @@ macro_rules! with_binding {
                 type $B = pubsubperf_cyclonedds::CycloneDds;
                 $body
             }
+            #[cfg(feature = "fastdds")]
+            "fastdds" => {
+                type $B = pubsubperf_fastdds::FastDds;
+                $body
+            }
             #[cfg(feature = "iceoryx2")]
             "iceoryx2" => {
                 type $B = pubsubperf_iceoryx2::Iceoryx2;
@@ -74,6 +79,8 @@ pub fn infos() -> Vec<BindingInfo> {
     v.push(pubsubperf_iceoryx2::Iceoryx2::info());
     #[cfg(feature = "cyclonedds")]
     v.push(pubsubperf_cyclonedds::CycloneDds::info());
+    #[cfg(feature = "fastdds")]
+    v.push(pubsubperf_fastdds::FastDds::info());
     v
 }
 

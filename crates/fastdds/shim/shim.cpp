@@ -1,0 +1,600 @@
+// pubsubperf's C shim over the Fast DDS 2.9 C++ API (Fast DDS has no C API).
+//
+// The Rust side (src/ffi.rs) sees opaque handles and a handful of extern "C"
+// functions. Everything that shapes QoS is decided in Rust and passed in
+// PpfConfig; this file only translates it into Fast DDS objects.
+//
+// Types are hand-written TopicDataTypes (no fastddsgen), wire-compatible
+// with the CycloneDDS binding (idlc / runtime descriptors, XCDR1, no
+// TypeObject):
+//   module pubsubperf {
+//     struct Bytes { sequence<octet> data; };          // data type "bytes"
+//     struct Flat<N> { uint32 len; octet data[N]; };   // data type "flat", N = run's sample size
+//   };
+
+#include <fastcdr/Cdr.h>
+#include <fastcdr/FastBuffer.h>
+#include <fastcdr/exceptions/Exception.h>
+#include <fastdds/dds/core/LoanableSequence.hpp>
+#include <fastdds/dds/domain/DomainParticipant.hpp>
+#include <fastdds/dds/domain/DomainParticipantFactory.hpp>
+#include <fastdds/dds/publisher/DataWriter.hpp>
+#include <fastdds/dds/publisher/Publisher.hpp>
+#include <fastdds/dds/subscriber/DataReader.hpp>
+#include <fastdds/dds/subscriber/SampleInfo.hpp>
+#include <fastdds/dds/subscriber/Subscriber.hpp>
+#include <fastdds/dds/topic/TopicDataType.hpp>
+#include <fastdds/dds/topic/TypeSupport.hpp>
+#include <fastdds/rtps/transport/TCPv4TransportDescriptor.h>
+#include <fastdds/rtps/transport/UDPv4TransportDescriptor.h>
+#include <fastdds/rtps/transport/shared_mem/SharedMemTransportDescriptor.h>
+#include <fastrtps/config.h>
+#include <fastrtps/utils/IPLocator.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <string>
+
+using namespace eprosima::fastdds::dds;
+using eprosima::fastdds::rtps::SharedMemTransportDescriptor;
+using eprosima::fastdds::rtps::TCPv4TransportDescriptor;
+using eprosima::fastdds::rtps::UDPv4TransportDescriptor;
+using eprosima::fastrtps::rtps::InstanceHandle_t;
+using eprosima::fastrtps::rtps::IPLocator;
+using eprosima::fastrtps::rtps::Locator_t;
+using eprosima::fastrtps::rtps::SerializedPayload_t;
+namespace cdr = eprosima::fastcdr;
+
+extern "C" {
+
+// Mirrors `ffi::Config` in src/ffi.rs (repr(C)); keep both in sync.
+struct PpfConfig {
+    int32_t domain;
+    int32_t transport;         // 0 udp, 1 tcp, 2 shm
+    int32_t reliable;          // 1 reliable, 0 best effort
+    int32_t flat;              // 1 flat type, 0 bytes
+    int32_t zero_copy;         // data sharing + loans (flat only)
+    uint32_t max_size;         // largest sample (bytes handed to send)
+    int32_t keep_all;          // history kind
+    int32_t writer_depth;      // keep-last depth / keep-all max_samples of writers
+    int32_t reader_depth;      // same for readers
+    int32_t transient_local;   // durability
+    int32_t async_publish;     // asynchronous publish mode
+    int32_t multicast;         // readers listen on a multicast locator
+    uint32_t socket_buffer;    // 0: system default
+    uint32_t shm_segment;      // SHM transport segment size
+    int64_t block_timeout_ns;  // reliable max_blocking_time
+    int32_t tcp_port;          // our TCP listening port (tcp)
+    int32_t tcp_peer_first;    // TCP initial peers: ports [first, first+count)
+    int32_t tcp_peer_count;
+    int32_t tcp_self;          // our own port, skipped among the peers
+    int32_t peer_range;        // initial peers: participant ids probed
+    int32_t participant_id;    // chosen by the Rust side (free ports), -1 auto
+    const char* bind_ip;       // interface to use (whitelist), e.g. 127.0.0.1
+    const char* peers;         // extra initial peers, comma separated IPv4 (may be empty)
+    const char* qos_file;      // Fast DDS XML profiles file (may be empty)
+};
+}
+
+namespace {
+
+void set_err(char* err, size_t len, const std::string& msg) {
+    if (err && len) {
+        std::snprintf(err, len, "%s", msg.c_str());
+    }
+}
+
+// ---------------------------------------------------------------- types
+
+struct BytesSample {
+    uint32_t len;
+    uint32_t cap;
+    uint8_t* buf;
+};
+
+class BytesType : public TopicDataType {
+public:
+    explicit BytesType(uint32_t max) : max_(max) {
+        setName("pubsubperf::Bytes");  // = idlc's m_typename on the CycloneDDS side
+        m_typeSize = 4 + 4 + max + 3;   // encapsulation + length + octets (+ padding)
+        m_isGetKeyDefined = false;
+        auto_fill_type_object(false);   // no XTypes: CycloneDDS matches on the name
+        auto_fill_type_information(false);
+    }
+    bool serialize(void* data, SerializedPayload_t* payload) override {
+        auto* s = static_cast<BytesSample*>(data);
+        cdr::FastBuffer fb(reinterpret_cast<char*>(payload->data), payload->max_size);
+        cdr::Cdr ser(fb, cdr::Cdr::DEFAULT_ENDIAN, cdr::Cdr::DDS_CDR);
+        payload->encapsulation = ser.endianness() == cdr::Cdr::BIG_ENDIANNESS ? CDR_BE : CDR_LE;
+        try {
+            ser.serialize_encapsulation();
+            ser << s->len;
+            ser.serializeArray(s->buf, s->len);
+        } catch (cdr::exception::Exception&) {
+            return false;
+        }
+        payload->length = static_cast<uint32_t>(ser.getSerializedDataLength());
+        return true;
+    }
+    bool deserialize(SerializedPayload_t* payload, void* data) override {
+        auto* s = static_cast<BytesSample*>(data);
+        cdr::FastBuffer fb(reinterpret_cast<char*>(payload->data), payload->length);
+        cdr::Cdr des(fb, cdr::Cdr::DEFAULT_ENDIAN, cdr::Cdr::DDS_CDR);
+        try {
+            des.read_encapsulation();
+            uint32_t n = 0;
+            des >> n;
+            if (n > s->cap) {
+                return false;
+            }
+            des.deserializeArray(s->buf, n);
+            s->len = n;
+        } catch (cdr::exception::Exception&) {
+            return false;
+        }
+        return true;
+    }
+    std::function<uint32_t()> getSerializedSizeProvider(void* data) override {
+        return [data]() -> uint32_t { return 8 + static_cast<BytesSample*>(data)->len; };
+    }
+    void* createData() override {
+        auto* s = new BytesSample{0, max_, new uint8_t[max_ ? max_ : 1]()};
+        return s;
+    }
+    void deleteData(void* data) override {
+        auto* s = static_cast<BytesSample*>(data);
+        delete[] s->buf;
+        delete s;
+    }
+    bool getKey(void*, InstanceHandle_t*, bool) override { return false; }
+
+private:
+    uint32_t max_;
+};
+
+// Flat<N>: { uint32 len; octet data[N]; } laid out in memory exactly as
+// XCDR1 little endian puts it on the wire, so a plain type: no
+// serialization, loans, data sharing.
+class FlatType : public TopicDataType {
+public:
+    explicit FlatType(uint32_t n) : n_(n) {
+        setName(("pubsubperf::Flat" + std::to_string(n)).c_str());
+        m_typeSize = 4 + 4 + n;  // encapsulation + struct
+        m_isGetKeyDefined = false;
+        auto_fill_type_object(false);
+        auto_fill_type_information(false);
+    }
+    bool serialize(void* data, SerializedPayload_t* payload) override {
+        if (payload->max_size < m_typeSize) {
+            return false;
+        }
+        payload->encapsulation = CDR_LE;
+        payload->data[0] = 0;
+        payload->data[1] = 1;  // CDR_LE
+        payload->data[2] = 0;
+        payload->data[3] = 0;
+        std::memcpy(payload->data + 4, data, 4 + n_);
+        payload->length = m_typeSize;
+        return true;
+    }
+    bool deserialize(SerializedPayload_t* payload, void* data) override {
+        if (payload->length < m_typeSize) {
+            return false;
+        }
+        std::memcpy(data, payload->data + 4, 4 + n_);
+        return true;
+    }
+    std::function<uint32_t()> getSerializedSizeProvider(void*) override {
+        uint32_t n = m_typeSize;
+        return [n]() -> uint32_t { return n; };
+    }
+    void* createData() override { return new (std::nothrow) uint8_t[4 + n_](); }
+    void deleteData(void* data) override { delete[] static_cast<uint8_t*>(data); }
+    bool getKey(void*, InstanceHandle_t*, bool) override { return false; }
+    bool is_bounded() const override { return true; }
+    bool is_plain() const override { return true; }
+    bool construct_sample(void*) const override { return true; }  // raw octets: nothing to construct
+
+private:
+    uint32_t n_;
+};
+
+struct Opaque {};
+
+}  // namespace
+
+extern "C" {
+
+struct PpfParticipant {
+    DomainParticipant* pp = nullptr;
+    TypeSupport type;
+    PpfConfig cfg{};
+    std::string bind_ip;
+    bool flat = false;
+    bool from_xml = false;
+};
+
+struct PpfWriter {
+    PpfParticipant* p = nullptr;
+    Publisher* pub = nullptr;
+    DataWriter* w = nullptr;
+    void* scratch = nullptr;  // BytesSample* or Flat struct
+    void* loan = nullptr;
+    bool flat = false;
+};
+
+struct PpfReader {
+    PpfParticipant* p = nullptr;
+    Subscriber* sub = nullptr;
+    DataReader* r = nullptr;
+    void* scratch = nullptr;
+    LoanableSequence<Opaque> loans;
+    SampleInfoSeq infos;
+    SampleInfo info;
+    bool flat = false;
+    bool loaned = false;
+    bool holding = false;
+};
+
+const char* ppf_version() { return FASTRTPS_VERSION_STR; }
+
+static Locator_t ipv4_locator(const std::string& ip, uint32_t port, int32_t kind) {
+    Locator_t l;
+    l.kind = kind;
+    IPLocator::setIPv4(l, ip);
+    l.port = port;
+    return l;
+}
+
+PpfParticipant* ppf_open(const PpfConfig* cfg, char* err, size_t errlen) {
+    auto* f = DomainParticipantFactory::get_instance();
+    auto* p = new PpfParticipant();
+    p->cfg = *cfg;
+    p->bind_ip = cfg->bind_ip ? cfg->bind_ip : "127.0.0.1";
+    p->flat = cfg->flat != 0;
+    DomainParticipantQos pq = PARTICIPANT_QOS_DEFAULT;
+    if (cfg->qos_file && cfg->qos_file[0]) {
+        if (f->load_XML_profiles_file(cfg->qos_file) != ReturnCode_t::RETCODE_OK) {
+            set_err(err, errlen, std::string("--opt qos-file=") + cfg->qos_file + ": Fast DDS could not load it");
+            delete p;
+            return nullptr;
+        }
+        f->get_default_participant_qos(pq);
+        p->from_xml = true;
+    }
+    pq.name("pubsubperf");
+    pq.transport().use_builtin_transports = false;
+    pq.transport().user_transports.clear();
+    auto& b = pq.wire_protocol().builtin;
+    b.avoid_builtin_multicast = true;
+    pq.wire_protocol().participant_id = cfg->participant_id;
+    b.initialPeersList.clear();
+    // Fast announcements so that matching takes milliseconds, not seconds.
+    b.discovery_config.initial_announcements.count = 5;
+    b.discovery_config.initial_announcements.period = eprosima::fastrtps::Duration_t(0, 50000000);
+
+    if (cfg->transport == 2) {
+        auto shm = std::make_shared<SharedMemTransportDescriptor>();
+        shm->segment_size(cfg->shm_segment);
+        pq.transport().user_transports.push_back(shm);
+    }
+    if (cfg->transport == 1) {
+        auto tcp = std::make_shared<TCPv4TransportDescriptor>();
+        tcp->add_listener_port(static_cast<uint16_t>(cfg->tcp_port));
+        tcp->maxInitialPeersRange = static_cast<uint32_t>(cfg->peer_range);
+        if (cfg->socket_buffer) {
+            tcp->sendBufferSize = tcp->receiveBufferSize = cfg->socket_buffer;
+        }
+        pq.transport().user_transports.push_back(tcp);
+        for (int32_t i = 0; i < cfg->tcp_peer_count; i++) {
+            if (cfg->tcp_peer_first + i == cfg->tcp_self) continue;
+            b.initialPeersList.push_back(
+                ipv4_locator(p->bind_ip, static_cast<uint32_t>(cfg->tcp_peer_first + i), LOCATOR_KIND_TCPv4));
+        }
+    } else {
+        auto udp = std::make_shared<UDPv4TransportDescriptor>();
+        udp->interfaceWhiteList.push_back(p->bind_ip);
+        udp->maxInitialPeersRange = static_cast<uint32_t>(cfg->peer_range);
+        if (cfg->socket_buffer) {
+            udp->sendBufferSize = udp->receiveBufferSize = cfg->socket_buffer;
+        }
+        pq.transport().user_transports.push_back(udp);
+        b.initialPeersList.push_back(ipv4_locator(p->bind_ip, 0, LOCATOR_KIND_UDPv4));
+    }
+    if (cfg->peers && cfg->peers[0]) {
+        std::string all(cfg->peers);
+        size_t at = 0;
+        while (at <= all.size()) {
+            size_t comma = all.find(',', at);
+            std::string ip = all.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+            if (!ip.empty()) {
+                b.initialPeersList.push_back(
+                    ipv4_locator(ip, 0, cfg->transport == 1 ? LOCATOR_KIND_TCPv4 : LOCATOR_KIND_UDPv4));
+            }
+            if (comma == std::string::npos) break;
+            at = comma + 1;
+        }
+    }
+    p->pp = f->create_participant(static_cast<DomainId_t>(cfg->domain), pq);
+    if (!p->pp) {
+        set_err(err, errlen, "Fast DDS could not create a participant in domain " + std::to_string(cfg->domain));
+        delete p;
+        return nullptr;
+    }
+    if (p->flat) {
+        p->type = TypeSupport(new FlatType(cfg->max_size));
+    } else {
+        p->type = TypeSupport(new BytesType(cfg->max_size));
+    }
+    if (p->type.register_type(p->pp) != ReturnCode_t::RETCODE_OK) {
+        set_err(err, errlen, "Fast DDS could not register type " + p->type.get_type_name());
+        f->delete_participant(p->pp);
+        delete p;
+        return nullptr;
+    }
+    return p;
+}
+
+void ppf_close(PpfParticipant* p) {
+    if (!p) return;
+    if (p->pp) {
+        p->pp->delete_contained_entities();
+        DomainParticipantFactory::get_instance()->delete_participant(p->pp);
+    }
+    delete p;
+}
+
+const char* ppf_type_name(PpfParticipant* p) { return p->type.get_type_name().c_str(); }
+
+static Topic* topic_for(PpfParticipant* p, const char* name) {
+    if (auto* td = p->pp->lookup_topicdescription(name)) {
+        return dynamic_cast<Topic*>(td);
+    }
+    return p->pp->create_topic(name, p->type.get_type_name(), TOPIC_QOS_DEFAULT);
+}
+
+}  // extern "C"
+
+template <class Q>
+static void endpoint_qos(const PpfConfig& c, Q& q, int32_t depth) {
+    q.reliability().kind = c.reliable ? RELIABLE_RELIABILITY_QOS : BEST_EFFORT_RELIABILITY_QOS;
+    q.durability().kind = c.transient_local ? TRANSIENT_LOCAL_DURABILITY_QOS : VOLATILE_DURABILITY_QOS;
+    if (c.keep_all) {
+        q.history().kind = KEEP_ALL_HISTORY_QOS;
+        q.history().depth = 1;
+        q.resource_limits().max_samples = depth;
+        q.resource_limits().max_samples_per_instance = depth;
+    } else {
+        q.history().kind = KEEP_LAST_HISTORY_QOS;
+        q.history().depth = depth;
+        q.resource_limits().max_samples = depth;
+        q.resource_limits().max_samples_per_instance = depth;
+    }
+    q.resource_limits().max_instances = 1;
+    q.resource_limits().allocated_samples = depth < 16 ? depth : 16;
+    q.endpoint().history_memory_policy = eprosima::fastrtps::rtps::DYNAMIC_REUSABLE_MEMORY_MODE;
+    if (c.zero_copy) {
+        q.data_sharing().on("");
+    } else {
+        q.data_sharing().off();
+    }
+}
+
+extern "C" {
+
+static Locator_t multicast_locator(const char* topic, int32_t domain) {
+    // One group per topic (and run: topic names carry the run id).
+    uint32_t h = 2166136261u;
+    for (const char* c = topic; *c; c++) {
+        h = (h ^ static_cast<uint8_t>(*c)) * 16777619u;
+    }
+    Locator_t l;
+    l.kind = LOCATOR_KIND_UDPv4;
+    IPLocator::setIPv4(l, 239, 255, static_cast<uint8_t>(1 + (h >> 8) % 250), static_cast<uint8_t>(1 + h % 250));
+    l.port = 7400 + 250 * static_cast<uint32_t>(domain) + 200 + (h >> 16) % 40;
+    return l;
+}
+
+PpfWriter* ppf_create_writer(PpfParticipant* p, const char* topic, char* err, size_t errlen) {
+    Topic* t = topic_for(p, topic);
+    if (!t) {
+        set_err(err, errlen, std::string("Fast DDS could not create topic ") + topic);
+        return nullptr;
+    }
+    auto* w = new PpfWriter();
+    w->p = p;
+    w->flat = p->flat;
+    PublisherQos pubq = PUBLISHER_QOS_DEFAULT;
+    if (p->from_xml) p->pp->get_default_publisher_qos(pubq);
+    w->pub = p->pp->create_publisher(pubq);
+    DataWriterQos q = DATAWRITER_QOS_DEFAULT;
+    if (p->from_xml) w->pub->get_default_datawriter_qos(q);
+    endpoint_qos(p->cfg, q, p->cfg.writer_depth);
+    q.reliability().max_blocking_time = eprosima::fastrtps::Duration_t(
+        static_cast<int32_t>(p->cfg.block_timeout_ns / 1000000000),
+        static_cast<uint32_t>(p->cfg.block_timeout_ns % 1000000000));
+    // A blocked reliable writer frees history slots when readers acknowledge;
+    // readers acknowledge on heartbeats, so a 3 s period (the default) would
+    // stall a full queue for seconds.
+    q.reliable_writer_qos().times.heartbeatPeriod = eprosima::fastrtps::Duration_t(0, 50000000);
+    q.publish_mode().kind = p->cfg.async_publish ? ASYNCHRONOUS_PUBLISH_MODE : SYNCHRONOUS_PUBLISH_MODE;
+    w->w = w->pub ? w->pub->create_datawriter(t, q) : nullptr;
+    if (!w->w) {
+        set_err(err, errlen, std::string("Fast DDS could not create a writer on ") + topic);
+        if (w->pub) p->pp->delete_publisher(w->pub);
+        delete w;
+        return nullptr;
+    }
+    w->scratch = p->type->createData();
+    return w;
+}
+
+void ppf_delete_writer(PpfWriter* w) {
+    if (!w) return;
+    if (w->loan) w->w->discard_loan(w->loan);
+    w->pub->delete_datawriter(w->w);
+    w->p->pp->delete_publisher(w->pub);
+    w->p->type->deleteData(w->scratch);
+    delete w;
+}
+
+int32_t ppf_writer_matched(PpfWriter* w) {
+    PublicationMatchedStatus st;
+    w->w->get_publication_matched_status(st);
+    return st.current_count;
+}
+
+// The buffer `send` fills: the octets of the scratch sample.
+uint8_t* ppf_writer_buffer(PpfWriter* w) {
+    if (w->flat) return static_cast<uint8_t*>(w->scratch) + 4;
+    return static_cast<BytesSample*>(w->scratch)->buf;
+}
+
+static int32_t rc_of(ReturnCode_t rc) {
+    if (rc == ReturnCode_t::RETCODE_OK) return 0;
+    if (rc == ReturnCode_t::RETCODE_TIMEOUT) return 1;
+    if (rc == ReturnCode_t::RETCODE_OUT_OF_RESOURCES) return 2;
+    return 3;
+}
+
+// Writes the scratch sample with `len` octets. 0 ok, 1 timeout, 2 out of resources, 3 error.
+int32_t ppf_write(PpfWriter* w, uint32_t len) {
+    if (w->flat) {
+        std::memcpy(w->scratch, &len, 4);
+    } else {
+        static_cast<BytesSample*>(w->scratch)->len = len;
+    }
+    return rc_of(w->w->write(w->scratch, eprosima::fastrtps::rtps::c_InstanceHandle_Unknown));
+}
+
+// Loans a sample from the writer's pool (data-sharing segment with zero copy).
+// Returns the octets to fill, or null (then *rc says why).
+uint8_t* ppf_loan(PpfWriter* w, int32_t* rc) {
+    void* s = nullptr;
+    ReturnCode_t r = w->w->loan_sample(s, DataWriter::LoanInitializationKind::NO_LOAN_INITIALIZATION);
+    *rc = rc_of(r);
+    if (r != ReturnCode_t::RETCODE_OK) return nullptr;
+    w->loan = s;
+    return static_cast<uint8_t*>(s) + 4;
+}
+
+// Publishes the loaned sample (the middleware takes it back).
+int32_t ppf_write_loan(PpfWriter* w, uint32_t len) {
+    std::memcpy(w->loan, &len, 4);
+    ReturnCode_t r = w->w->write(w->loan, eprosima::fastrtps::rtps::c_InstanceHandle_Unknown);
+    if (r != ReturnCode_t::RETCODE_OK) {
+        w->w->discard_loan(w->loan);
+    }
+    w->loan = nullptr;
+    return rc_of(r);
+}
+
+void ppf_discard_loan(PpfWriter* w) {
+    if (w->loan) w->w->discard_loan(w->loan);
+    w->loan = nullptr;
+}
+
+PpfReader* ppf_create_reader(PpfParticipant* p, const char* topic, char* err, size_t errlen) {
+    Topic* t = topic_for(p, topic);
+    if (!t) {
+        set_err(err, errlen, std::string("Fast DDS could not create topic ") + topic);
+        return nullptr;
+    }
+    auto* r = new PpfReader();
+    r->p = p;
+    r->flat = p->flat;
+    r->loaned = p->cfg.zero_copy != 0;
+    SubscriberQos subq = SUBSCRIBER_QOS_DEFAULT;
+    if (p->from_xml) p->pp->get_default_subscriber_qos(subq);
+    r->sub = p->pp->create_subscriber(subq);
+    DataReaderQos q = DATAREADER_QOS_DEFAULT;
+    if (p->from_xml) r->sub->get_default_datareader_qos(q);
+    endpoint_qos(p->cfg, q, p->cfg.reader_depth);
+    if (p->cfg.multicast) {
+        q.endpoint().multicast_locator_list.push_back(multicast_locator(topic, p->cfg.domain));
+    }
+    r->r = r->sub ? r->sub->create_datareader(t, q) : nullptr;
+    if (!r->r) {
+        set_err(err, errlen, std::string("Fast DDS could not create a reader on ") + topic);
+        if (r->sub) p->pp->delete_subscriber(r->sub);
+        delete r;
+        return nullptr;
+    }
+    r->scratch = p->type->createData();
+    return r;
+}
+
+void ppf_delete_reader(PpfReader* r) {
+    if (!r) return;
+    if (r->holding) r->r->return_loan(r->loans, r->infos);
+    r->sub->delete_datareader(r->r);
+    r->p->pp->delete_subscriber(r->sub);
+    r->p->type->deleteData(r->scratch);
+    delete r;
+}
+
+int32_t ppf_reader_matched(PpfReader* r) {
+    SubscriptionMatchedStatus st;
+    r->r->get_subscription_matched_status(st);
+    return st.current_count;
+}
+
+// Blocks up to timeout_ns for unread data: 1 data, 0 timeout.
+int32_t ppf_wait(PpfReader* r, int64_t timeout_ns) {
+    eprosima::fastrtps::Duration_t d(static_cast<int32_t>(timeout_ns / 1000000000),
+                                     static_cast<uint32_t>(timeout_ns % 1000000000));
+    return r->r->wait_for_unread_message(d) ? 1 : 0;
+}
+
+// Takes one sample: 1 and (*data, *len) = its octets, valid until ppf_release;
+// 0 none available; -1 error; -2 malformed (length field beyond the type).
+int32_t ppf_take(PpfReader* r, const uint8_t** data, uint32_t* len) {
+    for (;;) {
+        if (r->loaned) {
+            ReturnCode_t rc = r->r->take(r->loans, r->infos, 1);
+            if (rc == ReturnCode_t::RETCODE_NO_DATA) return 0;
+            if (rc != ReturnCode_t::RETCODE_OK) return -1;
+            if (r->loans.length() == 0 || !r->infos[0].valid_data) {
+                r->r->return_loan(r->loans, r->infos);
+                continue;
+            }
+            r->holding = true;
+            const uint8_t* s = static_cast<const uint8_t*>(r->loans.buffer()[0]);
+            uint32_t n;
+            std::memcpy(&n, s, 4);
+            if (n > r->p->cfg.max_size) return -2;
+            *data = s + 4;
+            *len = n;
+            return 1;
+        }
+        ReturnCode_t rc = r->r->take_next_sample(r->scratch, &r->info);
+        if (rc == ReturnCode_t::RETCODE_NO_DATA) return 0;
+        if (rc != ReturnCode_t::RETCODE_OK) return -1;
+        if (!r->info.valid_data) continue;
+        if (r->flat) {
+            const uint8_t* s = static_cast<const uint8_t*>(r->scratch);
+            uint32_t n;
+            std::memcpy(&n, s, 4);
+            if (n > r->p->cfg.max_size) return -2;
+            *data = s + 4;
+            *len = n;
+        } else {
+            auto* s = static_cast<BytesSample*>(r->scratch);
+            *data = s->buf;
+            *len = s->len;
+        }
+        return 1;
+    }
+}
+
+// Gives back what ppf_take lent (a loan with zero copy; nothing otherwise).
+void ppf_release(PpfReader* r) {
+    if (r->holding) {
+        r->r->return_loan(r->loans, r->infos);
+        r->holding = false;
+    }
+}
+
+}  // extern "C"

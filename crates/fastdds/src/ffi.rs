@@ -1,0 +1,72 @@
+//! The extern "C" functions of `shim/shim.cpp`. Handles are opaque; every
+//! call goes straight to the shim (no dispatch on the Rust side).
+
+use std::os::raw::{c_char, c_void};
+
+/// Mirrors `PpfConfig` in shim.cpp field for field.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct Config {
+    pub domain: i32,
+    pub transport: i32,
+    pub reliable: i32,
+    pub flat: i32,
+    pub zero_copy: i32,
+    pub max_size: u32,
+    pub keep_all: i32,
+    pub writer_depth: i32,
+    pub reader_depth: i32,
+    pub transient_local: i32,
+    pub async_publish: i32,
+    pub multicast: i32,
+    pub socket_buffer: u32,
+    pub shm_segment: u32,
+    pub block_timeout_ns: i64,
+    pub tcp_port: i32,
+    pub tcp_peer_first: i32,
+    pub tcp_peer_count: i32,
+    pub tcp_self: i32,
+    pub peer_range: i32,
+    pub participant_id: i32,
+    pub bind_ip: *const c_char,
+    pub peers: *const c_char,
+    pub qos_file: *const c_char,
+}
+
+pub type Participant = c_void;
+pub type WriterH = c_void;
+pub type ReaderH = c_void;
+
+unsafe extern "C" {
+    pub fn ppf_version() -> *const c_char;
+    pub fn ppf_open(cfg: *const Config, err: *mut c_char, errlen: usize) -> *mut Participant;
+    pub fn ppf_close(p: *mut Participant);
+    pub fn ppf_create_writer(
+        p: *mut Participant,
+        topic: *const c_char,
+        err: *mut c_char,
+        errlen: usize,
+    ) -> *mut WriterH;
+    pub fn ppf_delete_writer(w: *mut WriterH);
+    pub fn ppf_writer_matched(w: *mut WriterH) -> i32;
+    pub fn ppf_writer_buffer(w: *mut WriterH) -> *mut u8;
+    pub fn ppf_write(w: *mut WriterH, len: u32) -> i32;
+    pub fn ppf_loan(w: *mut WriterH, rc: *mut i32) -> *mut u8;
+    pub fn ppf_write_loan(w: *mut WriterH, len: u32) -> i32;
+    pub fn ppf_create_reader(
+        p: *mut Participant,
+        topic: *const c_char,
+        err: *mut c_char,
+        errlen: usize,
+    ) -> *mut ReaderH;
+    pub fn ppf_delete_reader(r: *mut ReaderH);
+    pub fn ppf_reader_matched(r: *mut ReaderH) -> i32;
+    pub fn ppf_wait(r: *mut ReaderH, timeout_ns: i64) -> i32;
+    pub fn ppf_take(r: *mut ReaderH, data: *mut *const u8, len: *mut u32) -> i32;
+    pub fn ppf_release(r: *mut ReaderH);
+}
+
+/// Return codes of the write functions.
+pub const RC_OK: i32 = 0;
+pub const RC_TIMEOUT: i32 = 1;
+pub const RC_OUT_OF_RESOURCES: i32 = 2;
