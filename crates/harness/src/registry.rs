@@ -47,6 +47,11 @@ macro_rules! with_binding {
                 type $B = pubsubperf_cyclonedds::CycloneDds;
                 $body
             }
+            #[cfg(feature = "iceoryx")]
+            "iceoryx" => {
+                type $B = pubsubperf_iceoryx::Iceoryx;
+                $body
+            }
             #[cfg(feature = "fastdds")]
             "fastdds" => {
                 type $B = pubsubperf_fastdds::FastDds;
@@ -79,6 +84,8 @@ pub fn infos() -> Vec<BindingInfo> {
     v.push(pubsubperf_iceoryx2::Iceoryx2::info());
     #[cfg(feature = "cyclonedds")]
     v.push(pubsubperf_cyclonedds::CycloneDds::info());
+    #[cfg(feature = "iceoryx")]
+    v.push(pubsubperf_iceoryx::Iceoryx::info());
     #[cfg(feature = "fastdds")]
     v.push(pubsubperf_fastdds::FastDds::info());
     v
