@@ -1,0 +1,241 @@
+//! What the iceoryx2 binding leaves on the machine: nothing, after a normal
+//! end and after a run whose processes were killed with SIGKILL (then the
+//! next run removes the dead nodes' files).
+//!
+//! "Nothing" is checked in iceoryx2's default domain, where the binding
+//! runs: no `iox2_*` entry in /dev/shm and no /tmp/iceoryx2. Other iceoryx2
+//! processes on the machine would own files there too; when one is alive
+//! the checks say so and only check that the dead nodes' files are gone.
+//!
+//! The CLI checks need the `pubsubperf` binary of the same target directory
+//! (`cargo build [--release] -p pubsubperf`), or `PUBSUBPERF_BIN`; without
+//! it they say so and pass.
+
+use pubsubperf_core::{Binding, EndpointConfig, Reader, TopicSpec, WaitMode, Writer};
+use pubsubperf_iceoryx2::{Iceoryx2, tidy};
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The checks look at machine-wide state: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Asserts that iceoryx2 left nothing, allowing for the files of live
+/// iceoryx2 processes that are not ours.
+fn assert_nothing_left(what: &str) {
+    // Node files vanish when their last port does; give a just-ended
+    // process's exit a moment.
+    let start = Instant::now();
+    loop {
+        let (alive, dead) = tidy::count_nodes();
+        let left = tidy::leftovers();
+        if dead == 0 && (alive > 0 || left.is_empty()) {
+            if alive > 0 {
+                eprintln!("{alive} live iceoryx2 node(s) of other processes: their files stay");
+            }
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{what}: left behind ({alive} live, {dead} dead nodes): {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn cfg(id: &str, wait: WaitMode, zero_copy: bool) -> EndpointConfig {
+    let mut c = EndpointConfig::for_test(id);
+    c.transport = "shm".into();
+    c.max_sample_size = 4096;
+    c.wait = wait;
+    c.zero_copy = zero_copy;
+    c
+}
+
+#[test]
+fn a_normal_end_leaves_nothing() {
+    let _g = serial();
+    for (wait, zc) in [(WaitMode::Busy, true), (WaitMode::Block, false)] {
+        let cfg = cfg(&format!("clean{}", std::process::id()), wait, zc);
+        let topic = TopicSpec {
+            name: "data".into(),
+            index: 0,
+        };
+        let mut sub = Iceoryx2::open(&cfg).unwrap();
+        let (mut r, loc) = sub.create_reader(&topic).unwrap();
+        let mut publ = Iceoryx2::open(&cfg).unwrap();
+        let mut w = publ.create_writer(&topic, &[loc]).unwrap();
+        w.wait_matched(1, Duration::from_secs(5)).unwrap();
+        r.wait_matched(Duration::from_secs(5)).unwrap();
+        assert!(!tidy::leftovers().is_empty(), "a live run has files");
+        let mut got = 0;
+        for i in 0..10u8 {
+            w.send(4096, |b| b[0] = i).unwrap();
+            while r
+                .recv(Duration::from_millis(100), &mut |s: &[u8]| {
+                    assert_eq!((s.len(), s[0]), (4096, i));
+                    got += 1
+                })
+                .unwrap()
+                == 0
+            {}
+        }
+        assert_eq!(got, 10);
+        // The harness's order on the publisher side: binding first.
+        drop(publ);
+        drop(w);
+        drop(r);
+        drop(sub);
+        assert_nothing_left("after a normal end");
+    }
+}
+
+fn binary() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("PUBSUBPERF_BIN") {
+        return Some(PathBuf::from(p));
+    }
+    // This test runs from <target>/<profile>/deps/.
+    let exe = std::env::current_exe().ok()?;
+    let target = exe.parent()?.parent()?.parent()?;
+    ["release", "debug"]
+        .iter()
+        .map(|p| target.join(p).join("pubsubperf"))
+        .find(|p| p.is_file())
+}
+
+fn children(pid: u32) -> Vec<u32> {
+    let mut v = Vec::new();
+    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+        for t in tasks.flatten() {
+            if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
+                v.extend(s.split_whitespace().filter_map(|x| x.parse::<u32>().ok()));
+            }
+        }
+    }
+    v
+}
+
+fn kill9(pid: u32) {
+    // SAFETY: a signal to a process this test started (or its child).
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+}
+
+fn reap(pid: u32) {
+    // The subscriber is the publisher's child; once the publisher is gone
+    // it is re-parented and reaped by init, so only wait until it is gone.
+    let start = Instant::now();
+    while std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !s.rsplit_once(')')
+            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+    }) {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{pid} still runs"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Starts a 20-second latency run and returns it with its subscriber's
+/// pid, once the run is under way (its first interval report is out).
+fn start(bin: &PathBuf, extra: &[&str]) -> (Child, u32) {
+    let mut args = vec![
+        "latency",
+        "-b",
+        "iceoryx2",
+        "-s",
+        "1KiB",
+        "--duration",
+        "20s",
+        "--no-save",
+    ];
+    args.extend_from_slice(extra);
+    let mut publ = Command::new(bin)
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let err = publ.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        // Interval reports ("[ 1.0s] size 1KiB: N pings ...") go to stderr.
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            if line.contains("pings") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    rx.recv_timeout(Duration::from_secs(60))
+        .expect("no interval report: the run never got under way");
+    let sub = *children(publ.id()).first().expect("a subscriber process");
+    (publ, sub)
+}
+
+/// A short run that must end well.
+fn next_run(bin: &PathBuf) {
+    let st = Command::new(bin)
+        .args(["latency", "-b", "iceoryx2", "-s", "64", "--duration", "1s"])
+        .args(["--warmup", "200ms", "--no-save", "-q"])
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.success(), "the run after the kill failed");
+}
+
+#[test]
+fn cli_sigkill_of_the_subscriber_then_next_run_leaves_nothing() {
+    let _g = serial();
+    let Some(bin) = binary() else {
+        eprintln!("pubsubperf binary not built: CLI SIGKILL check not run");
+        return;
+    };
+    for extra in [&["--wait", "busy"][..], &["--zero-copy"][..]] {
+        let (mut publ, sub) = start(&bin, extra);
+        kill9(sub);
+        let t = Instant::now();
+        loop {
+            if let Some(st) = publ.try_wait().unwrap() {
+                // The publisher reports the lost subscriber as a failure.
+                assert!(!st.success(), "publisher succeeded without its subscriber");
+                break;
+            }
+            assert!(t.elapsed() < Duration::from_secs(30), "publisher hangs");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        reap(sub);
+        // The publisher removed the dead subscriber's node as it ended.
+        assert_nothing_left("after the publisher outlived its killed subscriber");
+        next_run(&bin);
+        assert_nothing_left("after the next run");
+    }
+}
+
+#[test]
+fn cli_sigkill_of_both_sides_is_cleaned_by_the_next_run() {
+    let _g = serial();
+    let Some(bin) = binary() else {
+        eprintln!("pubsubperf binary not built: CLI SIGKILL check not run");
+        return;
+    };
+    let (mut publ, sub) = start(&bin, &["--wait", "block"]);
+    kill9(sub);
+    kill9(publ.id());
+    publ.wait().unwrap();
+    reap(sub);
+    let (_, dead) = tidy::count_nodes();
+    assert!(
+        dead >= 1,
+        "no dead node left to clean: {:?}",
+        tidy::leftovers()
+    );
+    assert!(!tidy::leftovers().is_empty());
+    next_run(&bin);
+    assert_nothing_left("after the run that followed the SIGKILLs");
+}
