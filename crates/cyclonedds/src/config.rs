@@ -177,7 +177,7 @@ pub fn domain_xml(cfg: &EndpointConfig, o: &Opts) -> String {
     x.push_str("</Discovery>");
     if cfg.socket_buffer > 0 {
         x.push_str(&format!(
-            "<Internal><SocketReceiveBufferSize min=\"{0}\"/><SocketSendBufferSize min=\"{0}\"/></Internal>",
+            "<Internal><SocketReceiveBufferSize min=\"{0}B\"/><SocketSendBufferSize min=\"{0}B\"/></Internal>",
             cfg.socket_buffer
         ));
     }

@@ -30,6 +30,11 @@ use std::time::{Duration, Instant};
 /// Largest sample: 256 MiB, the product's largest size.
 pub const MAX_SAMPLE: usize = 256 * 1024 * 1024;
 
+/// Largest sample over `--transport udp`: verified here with 16 MiB (with
+/// `--socket-buffer 4MiB`); 256 MiB stalled CycloneDDS's reliable
+/// fragment flow on loopback (the writer blocked for more than 10 s).
+pub const MAX_UDP_SAMPLE: usize = 16 * 1024 * 1024;
+
 /// Bytes CycloneDDS puts in an iceoryx chunk before the sample (its
 /// `iceoryx_header_t` as the user header, plus alignment), with margin.
 pub const SHM_OVERHEAD: usize = 256;
@@ -314,6 +319,12 @@ impl Binding for CycloneDds {
                 size: cfg.max_sample_size,
                 limit: MAX_SAMPLE,
             });
+        }
+        if cfg.transport == "udp" && cfg.max_sample_size > MAX_UDP_SAMPLE {
+            return Err(BindingError::Unsupported(format!(
+                "--size {}: cyclonedds over udp is verified up to 16 MiB (larger samples stall its reliable fragment flow on loopback); use --transport shm for larger ones",
+                cfg.max_sample_size
+            )));
         }
         Ok(())
     }
@@ -1013,6 +1024,16 @@ mod tests {
         assert!(e.starts_with("--zero-copy"), "{e}");
         c.transport = "shm".into();
         assert!(CycloneDds::validate(&c).is_err(), "bytes cannot be loaned");
+    }
+
+    #[test]
+    fn udp_refuses_samples_above_its_verified_size() {
+        let mut c = udp("big");
+        c.max_sample_size = MAX_UDP_SAMPLE + 1;
+        let e = CycloneDds::validate(&c).unwrap_err().to_string();
+        assert!(e.starts_with("--size"), "{e}");
+        c.max_sample_size = MAX_UDP_SAMPLE;
+        assert!(CycloneDds::validate(&c).is_ok());
     }
 
     #[test]
