@@ -57,6 +57,11 @@ macro_rules! with_binding {
                 type $B = pubsubperf_fastdds::FastDds;
                 $body
             }
+            #[cfg(feature = "zenoh")]
+            "zenoh" => {
+                type $B = pubsubperf_zenoh::Zenoh;
+                $body
+            }
             #[cfg(feature = "iceoryx2")]
             "iceoryx2" => {
                 type $B = pubsubperf_iceoryx2::Iceoryx2;
@@ -88,6 +93,8 @@ pub fn infos() -> Vec<BindingInfo> {
     v.push(pubsubperf_iceoryx::Iceoryx::info());
     #[cfg(feature = "fastdds")]
     v.push(pubsubperf_fastdds::FastDds::info());
+    #[cfg(feature = "zenoh")]
+    v.push(pubsubperf_zenoh::Zenoh::info());
     v
 }
 

@@ -1,0 +1,727 @@
+//! `zenoh`: the Zenoh binding, over the `zenoh` crate (1.10, sync API).
+//!
+//! ## Sessions and links
+//! Zenoh runs peer to peer here (`mode: peer`), with multicast scouting and
+//! gossip off, so that no packet leaves the host for discovery and each
+//! session only talks to the sessions this run names:
+//!
+//! - the first [`Binding::create_reader`] of a side opens a *listening*
+//!   session on `<transport>/<bind_ip>:0` (an ephemeral port); the locator
+//!   handed to the other side is the address zenoh actually bound;
+//! - each [`Binding::create_writer`] opens its own session that *connects* to
+//!   the readers' locators. Writers own their links because the harness opens
+//!   a side before it knows the other side's locators, and zenoh has no public
+//!   API to connect an already open session to a new endpoint. So the data
+//!   topic flows over the link the publisher opened to the subscriber, and
+//!   the echo topic over the link the subscriber opened to the publisher.
+//!
+//! Key expressions are `pubsubperf/<run id>/<topic>`, unique per run.
+//! Matching uses liveliness tokens: each reader declares
+//! `pubsubperf/<run>/<topic>/r/<index>` after its subscriber, each writer
+//! `.../w/<n>`; `wait_matched` counts the tokens it sees through its links.
+//!
+//! ## Quality of service
+//! Reliable maps to `CongestionControl::Block` (a full transmit queue blocks
+//! `put`) and a FIFO channel on the reader (a full channel holds the zenoh
+//! receive task, so back-pressure reaches the writer); best effort maps to
+//! `CongestionControl::Drop` and a ring channel that drops the oldest sample.
+//! zenoh's udp links do not retransmit, so `--transport udp` is best effort
+//! only. Express mode (no batching) is on; `--opt express=false` lets zenoh
+//! batch. `--opt priority=NAME` sets the publisher's priority.
+//!
+//! ## Shared memory
+//! The crate is built with zenoh's `shared-memory` feature, which turns on
+//! SHM (and the implicit copy of payloads of at least 3 KiB into a zenoh-owned
+//! SHM pool) by default once compiled in. The tcp and udp transports switch it
+//! off (`transport/shared_memory/enabled=false`), so they measure the network
+//! path. `--transport shm` keeps a tcp link for control and sends every
+//! payload in a buffer of a writer-owned SHM provider (POSIX shared memory):
+//! filled in place with `--zero-copy`, copied into it otherwise. Segments are
+//! removed when the writer ends (`cleanup_orphaned_shm_segments`).
+//!
+//! ## Threads and pinning
+//! zenoh runs its own global tokio runtimes (created once per process, on
+//! first use, kept until the process exits). Their threads inherit the CPU
+//! affinity of the thread that creates them, and the harness pins its
+//! measuring thread before [`Binding::open`]; so sessions are opened and
+//! entities declared from a short-lived helper thread whose affinity is reset
+//! to every CPU. The measuring thread stays pinned; zenoh's threads float.
+
+mod options;
+
+use options::Options;
+use pubsubperf_core::binding::{BindingInfo, CANCEL_POLL};
+use pubsubperf_core::{
+    Binding, BindingError, Capabilities, DataType, EndpointConfig, Locator, Reader, Reliability,
+    TopicSpec, WaitMode, Writer,
+};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use zenoh::bytes::ZBytes;
+use zenoh::handlers::{FifoChannel, FifoChannelHandler, RingChannel, RingChannelHandler};
+use zenoh::liveliness::LivelinessToken;
+use zenoh::pubsub::{Publisher, Subscriber};
+use zenoh::qos::{CongestionControl, Reliability as ZReliability};
+use zenoh::sample::Sample;
+use zenoh::shm::{
+    Defragment, GarbageCollect, PosixShmProviderBackend, ShmClientStorage, ShmProvider,
+};
+use zenoh::{Config, Session, Wait};
+
+/// Largest sample over tcp and shm that the binding accepts. 64 MiB was
+/// checked end to end (see docs/zenoh.md); zenoh's own default limit is the
+/// 1 GiB defragmentation buffer.
+pub const MAX_TCP: usize = 64 << 20;
+/// Largest sample over udp: zenoh fragments bigger messages into many
+/// datagrams without retransmission, and one lost fragment loses the sample
+/// (1 MiB samples stalled in our runs); 64 KiB is what we checked.
+pub const MAX_UDP: usize = 64 << 10;
+
+/// The version of the zenoh crate this binding is built with.
+pub const ZENOH_VERSION: &str = "1.10.2";
+
+fn caps() -> Capabilities {
+    Capabilities {
+        reliable: true,
+        best_effort: true,
+        default_reliability: Reliability::Reliable,
+        multicast: false,
+        max_sample_size: MAX_TCP,
+        zero_copy: true,
+        batching: false,
+        multiple_subscribers: true,
+        transports: &["tcp", "udp", "shm"],
+        data_types: &[DataType::Bytes],
+        in_process: false,
+        remote: true,
+    }
+}
+
+/// The `zenoh` binding: one side of a run.
+pub struct Zenoh {
+    cfg: EndpointConfig,
+    opts: Options,
+    /// The listening session, opened by the first reader.
+    listener: Option<Session>,
+    /// Locator of the listening session.
+    locator: String,
+    writers: usize,
+}
+
+fn mw(what: &str) -> impl FnOnce(zenoh::Error) -> BindingError + '_ {
+    move |e| BindingError::Middleware(format!("zenoh {what}: {e}"))
+}
+
+/// Runs `f` on a helper thread whose CPU affinity is every CPU of the
+/// machine, so zenoh threads created meanwhile are not tied to the caller's
+/// pinned core.
+fn unpinned<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            unpin_current_thread();
+            f()
+        })
+        .join()
+        .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    })
+}
+
+fn unpin_current_thread() {
+    // SAFETY: cpu_set_t is plain data; CPU_SET writes within it for indices
+    // below CPU_SETSIZE; sched_setaffinity(0, ..) acts on this thread. The
+    // kernel intersects the mask with the allowed CPUs (cgroup cpuset).
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        let n = libc::sysconf(libc::_SC_NPROCESSORS_CONF).clamp(1, libc::CPU_SETSIZE as i64);
+        for cpu in 0..n as usize {
+            libc::CPU_SET(cpu, &mut set);
+        }
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+/// The address to listen on: the control channel's local address, mapped to
+/// the right family for `--ipv6`.
+fn listen_ip(cfg: &EndpointConfig) -> Result<IpAddr, BindingError> {
+    let ip: IpAddr = cfg.bind_ip.parse().map_err(|_| {
+        BindingError::Unsupported(format!(
+            "bind address '{}' is not an IP address",
+            cfg.bind_ip
+        ))
+    })?;
+    Ok(match (cfg.ipv6, ip) {
+        (true, IpAddr::V4(v4)) if v4.is_loopback() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        (true, IpAddr::V4(_)) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+        (false, IpAddr::V6(v6)) if v6.is_loopback() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        (_, ip) => ip,
+    })
+}
+
+/// zenoh's link protocol for a transport (shm runs its control over tcp).
+fn link_protocol(transport: &str) -> &'static str {
+    match transport {
+        "udp" => "udp",
+        _ => "tcp",
+    }
+}
+
+/// A key expression chunk from a run id or topic: only characters that are
+/// plain in key expressions.
+fn chunk(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn key(cfg: &EndpointConfig, topic: &str) -> String {
+    format!("pubsubperf/{}/{}", chunk(&cfg.run_id), chunk(topic))
+}
+
+fn json_str(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// The session configuration of this binding: peer mode, no scouting, SHM
+/// only for the shm transport, endpoints as given.
+fn session_config(
+    cfg: &EndpointConfig,
+    listen: &[String],
+    connect: &[String],
+) -> Result<Config, BindingError> {
+    let mut c = Config::default();
+    let mut set = |k: &str, v: String| {
+        c.insert_json5(k, &v)
+            .map_err(|e| BindingError::Middleware(format!("zenoh config {k}={v}: {e}")))
+    };
+    let list = |v: &[String]| {
+        format!(
+            "[{}]",
+            v.iter().map(|s| json_str(s)).collect::<Vec<_>>().join(",")
+        )
+    };
+    set("mode", "\"peer\"".into())?;
+    set("scouting/multicast/enabled", "false".into())?;
+    set("scouting/gossip/enabled", "false".into())?;
+    set("listen/endpoints", list(listen))?;
+    set("connect/endpoints", list(connect))?;
+    let shm = cfg.transport == "shm";
+    set("transport/shared_memory/enabled", shm.to_string())?;
+    if shm {
+        // Payloads are put in the writer's own provider; no implicit pool.
+        set(
+            "transport/shared_memory/transport_optimization/enabled",
+            "false".into(),
+        )?;
+    }
+    if cfg.socket_buffer > 0 {
+        let b = cfg.socket_buffer.min(u32::MAX as usize);
+        set("transport/link/tcp/so_sndbuf", b.to_string())?;
+        set("transport/link/tcp/so_rcvbuf", b.to_string())?;
+    }
+    // A reliable writer blocked by a full queue gives up (zenoh closes the
+    // link) after the configured time, instead of zenoh's default.
+    let block_us = cfg.reliable_block_timeout_ms.saturating_mul(1000);
+    set(
+        "transport/link/tx/queue/congestion_control/block/wait_before_close",
+        block_us.min(i64::MAX as u64).to_string(),
+    )?;
+    Ok(c)
+}
+
+fn open_session(
+    cfg: &EndpointConfig,
+    listen: &[String],
+    connect: &[String],
+) -> Result<Session, BindingError> {
+    let c = session_config(cfg, listen, connect)?;
+    if cfg.transport == "shm" {
+        // zenoh maps every SHM segment a session receives from into a
+        // client storage and never unmaps it; the default storage is global
+        // to the process, so each run's segments (a new provider per writer)
+        // would stay mapped until exit. A storage per session goes with it.
+        let clients = Arc::new(
+            ShmClientStorage::builder()
+                .with_default_client_set()
+                .build(),
+        );
+        return unpinned(|| zenoh::open(c).with_shm_clients(clients).wait())
+            .map_err(mw("open session"));
+    }
+    unpinned(|| zenoh::open(c).wait()).map_err(mw("open session"))
+}
+
+impl Binding for Zenoh {
+    type Writer = ZenohWriter;
+    type Reader = ZenohReader;
+
+    fn info() -> BindingInfo {
+        BindingInfo {
+            name: "zenoh",
+            description: "Zenoh peer to peer (tcp, udp) and zenoh shared memory (shm, zero copy)",
+            version: format!("zenoh {ZENOH_VERSION}"),
+            capabilities: caps(),
+            available: Ok(()),
+        }
+    }
+
+    fn validate(cfg: &EndpointConfig) -> Result<(), BindingError> {
+        Options::parse(cfg)?;
+        let t = cfg.transport.as_str();
+        if !caps().transports.contains(&t) {
+            return Err(BindingError::Unsupported(format!(
+                "--transport {t}: zenoh offers tcp, udp, shm"
+            )));
+        }
+        if t == "udp" && cfg.reliability == Reliability::Reliable {
+            return Err(BindingError::Unsupported(
+                "--transport udp: zenoh's udp links do not retransmit, so they are best effort only; add --best-effort (or use --transport tcp)".into(),
+            ));
+        }
+        if cfg.zero_copy && t != "shm" {
+            return Err(BindingError::Unsupported(format!(
+                "--zero-copy: zenoh has zero copy with --transport shm only, not {t}"
+            )));
+        }
+        let limit = if t == "udp" { MAX_UDP } else { MAX_TCP };
+        if cfg.max_sample_size > limit {
+            return Err(BindingError::Unsupported(format!(
+                "--size {}: zenoh over {t} carries at most {limit} bytes ({}){}",
+                cfg.max_sample_size,
+                pubsubperf_core::size::format_size(limit),
+                if t == "udp" {
+                    "; larger samples are fragmented into unacknowledged datagrams and one lost fragment stalls the run; use --transport tcp"
+                } else {
+                    ""
+                }
+            )));
+        }
+        if cfg.multicast {
+            return Err(BindingError::Unsupported(
+                "--multicast: zenoh runs peer to peer over unicast links here".into(),
+            ));
+        }
+        if cfg.batch_bytes > 0 {
+            return Err(BindingError::Unsupported(
+                "--batch: zenoh batches by itself; use --opt express=false instead".into(),
+            ));
+        }
+        if cfg.data_type != DataType::Bytes {
+            return Err(BindingError::Unsupported(
+                "--data-type flat: zenoh carries byte payloads only".into(),
+            ));
+        }
+        if cfg.socket_buffer > 0 && t == "udp" {
+            return Err(BindingError::Unsupported(
+                "--socket-buffer: zenoh sets socket buffers of tcp links only".into(),
+            ));
+        }
+        if cfg.send_queue > 0 {
+            return Err(BindingError::Unsupported(
+                "--send-queue: zenoh's transmit queues count batches, not samples; not mapped"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn multiple_publishers() -> bool {
+        // A subscriber receives from every session connected to it.
+        true
+    }
+
+    fn open(cfg: &EndpointConfig) -> Result<Self, BindingError> {
+        Self::validate(cfg)?;
+        let opts = Options::parse(cfg)?;
+        if cfg.transport == "shm" {
+            // Segments of crashed runs (their owners no longer hold the lock).
+            zenoh::shm::cleanup_orphaned_shm_segments();
+        }
+        Ok(Zenoh {
+            cfg: cfg.clone(),
+            opts,
+            listener: None,
+            locator: String::new(),
+            writers: 0,
+        })
+    }
+
+    fn create_reader(&mut self, topic: &TopicSpec) -> Result<(ZenohReader, Locator), BindingError> {
+        if self.listener.is_none() {
+            let ip = listen_ip(&self.cfg)?;
+            let host = match ip {
+                IpAddr::V4(v4) => v4.to_string(),
+                IpAddr::V6(v6) => format!("[{v6}]"),
+            };
+            let proto = link_protocol(&self.cfg.transport);
+            let s = open_session(&self.cfg, &[format!("{proto}/{host}:0")], &[])?;
+            let locs = s.info().locators().wait();
+            let loc = locs
+                .iter()
+                .map(|l| l.to_string())
+                .find(|l| l.starts_with(proto))
+                .ok_or_else(|| {
+                    BindingError::Middleware(format!(
+                        "zenoh session listens on no {proto} locator ({locs:?})"
+                    ))
+                })?;
+            self.locator = loc;
+            self.listener = Some(s);
+        }
+        let session = self.listener.clone().expect("listener opened above");
+        let k = key(&self.cfg, &topic.name);
+        let token_key = format!("{k}/r/{}", topic.index);
+        let cap = if self.cfg.receive_queue > 0 {
+            self.cfg.receive_queue
+        } else {
+            256
+        };
+        let best_effort = self.cfg.reliability == Reliability::BestEffort;
+        let (sub, token) = unpinned(|| -> zenoh::Result<_> {
+            let sub = if best_effort {
+                Sub::Ring(
+                    session
+                        .declare_subscriber(&k)
+                        .with(RingChannel::new(cap))
+                        .wait()?,
+                )
+            } else {
+                Sub::Fifo(
+                    session
+                        .declare_subscriber(&k)
+                        .with(FifoChannel::new(cap))
+                        .wait()?,
+                )
+            };
+            let token = session.liveliness().declare_token(&token_key).wait()?;
+            Ok((sub, token))
+        })
+        .map_err(mw("declare subscriber"))?;
+        let reader = ZenohReader {
+            sub,
+            _token: token,
+            writers_key: format!("{k}/w/*"),
+            session,
+            wait: self.cfg.wait,
+            cancel: self.cfg.cancel.clone(),
+        };
+        Ok((reader, self.locator.clone()))
+    }
+
+    fn create_writer(
+        &mut self,
+        topic: &TopicSpec,
+        readers: &[Locator],
+    ) -> Result<ZenohWriter, BindingError> {
+        let mut connect: Vec<String> = Vec::new();
+        for l in readers {
+            if !connect.contains(l) {
+                connect.push(l.clone());
+            }
+        }
+        if connect.is_empty() {
+            return Err(BindingError::Middleware(
+                "zenoh writer without readers".into(),
+            ));
+        }
+        let session = open_session(&self.cfg, &[], &connect)?;
+        let k = key(&self.cfg, &topic.name);
+        let token_key = format!("{k}/w/{}-{}", std::process::id(), self.writers);
+        self.writers += 1;
+        let (cc, rel) = match self.cfg.reliability {
+            Reliability::Reliable => (CongestionControl::Block, ZReliability::Reliable),
+            Reliability::BestEffort => (CongestionControl::Drop, ZReliability::BestEffort),
+        };
+        let express = self.opts.express;
+        let priority = self.opts.priority;
+        let (publisher, token) = unpinned(|| -> zenoh::Result<_> {
+            let p = session
+                .declare_publisher(k.clone())
+                .congestion_control(cc)
+                .reliability(rel)
+                .express(express)
+                .priority(priority)
+                .wait()?;
+            let token = session.liveliness().declare_token(&token_key).wait()?;
+            Ok((p, token))
+        })
+        .map_err(mw("declare publisher"))?;
+        let provider = if self.cfg.transport == "shm" {
+            let pool = (4 * self.cfg.max_sample_size).max(8 << 20);
+            Some(
+                unpinned(|| zenoh::shm::ShmProviderBuilder::default_backend(pool).wait())
+                    .map_err(mw("shared-memory provider"))?,
+            )
+        } else {
+            None
+        };
+        Ok(ZenohWriter {
+            publisher: Some(publisher),
+            _token: Some(token),
+            session: Some(session),
+            provider,
+            readers_key: format!("{k}/r/*"),
+            scratch: vec![0; self.cfg.max_sample_size.max(64)],
+            max: self.cfg.max_sample_size,
+            zero_copy: self.cfg.zero_copy,
+            reliable: self.cfg.reliability == Reliability::Reliable,
+            block_timeout: Duration::from_millis(self.cfg.reliable_block_timeout_ms),
+            cancel: self.cfg.cancel.clone(),
+        })
+    }
+}
+
+/// How many distinct liveliness tokens match `key_expr`, as seen from `session`.
+fn count_tokens(session: &Session, key_expr: &str) -> Result<usize, BindingError> {
+    let replies = session
+        .liveliness()
+        .get(key_expr)
+        .timeout(Duration::from_millis(500))
+        .wait()
+        .map_err(mw("liveliness query"))?;
+    let mut keys: Vec<String> = Vec::new();
+    while let Ok(r) = replies.recv() {
+        if let Ok(s) = r.result() {
+            let k = s.key_expr().to_string();
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+    }
+    Ok(keys.len())
+}
+
+fn wait_tokens(
+    session: &Session,
+    key_expr: &str,
+    n: usize,
+    timeout: Duration,
+    cancel: &pubsubperf_core::CancelToken,
+    extra: impl Fn() -> bool,
+) -> Result<(), BindingError> {
+    let start = Instant::now();
+    loop {
+        let seen = count_tokens(session, key_expr)?;
+        if seen >= n && extra() {
+            return Ok(());
+        }
+        if cancel.is_cancelled() {
+            return Err(BindingError::Cancelled);
+        }
+        if start.elapsed() >= timeout {
+            return Err(BindingError::MatchTimeout(
+                timeout,
+                format!("zenoh saw {seen} of {n} peers on {key_expr}"),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Writer of the `zenoh` binding: its own session, connected to the readers.
+pub struct ZenohWriter {
+    publisher: Option<Publisher<'static>>,
+    _token: Option<LivelinessToken>,
+    session: Option<Session>,
+    provider: Option<ShmProvider<PosixShmProviderBackend>>,
+    readers_key: String,
+    scratch: Vec<u8>,
+    max: usize,
+    zero_copy: bool,
+    reliable: bool,
+    block_timeout: Duration,
+    cancel: pubsubperf_core::CancelToken,
+}
+
+impl ZenohWriter {
+    /// A buffer of `len` bytes from the SHM provider; waits for buffers the
+    /// readers still hold (bounded for reliable, `None` = drop for best effort).
+    fn shm_buffer(&self, len: usize) -> Result<Option<zenoh::shm::ZShmMut>, BindingError> {
+        let provider = self.provider.as_ref().expect("shm writer has a provider");
+        let start = Instant::now();
+        loop {
+            match provider
+                .alloc(len)
+                .with_policy::<Defragment<GarbageCollect>>()
+                .wait()
+            {
+                Ok(b) => return Ok(Some(b)),
+                Err(_) => {
+                    if !self.reliable {
+                        return Ok(None);
+                    }
+                    if self.cancel.is_cancelled() {
+                        return Err(BindingError::Cancelled);
+                    }
+                    if start.elapsed() >= self.block_timeout {
+                        return Err(BindingError::WriteTimeout(self.block_timeout));
+                    }
+                    std::hint::spin_loop();
+                }
+            }
+        }
+    }
+}
+
+impl Writer for ZenohWriter {
+    fn wait_matched(&mut self, readers: usize, timeout: Duration) -> Result<(), BindingError> {
+        let session = self.session.as_ref().expect("open writer");
+        let publisher = self.publisher.as_ref().expect("open writer");
+        let matched = || {
+            publisher
+                .matching_status()
+                .wait()
+                .map(|m| m.matching())
+                .unwrap_or(false)
+        };
+        wait_tokens(
+            session,
+            &self.readers_key,
+            readers,
+            timeout,
+            &self.cancel,
+            matched,
+        )
+    }
+
+    #[inline]
+    fn send<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> Result<(), BindingError> {
+        if len > self.max {
+            return Err(BindingError::TooLarge {
+                size: len,
+                limit: self.max,
+            });
+        }
+        let payload = if self.provider.is_some() {
+            let Some(mut buf) = self.shm_buffer(len)? else {
+                return Ok(());
+            };
+            if self.zero_copy {
+                fill(&mut buf[..len]);
+            } else {
+                let s = &mut self.scratch[..len];
+                fill(s);
+                buf[..len].copy_from_slice(s);
+            }
+            ZBytes::from(buf)
+        } else {
+            // zenoh's put takes an owned payload: one allocation and one copy
+            // per sample, as in any zenoh application.
+            let s = &mut self.scratch[..len];
+            fill(s);
+            ZBytes::from(&*s)
+        };
+        self.publisher
+            .as_ref()
+            .expect("open writer")
+            .put(payload)
+            .wait()
+            .map_err(mw("put"))
+    }
+}
+
+impl Drop for ZenohWriter {
+    fn drop(&mut self) {
+        // Undeclare, close the session, then free the SHM pool and remove
+        // segments nobody holds any more.
+        self.publisher.take();
+        self._token.take();
+        if let Some(s) = self.session.take() {
+            let _ = unpinned(|| s.close().wait());
+        }
+        if self.provider.take().is_some() {
+            zenoh::shm::cleanup_orphaned_shm_segments();
+        }
+    }
+}
+
+enum Sub {
+    Fifo(Subscriber<FifoChannelHandler<Sample>>),
+    Ring(Subscriber<RingChannelHandler<Sample>>),
+}
+
+impl Sub {
+    #[inline]
+    fn try_recv(&self) -> zenoh::Result<Option<Sample>> {
+        match self {
+            Sub::Fifo(s) => s.try_recv(),
+            Sub::Ring(s) => s.try_recv(),
+        }
+    }
+    #[inline]
+    fn recv_timeout(&self, t: Duration) -> zenoh::Result<Option<Sample>> {
+        match self {
+            Sub::Fifo(s) => s.recv_timeout(t),
+            Sub::Ring(s) => s.recv_timeout(t),
+        }
+    }
+}
+
+/// Reader of the `zenoh` binding: a subscriber with a FIFO (reliable) or ring
+/// (best effort) channel on the listening session.
+pub struct ZenohReader {
+    sub: Sub,
+    _token: LivelinessToken,
+    writers_key: String,
+    session: Session,
+    wait: WaitMode,
+    cancel: pubsubperf_core::CancelToken,
+}
+
+impl Reader for ZenohReader {
+    fn wait_matched(&mut self, timeout: Duration) -> Result<(), BindingError> {
+        wait_tokens(
+            &self.session,
+            &self.writers_key,
+            1,
+            timeout,
+            &self.cancel,
+            || true,
+        )
+    }
+
+    #[inline]
+    fn recv<F: FnMut(&[u8])>(
+        &mut self,
+        timeout: Duration,
+        on_sample: &mut F,
+    ) -> Result<usize, BindingError> {
+        let start = Instant::now();
+        let sample = loop {
+            let got = match self.wait {
+                WaitMode::Busy => self.sub.try_recv(),
+                WaitMode::Block => {
+                    let left = timeout.saturating_sub(start.elapsed()).min(CANCEL_POLL);
+                    self.sub.recv_timeout(left)
+                }
+            }
+            .map_err(|e| BindingError::Middleware(format!("zenoh receive: {e}")))?;
+            if let Some(s) = got {
+                break s;
+            }
+            if self.cancel.is_cancelled() {
+                return Err(BindingError::Cancelled);
+            }
+            if start.elapsed() >= timeout {
+                return Ok(0);
+            }
+            if self.wait == WaitMode::Busy {
+                std::hint::spin_loop();
+            }
+        };
+        // Contiguous payloads (every one here: small messages, defragmented
+        // large ones, SHM buffers) are borrowed, not copied.
+        let bytes = sample.payload().to_bytes();
+        on_sample(&bytes);
+        Ok(1)
+    }
+}
+
+#[cfg(test)]
+mod tests;
