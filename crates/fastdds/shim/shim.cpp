@@ -29,9 +29,11 @@
 #include <fastdds/rtps/transport/UDPv4TransportDescriptor.h>
 #include <fastdds/rtps/transport/shared_mem/SharedMemTransportDescriptor.h>
 #include <fastrtps/config.h>
+#include <fastrtps/xmlparser/XMLProfileManager.h>
 #include <fastrtps/utils/IPLocator.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -250,6 +252,13 @@ static Locator_t ipv4_locator(const std::string& ip, uint32_t port, int32_t kind
 
 PpfParticipant* ppf_open(const PpfConfig* cfg, char* err, size_t errlen) {
     auto* f = DomainParticipantFactory::get_instance();
+    // Endpoints of one process must talk through the transport being
+    // measured, not Fast DDS's in-process shortcut.
+    {
+        eprosima::fastrtps::LibrarySettingsAttributes ls;
+        ls.intraprocess_delivery = eprosima::fastrtps::INTRAPROCESS_OFF;
+        eprosima::fastrtps::xmlparser::XMLProfileManager::library_settings(ls);
+    }
     auto* p = new PpfParticipant();
     p->cfg = *cfg;
     p->bind_ip = cfg->bind_ip ? cfg->bind_ip : "127.0.0.1";
@@ -358,23 +367,30 @@ static Topic* topic_for(PpfParticipant* p, const char* name) {
 }  // extern "C"
 
 template <class Q>
-static void endpoint_qos(const PpfConfig& c, Q& q, int32_t depth) {
+static void endpoint_qos(const PpfConfig& c, Q& q, int32_t depth, bool limits) {
     q.reliability().kind = c.reliable ? RELIABLE_RELIABILITY_QOS : BEST_EFFORT_RELIABILITY_QOS;
     q.durability().kind = c.transient_local ? TRANSIENT_LOCAL_DURABILITY_QOS : VOLATILE_DURABILITY_QOS;
     if (c.keep_all) {
         q.history().kind = KEEP_ALL_HISTORY_QOS;
         q.history().depth = 1;
-        q.resource_limits().max_samples = depth;
-        q.resource_limits().max_samples_per_instance = depth;
     } else {
         q.history().kind = KEEP_LAST_HISTORY_QOS;
         q.history().depth = depth;
+    }
+    if (limits) {
         q.resource_limits().max_samples = depth;
         q.resource_limits().max_samples_per_instance = depth;
+    } else if (depth > q.resource_limits().max_samples_per_instance) {
+        q.resource_limits().max_samples_per_instance = depth;
+        if (depth > q.resource_limits().max_samples) q.resource_limits().max_samples = depth;
     }
-    q.resource_limits().max_instances = 1;
-    q.resource_limits().allocated_samples = depth < 16 ? depth : 16;
-    q.endpoint().history_memory_policy = eprosima::fastrtps::rtps::DYNAMIC_REUSABLE_MEMORY_MODE;
+    // Preallocate a few samples (bounded to ~256 MiB), grow beyond them on demand.
+    int32_t prealloc = static_cast<int32_t>((256u << 20) / (c.max_size ? c.max_size : 1));
+    if (prealloc > 16) prealloc = 16;
+    if (prealloc > depth) prealloc = depth;
+    if (prealloc < 1) prealloc = 1;
+    q.resource_limits().allocated_samples = prealloc;
+    q.endpoint().history_memory_policy = eprosima::fastrtps::rtps::PREALLOCATED_WITH_REALLOC_MEMORY_MODE;
     if (c.zero_copy) {
         q.data_sharing().on("");
     } else {
@@ -411,7 +427,11 @@ PpfWriter* ppf_create_writer(PpfParticipant* p, const char* topic, char* err, si
     w->pub = p->pp->create_publisher(pubq);
     DataWriterQos q = DATAWRITER_QOS_DEFAULT;
     if (p->from_xml) w->pub->get_default_datawriter_qos(q);
-    endpoint_qos(p->cfg, q, p->cfg.writer_depth);
+    // Writers keep Fast DDS's default max_samples (5000) except with data
+    // sharing, whose pool it sizes: with Fast DDS 2.9 a reliable writer with
+    // max_samples set to its queue depth delivered nothing across processes
+    // (observed here).
+    endpoint_qos(p->cfg, q, p->cfg.writer_depth, p->cfg.zero_copy != 0);
     q.reliability().max_blocking_time = eprosima::fastrtps::Duration_t(
         static_cast<int32_t>(p->cfg.block_timeout_ns / 1000000000),
         static_cast<uint32_t>(p->cfg.block_timeout_ns % 1000000000));
@@ -511,7 +531,7 @@ PpfReader* ppf_create_reader(PpfParticipant* p, const char* topic, char* err, si
     r->sub = p->pp->create_subscriber(subq);
     DataReaderQos q = DATAREADER_QOS_DEFAULT;
     if (p->from_xml) r->sub->get_default_datareader_qos(q);
-    endpoint_qos(p->cfg, q, p->cfg.reader_depth);
+    endpoint_qos(p->cfg, q, p->cfg.reader_depth, true);
     if (p->cfg.multicast) {
         q.endpoint().multicast_locator_list.push_back(multicast_locator(topic, p->cfg.domain));
     }
