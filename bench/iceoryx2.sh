@@ -13,8 +13,9 @@
 #     rounds' ratios; the ratio of the best p50s is printed beside it.
 #     The same with --zero-copy (the minimal program writes in place too).
 #  2. latency p50 at 64 B, 1 MiB and 16 MiB: iceoryx2 --zero-copy beside
-#     the shm binding --zero-copy, and the ratio iceoryx2 / shm; iceoryx2
-#     without --zero-copy (copy in, copy out) for reference.
+#     the shm binding --zero-copy (alternating, up to 3 rounds), and the
+#     ratio iceoryx2 / shm; iceoryx2 without --zero-copy (copy in, copy out)
+#     for reference.
 #
 # Latencies are one-way = round trip / 2. Nothing here asserts a figure.
 #
@@ -41,17 +42,20 @@ for r in $(seq 1 "$rounds"); do
     "$bin" latency -b iceoryx2 --wait busy --zero-copy -s 64 --duration "${secs}s" --cpu 0,1 \
         -q --no-save --json "$tmp/ppsz_$r.json" > /dev/null
 done
-"$bin" latency -b iceoryx2 --zero-copy --wait busy -s 64,1MiB,16MiB --duration "${secs}s" \
-    --cpu 0,1 -q --no-save --json "$tmp/iox_zc.json" > /dev/null
-"$bin" latency -b shm --zero-copy --wait busy -s 64,1MiB,16MiB --duration "${secs}s" \
-    --cpu 0,1 -q --no-save --json "$tmp/shm_zc.json" > /dev/null
+rounds2=$(( rounds < 3 ? rounds : 3 ))
+for r in $(seq 1 "$rounds2"); do
+    "$bin" latency -b iceoryx2 --zero-copy --wait busy -s 64,1MiB,16MiB --duration "${secs}s" \
+        --cpu 0,1 -q --no-save --json "$tmp/iox_zc_$r.json" > /dev/null
+    "$bin" latency -b shm --zero-copy --wait busy -s 64,1MiB,16MiB --duration "${secs}s" \
+        --cpu 0,1 -q --no-save --json "$tmp/shm_zc_$r.json" > /dev/null
+done
 "$bin" latency -b iceoryx2 --wait busy -s 64,1MiB,16MiB --duration "${secs}s" \
     --cpu 0,1 -q --no-save --json "$tmp/iox_copy.json" > /dev/null
 
 load=$(cut -d' ' -f1-3 /proc/loadavg)
-python3 - "$tmp" "$rounds" "$load" <<'PY'
+python3 - "$tmp" "$rounds" "$load" "$rounds2" <<'PY'
 import json, os, statistics, sys
-d, rounds, load = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+d, rounds, load, rounds2 = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 print(f"load average {load} on {os.cpu_count()} cores (other processes slow every figure below)")
 def p50(f, size):
     for r in json.load(open(f"{d}/{f}"))["runs"]:
@@ -72,9 +76,14 @@ for title, mfile, pfile in [("copy (default)", "min", "pps"), ("--zero-copy", "m
     ratios = [p[r] / m[r] for r in range(rounds)]
     print(f"     median of the rounds' ratios: {statistics.median(ratios):.3f} (goal <= 1.1); "
           f"best p50s: minimal {min(m)} ns, pubsubperf {min(p)} ns, ratio {min(p) / min(m):.3f}")
-print("2. latency p50, busy polling: iceoryx2 --zero-copy beside shm --zero-copy")
+print(f"2. latency p50, busy polling: iceoryx2 --zero-copy beside shm --zero-copy, "
+      f"{rounds2} alternating rounds (median of p50s, median of the rounds' ratios)")
 print(f"   {'size':>7} {'iceoryx2 zc':>12} {'shm zc':>10} {'ratio':>7} {'iceoryx2 copy':>14}")
 for size, name in [(64, "64 B"), (1 << 20, "1 MiB"), (16 << 20, "16 MiB")]:
-    i, s, c = p50("iox_zc.json", size), p50("shm_zc.json", size), p50("iox_copy.json", size)
-    print(f"   {name:>7} {i / 1000:9.3f} us {s / 1000:7.3f} us {i / s:7.2f} {c / 1000:11.3f} us")
+    i = [p50(f"iox_zc_{r}.json", size) for r in range(1, rounds2 + 1)]
+    s = [p50(f"shm_zc_{r}.json", size) for r in range(1, rounds2 + 1)]
+    ratio = statistics.median(a / b for a, b in zip(i, s))
+    c = p50("iox_copy.json", size)
+    print(f"   {name:>7} {statistics.median(i) / 1000:9.3f} us {statistics.median(s) / 1000:7.3f} us "
+          f"{ratio:7.2f} {c / 1000:11.3f} us   (rounds, ns: iceoryx2 {i}, shm {s})")
 PY
