@@ -44,40 +44,20 @@ fn usage_error(args: &[&str], needle: &str) {
 }
 
 /// Real results: a latency run over udp and a throughput run over tcp,
-/// two sizes each, short.
+/// two sizes each, short. Runs saved by default go to a database in `dir`,
+/// never the user's.
 fn measure(dir: &Path, tag: &str) -> (PathBuf, PathBuf) {
     let lat = dir.join(format!("lat-{tag}.json"));
     let tp = dir.join(format!("tp-{tag}.json"));
-    let l = lat.to_str().unwrap();
-    let t = tp.to_str().unwrap();
-    ok(&[
-        "latency",
-        "-b",
-        "udp",
-        "-s",
-        "64,1KiB",
-        "--duration",
-        "1200ms",
-        "--warmup",
-        "100ms",
-        "-q",
-        "--json",
-        l,
-    ]);
-    ok(&[
-        "throughput",
-        "-b",
-        "tcp",
-        "-s",
-        "64,1KiB",
-        "--duration",
-        "1200ms",
-        "--warmup",
-        "100ms",
-        "-q",
-        "--json",
-        t,
-    ]);
+    for (test, binding, out) in [("latency", "udp", &lat), ("throughput", "tcp", &tp)] {
+        let o = bin()
+            .env("PUBSUBPERF_DB", dir.join("default.sqlite"))
+            .args([test, "-b", binding, "-s", "64,1KiB", "--duration", "1200ms"])
+            .args(["--warmup", "100ms", "-q", "--json", out.to_str().unwrap()])
+            .output()
+            .expect("runs");
+        assert!(o.status.success(), "{test}: {}", text(&o.stderr));
+    }
     (lat, tp)
 }
 
