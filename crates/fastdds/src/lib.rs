@@ -132,15 +132,27 @@ fn tcp_ports(cfg: &EndpointConfig) -> Result<(u16, u16), BindingError> {
     )))
 }
 
+/// Participant ids this process holds (Fast DDS wants them unique within a
+/// process, whatever the domain): a participant's ports
+/// are not always bound yet (or at all, with shared memory) when the next
+/// one looks for a free id.
+static IDS_IN_USE: std::sync::Mutex<std::collections::BTreeSet<(u32, i32)>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
 /// The lowest participant id whose RTPS unicast ports (metatraffic and
 /// user, `7400 + 250 domain + 10/11 + 2 id`) are free on this host. Fast DDS
 /// would number participants per process, which in a long-lived process
 /// (tests) runs past the ids that unicast discovery probes.
 fn free_participant_id(ip: &str, domain: u32) -> Result<i32, BindingError> {
+    let mut used = IDS_IN_USE.lock().unwrap_or_else(|e| e.into_inner());
     for id in 0..PEER_RANGE as u32 {
+        if used.iter().any(|&(_, i)| i == id as i32) {
+            continue;
+        }
         let meta = 7400 + 250 * domain + 10 + 2 * id;
         let free = |port: u32| std::net::UdpSocket::bind((ip, port as u16)).is_ok();
         if free(meta) && free(meta + 1) {
+            used.insert((domain, id as i32));
             return Ok(id as i32);
         }
     }
@@ -154,6 +166,8 @@ fn free_participant_id(ip: &str, domain: u32) -> Result<i32, BindingError> {
 /// the last of them is dropped.
 struct Participant {
     raw: *mut ffi::Participant,
+    /// (domain, participant id) reserved in [`IDS_IN_USE`] (UDP and shm only).
+    id: Option<(u32, i32)>,
 }
 
 // SAFETY: Fast DDS participants are thread-safe; the handle is only
@@ -166,6 +180,12 @@ impl Drop for Participant {
     fn drop(&mut self) {
         // SAFETY: raw came from ppf_open and every entity of it is gone.
         unsafe { ffi::ppf_close(self.raw) };
+        if let Some(id) = self.id {
+            IDS_IN_USE
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&id);
+        }
         shm::clean_zombies();
     }
 }
@@ -322,9 +342,21 @@ impl Binding for FastDds {
             qos_file: qos_file.as_ptr(),
         };
         // SAFETY: c and the strings it points to outlive the call; the shim copies them.
-        let raw = with_err(|e, n| unsafe { ffi::ppf_open(&c, e, n) }).map_err(mw)?;
+        let reserved = (transport != 1).then_some((domain, participant_id));
+        let raw = match with_err(|e, n| unsafe { ffi::ppf_open(&c, e, n) }) {
+            Ok(raw) => raw,
+            Err(e) => {
+                if let Some(id) = reserved {
+                    IDS_IN_USE
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .remove(&id);
+                }
+                return Err(mw(e));
+            }
+        };
         Ok(FastDds {
-            p: Arc::new(Participant { raw }),
+            p: Arc::new(Participant { raw, id: reserved }),
             cfg: cfg.clone(),
         })
     }
@@ -619,7 +651,7 @@ impl Reader for FastReader {
         loop {
             if self.busy {
                 spins = spins.wrapping_add(1);
-                if spins % 1024 == 0 {
+                if spins.is_multiple_of(1024) {
                     if self.cancel.is_cancelled() {
                         return Err(BindingError::Cancelled);
                     }
