@@ -38,8 +38,12 @@ pub fn clean_zombies() -> usize {
         return 0;
     };
     let mut bases: std::collections::BTreeMap<String, bool> = Default::default();
+    let mut ports = Vec::new();
     for e in dir.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with("fastrtps_port") && name[13..].bytes().all(|b| b.is_ascii_digit()) {
+            ports.push(name.clone());
+        }
         if !(name.starts_with("fastrtps_") || name.starts_with("fast_datasharing")) {
             continue;
         }
@@ -52,6 +56,16 @@ pub fn clean_zombies() -> usize {
         let free = unlocked(&Path::new(DIR).join(&name));
         let all_free = bases.entry(base.to_string()).or_insert(true);
         *all_free &= free;
+    }
+    // A port segment without any lock file has no listener (its owner died
+    // and its lock was removed, or only senders ever opened it): dead too.
+    for port in ports {
+        if !bases.contains_key(&port)
+            && !Path::new(DIR).join(format!("{port}_el")).exists()
+            && !Path::new(DIR).join(format!("{port}_sl")).exists()
+        {
+            bases.insert(port, true);
+        }
     }
     let mut removed = 0;
     for (base, dead) in bases {
