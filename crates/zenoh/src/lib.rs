@@ -342,6 +342,11 @@ impl Binding for Zenoh {
         if cfg.transport == "shm" {
             // Segments of crashed runs (their owners no longer hold the lock).
             zenoh::shm::cleanup_orphaned_shm_segments();
+            static AT_EXIT: std::sync::Once = std::sync::Once::new();
+            // SAFETY: registers a plain extern "C" function without captures.
+            AT_EXIT.call_once(|| unsafe {
+                libc::atexit(unlink_own_segments_at_exit);
+            });
         }
         Ok(Zenoh {
             cfg: cfg.clone(),
@@ -474,6 +479,45 @@ impl Binding for Zenoh {
             block_timeout: Duration::from_millis(self.cfg.reliable_block_timeout_ms),
             cancel: self.cfg.cancel.clone(),
         })
+    }
+}
+
+/// At exit, removes the `/dev/shm/*.zenoh` segments this process holds the
+/// lock of. zenoh keeps some SHM segments (metadata, watchdog) in process-wide
+/// statics that live until exit, and its own exit-time cleanup skips them
+/// because this very process still holds their locks; so without this every
+/// process that used `--transport shm` would leave two or three segments
+/// behind (until the next shm run's cleanup). Peers that mapped them keep
+/// their mappings; nobody opens them after this process is gone.
+extern "C" fn unlink_own_segments_at_exit() {
+    use std::os::unix::fs::MetadataExt;
+    let pid = std::process::id().to_string();
+    let Ok(locks) = std::fs::read_to_string("/proc/locks") else {
+        return;
+    };
+    // "1: FLOCK  ADVISORY  WRITE 1234 00:19:5678 0 EOF" (blocked waiters
+    // have "->" in the second field and are skipped).
+    let inodes: Vec<u64> = locks
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() >= 6 && matches!(f[1], "FLOCK" | "POSIX") && f[4] == pid)
+                .then(|| f[5].rsplit(':').next()?.parse().ok())
+                .flatten()
+        })
+        .collect();
+    if inodes.is_empty() {
+        return;
+    }
+    if let Ok(dir) = std::fs::read_dir("/dev/shm") {
+        for e in dir.flatten() {
+            let path = e.path();
+            if path.extension().is_some_and(|x| x == "zenoh")
+                && e.metadata().is_ok_and(|m| inodes.contains(&m.ino()))
+            {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
     }
 }
 
