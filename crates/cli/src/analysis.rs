@@ -33,9 +33,6 @@ pub struct SaveArgs {
 /// `--no-save`. Returns the database path and the run-group id of the
 /// saved runs (`None` with `--no-save`). Errors are one line, naming
 /// `--db`; bad input (an unusable path) is a [`UsageError`].
-// Called by the measuring commands (latency, throughput, sweep) once they
-// take `SaveArgs`; until then only the tests use it.
-#[allow(dead_code)]
 pub fn save_results(
     args: &SaveArgs,
     file: &ResultsFile,
