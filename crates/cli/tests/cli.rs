@@ -10,8 +10,19 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_pubsubperf"))
 }
 
+/// Measuring commands get `--no-save`: tests never write the user's
+/// results database.
+fn with_no_save<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let mut v = args.to_vec();
+    if matches!(args.first(), Some(&"latency") | Some(&"throughput")) && !args.contains(&"--bogus")
+    {
+        v.push("--no-save");
+    }
+    v
+}
+
 fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("runs")
+    bin().args(with_no_save(args)).output().expect("runs")
 }
 
 fn stderr(o: &Output) -> String {
@@ -449,6 +460,7 @@ fn killed_subscriber_ends_the_run_within_5s_and_keeps_results() {
                 "64,128",
                 "--duration",
                 "30s",
+                "--no-save",
                 "--warmup",
                 "0s",
                 "-q",
@@ -501,6 +513,7 @@ fn ctrl_c_writes_partial_results_and_reaps_the_subscriber() {
                 "udp",
                 "--duration",
                 "30s",
+                "--no-save",
                 "--warmup",
                 "0s",
                 "-q",
@@ -602,8 +615,24 @@ fn several_publishers_are_accounted_per_publisher() {
     let d = tmp();
     let j = d.path().join("r.json");
     let o = run(&[
-        "throughput", "-b", "udp", "--publishers", "3", "--subscribers", "2", "-s", "100", "--rate", "5000", "--duration", "1s",
-        "--warmup", "100ms", "-q", "--json", j.to_str().unwrap(),
+        "throughput",
+        "-b",
+        "udp",
+        "--publishers",
+        "3",
+        "--subscribers",
+        "2",
+        "-s",
+        "100",
+        "--rate",
+        "5000",
+        "--duration",
+        "1s",
+        "--warmup",
+        "100ms",
+        "-q",
+        "--json",
+        j.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let r = &json(&j)["runs"][0];
@@ -611,15 +640,25 @@ fn several_publishers_are_accounted_per_publisher() {
     assert_eq!(pubs.len(), 3);
     let mut total = 0;
     for p in pubs {
-        let (s, rcv, l) = (p["sent"].as_u64().unwrap(), p["received"].as_u64().unwrap(), p["lost"].as_u64().unwrap());
+        let (s, rcv, l) = (
+            p["sent"].as_u64().unwrap(),
+            p["received"].as_u64().unwrap(),
+            p["lost"].as_u64().unwrap(),
+        );
         assert!(s > 0);
         assert_eq!(s, rcv + l, "{p}");
         total += s;
     }
     assert_eq!(r["throughput"]["sent"].as_u64().unwrap(), total);
     assert_eq!(r["subscribers"].as_array().unwrap().len(), 2);
-    usage_error(&["throughput", "-b", "tcp", "--publishers", "2"], "--publishers 2");
-    usage_error(&["latency", "-b", "udp", "--publishers", "2"], "--publishers");
+    usage_error(
+        &["throughput", "-b", "tcp", "--publishers", "2"],
+        "--publishers 2",
+    );
+    usage_error(
+        &["latency", "-b", "udp", "--publishers", "2"],
+        "--publishers",
+    );
 }
 
 #[test]
@@ -627,7 +666,21 @@ fn find_max_searches_the_rate() {
     let d = tmp();
     let j = d.path().join("r.json");
     // A reliable binding is lossless at full speed: one trial.
-    let o = run(&["throughput", "-b", "tcp", "-s", "1KiB", "--find-max", "--duration", "300ms", "--warmup", "0s", "-q", "--json", j.to_str().unwrap()]);
+    let o = run(&[
+        "throughput",
+        "-b",
+        "tcp",
+        "-s",
+        "1KiB",
+        "--find-max",
+        "--duration",
+        "300ms",
+        "--warmup",
+        "0s",
+        "-q",
+        "--json",
+        j.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let r = &json(&j)["runs"][0];
     let fm = &r["config"]["find_max"];
@@ -636,5 +689,8 @@ fn find_max_searches_the_rate() {
     assert_eq!(r["throughput"]["lost"], 0);
     usage_error(&["throughput", "--find-max", "--rate", "10"], "--find-max");
     usage_error(&["latency", "--find-max"], "--find-max");
-    usage_error(&["throughput", "--find-max", "--max-loss", "100"], "--max-loss");
+    usage_error(
+        &["throughput", "--find-max", "--max-loss", "100"],
+        "--max-loss",
+    );
 }
