@@ -348,9 +348,13 @@ fn named_leftovers(run_id: &str) -> Vec<String> {
 /// in /dev/shm or /tmp whose name contains the run id) is gone.
 pub fn clean_shutdown<B: Binding>(cfg: &EndpointConfig) {
     let _g = serial();
-    // Warm up process-wide lazies (thread-locals, registries) first.
+    // Warm up process-wide lazies first (thread-locals, registries, and
+    // middleware runtimes that live until the process exits, such as
+    // zenoh's shared-memory watchdog threads, which start a moment after
+    // first use): two runs and a pause before counting.
     ping_pong_inner::<B>(&fresh(cfg, "warm"), 5);
-    std::thread::sleep(Duration::from_millis(100));
+    ping_pong_inner::<B>(&fresh(cfg, "warm2"), 5);
+    std::thread::sleep(Duration::from_millis(500));
     let fds = count_dir("/proc/self/fd");
     let threads = count_dir("/proc/self/task");
     let cfg = fresh(cfg, "clean");
