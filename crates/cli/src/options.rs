@@ -457,7 +457,7 @@ mod tests {
         assert!(err("latency --binding uds --connect 10.0.0.1:1").starts_with("--connect"));
         assert!(err("latency --size 8").starts_with("--size 8"));
         assert!(err("latency --latency-every 10").starts_with("--latency-every"));
-        assert!(err("latency --rate -5").starts_with("--rate"));
+        assert!(err("latency --rate=-5").starts_with("--rate"));
         assert!(err("latency --duration 0").starts_with("--duration"));
         assert!(err("latency --size 1XB").starts_with("--size"));
         assert!(err("latency --opt foo").starts_with("--opt"));
