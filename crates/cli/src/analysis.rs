@@ -171,7 +171,7 @@ pub struct CompareArgs {
     pub new: String,
     /// Exit with code 1 when a condition holds for a matched cell, e.g.
     /// 'p99>+10%', 'samples_per_s<-5%', 'p50>+2us', 'lost_percent>1'
-    /// (repeatable; see docs/report.md).
+    /// (repeatable; see the README, section "Analysis").
     #[arg(long = "fail-if", value_name = "EXPR")]
     pub fail_if: Vec<String>,
     /// Results database for 'db:' selections.

@@ -39,7 +39,7 @@ pub struct RelayArgs {
     )]
     pub target: Option<String>,
     /// Forward each flow to its original destination, as redirected to
-    /// --listen by an nftables tproxy rule (root; see docs/network.md).
+    /// --listen by an nftables tproxy rule (root; see the README, section "Across hosts and under faults").
     #[arg(long)]
     pub transparent: bool,
     /// Delay added to each direction (e.g. 1ms, 250us; 0 forwards at once).

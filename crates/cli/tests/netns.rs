@@ -2,7 +2,7 @@
 //! joined by veth pairs, runs `pubsubperf sub --listen` in one and the
 //! publisher (`latency`/`throughput --connect`) in another, and checks
 //! known answers under impairments built from what this kernel has
-//! (nftables for loss, `pubsubperf relay` for delay; see docs/network.md).
+//! (nftables for loss, `pubsubperf relay` for delay; see the README, section "Across hosts and under faults").
 //!
 //! Needs root, `ip` (iproute2) and `nft` (nftables); without them each test
 //! prints why it is skipped and passes. Hosts use 198.18.0.0/15 (reserved

@@ -14,7 +14,7 @@
 //!   an nftables `tproxy` rule in the relay's network namespace. Traffic to any
 //!   address and port then crosses the relay, which is how a whole pubsubperf
 //!   run (control channel, data, echoes on ephemeral ports) is routed through
-//!   it (see docs/network.md).
+//!   it (see the README, section "Across hosts and under faults").
 //!
 //! ## Delay
 //! Each direction has a timed FIFO: a packet (UDP) or a read chunk (TCP) is

@@ -70,7 +70,7 @@ use zenoh::shm::{
 use zenoh::{Config, Session, Wait};
 
 /// Largest sample over tcp and shm that the binding accepts. 64 MiB was
-/// checked end to end (see docs/zenoh.md); zenoh's own default limit is the
+/// checked end to end (see the README, section "zenoh"); zenoh's own default limit is the
 /// 1 GiB defragmentation buffer.
 pub const MAX_TCP: usize = 64 << 20;
 /// Largest sample over udp: zenoh fragments bigger messages into many
