@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-10}
 size=${2:-64}
-bin=./target/release/pubsubperf
+bin=${PUBSUBPERF:-./target/release/pubsubperf}
 [ -x "$bin" ] || cargo build --release -p pubsubperf >&2
 command -v sockperf >/dev/null || { echo "sockperf missing: apt-get install sockperf" >&2; exit 1; }
 port=$(( 20000 + RANDOM % 20000 ))
@@ -26,7 +26,7 @@ kill $srv; wait $srv 2>/dev/null || true
 sp50=$(grep -E 'percentile 50\.000 =' "$tmp/sockperf.txt" | sed -E 's/.*= *([0-9.]+).*/\1/')
 
 # pubsubperf: --cpu 0,1 (publisher core 0, subscriber core 1), blocking waits.
-"$bin" latency --binding udp --size "$size" --duration "${secs}s" --cpu 0,1 --wait block -q --json "$tmp/pp.json" > "$tmp/pp.txt"
+"$bin" latency --binding udp --size "$size" --duration "${secs}s" --cpu 0,1 --wait block -q --no-save --json "$tmp/pp.json" > "$tmp/pp.txt"
 pp50_ns=$(python3 -c "import json,sys; print(json.load(open('$tmp/pp.json'))['runs'][0]['latency_ns']['p50'])")
 pp50=$(python3 -c "print($pp50_ns/1000)")
 
