@@ -55,7 +55,10 @@ pub fn run(a: &CalibrateArgs) -> anyhow::Result<std::process::ExitCode> {
             "cache line, cores {}->{}: round trip p50 {:.1} ns (min {:.1} ns), one-way = RTT/2 = {:.1} ns",
             l.cores[0], l.cores[1], l.rtt_p50_ns, l.rtt_min_ns, l.one_way_p50_ns
         ),
-        None => println!("cache line: not measured ({})", c.cache_line_error.as_deref().unwrap_or("?")),
+        None => println!(
+            "cache line: not measured ({})",
+            c.cache_line_error.as_deref().unwrap_or("?")
+        ),
     }
     for m in &c.memcpy {
         println!(
@@ -66,7 +69,8 @@ pub fn run(a: &CalibrateArgs) -> anyhow::Result<std::process::ExitCode> {
     }
     let v = serde_json::to_value(&c)?;
     if let Some(f) = &a.json {
-        std::fs::write(f, serde_json::to_string_pretty(&v)?).with_context(|| format!("--json {}", f.display()))?;
+        std::fs::write(f, serde_json::to_string_pretty(&v)?)
+            .with_context(|| format!("--json {}", f.display()))?;
     }
     if !a.no_save
         && let Some(p) = saved_path()
@@ -74,8 +78,12 @@ pub fn run(a: &CalibrateArgs) -> anyhow::Result<std::process::ExitCode> {
         if let Some(d) = p.parent() {
             std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
         }
-        std::fs::write(&p, serde_json::to_string_pretty(&v)?).with_context(|| format!("saving {}", p.display()))?;
-        println!("saved to {} (included in later results' environment)", p.display());
+        std::fs::write(&p, serde_json::to_string_pretty(&v)?)
+            .with_context(|| format!("saving {}", p.display()))?;
+        println!(
+            "saved to {} (included in later results' environment)",
+            p.display()
+        );
     }
     Ok(std::process::ExitCode::SUCCESS)
 }

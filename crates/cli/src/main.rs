@@ -8,8 +8,8 @@ mod cli;
 mod options;
 mod output;
 mod quick;
-mod sweep;
 mod relay;
+mod sweep;
 
 use anyhow::Context;
 use clap::Parser;
@@ -183,7 +183,11 @@ fn find_max(
             eprintln!(
                 "  find-max size {}: target {} -> sent {:.0}/s, received {:.0}/s, lost {:.4}%",
                 spec.size,
-                if rate == 0.0 { "max".to_string() } else { format!("{rate:.0}/s") },
+                if rate == 0.0 {
+                    "max".to_string()
+                } else {
+                    format!("{rate:.0}/s")
+                },
                 t.sent_per_s,
                 t.samples_per_s,
                 t.lost_percent
@@ -192,7 +196,11 @@ fn find_max(
         runs.push(r);
         Some((t.sent_per_s, t.samples_per_s, t.lost_percent))
     });
-    let pick = best.or(if runs.is_empty() { None } else { Some(runs.len() - 1) });
+    let pick = best.or(if runs.is_empty() {
+        None
+    } else {
+        Some(runs.len() - 1)
+    });
     let run = pick.and_then(|i| runs.get(i).cloned()).map(|mut r| {
         if let Some(o) = r.config.as_object_mut() {
             o.insert(
@@ -255,7 +263,8 @@ pub fn execute(plan: &options::TestPlan, sink: &mut output::Sink) -> anyhow::Res
         let extra = if plan.connect_publishers.is_empty() {
             Peers::Local {
                 n: first.publishers - 1,
-                exe: std::env::current_exe().context("cannot find the pubsubperf binary to start publishers")?,
+                exe: std::env::current_exe()
+                    .context("cannot find the pubsubperf binary to start publishers")?,
             }
         } else {
             Peers::Remote {
@@ -317,8 +326,16 @@ pub fn print_tables(runs: &[Run], env: &Environment) {
     }
 }
 
-fn test(plan: options::TestPlan, save: &analysis::SaveArgs, command: &str) -> anyhow::Result<ExitCode> {
-    let mut sink = output::Sink::new(bindings_env(&plan.specs), plan.json.as_deref(), plan.csv.as_deref());
+fn test(
+    plan: options::TestPlan,
+    save: &analysis::SaveArgs,
+    command: &str,
+) -> anyhow::Result<ExitCode> {
+    let mut sink = output::Sink::new(
+        bindings_env(&plan.specs),
+        plan.json.as_deref(),
+        plan.csv.as_deref(),
+    );
     let failure = execute(&plan, &mut sink)?;
     print_tables(&sink.file.runs, &sink.file.environment);
     sink.write()?;
@@ -328,7 +345,10 @@ fn test(plan: options::TestPlan, save: &analysis::SaveArgs, command: &str) -> an
             ..Default::default()
         };
         if let Some((path, group)) = analysis::save_results(save, &sink.file, &meta)? {
-            eprintln!("pubsubperf: saved as run group {group} in {}", path.display());
+            eprintln!(
+                "pubsubperf: saved as run group {group} in {}",
+                path.display()
+            );
         }
     }
     match failure {
@@ -339,7 +359,11 @@ fn test(plan: options::TestPlan, save: &analysis::SaveArgs, command: &str) -> an
         }
         Some(Fault::Config(m)) => Err(UsageError(m).into()),
         Some(f) => {
-            let saved = if sink.file.runs.is_empty() { "" } else { " (results measured so far are written)" };
+            let saved = if sink.file.runs.is_empty() {
+                ""
+            } else {
+                " (results measured so far are written)"
+            };
             anyhow::bail!("{f}{saved}")
         }
     }

@@ -160,12 +160,16 @@ impl TestArgs {
             return Err(UsageError("--find-max: only for 'throughput'".into()));
         }
         if self.find_max && self.rate.is_some() {
-            return Err(UsageError("--find-max: searches the rate itself; drop --rate".into()));
+            return Err(UsageError(
+                "--find-max: searches the rate itself; drop --rate".into(),
+            ));
         }
         if let Some(l) = self.max_loss
             && !(0.0..100.0).contains(&l)
         {
-            return Err(UsageError(format!("--max-loss {l}: must be a percentage from 0 to below 100")));
+            return Err(UsageError(format!(
+                "--max-loss {l}: must be a percentage from 0 to below 100"
+            )));
         }
         let duration = match (duration, self.count) {
             (None, None) if self.find_max => Some(Duration::from_secs(2)),
@@ -245,9 +249,18 @@ impl TestArgs {
         let connect_publishers: Vec<String> = self
             .connect_publishers
             .as_deref()
-            .map(|c| c.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+            .map(|c| {
+                c.split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
             .unwrap_or_default();
-        let publishers = if connect_publishers.is_empty() { self.publishers } else { connect_publishers.len() + 1 };
+        let publishers = if connect_publishers.is_empty() {
+            self.publishers
+        } else {
+            connect_publishers.len() + 1
+        };
         if publishers == 0 || publishers > 64 {
             return Err(UsageError("--publishers: must be between 1 and 64".into()));
         }
@@ -258,13 +271,19 @@ impl TestArgs {
             )));
         }
         if publishers > 1 && test != TestKind::Throughput {
-            return Err(UsageError("--publishers: only for 'throughput' (the latency test is one ping-pong)".into()));
+            return Err(UsageError(
+                "--publishers: only for 'throughput' (the latency test is one ping-pong)".into(),
+            ));
         }
         if publishers > 1 && !registry::multiple_publishers(&self.binding) {
             return Err(UsageError(format!(
                 "--publishers {publishers}: {} readers take one writer (bindings with several publishers: {})",
                 self.binding,
-                registry::names().into_iter().filter(|n| registry::multiple_publishers(n)).collect::<Vec<_>>().join(", ")
+                registry::names()
+                    .into_iter()
+                    .filter(|n| registry::multiple_publishers(n))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )));
         }
         let (pub_cpu, sub_cpu) = parse_cpu(self.cpu.as_deref(), pubsubperf_core::sys::cores())?;

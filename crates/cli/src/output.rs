@@ -226,7 +226,9 @@ pub fn latency_table(runs: &[&Run]) -> String {
 /// Latency p50 as a multiple of the machine's floor (the one-way
 /// cross-core cache-line latency measured by `pubsubperf calibrate`).
 pub fn floor_lines(runs: &[&Run], floor_ns: f64) -> String {
-    let mut s = format!("p50 as a multiple of this machine's floor (cache-line one-way {floor_ns:.1} ns, from 'pubsubperf calibrate'):\n");
+    let mut s = format!(
+        "p50 as a multiple of this machine's floor (cache-line one-way {floor_ns:.1} ns, from 'pubsubperf calibrate'):\n"
+    );
     for r in runs {
         if let Some(l) = &r.latency_ns
             && floor_ns > 0.0
@@ -292,14 +294,25 @@ pub fn summary_table(runs: &[Run]) -> String {
     let _ = writeln!(
         s,
         "{:<11} {:<9} {:<11} {:>10} {:<9} {:>11} {:>11} {:>14} {:>11} {:>9}",
-        "BINDING", "TRANSPORT", "TEST", "SIZE", "QOS", "p50 µs", "p99 µs", "samples/s", "Mbps", "lost %"
+        "BINDING",
+        "TRANSPORT",
+        "TEST",
+        "SIZE",
+        "QOS",
+        "p50 µs",
+        "p99 µs",
+        "samples/s",
+        "Mbps",
+        "lost %"
     );
     for r in runs {
         let (p50, p99) = r
             .latency_ns
             .as_ref()
             .filter(|l| l.count > 0)
-            .map_or(("-".to_string(), "-".to_string()), |l| (us(l.p50), us(l.p99)));
+            .map_or(("-".to_string(), "-".to_string()), |l| {
+                (us(l.p50), us(l.p99))
+            });
         let t = r.throughput.as_ref();
         let _ = writeln!(
             s,
@@ -308,7 +321,11 @@ pub fn summary_table(runs: &[Run]) -> String {
             r.transport,
             r.test.to_string(),
             r.size,
-            format!("{}{}", if r.reliable { "rel" } else { "be" }, if r.zero_copy { ",zc" } else { "" }),
+            format!(
+                "{}{}",
+                if r.reliable { "rel" } else { "be" },
+                if r.zero_copy { ",zc" } else { "" }
+            ),
             p50,
             p99,
             t.map_or("-".into(), |t| format!("{:.0}", t.samples_per_s)),

@@ -117,7 +117,8 @@ pub fn run(q: &QuickArgs) -> anyhow::Result<ExitCode> {
             },
         )
         .map_err(|e| anyhow::anyhow!("report: {e}"))?;
-        std::fs::write(&q.out, report.html.as_bytes()).map_err(|e| anyhow::anyhow!("--out {}: {e}", q.out.display()))?;
+        std::fs::write(&q.out, report.html.as_bytes())
+            .map_err(|e| anyhow::anyhow!("--out {}: {e}", q.out.display()))?;
         println!("report: {}", q.out.display());
     }
     Ok(if INTERRUPTED.load(Ordering::Relaxed) {

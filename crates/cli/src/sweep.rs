@@ -66,18 +66,24 @@ fn fmt_s(s: f64) -> String {
 
 /// Runs a sweep.
 pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
-    let sweep = pubsubperf_report::sweep::load(&a.file).map_err(|e| UsageError(format!("sweep {}: {e}", a.file.display())))?;
+    let sweep = pubsubperf_report::sweep::load(&a.file)
+        .map_err(|e| UsageError(format!("sweep {}: {e}", a.file.display())))?;
     if a.resume && a.save.no_save {
-        return Err(UsageError("--resume: needs the results database; drop --no-save".into()).into());
+        return Err(
+            UsageError("--resume: needs the results database; drop --no-save".into()).into(),
+        );
     }
     let mut done: HashSet<(String, u32)> = HashSet::new();
     if a.resume {
         let path = match &a.save.db {
             Some(p) => p.clone(),
-            None => pubsubperf_report::db::default_path().map_err(|e| anyhow::anyhow!("--db: {e}"))?,
+            None => {
+                pubsubperf_report::db::default_path().map_err(|e| anyhow::anyhow!("--db: {e}"))?
+            }
         };
         if path.exists() {
-            let db = Database::open(&path).map_err(|e| anyhow::anyhow!("--db {}: {e}", path.display()))?;
+            let db = Database::open(&path)
+                .map_err(|e| anyhow::anyhow!("--db {}: {e}", path.display()))?;
             let runs = db
                 .query(&Filter {
                     sweep: Some(sweep.name.clone()),
@@ -93,7 +99,11 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let todo: Vec<_> = sweep.cells.iter().filter(|c| !done.contains(&(cell_id(c), c.repetition))).collect();
+    let todo: Vec<_> = sweep
+        .cells
+        .iter()
+        .filter(|c| !done.contains(&(cell_id(c), c.repetition)))
+        .collect();
     eprintln!(
         "sweep '{}': {} cells × {} repetition(s) = {} runs, {} already done, {} to run",
         sweep.name,
@@ -105,12 +115,21 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
     );
     if a.dry_run {
         for c in &todo {
-            println!("{} (repetition {}): pubsubperf {}", c.key, c.repetition, c.args.join(" "));
+            println!(
+                "{} (repetition {}): pubsubperf {}",
+                c.key,
+                c.repetition,
+                c.args.join(" ")
+            );
         }
         return Ok(ExitCode::SUCCESS);
     }
     let tty = std::io::stderr().is_terminal();
-    let mut sink = output::Sink::new(pubsubperf_core::environment::Environment::detect(), a.json.as_deref(), None);
+    let mut sink = output::Sink::new(
+        pubsubperf_core::environment::Environment::detect(),
+        a.json.as_deref(),
+        None,
+    );
     sink.file.environment.calibration = crate::calibrate::load();
     let total_est: f64 = todo.iter().map(|c| estimate_s(&c.args)).sum();
     let (mut spent_est, mut failed, mut skipped) = (0.0f64, 0usize, 0usize);
@@ -121,7 +140,11 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
         }
         // Progress: measured time so far scaled by what the estimate says is left.
         let elapsed = start.elapsed().as_secs_f64();
-        let eta = if spent_est > 0.0 { elapsed / spent_est * (total_est - spent_est) } else { total_est };
+        let eta = if spent_est > 0.0 {
+            elapsed / spent_est * (total_est - spent_est)
+        } else {
+            total_est
+        };
         let line = format!(
             "[{}/{}] {} rep {}  elapsed {}  eta {}",
             i + 1,
@@ -134,7 +157,11 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
         if tty {
             let width = 30;
             let filled = (width as f64 * spent_est / total_est.max(1e-9)) as usize;
-            eprint!("\r\x1b[2K[{}{}] {line}", "#".repeat(filled.min(width)), " ".repeat(width - filled.min(width)));
+            eprint!(
+                "\r\x1b[2K[{}{}] {line}",
+                "#".repeat(filled.min(width)),
+                " ".repeat(width - filled.min(width))
+            );
             let _ = std::io::stderr().flush();
         } else {
             eprintln!("{line}");
@@ -146,7 +173,13 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
         let parsed = match Cli::try_parse_from(&argv) {
             Ok(c) => c,
             Err(e) => {
-                let first = e.render().to_string().lines().next().unwrap_or("").to_string();
+                let first = e
+                    .render()
+                    .to_string()
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .to_string();
                 if tty {
                     eprintln!();
                 }
@@ -158,7 +191,10 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
         let (args, test) = match parsed.command {
             Some(Command::Latency(t)) => (t, TestKind::Latency),
             Some(Command::Throughput(t)) => (t, TestKind::Throughput),
-            _ => anyhow::bail!("sweep cell {} is not a latency or throughput test", cell.key),
+            _ => anyhow::bail!(
+                "sweep cell {} is not a latency or throughput test",
+                cell.key
+            ),
         };
         let plan = match args.plan(test) {
             Ok(p) => p,
@@ -186,7 +222,10 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
             save_results(&a.save, &cell_sink.file, &meta).context("saving the cell")?;
         }
         for (name, v) in &cell_sink.file.environment.bindings {
-            sink.file.environment.bindings.insert(name.clone(), v.clone());
+            sink.file
+                .environment
+                .bindings
+                .insert(name.clone(), v.clone());
         }
         for r in cell_sink.file.runs {
             sink.push(r)?;
@@ -213,7 +252,11 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
         sweep.name,
         sink.file.runs.len(),
         fmt_s(start.elapsed().as_secs_f64()),
-        if interrupted { " (interrupted: run again with --resume)" } else { "" }
+        if interrupted {
+            " (interrupted: run again with --resume)"
+        } else {
+            ""
+        }
     );
     print!("{}", output::summary_table(&sink.file.runs));
     Ok(if interrupted {

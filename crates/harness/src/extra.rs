@@ -39,7 +39,13 @@ pub fn serve_publisher<B: Binding>(
     let bind = |e: pubsubperf_core::BindingError| Fault::Binding(e.to_string());
     let mut binding = B::open(&cfg).map_err(bind)?;
     let mut w = binding
-        .create_writer(&TopicSpec { name: "data".into(), index: 0 }, readers)
+        .create_writer(
+            &TopicSpec {
+                name: "data".into(),
+                index: 0,
+            },
+            readers,
+        )
         .map_err(bind)?;
     w.wait_matched(readers.len(), setup_timeout).map_err(bind)?;
     protocol::send(ctl, &Msg::Ready).map_err(ctl_err)?;
@@ -71,7 +77,11 @@ pub fn serve_publisher<B: Binding>(
     });
     let usage = Usage::now();
     let size = spec.size;
-    let period = if spec.rate > 0.0 { 1e9 / spec.rate } else { 0.0 };
+    let period = if spec.rate > 0.0 {
+        1e9 / spec.rate
+    } else {
+        0.0
+    };
     let start = clock::now_ns();
     let warm_end = start + spec.warmup_ns;
     let mut i = 0u64;
@@ -81,14 +91,26 @@ pub fn serve_publisher<B: Binding>(
             clock::wait_until(start + (i as f64 * period) as u64);
         }
         let seq = i;
-        if let Err(e) = w.send(size, |b| Header { seq, publisher: id, flags: FLAG_WARMUP, timestamp: clock::now_ns() }.write(b)) {
+        if let Err(e) = w.send(size, |b| {
+            Header {
+                seq,
+                publisher: id,
+                flags: FLAG_WARMUP,
+                timestamp: clock::now_ns(),
+            }
+            .write(b)
+        }) {
             fault = Some(Fault::Binding(e.to_string()));
             break;
         }
         i += 1;
     }
     let m_start = clock::now_ns();
-    let end = if spec.duration_ns > 0 { m_start + spec.duration_ns } else { u64::MAX };
+    let end = if spec.duration_ns > 0 {
+        m_start + spec.duration_ns
+    } else {
+        u64::MAX
+    };
     let count = if spec.count > 0 { spec.count } else { u64::MAX };
     let mut seq = 0u64;
     while fault.is_none() && seq < count {
@@ -96,13 +118,23 @@ pub fn serve_publisher<B: Binding>(
             clock::wait_until(m_start + (seq as f64 * period) as u64);
         }
         let this = seq;
-        if let Err(e) = w.send(size, |b| Header { seq: this, publisher: id, flags: 0, timestamp: clock::now_ns() }.write(b)) {
+        if let Err(e) = w.send(size, |b| {
+            Header {
+                seq: this,
+                publisher: id,
+                flags: 0,
+                timestamp: clock::now_ns(),
+            }
+            .write(b)
+        }) {
             fault = Some(Fault::Binding(e.to_string()));
             break;
         }
         seq += 1;
         if (seq.is_multiple_of(64) || period > 0.0)
-            && (clock::now_ns() >= end || stop.load(Ordering::Relaxed) || INTERRUPTED.load(Ordering::Relaxed))
+            && (clock::now_ns() >= end
+                || stop.load(Ordering::Relaxed)
+                || INTERRUPTED.load(Ordering::Relaxed))
         {
             break;
         }
@@ -117,5 +149,13 @@ pub fn serve_publisher<B: Binding>(
     if let Some(f) = fault {
         return Err(f);
     }
-    protocol::send(ctl, &Msg::PubDone { sent: seq, duration_ns, resources }).map_err(ctl_err)
+    protocol::send(
+        ctl,
+        &Msg::PubDone {
+            sent: seq,
+            duration_ns,
+            resources,
+        },
+    )
+    .map_err(ctl_err)
 }

@@ -203,7 +203,10 @@ mod tests {
 
     #[test]
     fn round_trip() {
-        let m = Msg::Stop { sent: 42, sent_by: vec![] };
+        let m = Msg::Stop {
+            sent: 42,
+            sent_by: vec![],
+        };
         let f = encode(&m);
         assert_eq!(
             u32::from_le_bytes(f[..4].try_into().unwrap()) as usize,

@@ -243,7 +243,11 @@ pub fn run<B: Binding>(
     let mut bad = 0;
     let stop = Msg::Stop {
         sent,
-        sent_by: if sent_by.len() > 1 { sent_by.clone() } else { Vec::new() },
+        sent_by: if sent_by.len() > 1 {
+            sent_by.clone()
+        } else {
+            Vec::new()
+        },
     };
     for sub in s.subs.iter_mut() {
         if sub.send(&stop).is_err() {
@@ -344,7 +348,8 @@ pub fn run<B: Binding>(
             };
             let _ = n;
         }
-        total.sent_per_s = sent_by.iter().sum::<u64>() as f64 / (duration_ns as f64 / 1e9).max(1e-9);
+        total.sent_per_s =
+            sent_by.iter().sum::<u64>() as f64 / (duration_ns as f64 / 1e9).max(1e-9);
         Some(total)
     } else {
         None

@@ -61,21 +61,22 @@ pub fn find_max(
 ) -> (Vec<Trial>, Option<usize>) {
     let mut trials = Vec::new();
     let mut best: Option<usize> = None;
-    let record = |trials: &mut Vec<Trial>, best: &mut Option<usize>, target: f64, r: (f64, f64, f64)| {
-        let ok = r.2 <= params.max_loss_percent;
-        trials.push(Trial {
-            target_rate: target,
-            sent_per_s: r.0,
-            received_per_s: r.1,
-            lost_percent: r.2,
-            ok,
-        });
-        let i = trials.len() - 1;
-        if ok && best.is_none_or(|b| trials[b].received_per_s < r.1) {
-            *best = Some(i);
-        }
-        ok
-    };
+    let record =
+        |trials: &mut Vec<Trial>, best: &mut Option<usize>, target: f64, r: (f64, f64, f64)| {
+            let ok = r.2 <= params.max_loss_percent;
+            trials.push(Trial {
+                target_rate: target,
+                sent_per_s: r.0,
+                received_per_s: r.1,
+                lost_percent: r.2,
+                ok,
+            });
+            let i = trials.len() - 1;
+            if ok && best.is_none_or(|b| trials[b].received_per_s < r.1) {
+                *best = Some(i);
+            }
+            ok
+        };
     let Some(first) = trial(0.0) else {
         return (trials, best);
     };
@@ -115,7 +116,10 @@ mod tests {
         let (trials, best) = find_max(SearchParams::default(), link(100_000.0));
         let b = &trials[best.unwrap()];
         assert!(b.ok && b.lost_percent == 0.0);
-        assert!(b.received_per_s <= 100_000.0 && b.received_per_s >= 98_000.0, "{b:?}");
+        assert!(
+            b.received_per_s <= 100_000.0 && b.received_per_s >= 98_000.0,
+            "{b:?}"
+        );
         assert!(trials.len() <= 12);
     }
 
@@ -128,7 +132,10 @@ mod tests {
 
     #[test]
     fn loss_bound_allows_more() {
-        let p = SearchParams { max_loss_percent: 10.0, ..Default::default() };
+        let p = SearchParams {
+            max_loss_percent: 10.0,
+            ..Default::default()
+        };
         let (trials, best) = find_max(p, link(100_000.0));
         let b = &trials[best.unwrap()];
         // Up to 10 % loss allowed: sending ~111k/s to a 100k/s link qualifies.

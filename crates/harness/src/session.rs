@@ -288,7 +288,8 @@ impl Session {
                 }
             }
             Peers::Local { n, exe } => {
-                let l = TcpListener::bind("127.0.0.1:0").map_err(|e| Fault::Peer(format!("control listener: {e}")))?;
+                let l = TcpListener::bind("127.0.0.1:0")
+                    .map_err(|e| Fault::Peer(format!("control listener: {e}")))?;
                 let addr = l.local_addr().map_err(|e| Fault::Peer(e.to_string()))?;
                 for _ in 0..n {
                     let child = spawn_child(&exe, addr)?;
@@ -297,7 +298,12 @@ impl Session {
                 for _ in 0..n {
                     let stream = accept(&l, timeout, &mut self.children)?;
                     let i = self.pubs.len() + 1;
-                    self.pubs.push(SubConn::new(i, stream, format!("local publisher process {i}"), timeout)?);
+                    self.pubs.push(SubConn::new(
+                        i,
+                        stream,
+                        format!("local publisher process {i}"),
+                        timeout,
+                    )?);
                 }
             }
             Peers::Threads { .. } => {
@@ -319,7 +325,10 @@ impl Session {
 
     /// True while every subscriber is connected.
     pub fn healthy(&self) -> bool {
-        self.subs.iter().chain(self.pubs.iter()).all(|s| s.alive.load(Ordering::Acquire))
+        self.subs
+            .iter()
+            .chain(self.pubs.iter())
+            .all(|s| s.alive.load(Ordering::Acquire))
     }
 
     /// Ends the session: says goodbye, waits briefly, reaps every child.
@@ -521,13 +530,22 @@ pub fn serve_session(mut stream: TcpStream) -> Result<(), Fault> {
                     }
                 }
             }
-            Msg::PubSetup { spec, publisher, data } => {
+            Msg::PubSetup {
+                spec,
+                publisher,
+                data,
+            } => {
                 let spec: RunSpec = *spec;
                 let name = spec.binding.clone();
                 let r = with_binding!(name.as_str(), B => crate::extra::serve_publisher::<B>(&mut stream, &spec, publisher, &data, setup_timeout),
                     unknown => Err(Fault::Config(crate::registry::unknown_binding("--binding", &name))));
                 if let Err(e) = r {
-                    let _ = protocol::send(&mut stream, &Msg::Error { message: e.to_string() });
+                    let _ = protocol::send(
+                        &mut stream,
+                        &Msg::Error {
+                            message: e.to_string(),
+                        },
+                    );
                     if matches!(e, Fault::Interrupted) {
                         return Err(e);
                     }

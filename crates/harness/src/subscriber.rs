@@ -103,7 +103,11 @@ pub fn serve_run<B: Binding>(
         loop {
             match protocol::recv(&mut ctl_read, Some(Duration::from_millis(200))) {
                 Ok(Msg::Stop { sent, sent_by }) => {
-                    let by = if sent_by.is_empty() { vec![sent] } else { sent_by };
+                    let by = if sent_by.is_empty() {
+                        vec![sent]
+                    } else {
+                        sent_by
+                    };
                     *sh.sent_by.lock().unwrap_or_else(|e| e.into_inner()) = by;
                     sh.stopped.store(true, Ordering::Release);
                     return;
@@ -286,7 +290,12 @@ fn measure<R: Reader, W: Writer>(
             return Err(Fault::Interrupted);
         }
         if shared.stopped.load(Ordering::Acquire) {
-            let sent: u64 = shared.sent_by.lock().unwrap_or_else(|e| e.into_inner()).iter().sum();
+            let sent: u64 = shared
+                .sent_by
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .sum();
             let at = *stop_seen_at.get_or_insert(now);
             if spec.test == TestKind::Latency {
                 break;
@@ -307,7 +316,11 @@ fn measure<R: Reader, W: Writer>(
     if spec.test == TestKind::Latency {
         return Ok((None, Vec::new(), echoed, bad));
     }
-    let sent_by = shared.sent_by.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let sent_by = shared
+        .sent_by
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
     // A publisher none of whose samples arrived still counts: all lost.
     if trackers.len() < sent_by.len().max(1) {
         trackers.resize_with(sent_by.len().max(1), SeqTracker::new);
