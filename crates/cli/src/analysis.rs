@@ -510,25 +510,6 @@ pub fn export(a: &ExportArgs) -> anyhow::Result<ExitCode> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn csv_export_matches_test_commands_csv() {
-        let f: ResultsFile = serde_json::from_str(
-            r#"{"tool":{"name":"pubsubperf","version":"0.0.1"},
-          "environment":{"cpu_model":"x","cores":2,"kernel":"k","bindings":{}},
-          "runs":[{"binding":"udp","transport":"udp","test":"throughput","size":64,
-            "zero_copy":false,"data_type":"bytes","reliable":false,"config":{},
-            "throughput":{"sent":10,"received":9,"bytes":576,"samples_per_s":9.0,"mbps":0.004608,
-              "lost":1,"lost_percent":10.0,"duplicates":0,"out_of_order":0},
-            "resources":{"publisher":{"cpu_percent":1.5,"max_rss_kib":1,"voluntary_cs":2,"involuntary_cs":3},
-                         "subscriber":{"cpu_percent":1.0,"max_rss_kib":1,"voluntary_cs":4,"involuntary_cs":5}}}]}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            crate::output::csv(&f.runs),
-            pubsubperf_report::csv::csv(&f.runs)
-        );
-    }
-
     /// Every cell of the shipped sweep files is a valid command line for
     /// this CLI (flags and values; capabilities are checked at run time).
     #[test]

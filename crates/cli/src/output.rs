@@ -74,76 +74,8 @@ fn usf(ns: f64) -> String {
     format!("{:.3}", ns / 1000.0)
 }
 
-const CSV_HEADER: &str = "binding,transport,test,size,reliable,zero_copy,data_type,complete,\
-latency_count,latency_mean_ns,latency_std_ns,latency_min_ns,latency_max_ns,\
-latency_p50_ns,latency_p90_ns,latency_p99_ns,latency_p99_9_ns,latency_p99_99_ns,latency_p99_9999_ns,\
-sent,received,bytes,samples_per_s,mbps,lost,lost_percent,duplicates,out_of_order,\
-pub_cpu_percent,sub_cpu_percent,pub_max_rss_kib,sub_max_rss_kib,\
-pub_voluntary_cs,pub_involuntary_cs,sub_voluntary_cs,sub_involuntary_cs,bad_samples,duration_s";
-
-/// One CSV row per run.
-pub fn csv(runs: &[Run]) -> String {
-    let mut out = String::from(CSV_HEADER);
-    out.push('\n');
-    for r in runs {
-        let mut row = vec![
-            r.binding.clone(),
-            r.transport.clone(),
-            r.test.to_string(),
-            r.size.to_string(),
-            r.reliable.to_string(),
-            r.zero_copy.to_string(),
-            r.data_type.clone(),
-            r.complete.to_string(),
-        ];
-        match &r.latency_ns {
-            Some(l) => row.extend([
-                l.count.to_string(),
-                format!("{:.3}", l.mean),
-                format!("{:.3}", l.std),
-                l.min.to_string(),
-                l.max.to_string(),
-                l.p50.to_string(),
-                l.p90.to_string(),
-                l.p99.to_string(),
-                l.p99_9.to_string(),
-                l.p99_99.to_string(),
-                l.p99_9999.to_string(),
-            ]),
-            None => row.extend(std::iter::repeat_n(String::new(), 11)),
-        }
-        match &r.throughput {
-            Some(t) => row.extend([
-                t.sent.to_string(),
-                t.received.to_string(),
-                t.bytes.to_string(),
-                format!("{:.3}", t.samples_per_s),
-                format!("{:.3}", t.mbps),
-                t.lost.to_string(),
-                format!("{:.6}", t.lost_percent),
-                t.duplicates.to_string(),
-                t.out_of_order.to_string(),
-            ]),
-            None => row.extend(std::iter::repeat_n(String::new(), 9)),
-        }
-        let (p, s) = (&r.resources.publisher, &r.resources.subscriber);
-        row.extend([
-            format!("{:.1}", p.cpu_percent),
-            format!("{:.1}", s.cpu_percent),
-            p.max_rss_kib.to_string(),
-            s.max_rss_kib.to_string(),
-            p.voluntary_cs.to_string(),
-            p.involuntary_cs.to_string(),
-            s.voluntary_cs.to_string(),
-            s.involuntary_cs.to_string(),
-            r.bad_samples.to_string(),
-            format!("{:.3}", r.duration_s),
-        ]);
-        out.push_str(&row.join(","));
-        out.push('\n');
-    }
-    out
-}
+/// One CSV row per run (the same columns as `pubsubperf export --csv`).
+pub use pubsubperf_report::csv::csv;
 
 /// The header line printed before a test's table.
 pub fn run_banner(r: &Run) -> String {
