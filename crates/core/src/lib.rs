@@ -24,6 +24,7 @@ pub mod seq;
 pub mod size;
 pub mod stats;
 pub mod sys;
+pub mod time;
 
 pub use binding::{
     Binding, BindingError, BindingInfo, CancelToken, Capabilities, DataType, EndpointConfig,

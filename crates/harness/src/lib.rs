@@ -19,7 +19,6 @@ pub mod search;
 pub mod session;
 pub mod spec;
 pub mod subscriber;
-pub mod time;
 
 use std::sync::atomic::AtomicBool;
 

@@ -199,7 +199,7 @@ pub fn run<B: Binding>(
         }
         sub.touch();
     }
-    let started_at = crate::time::rfc3339_now();
+    let started_at = pubsubperf_core::time::rfc3339_now();
     let usage0 = Usage::now();
     let mut intervals = Vec::new();
     let measured = match spec.test {

@@ -2,42 +2,8 @@
 //! date crate.
 
 use crate::error::{ReportError, Result};
-use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Seconds since the epoch, now.
-pub fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
-/// Now as `YYYY-MM-DDTHH:MM:SSZ`.
-pub fn rfc3339_now() -> String {
-    rfc3339(now_secs())
-}
-
-/// Seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ`.
-pub fn rfc3339(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil date from a day count (the days-from-civil inverse of
-    // H. Hinnant's date algorithms, written out).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        (rem / 60) % 60,
-        rem % 60
-    )
-}
+pub use pubsubperf_core::time::{now_secs, rfc3339, rfc3339_now};
 
 /// Parses `--since`: an RFC 3339 UTC time or date (`2026-11-21`,
 /// `2026-11-21T10:00:00Z`), or an age (`30m`, `12h`, `7d`, `2w`) counted

@@ -2,12 +2,16 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// Seconds since the epoch, now.
+pub fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
 /// Now as `YYYY-MM-DDTHH:MM:SSZ`.
 pub fn rfc3339_now() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    rfc3339(secs)
+    rfc3339(now_secs())
 }
 
 /// Seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ`.
