@@ -7,10 +7,10 @@
 
 use crate::protocol::{self, ControlError, Msg};
 use crate::spec::RunSpec;
+use crate::stream::{Poll, send_stream};
 use crate::{Fault, INTERRUPTED};
-use pubsubperf_core::sample::{FLAG_WARMUP, Header};
 use pubsubperf_core::sys::{self, Usage};
-use pubsubperf_core::{Binding, TopicSpec, Writer, clock};
+use pubsubperf_core::{Binding, TopicSpec, Writer};
 use std::net::TcpStream;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -76,71 +76,20 @@ pub fn serve_publisher<B: Binding>(
         st.store(true, Ordering::Release);
     });
     let usage = Usage::now();
-    let size = spec.size;
-    let period = if spec.rate > 0.0 {
-        1e9 / spec.rate
-    } else {
-        0.0
-    };
-    let start = clock::now_ns();
-    let warm_end = start + spec.warmup_ns;
-    let mut i = 0u64;
-    let mut fault = None;
-    while clock::now_ns() < warm_end && !stop.load(Ordering::Relaxed) {
-        if period > 0.0 {
-            clock::wait_until(start + (i as f64 * period) as u64);
-        }
-        let seq = i;
-        if let Err(e) = w.send(size, |b| {
-            Header {
-                seq,
-                publisher: id,
-                flags: FLAG_WARMUP,
-                timestamp: clock::now_ns(),
+    let (seq, duration_ns, fault) = send_stream(
+        &mut w,
+        spec,
+        id,
+        0,
+        &mut |_| {
+            if stop.load(Ordering::Relaxed) || INTERRUPTED.load(Ordering::Relaxed) {
+                Ok(Poll::Stop)
+            } else {
+                Ok(Poll::Go)
             }
-            .write(b)
-        }) {
-            fault = Some(Fault::Binding(e.to_string()));
-            break;
-        }
-        i += 1;
-    }
-    let m_start = clock::now_ns();
-    let end = if spec.duration_ns > 0 {
-        m_start + spec.duration_ns
-    } else {
-        u64::MAX
-    };
-    let count = if spec.count > 0 { spec.count } else { u64::MAX };
-    let mut seq = 0u64;
-    while fault.is_none() && seq < count {
-        if period > 0.0 {
-            clock::wait_until(m_start + (seq as f64 * period) as u64);
-        }
-        let this = seq;
-        if let Err(e) = w.send(size, |b| {
-            Header {
-                seq: this,
-                publisher: id,
-                flags: 0,
-                timestamp: clock::now_ns(),
-            }
-            .write(b)
-        }) {
-            fault = Some(Fault::Binding(e.to_string()));
-            break;
-        }
-        seq += 1;
-        if (seq.is_multiple_of(64) || period > 0.0)
-            && (clock::now_ns() >= end
-                || stop.load(Ordering::Relaxed)
-                || INTERRUPTED.load(Ordering::Relaxed))
-        {
-            break;
-        }
-    }
-    let _ = w.flush();
-    let duration_ns = clock::now_ns() - m_start;
+        },
+        &|e| Fault::Binding(e.to_string()),
+    );
     let resources = Usage::now().since(&usage);
     stop.store(true, Ordering::Release);
     let _ = control.join();

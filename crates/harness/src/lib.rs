@@ -18,6 +18,7 @@ pub mod registry;
 pub mod search;
 pub mod session;
 pub mod spec;
+mod stream;
 pub mod subscriber;
 
 use std::sync::atomic::AtomicBool;

@@ -29,11 +29,10 @@
 use crate::protocol::Msg;
 use crate::session::Session;
 use crate::spec::RunSpec;
+use crate::stream::{Poll, fill_sample, send_stream};
 use crate::{Fault, INTERRUPTED};
 use pubsubperf_core::result::{Interval, Run, RunResources, TestKind, Throughput};
-use pubsubperf_core::sample::{
-    FLAG_CHECK, FLAG_ECHO, FLAG_WARMUP, HEADER_LEN, Header, fill_pattern,
-};
+use pubsubperf_core::sample::{FLAG_CHECK, FLAG_ECHO, FLAG_WARMUP, HEADER_LEN, Header};
 use pubsubperf_core::stats::LatencyRecorder;
 use pubsubperf_core::sys::{self, Resources, Usage};
 use pubsubperf_core::{Binding, BindingError, Reader, Reliability, TopicSpec, Writer, clock};
@@ -445,20 +444,6 @@ fn drain_intervals(
     }
 }
 
-#[inline]
-fn fill_sample(buf: &mut [u8], seq: u64, flags: u8, check: bool) {
-    if check {
-        fill_pattern(buf, seq);
-    }
-    Header {
-        seq,
-        publisher: 0,
-        flags: flags | if check { FLAG_CHECK } else { 0 },
-        timestamp: clock::now_ns(),
-    }
-    .write(buf);
-}
-
 fn latency_loop<B: Binding>(
     s: &Session,
     spec: &RunSpec,
@@ -539,7 +524,7 @@ fn latency_loop<B: Binding>(
         }
         if let Err(e) = ep
             .writer
-            .send(size, |b| fill_sample(b, this_seq, flags, spec.check))
+            .send(size, |b| fill_sample(b, this_seq, 0, flags, spec.check))
             .and_then(|_| ep.writer.flush())
         {
             break Some(send_fault(e, s));
@@ -630,13 +615,7 @@ fn throughput_loop<B: Binding>(
     intervals: &mut Vec<Interval>,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Loop {
-    let size = spec.size;
     let every = spec.latency_every;
-    let period = if spec.rate > 0.0 {
-        1e9 / spec.rate
-    } else {
-        0.0
-    };
     // Latency under load: a thread records echoes while this one sends.
     let stop = Arc::new(AtomicBool::new(false));
     let echo_thread = if every > 0 {
@@ -663,81 +642,18 @@ fn throughput_loop<B: Binding>(
     } else {
         None
     };
-    let start = clock::now_ns();
-    let warm_end = start + spec.warmup_ns;
-    let mut fault = None;
-    // Warm-up: flagged samples, not counted by subscribers.
-    let mut i = 0u64;
-    while clock::now_ns() < warm_end {
-        if period > 0.0 {
-            clock::wait_until(start + (i as f64 * period) as u64);
-        }
-        if let Err(e) = ep
-            .writer
-            .send(size, |b| fill_sample(b, i, FLAG_WARMUP, false))
-        {
-            fault = Some(send_fault(e, s));
-            break;
-        }
-        i += 1;
-        if i.is_multiple_of(256)
-            && let Err(f) = check_peers(s, clock::now_ns())
-        {
-            fault = Some(f);
-            break;
-        }
-    }
-    let _ = ep.writer.flush();
-    let m_start = clock::now_ns();
-    let mut seq = 0u64;
-    let end = if spec.duration_ns > 0 {
-        m_start + spec.duration_ns
-    } else {
-        u64::MAX
-    };
-    let count = if spec.count > 0 { spec.count } else { u64::MAX };
-    let mut next_poll = m_start + 100_000_000;
-    if fault.is_none() {
-        while seq < count {
-            if period > 0.0 {
-                clock::wait_until(m_start + (seq as f64 * period) as u64);
-            }
-            let flags = if every > 0 && seq.is_multiple_of(every) {
-                FLAG_ECHO
-            } else {
-                0
-            };
-            let this = seq;
-            if let Err(e) = ep
-                .writer
-                .send(size, |b| fill_sample(b, this, flags, spec.check))
-            {
-                fault = Some(send_fault(e, s));
-                break;
-            }
-            seq += 1;
-            if seq.is_multiple_of(64) || period > 0.0 {
-                let now = clock::now_ns();
-                if now >= end {
-                    break;
-                }
-                if now >= next_poll {
-                    next_poll = now + 100_000_000;
-                    if let Err(f) = check_peers(s, now) {
-                        fault = Some(f);
-                        break;
-                    }
-                    drain_intervals(s, true, intervals, on_interval);
-                }
-            }
-        }
-    }
-    if fault.is_none()
-        && let Err(e) = ep.writer.flush()
-    {
-        fault = Some(send_fault(e, s));
-    }
-    let duration = clock::now_ns() - m_start;
+    let (seq, duration, fault) = send_stream(
+        &mut ep.writer,
+        spec,
+        0,
+        every,
+        &mut |now| {
+            check_peers(s, now)?;
+            drain_intervals(s, true, intervals, on_interval);
+            Ok(Poll::Go)
+        },
+        &|e| send_fault(e, s),
+    );
     drain_intervals(s, true, intervals, on_interval);
     let rec = echo_thread.map(|t| {
         // Let the last echoes come back.
