@@ -327,7 +327,6 @@ pub fn run<B: Binding>(
             let secs = duration_ns as f64 / 1e9;
             total.finish(secs);
         } else {
-            let n = subs_tp.len() as f64;
             for t in &subs_tp {
                 total.sent += t.sent;
                 total.received += t.received;
@@ -345,7 +344,6 @@ pub fn run<B: Binding>(
             } else {
                 0.0
             };
-            let _ = n;
         }
         total.sent_per_s =
             sent_by.iter().sum::<u64>() as f64 / (duration_ns as f64 / 1e9).max(1e-9);
@@ -396,10 +394,6 @@ pub fn run<B: Binding>(
         started_at,
         duration_s: duration_ns as f64 / 1e9,
     };
-    if fault.is_some() {
-        // A failed run leaves subscribers mid-run; they notice cancellation or
-        // the next Setup. Nothing more to do here.
-    }
     RunOutcome {
         run: Some(run),
         fault: fault.take(),
@@ -467,7 +461,6 @@ fn latency_loop<B: Binding>(
     let mut warm = spec.warmup_ns > 0;
     let mut seq = 0u64;
     let mut warm_seq = 0u64;
-    let mut lost = 0u64;
     let mut next_send = start;
     let interval_ns = spec.interval_ms.max(1) * 1_000_000;
     let mut next_report = warm_end + interval_ns;
@@ -572,22 +565,19 @@ fn latency_loop<B: Binding>(
             continue;
         }
         seq += 1;
-        match got {
-            Some((rtt, ow)) => {
-                let v = if one_way { ow } else { rtt / 2 };
-                if period > 0 {
-                    rec.record_corrected(v, period / 2);
-                } else {
-                    rec.record(v);
-                }
-                i_count += 1;
-                i_sum += u128::from(v);
-                i_max = i_max.max(v);
+        // No echo within --echo-timeout: the ping is lost and not recorded.
+        if let Some((rtt, ow)) = got {
+            let v = if one_way { ow } else { rtt / 2 };
+            if period > 0 {
+                rec.record_corrected(v, period / 2);
+            } else {
+                rec.record(v);
             }
-            None => lost += 1,
+            i_count += 1;
+            i_sum += u128::from(v);
+            i_max = i_max.max(v);
         }
     };
-    let _ = lost;
     drain_intervals(s, false, intervals, on_interval);
     let duration = clock::now_ns().saturating_sub(measure_start);
     (Some(rec), seq, duration, fault)
@@ -621,9 +611,8 @@ fn throughput_loop<B: Binding>(
     let echo_thread = if every > 0 {
         let mut readers = std::mem::take(&mut ep.echo);
         let stop = stop.clone();
-        let pin = spec.pub_cpu;
         Some(std::thread::spawn(move || {
-            let _ = pin; // shares the publisher's core budget; left unpinned on purpose
+            // Left unpinned: it shares the publisher's core budget.
             let mut rec = LatencyRecorder::new();
             let slice = Duration::from_millis(if readers.len() > 1 { 1 } else { 20 });
             while !stop.load(Ordering::Acquire) {
