@@ -3,7 +3,6 @@
 
 use pubsubperf_core::{DataType, EndpointConfig, Reliability, conformance};
 use pubsubperf_iceoryx::Iceoryx;
-use std::path::Path;
 use std::process::Command;
 
 const CHILD: &str = "PUBSUBPERF_ICEORYX_SHM_CHILD";
@@ -21,32 +20,6 @@ fn child_shm_run() {
     c.zero_copy = true;
     c.reliability = Reliability::BestEffort;
     conformance::ping_pong::<Iceoryx>(&c);
-}
-
-fn our_files(pid: u32) -> Vec<String> {
-    let mut v = Vec::new();
-    for p in [
-        "/dev/shm/iceoryx_mgmt",
-        "/tmp/roudi",
-        "/tmp/roudi.lock",
-        "/tmp/iox-unique-roudi.lock",
-    ] {
-        if Path::new(p).exists() {
-            v.push(p.to_string());
-        }
-    }
-    // The payload segment is named after the user (root here).
-    let user = std::env::var("USER").unwrap_or_else(|_| "root".into());
-    if Path::new(&format!("/dev/shm/{user}")).exists() {
-        v.push(format!("/dev/shm/{user}"));
-    }
-    for e in std::fs::read_dir("/tmp").unwrap().flatten() {
-        let n = e.file_name().to_string_lossy().into_owned();
-        if n.starts_with(&format!("pubsubperf_iox_{pid}")) || n.starts_with("pubsubperf-roudi-") {
-            v.push(format!("/tmp/{n}"));
-        }
-    }
-    v
 }
 
 #[test]
@@ -79,7 +52,7 @@ fn shm_run_leaves_nothing() {
     );
     // Child pids are not known here; any iceoryx_rt file of a dead process
     // would be reported by stale_files.
-    let left = our_files(0);
+    let left = pubsubperf_roudi::leftover_files("pubsubperf_iox_0");
     assert!(left.is_empty(), "left: {left:?}");
     assert!(
         pubsubperf_roudi::stale_files().is_empty(),

@@ -689,6 +689,38 @@ fn register_atexit() {
     });
 }
 
+/// Files an iceoryx run can leave on this host: RouDi's management segment,
+/// lock and socket files, the user's payload segment, our RouDi configs, and
+/// the runtime files of clients whose names start with `client_prefix`.
+/// Used by the bindings' tests to show that a run leaves nothing behind.
+pub fn leftover_files(client_prefix: &str) -> Vec<String> {
+    let mut v = Vec::new();
+    for p in [
+        "/dev/shm/iceoryx_mgmt",
+        "/tmp/roudi",
+        "/tmp/roudi.lock",
+        "/tmp/iox-unique-roudi.lock",
+    ] {
+        if std::path::Path::new(p).exists() {
+            v.push(p.to_string());
+        }
+    }
+    // The payload segment is named after the user.
+    let user = std::env::var("USER").unwrap_or_else(|_| "root".into());
+    if std::path::Path::new(&format!("/dev/shm/{user}")).exists() {
+        v.push(format!("/dev/shm/{user}"));
+    }
+    if let Ok(dir) = std::fs::read_dir("/tmp") {
+        for e in dir.flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            if n.starts_with(client_prefix) || n.starts_with("pubsubperf-roudi-") {
+                v.push(format!("/tmp/{n}"));
+            }
+        }
+    }
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
