@@ -70,6 +70,15 @@ pub enum DataTypeArg {
     Flat,
 }
 
+/// Durability choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DurabilityArg {
+    /// Late-joining readers get nothing written before.
+    Volatile,
+    /// Writers keep their history for late-joining readers.
+    TransientLocal,
+}
+
 #[derive(Debug, Args)]
 pub struct TestArgs {
     /// Binding of the publisher (see 'pubsubperf bindings').
@@ -163,6 +172,27 @@ pub struct TestArgs {
     /// Reader queue size in samples (Perftest -receiveQueueSize).
     #[arg(long, value_name = "N")]
     pub receive_queue: Option<usize>,
+    /// DDS history of writers and readers: keep-last:N or keep-all
+    /// (default: the binding's, see README).
+    #[arg(long, value_name = "KIND")]
+    pub history: Option<String>,
+    /// DDS durability of writers and readers (default volatile).
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub durability: Option<DurabilityArg>,
+    /// Asynchronous publishing (DDS: Fast DDS's asynchronous publish mode,
+    /// CycloneDDS's send thread).
+    #[arg(long = "async")]
+    pub async_publish: bool,
+    /// DDS domain id (default: one derived from the run id, 1-230).
+    #[arg(long, value_name = "ID")]
+    pub domain: Option<u32>,
+    /// Vendor QoS file passed through: CycloneDDS XML configuration, Fast
+    /// DDS XML profiles.
+    #[arg(long, value_name = "PATH")]
+    pub qos_file: Option<PathBuf>,
+    /// Keyed type with N instances written round-robin (DDS).
+    #[arg(long, value_name = "N")]
+    pub instances: Option<u32>,
     /// Binding-specific option, KEY=VALUE (repeatable).
     #[arg(long = "opt", value_name = "KEY=VALUE")]
     pub opts: Vec<String>,

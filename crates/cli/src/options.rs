@@ -1,10 +1,12 @@
 //! From parsed arguments to the harness's plain types. Every error is one
 //! line naming the flag and how to fix it (the binary exits with code 2).
 
-use crate::cli::{DataTypeArg, TestArgs, WaitArg};
+use crate::cli::{DataTypeArg, DurabilityArg, TestArgs, WaitArg};
 use pubsubperf_core::result::TestKind;
 use pubsubperf_core::size::{parse_size, parse_size_list};
-use pubsubperf_core::{CancelToken, DataType, EndpointConfig, Reliability, WaitMode};
+use pubsubperf_core::{
+    CancelToken, DataType, Durability, EndpointConfig, History, Reliability, WaitMode,
+};
 use pubsubperf_harness::registry;
 use pubsubperf_harness::spec::RunSpec;
 use std::collections::BTreeMap;
@@ -316,6 +318,44 @@ impl TestArgs {
             Some(DataTypeArg::Bytes) => DataType::Bytes,
             Some(DataTypeArg::Flat) => DataType::Flat,
         };
+        let history: Option<History> = self
+            .history
+            .as_deref()
+            .map(|h| h.parse().map_err(|e| UsageError(format!("--history {e}"))))
+            .transpose()?;
+        let durability = self.durability.map(|d| match d {
+            DurabilityArg::Volatile => Durability::Volatile,
+            DurabilityArg::TransientLocal => Durability::TransientLocal,
+        });
+        let qos_file = match &self.qos_file {
+            None => None,
+            Some(p) if peer != self.binding => {
+                return Err(UsageError(format!(
+                    "--qos-file {}: a vendor file fits one binding; drop it for a run across {} and {peer}",
+                    p.display(),
+                    self.binding
+                )));
+            }
+            Some(p) => {
+                if !p.is_file() {
+                    return Err(UsageError(format!(
+                        "--qos-file {}: no such file",
+                        p.display()
+                    )));
+                }
+                // Absolute: subscriber processes may run elsewhere.
+                let abs = std::fs::canonicalize(p)
+                    .map_err(|e| UsageError(format!("--qos-file {}: {e}", p.display())))?;
+                Some(abs.to_string_lossy().into_owned())
+            }
+        };
+        if let Some(n) = self.instances
+            && !(1..=100_000).contains(&n)
+        {
+            return Err(UsageError(format!(
+                "--instances {n}: must be between 1 and 100000"
+            )));
+        }
         let run_base = new_run_id();
         let mut specs = Vec::new();
         for (i, &size) in sizes.iter().enumerate() {
@@ -340,6 +380,12 @@ impl TestArgs {
                 send_queue: self.send_queue.unwrap_or(0),
                 receive_queue: self.receive_queue.unwrap_or(0),
                 reliable_block_timeout_ms: 10_000,
+                history,
+                durability,
+                async_publish: self.async_publish,
+                domain: self.domain,
+                qos_file: qos_file.clone(),
+                instances: self.instances.unwrap_or(0),
                 options: options.clone(),
                 cancel: CancelToken::new(),
             };

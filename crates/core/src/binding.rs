@@ -64,6 +64,74 @@ pub enum DataType {
     Flat,
 }
 
+/// DDS HISTORY QoS (`--history keep-last:N|keep-all`), written as
+/// `keep-last:N` / `keep-all` in results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub enum History {
+    /// KEEP_LAST with this depth (per instance).
+    KeepLast(u32),
+    /// KEEP_ALL: nothing is overwritten; resource limits bound it.
+    KeepAll,
+}
+
+impl std::str::FromStr for History {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "keep-all" {
+            return Ok(History::KeepAll);
+        }
+        s.strip_prefix("keep-last:")
+            .and_then(|n| n.parse::<u32>().ok())
+            .filter(|n| (1..=1_000_000).contains(n))
+            .map(History::KeepLast)
+            .ok_or_else(|| format!("'{s}': expected keep-last:N (N from 1 to 1000000) or keep-all"))
+    }
+}
+
+impl std::fmt::Display for History {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            History::KeepLast(n) => write!(f, "keep-last:{n}"),
+            History::KeepAll => f.write_str("keep-all"),
+        }
+    }
+}
+
+impl From<History> for String {
+    fn from(h: History) -> String {
+        h.to_string()
+    }
+}
+
+impl TryFrom<String> for History {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        s.parse()
+    }
+}
+
+/// DDS DURABILITY QoS (`--durability`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Durability {
+    /// Late-joining readers get nothing written before they matched.
+    Volatile,
+    /// The writer keeps its history for late-joining readers.
+    TransientLocal,
+}
+
+/// The DDS QoS flags; a binding lists those it maps in
+/// [`Binding::qos_flags`], the harness refuses the others.
+pub const QOS_FLAGS: [&str; 6] = [
+    "--history",
+    "--durability",
+    "--async",
+    "--domain",
+    "--qos-file",
+    "--instances",
+];
+
 /// What a binding supports. The harness and the CLI query this instead of
 /// special-casing bindings: options that a binding does not support are
 /// refused before anything runs.
@@ -178,6 +246,25 @@ pub struct EndpointConfig {
     /// How long a reliable writer may block on a full reader before the
     /// sample counts as failed.
     pub reliable_block_timeout_ms: u64,
+    /// DDS HISTORY (`--history`; None: the binding's default).
+    #[serde(default)]
+    pub history: Option<History>,
+    /// DDS DURABILITY (`--durability`; None: the binding's default, volatile).
+    #[serde(default)]
+    pub durability: Option<Durability>,
+    /// Asynchronous publishing (`--async`).
+    #[serde(default)]
+    pub async_publish: bool,
+    /// DDS domain id (`--domain`; None: the binding's default).
+    #[serde(default)]
+    pub domain: Option<u32>,
+    /// Vendor QoS/configuration file passed through (`--qos-file`).
+    #[serde(default)]
+    pub qos_file: Option<String>,
+    /// Keyed type with this many instances written round-robin
+    /// (`--instances`; 0: the unkeyed type).
+    #[serde(default)]
+    pub instances: u32,
     /// Binding-specific options (`--opt KEY=VALUE` and binding flags such as
     /// DDS QoS), passed through verbatim.
     pub options: std::collections::BTreeMap<String, String>,
@@ -191,6 +278,23 @@ fn one() -> usize {
 }
 
 impl EndpointConfig {
+    /// The DDS QoS flags ([`QOS_FLAGS`]) this configuration sets.
+    pub fn qos_flags_set(&self) -> Vec<&'static str> {
+        let set = [
+            self.history.is_some(),
+            self.durability.is_some(),
+            self.async_publish,
+            self.domain.is_some(),
+            self.qos_file.is_some(),
+            self.instances > 0,
+        ];
+        QOS_FLAGS
+            .iter()
+            .zip(set)
+            .filter_map(|(f, on)| on.then_some(*f))
+            .collect()
+    }
+
     /// A configuration with the defaults used by tests.
     pub fn for_test(run_id: &str) -> Self {
         EndpointConfig {
@@ -211,6 +315,12 @@ impl EndpointConfig {
             send_queue: 0,
             receive_queue: 0,
             reliable_block_timeout_ms: 10_000,
+            history: None,
+            durability: None,
+            async_publish: false,
+            domain: None,
+            qos_file: None,
+            instances: 0,
             options: Default::default(),
             cancel: CancelToken::new(),
         }
@@ -303,6 +413,13 @@ pub trait Binding: Sized + Send + 'static {
     /// combination). The message names the option.
     fn validate(_cfg: &EndpointConfig) -> Result<(), BindingError> {
         Ok(())
+    }
+
+    /// The DDS QoS flags ([`QOS_FLAGS`]: `--history`, `--durability`,
+    /// `--async`, `--domain`, `--qos-file`, `--instances`) this binding maps;
+    /// the harness refuses the others with an error naming the flag.
+    fn qos_flags() -> &'static [&'static str] {
+        &[]
     }
 
     /// True when one reader accepts samples from several writers in

@@ -27,6 +27,6 @@ pub mod sys;
 pub mod time;
 
 pub use binding::{
-    Binding, BindingError, BindingInfo, CancelToken, Capabilities, DataType, EndpointConfig,
-    Locator, Reader, Reliability, TopicSpec, WaitMode, Writer,
+    Binding, BindingError, BindingInfo, CancelToken, Capabilities, DataType, Durability,
+    EndpointConfig, History, Locator, Reader, Reliability, TopicSpec, WaitMode, Writer,
 };

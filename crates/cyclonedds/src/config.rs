@@ -1,31 +1,25 @@
-//! `--opt KEY=VALUE` options of the binding and the CycloneDDS domain
-//! configuration (XML) generated from them and from the run's settings.
+//! The binding's settings (the DDS QoS flags of [`EndpointConfig`] and the
+//! `--opt KEY=VALUE` options) and the CycloneDDS domain configuration (XML)
+//! generated from them and from the run's settings.
 
-use pubsubperf_core::{BindingError, EndpointConfig};
+use pubsubperf_core::{BindingError, Durability, EndpointConfig};
 use std::net::IpAddr;
 
+pub use pubsubperf_core::History;
+
 /// The option keys, as listed in errors and docs.
-pub const KEYS: &str = "history, durability, domain, config-file, peers";
+pub const KEYS: &str = "peers";
 
-/// History QoS.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum History {
-    /// KEEP_LAST with this depth.
-    KeepLast(i32),
-    /// KEEP_ALL.
-    KeepAll,
-}
-
-/// The binding's options, parsed and checked.
+/// The binding's settings, parsed and checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Opts {
-    /// `history=keep-last:N|keep-all` (None: the binding's default).
+    /// `--history` (None: the binding's default).
     pub history: Option<History>,
-    /// `durability=transient-local` (default volatile).
+    /// `--durability transient-local` (default volatile).
     pub transient_local: bool,
-    /// `domain=ID` (default: derived from the run id).
+    /// `--domain ID` (default: derived from the run id).
     pub domain: Option<u32>,
-    /// `config-file=PATH`: a CycloneDDS XML config applied over ours.
+    /// `--qos-file PATH`: a CycloneDDS XML config applied over ours.
     pub config_file: Option<String>,
     /// `peers=IP[,IP...]`: unicast discovery peers (default: loopback, or
     /// multicast discovery on a non-loopback interface).
@@ -39,53 +33,34 @@ fn bad(key: &str, value: &str, what: &str) -> BindingError {
 /// Largest domain id: CycloneDDS's ports are 7400 + 250 × domain + ..., below 65536.
 pub const MAX_DOMAIN: u32 = 230;
 
+/// `--opt` keys that became flags, with the flag.
+const MOVED: [(&str, &str); 4] = [
+    ("history", "--history"),
+    ("durability", "--durability"),
+    ("domain", "--domain"),
+    ("config-file", "--qos-file"),
+];
+
 impl Opts {
-    /// Parses `cfg.options`; an unknown key or bad value names `--opt KEY`.
+    /// Reads the QoS flags of `cfg` and parses `cfg.options`; an unknown
+    /// key or bad value names the flag or `--opt KEY`.
     pub fn parse(cfg: &EndpointConfig) -> Result<Opts, BindingError> {
+        if let Some(d) = cfg.domain
+            && d > MAX_DOMAIN
+        {
+            return Err(BindingError::Unsupported(format!(
+                "--domain {d}: cyclonedds domain ids are 0-{MAX_DOMAIN}"
+            )));
+        }
         let mut o = Opts {
-            history: None,
-            transient_local: false,
-            domain: None,
-            config_file: None,
+            history: cfg.history,
+            transient_local: cfg.durability == Some(Durability::TransientLocal),
+            domain: cfg.domain,
+            config_file: cfg.qos_file.clone(),
             peers: Vec::new(),
         };
         for (k, v) in &cfg.options {
             match k.as_str() {
-                "history" => {
-                    o.history = Some(if v == "keep-all" {
-                        History::KeepAll
-                    } else if let Some(n) = v.strip_prefix("keep-last:") {
-                        let d: i32 = n
-                            .parse()
-                            .ok()
-                            .filter(|d| *d > 0)
-                            .ok_or_else(|| bad(k, v, "depth must be a positive integer"))?;
-                        History::KeepLast(d)
-                    } else {
-                        return Err(bad(k, v, "expected keep-last:N or keep-all"));
-                    })
-                }
-                "durability" => {
-                    o.transient_local = match v.as_str() {
-                        "volatile" => false,
-                        "transient-local" => true,
-                        _ => return Err(bad(k, v, "expected volatile or transient-local")),
-                    }
-                }
-                "domain" => {
-                    o.domain = Some(
-                        v.parse()
-                            .ok()
-                            .filter(|d| *d <= MAX_DOMAIN)
-                            .ok_or_else(|| bad(k, v, &format!("expected 0..={MAX_DOMAIN}")))?,
-                    )
-                }
-                "config-file" => {
-                    if !std::path::Path::new(v).is_file() {
-                        return Err(bad(k, v, "no such file"));
-                    }
-                    o.config_file = Some(v.clone());
-                }
                 "peers" => {
                     for p in v.split(',').filter(|p| !p.is_empty()) {
                         o.peers.push(
@@ -96,6 +71,11 @@ impl Opts {
                     }
                 }
                 _ => {
+                    if let Some((_, flag)) = MOVED.iter().find(|(key, _)| key == k) {
+                        return Err(BindingError::Unsupported(format!(
+                            "--opt {k}: now a flag, use {flag}"
+                        )));
+                    }
                     return Err(BindingError::Unsupported(format!(
                         "--opt {k}: unknown cyclonedds option (known: {KEYS})"
                     )));
@@ -212,31 +192,32 @@ mod tests {
     }
 
     #[test]
-    fn parses_every_key() {
+    fn parses_flags_and_keys() {
         let mut c = cfg();
-        for (k, v) in [
-            ("history", "keep-last:8"),
-            ("durability", "transient-local"),
-            ("domain", "42"),
-            ("peers", "10.0.0.1,10.0.0.2"),
-        ] {
-            c.options.insert(k.into(), v.into());
-        }
+        c.history = Some(History::KeepLast(8));
+        c.durability = Some(Durability::TransientLocal);
+        c.domain = Some(42);
+        c.options.insert("peers".into(), "10.0.0.1,10.0.0.2".into());
         let o = Opts::parse(&c).unwrap();
         assert_eq!(o.history, Some(History::KeepLast(8)));
         assert!(o.transient_local);
         assert_eq!(o.domain_id("x"), 42);
         assert_eq!(o.peers.len(), 2);
-        c.options.insert("history".into(), "keep-last:0".into());
-        assert!(Opts::parse(&c).is_err());
-        c.options.insert("history".into(), "keep-all".into());
-        c.options.insert("domain".into(), "231".into());
+        c.domain = Some(231);
         assert!(
             Opts::parse(&c)
                 .unwrap_err()
                 .to_string()
-                .contains("--opt domain=231")
+                .starts_with("--domain 231")
         );
+    }
+
+    #[test]
+    fn moved_keys_name_their_flag() {
+        let mut c = cfg();
+        c.options.insert("config-file".into(), "/x.xml".into());
+        let e = Opts::parse(&c).unwrap_err().to_string();
+        assert_eq!(e, "--opt config-file: now a flag, use --qos-file");
     }
 
     #[test]

@@ -39,6 +39,10 @@ pub const MAX_UDP_SAMPLE: usize = 16 * 1024 * 1024;
 /// `iceoryx_header_t` as the user header, plus alignment), with margin.
 pub const SHM_OVERHEAD: usize = 256;
 
+/// LATENCY_BUDGET of writers and readers with `--async` (any non-zero value
+/// switches a writer to asynchronous sending; it does not delay samples).
+pub const ASYNC_LATENCY_BUDGET_NS: i64 = 1_000;
+
 /// Samples taken per `dds_take`.
 const TAKE_MAX: usize = 32;
 
@@ -98,7 +102,7 @@ fn acquire_domain(id: u32, xml: &str) -> Result<(), BindingError> {
     if let Some(s) = d.iter_mut().find(|s| s.id == id) {
         if s.xml != xml {
             return Err(BindingError::Unsupported(format!(
-                "--opt domain={id}: this process already uses domain {id} with another configuration; pick another domain"
+                "--domain {id}: this process already uses domain {id} with another configuration; pick another domain"
             )));
         }
         s.refs += 1;
@@ -109,7 +113,7 @@ fn acquire_domain(id: u32, xml: &str) -> Result<(), BindingError> {
     let e = unsafe { sys::pp_create_domain(id, c.as_ptr()) };
     if e < 0 {
         return Err(BindingError::Middleware(format!(
-            "creating domain {id}: {} (check --opt config-file, --opt peers and the bind address)",
+            "creating domain {id}: {} (check --qos-file, --opt peers and the bind address)",
             sys::retcode(e)
         )));
     }
@@ -201,6 +205,9 @@ impl CycloneDds {
         // as long as the participant.
         let tp = unsafe {
             match self.cfg.data_type {
+                DataType::Bytes if self.cfg.instances > 0 => {
+                    sys::pp_topic_keyed_bytes(self.part.pp, c.as_ptr())
+                }
                 DataType::Bytes => sys::pp_topic_bytes(self.part.pp, c.as_ptr()),
                 DataType::Flat => sys::pp_topic_flat(self.part.pp, c.as_ptr(), self.part.flat),
             }
@@ -209,6 +216,24 @@ impl CycloneDds {
             return Err(mw(&format!("creating topic {name}"), tp));
         }
         Ok(tp)
+    }
+
+    /// `--async`: a non-zero LATENCY_BUDGET, which is what makes a
+    /// CycloneDDS 0.10 writer hand its packets to the domain's send thread
+    /// (`sendq`) instead of sending on the writing thread; readers request
+    /// the same budget so that they match such writers.
+    fn latency_budget_ns(&self) -> i64 {
+        if self.cfg.async_publish {
+            ASYNC_LATENCY_BUDGET_NS
+        } else {
+            0
+        }
+    }
+
+    /// Bytes before the data of a flat sample: `len`, and the key `id`
+    /// first with `--instances`.
+    fn flat_header(&self) -> usize {
+        if self.cfg.instances > 0 { 8 } else { 4 }
     }
 
     /// History and resource limits: the user's choice, else KEEP_ALL for
@@ -230,11 +255,11 @@ impl CycloneDds {
                 .unwrap_or(if self.cfg.reliability == Reliability::Reliable && !shm {
                     History::KeepAll
                 } else {
-                    History::KeepLast(depth)
+                    History::KeepLast(depth as u32)
                 });
         match h {
             History::KeepAll => (1, 0, depth),
-            History::KeepLast(d) => (0, d, 0),
+            History::KeepLast(d) => (0, d.min(i32::MAX as u32) as i32, 0),
         }
     }
 }
@@ -251,6 +276,10 @@ impl Binding for CycloneDds {
             capabilities: caps(),
             available: availability(),
         }
+    }
+
+    fn qos_flags() -> &'static [&'static str] {
+        &pubsubperf_core::binding::QOS_FLAGS
     }
 
     fn validate(cfg: &EndpointConfig) -> Result<(), BindingError> {
@@ -288,7 +317,7 @@ impl Binding for CycloneDds {
             }
             if o.history == Some(History::KeepAll) {
                 return Err(BindingError::Unsupported(
-                    "--opt history=keep-all: CycloneDDS 0.10 turns shared memory off for KEEP_ALL; use keep-last:N with --transport shm".into(),
+                    "--history keep-all: CycloneDDS 0.10 turns shared memory off for KEEP_ALL; use keep-last:N with --transport shm".into(),
                 ));
             }
             if pubsubperf_roudi::find_binary().is_none() {
@@ -356,7 +385,7 @@ impl Binding for CycloneDds {
         let flat_len = cfg.max_sample_size;
         let flat = if cfg.data_type == DataType::Flat {
             // SAFETY: allocates a descriptor owned by the participant guard.
-            let f = unsafe { sys::pp_flat_new(flat_len as u32) };
+            let f = unsafe { sys::pp_flat_new(flat_len as u32, (cfg.instances > 0) as i32) };
             if f.is_null() {
                 // SAFETY: our participant.
                 unsafe { sys::pp_delete(pp) };
@@ -396,6 +425,7 @@ impl Binding for CycloneDds {
                 depth,
                 max_samples,
                 self.opts.transient_local as i32,
+                self.latency_budget_ns(),
             )
         };
         if rd < 0 {
@@ -410,11 +440,13 @@ impl Binding for CycloneDds {
             rd,
             ws,
             flat: self.cfg.data_type == DataType::Flat,
+            keyed: self.cfg.instances > 0,
+            hdr: self.flat_header(),
             flat_len: self.flat_len,
             in_place: self.cfg.data_type == DataType::Flat && self.shm_limit.is_some(),
             raw: [std::ptr::null(); TAKE_MAX],
             scratch: if self.cfg.data_type == DataType::Flat && self.shm_limit.is_some() {
-                vec![0u32; (4 + self.flat_len).div_ceil(4)]
+                vec![0u32; (self.flat_header() + self.flat_len).div_ceil(4)]
             } else {
                 Vec::new()
             },
@@ -454,6 +486,7 @@ impl Binding for CycloneDds {
                 depth,
                 max_samples,
                 self.opts.transient_local as i32,
+                self.latency_budget_ns(),
             )
         };
         if wr < 0 {
@@ -488,12 +521,19 @@ impl Binding for CycloneDds {
                 }
                 Mode::Loan
             }
-            (DataType::Flat, false) => Mode::FlatCopy(vec![0u32; (4 + self.flat_len).div_ceil(4)]),
+            (DataType::Flat, false) => {
+                Mode::FlatCopy(vec![0u32; (self.flat_header() + self.flat_len).div_ceil(4)])
+            }
             (DataType::Bytes, _) => Mode::Bytes(vec![0u8; self.cfg.max_sample_size]),
         };
         Ok(CycloneWriter {
             wr,
             mode,
+            keyed: self.cfg.instances > 0,
+            instances: self.cfg.instances.max(1),
+            next_key: 0,
+            hdr: self.flat_header(),
+            flush: self.cfg.async_publish,
             max_len: self.cfg.max_sample_size,
             block,
             reliable,
@@ -518,6 +558,14 @@ enum Mode {
 pub struct CycloneWriter {
     wr: i32,
     mode: Mode,
+    /// `--instances`: the keyed type, instances written round-robin.
+    keyed: bool,
+    instances: u32,
+    next_key: u32,
+    /// Flat: bytes before the data (`len`, and `id` when keyed).
+    hdr: usize,
+    /// `--async`: wake CycloneDDS's send thread after each write.
+    flush: bool,
     max_len: usize,
     block: Duration,
     reliable: bool,
@@ -568,16 +616,20 @@ impl CycloneWriter {
     }
 }
 
-/// Fills a `Flat<N>` sample at `p` (4 + N bytes, 4-aligned): `len`, then data.
+/// Fills a flat sample at `p`: `Flat<N>` (`hdr` 4: `len`, then data) or
+/// `KeyedFlat<N>` (`hdr` 8: `id`, `len`, then data).
 ///
 /// # Safety
-/// `p` must point to 4 + `flat_len` writable bytes aligned to 4.
+/// `p` must point to `hdr` + `flat_len` writable bytes aligned to 4.
 #[inline(always)]
-unsafe fn fill_flat<F: FnOnce(&mut [u8])>(p: *mut u8, len: usize, fill: F) {
-    // SAFETY: the caller guarantees 4 + flat_len bytes; len <= flat_len.
+unsafe fn fill_flat<F: FnOnce(&mut [u8])>(p: *mut u8, hdr: usize, id: u32, len: usize, fill: F) {
+    // SAFETY: the caller guarantees hdr + flat_len bytes; len <= flat_len.
     unsafe {
-        (p as *mut u32).write(len as u32);
-        fill(std::slice::from_raw_parts_mut(p.add(4), len));
+        if hdr == 8 {
+            (p as *mut u32).write(id);
+        }
+        (p.add(hdr - 4) as *mut u32).write(len as u32);
+        fill(std::slice::from_raw_parts_mut(p.add(hdr), len));
     }
 }
 
@@ -601,7 +653,7 @@ impl Writer for CycloneWriter {
                 return Err(BindingError::MatchTimeout(
                     timeout,
                     format!(
-                        "topic {}: {n} of {readers} readers discovered (both sides need the same --opt domain, --transport and QoS, and UDP between them)",
+                        "topic {}: {n} of {readers} readers discovered (both sides need the same --domain, --transport and QoS, and UDP between them)",
                         self.topic
                     ),
                 ));
@@ -622,17 +674,32 @@ impl Writer for CycloneWriter {
                 limit: self.max_len,
             });
         }
+        // --instances: the next key, round-robin.
+        let id = self.next_key;
+        if self.keyed {
+            self.next_key += 1;
+            if self.next_key == self.instances {
+                self.next_key = 0;
+            }
+        }
+        let hdr = self.hdr;
         let rc = match &mut self.mode {
             Mode::Bytes(buf) => {
                 fill(&mut buf[..len]);
                 // SAFETY: valid writer; buf holds len bytes, copied by dds_write.
-                unsafe { sys::pp_write_bytes(self.wr, buf.as_mut_ptr(), len as u32) }
+                unsafe {
+                    if self.keyed {
+                        sys::pp_write_keyed_bytes(self.wr, id, buf.as_mut_ptr(), len as u32)
+                    } else {
+                        sys::pp_write_bytes(self.wr, buf.as_mut_ptr(), len as u32)
+                    }
+                }
             }
             Mode::FlatCopy(words) => {
                 let p = words.as_mut_ptr() as *mut u8;
-                // SAFETY: words hold 4 + flat_len bytes, 4-aligned.
+                // SAFETY: words hold hdr + flat_len bytes, 4-aligned.
                 unsafe {
-                    fill_flat(p, len, fill);
+                    fill_flat(p, hdr, id, len, fill);
                     sys::pp_write(self.wr, p as *mut c_void)
                 }
             }
@@ -644,15 +711,19 @@ impl Writer for CycloneWriter {
                         None => return Ok(()),
                     },
                 };
-                // SAFETY: the loan holds 4 + flat_len bytes, aligned; write consumes it.
+                // SAFETY: the loan holds hdr + flat_len bytes, aligned; write consumes it.
                 unsafe {
-                    fill_flat(p as *mut u8, len, fill);
+                    fill_flat(p as *mut u8, hdr, id, len, fill);
                     sys::pp_write(self.wr, p)
                 }
             }
         };
         if rc < 0 {
             return Err(self.write_error(rc));
+        }
+        if self.flush {
+            // SAFETY: valid writer.
+            unsafe { sys::pp_write_flush(self.wr) };
         }
         Ok(())
     }
@@ -670,6 +741,10 @@ pub struct CycloneReader {
     rd: i32,
     ws: i32,
     flat: bool,
+    /// `--instances`: samples are `KeyedBytes` / `KeyedFlat<N>`.
+    keyed: bool,
+    /// Flat: bytes before the data (`len`, and `id` when keyed).
+    hdr: usize,
     flat_len: usize,
     /// Flat over shm: read samples in their iceoryx chunks.
     in_place: bool,
@@ -688,21 +763,21 @@ pub struct CycloneReader {
 // their release within one `recv` call; CycloneDDS entities may be used from any thread.
 unsafe impl Send for CycloneReader {}
 
-/// The data of a `Flat<N>` sample at `p`, or the length it claims if that
-/// exceeds N.
+/// The data of a flat sample at `p` (`hdr` bytes of `[id,] len` before
+/// it), or the length it claims if that exceeds N.
 ///
 /// # Safety
-/// `p` must point to a `Flat<N>` sample (4 + `flat_len` bytes, 4-aligned)
-/// that stays valid for `'a`.
+/// `p` must point to a `Flat<N>` or `KeyedFlat<N>` sample (`hdr` +
+/// `flat_len` bytes, 4-aligned) that stays valid for `'a`.
 #[inline(always)]
-unsafe fn flat_view<'a>(p: *const c_void, flat_len: usize) -> Result<&'a [u8], usize> {
+unsafe fn flat_view<'a>(p: *const c_void, hdr: usize, flat_len: usize) -> Result<&'a [u8], usize> {
     // SAFETY: per the caller.
     unsafe {
-        let len = (p as *const u32).read() as usize;
+        let len = ((p as *const u8).add(hdr - 4) as *const u32).read() as usize;
         if len > flat_len {
             return Err(len);
         }
-        Ok(std::slice::from_raw_parts((p as *const u8).add(4), len))
+        Ok(std::slice::from_raw_parts((p as *const u8).add(hdr), len))
     }
 }
 
@@ -745,7 +820,7 @@ impl CycloneReader {
                 self.raw[i]
             };
             // SAFETY: a Flat<N> sample, valid until the serdata is released.
-            match unsafe { flat_view(p, self.flat_len) } {
+            match unsafe { flat_view(p, self.hdr, self.flat_len) } {
                 Ok(v) => on_sample(v),
                 Err(len) => {
                     bad = Some(len);
@@ -796,7 +871,7 @@ impl CycloneReader {
             let p = self.ptrs[i];
             if self.flat {
                 // SAFETY: a loaned Flat<N> sample, valid until returned.
-                match unsafe { flat_view(p, self.flat_len) } {
+                match unsafe { flat_view(p, self.hdr, self.flat_len) } {
                     Ok(v) => on_sample(v),
                     Err(len) => {
                         bad = Some(len);
@@ -807,7 +882,13 @@ impl CycloneReader {
                 let mut data: *const u8 = std::ptr::null();
                 let mut len = 0u32;
                 // SAFETY: a loaned pubsubperf_Bytes sample.
-                unsafe { sys::pp_bytes_view(p, &mut data, &mut len) };
+                unsafe {
+                    if self.keyed {
+                        sys::pp_keyed_bytes_view(p, &mut data, &mut len)
+                    } else {
+                        sys::pp_bytes_view(p, &mut data, &mut len)
+                    }
+                };
                 if data.is_null() {
                     on_sample(&[]);
                 } else {
@@ -849,7 +930,7 @@ impl Reader for CycloneReader {
                 return Err(BindingError::MatchTimeout(
                     timeout,
                     format!(
-                        "topic {}: no writer discovered (both sides need the same --opt domain, --transport and QoS, and UDP between them)",
+                        "topic {}: no writer discovered (both sides need the same --domain, --transport and QoS, and UDP between them)",
                         self.topic
                     ),
                 ));
@@ -1039,9 +1120,9 @@ mod tests {
     #[test]
     fn keep_all_is_refused_over_shm() {
         let mut c = shm_reliable("ka");
-        c.options.insert("history".into(), "keep-all".into());
+        c.history = Some(History::KeepAll);
         let e = CycloneDds::validate(&c).unwrap_err().to_string();
-        assert!(e.starts_with("--opt history=keep-all"), "{e}");
+        assert!(e.starts_with("--history keep-all"), "{e}");
     }
 
     #[test]

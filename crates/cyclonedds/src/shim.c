@@ -30,33 +30,55 @@ int32_t pp_topic_bytes(int32_t pp, const char *name) {
 
 /* A fixed-size type built for the run's size:
  *   struct pubsubperf::Flat<N> { uint32 len; octet data[N]; }
+ * or, keyed (--instances):
+ *   struct pubsubperf::KeyedFlat<N> { @key uint32 id; uint32 len; octet data[N]; }
  * `len` says how much of `data` the sample uses. The descriptor must live
  * as long as the topic: the caller frees it with pp_flat_free after deleting
  * the participant. */
 struct pp_flat_desc {
   dds_topic_descriptor_t desc;
-  uint32_t ops[6];
+  dds_key_descriptor_t key;
+  uint32_t ops[12];
   char name[48];
 };
 
-void *pp_flat_new(uint32_t n) {
+void *pp_flat_new(uint32_t n, int keyed) {
   struct pp_flat_desc *f = calloc(1, sizeof *f);
   if (f == NULL) return NULL;
-  f->ops[0] = DDS_OP_ADR | DDS_OP_TYPE_4BY;
-  f->ops[1] = 0;
-  f->ops[2] = DDS_OP_ADR | DDS_OP_TYPE_ARR | DDS_OP_SUBTYPE_1BY;
-  f->ops[3] = 4;
-  f->ops[4] = n;
-  f->ops[5] = DDS_OP_RTS;
-  snprintf(f->name, sizeof f->name, "pubsubperf::Flat%u", n);
+  uint32_t i = 0, nops = 0, off = 0;
+  if (keyed) {
+    f->ops[i++] = DDS_OP_ADR | DDS_OP_FLAG_KEY | DDS_OP_FLAG_MU | DDS_OP_TYPE_4BY;
+    f->ops[i++] = off;
+    off += 4;
+    nops++;
+  }
+  f->ops[i++] = DDS_OP_ADR | DDS_OP_TYPE_4BY;
+  f->ops[i++] = off;
+  off += 4;
+  f->ops[i++] = DDS_OP_ADR | DDS_OP_TYPE_ARR | DDS_OP_SUBTYPE_1BY;
+  f->ops[i++] = off;
+  f->ops[i++] = n;
+  nops += 2;
+  f->ops[i++] = DDS_OP_RTS;
+  if (keyed) {
+    /* The key list: one key, described by the op at index 0. */
+    f->key.m_name = "id";
+    f->key.m_offset = i;
+    f->key.m_idx = 0;
+    f->ops[i++] = DDS_OP_KOF | 1;
+    f->ops[i++] = 0;
+    nops++;
+  }
+  snprintf(f->name, sizeof f->name, keyed ? "pubsubperf::KeyedFlat%u" : "pubsubperf::Flat%u", n);
   /* The descriptor's members are const: initialise a copy, then move it in. */
-  dds_topic_descriptor_t d = {.m_size = 4 + n,
+  dds_topic_descriptor_t d = {.m_size = off + n,
                               .m_align = 4,
-                              .m_flagset = DDS_TOPIC_FIXED_SIZE,
-                              .m_nkeys = 0,
+                              .m_flagset = DDS_TOPIC_FIXED_SIZE |
+                                           (keyed ? DDS_TOPIC_FIXED_KEY | DDS_TOPIC_FIXED_KEY_XCDR2 : 0),
+                              .m_nkeys = keyed ? 1 : 0,
                               .m_typename = f->name,
-                              .m_keys = NULL,
-                              .m_nops = 2,
+                              .m_keys = keyed ? &f->key : NULL,
+                              .m_nops = nops,
                               .m_ops = f->ops,
                               .m_meta = ""};
   memcpy(&f->desc, &d, sizeof d);
@@ -65,14 +87,23 @@ void *pp_flat_new(uint32_t n) {
 
 void pp_flat_free(void *f) { free(f); }
 
+int32_t pp_topic_keyed_bytes(int32_t pp, const char *name) {
+  return dds_create_topic(pp, &pubsubperf_KeyedBytes_desc, name, NULL, NULL);
+}
+
 int32_t pp_topic_flat(int32_t pp, const char *name, void *flat) {
   return dds_create_topic(pp, &((struct pp_flat_desc *)flat)->desc, name, NULL, NULL);
 }
 
-/* history: 0 keep-last, 1 keep-all. durability: 0 volatile, 1 transient-local. */
+/* history: 0 keep-last, 1 keep-all. durability: 0 volatile, 1 transient-local.
+ * latency_budget_ns > 0 makes a writer asynchronous (--async): CycloneDDS
+ * then hands its packets to the domain's "sendq" thread instead of sending
+ * them on the writing thread. Readers get the same budget, so that the
+ * writer's offer matches their request. */
 static dds_qos_t *make_qos(int reliable, int64_t max_blocking_ns, int history, int32_t depth,
-                           int32_t max_samples, int durability) {
+                           int32_t max_samples, int durability, int64_t latency_budget_ns) {
   dds_qos_t *q = dds_create_qos();
+  if (latency_budget_ns > 0) dds_qset_latency_budget(q, latency_budget_ns);
   if (reliable)
     dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, max_blocking_ns);
   else
@@ -83,20 +114,26 @@ static dds_qos_t *make_qos(int reliable, int64_t max_blocking_ns, int history, i
     dds_qset_history(q, DDS_HISTORY_KEEP_LAST, depth);
   if (max_samples > 0) dds_qset_resource_limits(q, max_samples, DDS_LENGTH_UNLIMITED, DDS_LENGTH_UNLIMITED);
   dds_qset_durability(q, durability == 1 ? DDS_DURABILITY_TRANSIENT_LOCAL : DDS_DURABILITY_VOLATILE);
+  /* What a transient-local writer keeps for late readers is its
+   * DURABILITY_SERVICE history (KEEP_LAST 1 by default): the writer's own. */
+  if (durability == 1)
+    dds_qset_durability_service(q, 0, history == 1 ? DDS_HISTORY_KEEP_ALL : DDS_HISTORY_KEEP_LAST,
+                                history == 1 ? 1 : depth, max_samples > 0 ? max_samples : DDS_LENGTH_UNLIMITED,
+                                DDS_LENGTH_UNLIMITED, DDS_LENGTH_UNLIMITED);
   return q;
 }
 
 int32_t pp_create_writer(int32_t pp, int32_t tp, int reliable, int64_t max_blocking_ns, int history,
-                         int32_t depth, int32_t max_samples, int durability) {
-  dds_qos_t *q = make_qos(reliable, max_blocking_ns, history, depth, max_samples, durability);
+                         int32_t depth, int32_t max_samples, int durability, int64_t latency_budget_ns) {
+  dds_qos_t *q = make_qos(reliable, max_blocking_ns, history, depth, max_samples, durability, latency_budget_ns);
   int32_t wr = dds_create_writer(pp, tp, q, NULL);
   dds_delete_qos(q);
   return wr;
 }
 
 int32_t pp_create_reader(int32_t pp, int32_t tp, int reliable, int history, int32_t depth,
-                         int32_t max_samples, int durability) {
-  dds_qos_t *q = make_qos(reliable, DDS_SECS(1), history, depth, max_samples, durability);
+                         int32_t max_samples, int durability, int64_t latency_budget_ns) {
+  dds_qos_t *q = make_qos(reliable, DDS_SECS(1), history, depth, max_samples, durability, latency_budget_ns);
   int32_t rd = dds_create_reader(pp, tp, q, NULL);
   dds_delete_qos(q);
   return rd;
@@ -130,7 +167,23 @@ int32_t pp_write_bytes(int32_t wr, uint8_t *buf, uint32_t len) {
   return dds_write(wr, &s);
 }
 
+int32_t pp_write_keyed_bytes(int32_t wr, uint32_t id, uint8_t *buf, uint32_t len) {
+  pubsubperf_KeyedBytes s;
+  s.id = id;
+  s.data._maximum = len;
+  s.data._length = len;
+  s.data._buffer = buf;
+  s.data._release = false;
+  return dds_write(wr, &s);
+}
+
 int32_t pp_write(int32_t wr, void *sample) { return dds_write(wr, sample); }
+
+/* --async: CycloneDDS 0.10 queues an asynchronous writer's packet for its
+ * send thread but wakes that thread only when the queue already holds one
+ * (or on a flush), so a lone sample (a ping) would wait for the next write.
+ * The binding flushes after every asynchronous write. */
+void pp_write_flush(int32_t wr) { dds_write_flush(wr); }
 
 int32_t pp_loan(int32_t wr, void **sample) { return dds_loan_sample(wr, sample); }
 
@@ -153,6 +206,12 @@ int32_t pp_return_loan(int32_t rd, void **ptrs, int32_t n) { return dds_return_l
 
 void pp_bytes_view(const void *sample, const uint8_t **data, uint32_t *len) {
   const pubsubperf_Bytes *s = sample;
+  *data = s->data._buffer;
+  *len = s->data._length;
+}
+
+void pp_keyed_bytes_view(const void *sample, const uint8_t **data, uint32_t *len) {
+  const pubsubperf_KeyedBytes *s = sample;
   *data = s->data._buffer;
   *len = s->data._length;
 }

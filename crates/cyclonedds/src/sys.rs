@@ -9,7 +9,8 @@ unsafe extern "C" {
     pub fn pp_create_participant(id: u32) -> i32;
     pub fn pp_delete(entity: i32) -> i32;
     pub fn pp_topic_bytes(pp: i32, name: *const c_char) -> i32;
-    pub fn pp_flat_new(n: u32) -> *mut c_void;
+    pub fn pp_flat_new(n: u32, keyed: c_int) -> *mut c_void;
+    pub fn pp_topic_keyed_bytes(pp: i32, name: *const c_char) -> i32;
     pub fn pp_flat_free(flat: *mut c_void);
     pub fn pp_topic_flat(pp: i32, name: *const c_char, flat: *mut c_void) -> i32;
     #[allow(clippy::too_many_arguments)]
@@ -22,7 +23,9 @@ unsafe extern "C" {
         depth: i32,
         max_samples: i32,
         durability: c_int,
+        latency_budget_ns: i64,
     ) -> i32;
+    #[allow(clippy::too_many_arguments)]
     pub fn pp_create_reader(
         pp: i32,
         tp: i32,
@@ -31,17 +34,21 @@ unsafe extern "C" {
         depth: i32,
         max_samples: i32,
         durability: c_int,
+        latency_budget_ns: i64,
     ) -> i32;
     pub fn pp_create_waitset(pp: i32, rd: i32) -> i32;
     pub fn pp_wait(ws: i32, timeout_ns: i64) -> i32;
     pub fn pp_write_bytes(wr: i32, buf: *mut u8, len: u32) -> i32;
+    pub fn pp_write_keyed_bytes(wr: i32, id: u32, buf: *mut u8, len: u32) -> i32;
     pub fn pp_write(wr: i32, sample: *mut c_void) -> i32;
+    pub fn pp_write_flush(wr: i32);
     pub fn pp_loan(wr: i32, sample: *mut *mut c_void) -> i32;
     pub fn pp_loan_available(wr: i32) -> c_int;
     pub fn pp_shm_available(entity: i32) -> c_int;
     pub fn pp_take(rd: i32, ptrs: *mut *mut c_void, valid: *mut u8, max: u32) -> i32;
     pub fn pp_return_loan(rd: i32, ptrs: *mut *mut c_void, n: i32) -> i32;
     pub fn pp_bytes_view(sample: *const c_void, data: *mut *const u8, len: *mut u32);
+    pub fn pp_keyed_bytes_view(sample: *const c_void, data: *mut *const u8, len: *mut u32);
     pub fn pp_publication_matched(wr: i32, count: *mut u32) -> i32;
     pub fn pp_subscription_matched(rd: i32, count: *mut u32) -> i32;
     pub fn pp_take_serdata(
@@ -77,8 +84,11 @@ mod missing {
     pub unsafe fn pp_topic_bytes(_: i32, _: *const c_char) -> i32 {
         UNSUPPORTED
     }
-    pub unsafe fn pp_flat_new(_: u32) -> *mut c_void {
+    pub unsafe fn pp_flat_new(_: u32, _: c_int) -> *mut c_void {
         std::ptr::null_mut()
+    }
+    pub unsafe fn pp_topic_keyed_bytes(_: i32, _: *const c_char) -> i32 {
+        UNSUPPORTED
     }
     pub unsafe fn pp_flat_free(_: *mut c_void) {}
     pub unsafe fn pp_topic_flat(_: i32, _: *const c_char, _: *mut c_void) -> i32 {
@@ -93,6 +103,7 @@ mod missing {
         _: i32,
         _: i32,
         _: c_int,
+        _: i64,
     ) -> i32 {
         UNSUPPORTED
     }
@@ -104,6 +115,7 @@ mod missing {
         _: i32,
         _: i32,
         _: c_int,
+        _: i64,
     ) -> i32 {
         UNSUPPORTED
     }
@@ -116,9 +128,13 @@ mod missing {
     pub unsafe fn pp_write_bytes(_: i32, _: *mut u8, _: u32) -> i32 {
         UNSUPPORTED
     }
+    pub unsafe fn pp_write_keyed_bytes(_: i32, _: u32, _: *mut u8, _: u32) -> i32 {
+        UNSUPPORTED
+    }
     pub unsafe fn pp_write(_: i32, _: *mut c_void) -> i32 {
         UNSUPPORTED
     }
+    pub unsafe fn pp_write_flush(_: i32) {}
     pub unsafe fn pp_loan(_: i32, _: *mut *mut c_void) -> i32 {
         UNSUPPORTED
     }
@@ -135,6 +151,7 @@ mod missing {
         UNSUPPORTED
     }
     pub unsafe fn pp_bytes_view(_: *const c_void, _: *mut *const u8, _: *mut u32) {}
+    pub unsafe fn pp_keyed_bytes_view(_: *const c_void, _: *mut *const u8, _: *mut u32) {}
     pub unsafe fn pp_publication_matched(_: i32, _: *mut u32) -> i32 {
         UNSUPPORTED
     }

@@ -10,6 +10,9 @@
 //   module pubsubperf {
 //     struct Bytes { sequence<octet> data; };          // data type "bytes"
 //     struct Flat<N> { uint32 len; octet data[N]; };   // data type "flat", N = run's sample size
+//     // --instances: the keyed variants, key `id` (instances written round-robin)
+//     struct KeyedBytes { @key uint32 id; sequence<octet> data; };
+//     struct KeyedFlat<N> { @key uint32 id; uint32 len; octet data[N]; };
 //   };
 
 #include <fastcdr/Cdr.h>
@@ -64,6 +67,8 @@ struct PpfConfig {
     int32_t reader_depth;      // same for readers
     int32_t transient_local;   // durability
     int32_t async_publish;     // asynchronous publish mode
+    int64_t latency_budget_ns; // LATENCY_BUDGET of writers and readers (0: default)
+    int32_t instances;         // keyed type with this many instances (0: unkeyed)
     int32_t multicast;         // readers listen on a multicast locator
     uint32_t socket_buffer;    // 0: system default
     uint32_t shm_segment;      // SHM transport segment size
@@ -94,14 +99,28 @@ struct BytesSample {
     uint32_t len;
     uint32_t cap;
     uint8_t* buf;
+    uint32_t id;  // the key (keyed type only)
 };
+
+// The key hash of a key that is one uint32: its big-endian serialized form,
+// zero-padded to 16 bytes (no MD5: the key is shorter than 16 bytes).
+bool key_hash(uint32_t id, InstanceHandle_t* handle) {
+    for (int i = 0; i < 16; i++) handle->value[i] = 0;
+    handle->value[0] = static_cast<uint8_t>(id >> 24);
+    handle->value[1] = static_cast<uint8_t>(id >> 16);
+    handle->value[2] = static_cast<uint8_t>(id >> 8);
+    handle->value[3] = static_cast<uint8_t>(id);
+    return true;
+}
 
 class BytesType : public TopicDataType {
 public:
-    explicit BytesType(uint32_t max) : max_(max) {
-        setName("pubsubperf::Bytes");  // = idlc's m_typename on the CycloneDDS side
-        m_typeSize = 4 + 4 + max + 3;   // encapsulation + length + octets (+ padding)
-        m_isGetKeyDefined = false;
+    BytesType(uint32_t max, bool keyed) : max_(max), keyed_(keyed) {
+        // = idlc's m_typename on the CycloneDDS side
+        setName(keyed ? "pubsubperf::KeyedBytes" : "pubsubperf::Bytes");
+        // encapsulation + [key] + length + octets (+ padding)
+        m_typeSize = 4 + (keyed ? 4 : 0) + 4 + max + 3;
+        m_isGetKeyDefined = keyed;
         auto_fill_type_object(false);   // no XTypes: CycloneDDS matches on the name
         auto_fill_type_information(false);
     }
@@ -112,6 +131,7 @@ public:
         payload->encapsulation = ser.endianness() == cdr::Cdr::BIG_ENDIANNESS ? CDR_BE : CDR_LE;
         try {
             ser.serialize_encapsulation();
+            if (keyed_) ser << s->id;
             ser << s->len;
             ser.serializeArray(s->buf, s->len);
         } catch (cdr::exception::Exception&) {
@@ -126,6 +146,7 @@ public:
         cdr::Cdr des(fb, cdr::Cdr::DEFAULT_ENDIAN, cdr::Cdr::DDS_CDR);
         try {
             des.read_encapsulation();
+            if (keyed_) des >> s->id;
             uint32_t n = 0;
             des >> n;
             if (n > s->cap) {
@@ -139,10 +160,11 @@ public:
         return true;
     }
     std::function<uint32_t()> getSerializedSizeProvider(void* data) override {
-        return [data]() -> uint32_t { return 8 + static_cast<BytesSample*>(data)->len; };
+        uint32_t head = keyed_ ? 12 : 8;
+        return [data, head]() -> uint32_t { return head + static_cast<BytesSample*>(data)->len; };
     }
     void* createData() override {
-        auto* s = new BytesSample{0, max_, new uint8_t[max_ ? max_ : 1]()};
+        auto* s = new BytesSample{0, max_, new uint8_t[max_ ? max_ : 1](), 0};
         return s;
     }
     void deleteData(void* data) override {
@@ -150,21 +172,25 @@ public:
         delete[] s->buf;
         delete s;
     }
-    bool getKey(void*, InstanceHandle_t*, bool) override { return false; }
+    bool getKey(void* data, InstanceHandle_t* handle, bool) override {
+        return keyed_ && key_hash(static_cast<BytesSample*>(data)->id, handle);
+    }
 
 private:
     uint32_t max_;
+    bool keyed_;
 };
 
-// Flat<N>: { uint32 len; octet data[N]; } laid out in memory exactly as
-// XCDR1 little endian puts it on the wire, so a plain type: no
-// serialization, loans, data sharing.
+// Flat<N>: { uint32 len; octet data[N]; } (keyed: KeyedFlat<N> { uint32 id;
+// uint32 len; octet data[N]; }) laid out in memory exactly as XCDR1 little
+// endian puts it on the wire, so a plain type: no serialization, loans,
+// data sharing.
 class FlatType : public TopicDataType {
 public:
-    explicit FlatType(uint32_t n) : n_(n) {
-        setName(("pubsubperf::Flat" + std::to_string(n)).c_str());
-        m_typeSize = 4 + 4 + n;  // encapsulation + struct
-        m_isGetKeyDefined = false;
+    FlatType(uint32_t n, bool keyed) : n_(n), hdr_(keyed ? 8 : 4), keyed_(keyed) {
+        setName(((keyed ? "pubsubperf::KeyedFlat" : "pubsubperf::Flat") + std::to_string(n)).c_str());
+        m_typeSize = 4 + hdr_ + n;  // encapsulation + struct
+        m_isGetKeyDefined = keyed;
         auto_fill_type_object(false);
         auto_fill_type_information(false);
     }
@@ -177,7 +203,7 @@ public:
         payload->data[1] = 1;  // CDR_LE
         payload->data[2] = 0;
         payload->data[3] = 0;
-        std::memcpy(payload->data + 4, data, 4 + n_);
+        std::memcpy(payload->data + 4, data, hdr_ + n_);
         payload->length = m_typeSize;
         return true;
     }
@@ -185,22 +211,29 @@ public:
         if (payload->length < m_typeSize) {
             return false;
         }
-        std::memcpy(data, payload->data + 4, 4 + n_);
+        std::memcpy(data, payload->data + 4, hdr_ + n_);
         return true;
     }
     std::function<uint32_t()> getSerializedSizeProvider(void*) override {
         uint32_t n = m_typeSize;
         return [n]() -> uint32_t { return n; };
     }
-    void* createData() override { return new (std::nothrow) uint8_t[4 + n_](); }
+    void* createData() override { return new (std::nothrow) uint8_t[hdr_ + n_](); }
     void deleteData(void* data) override { delete[] static_cast<uint8_t*>(data); }
-    bool getKey(void*, InstanceHandle_t*, bool) override { return false; }
+    bool getKey(void* data, InstanceHandle_t* handle, bool) override {
+        if (!keyed_) return false;
+        uint32_t id;
+        std::memcpy(&id, data, 4);
+        return key_hash(id, handle);
+    }
     bool is_bounded() const override { return true; }
     bool is_plain() const override { return true; }
     bool construct_sample(void*) const override { return true; }  // raw octets: nothing to construct
 
 private:
     uint32_t n_;
+    uint32_t hdr_;
+    bool keyed_;
 };
 
 struct Opaque {};
@@ -215,6 +248,7 @@ struct PpfParticipant {
     PpfConfig cfg{};
     std::string bind_ip;
     bool flat = false;
+    uint32_t hdr = 4;  // flat: bytes before the data (len, and id when keyed)
     bool from_xml = false;
 };
 
@@ -263,10 +297,11 @@ PpfParticipant* ppf_open(const PpfConfig* cfg, char* err, size_t errlen) {
     p->cfg = *cfg;
     p->bind_ip = cfg->bind_ip ? cfg->bind_ip : "127.0.0.1";
     p->flat = cfg->flat != 0;
+    p->hdr = cfg->instances > 0 ? 8 : 4;
     DomainParticipantQos pq = PARTICIPANT_QOS_DEFAULT;
     if (cfg->qos_file && cfg->qos_file[0]) {
         if (f->load_XML_profiles_file(cfg->qos_file) != ReturnCode_t::RETCODE_OK) {
-            set_err(err, errlen, std::string("--opt qos-file=") + cfg->qos_file + ": Fast DDS could not load it");
+            set_err(err, errlen, std::string("--qos-file ") + cfg->qos_file + ": Fast DDS could not load it");
             delete p;
             return nullptr;
         }
@@ -333,9 +368,9 @@ PpfParticipant* ppf_open(const PpfConfig* cfg, char* err, size_t errlen) {
         return nullptr;
     }
     if (p->flat) {
-        p->type = TypeSupport(new FlatType(cfg->max_size));
+        p->type = TypeSupport(new FlatType(cfg->max_size, cfg->instances > 0));
     } else {
-        p->type = TypeSupport(new BytesType(cfg->max_size));
+        p->type = TypeSupport(new BytesType(cfg->max_size, cfg->instances > 0));
     }
     if (p->type.register_type(p->pp) != ReturnCode_t::RETCODE_OK) {
         set_err(err, errlen, "Fast DDS could not register type " + p->type.get_type_name());
@@ -370,6 +405,18 @@ template <class Q>
 static void endpoint_qos(const PpfConfig& c, Q& q, int32_t depth, bool limits) {
     q.reliability().kind = c.reliable ? RELIABLE_RELIABILITY_QOS : BEST_EFFORT_RELIABILITY_QOS;
     q.durability().kind = c.transient_local ? TRANSIENT_LOCAL_DURABILITY_QOS : VOLATILE_DURABILITY_QOS;
+    auto& rl = q.resource_limits();
+    if (c.instances > 0) {
+        // Keyed (--instances): `depth` per instance, but Fast DDS wants
+        // max_samples >= max_instances * max_samples_per_instance, and the
+        // total stays bounded (a zero-copy writer's data-sharing pool keeps
+        // its size: the instances share it).
+        int64_t cap = (limits && c.zero_copy) ? depth : 1000000;
+        if (static_cast<int64_t>(depth) * c.instances > cap) {
+            depth = static_cast<int32_t>(cap / c.instances);
+            if (depth < 1) depth = 1;
+        }
+    }
     if (c.keep_all) {
         q.history().kind = KEEP_ALL_HISTORY_QOS;
         q.history().depth = 1;
@@ -378,11 +425,23 @@ static void endpoint_qos(const PpfConfig& c, Q& q, int32_t depth, bool limits) {
         q.history().depth = depth;
     }
     if (limits) {
-        q.resource_limits().max_samples = depth;
-        q.resource_limits().max_samples_per_instance = depth;
-    } else if (depth > q.resource_limits().max_samples_per_instance) {
-        q.resource_limits().max_samples_per_instance = depth;
-        if (depth > q.resource_limits().max_samples) q.resource_limits().max_samples = depth;
+        rl.max_samples = depth;
+        rl.max_samples_per_instance = depth;
+    } else if (depth > rl.max_samples_per_instance) {
+        rl.max_samples_per_instance = depth;
+        if (depth > rl.max_samples) rl.max_samples = depth;
+    }
+    if (c.instances > 0) {
+        // Fast DDS allows 10 instances by default.
+        rl.max_instances = c.instances;
+        rl.max_samples_per_instance = depth;
+        int32_t total = depth * c.instances;
+        if (limits || total > rl.max_samples) rl.max_samples = total;
+    }
+    if (c.latency_budget_ns > 0) {
+        q.latency_budget().duration = eprosima::fastrtps::Duration_t(
+            static_cast<int32_t>(c.latency_budget_ns / 1000000000),
+            static_cast<uint32_t>(c.latency_budget_ns % 1000000000));
     }
     // Preallocate a few samples (bounded to ~256 MiB), grow beyond them on demand.
     int32_t prealloc = static_cast<int32_t>((256u << 20) / (c.max_size ? c.max_size : 1));
@@ -468,7 +527,7 @@ int32_t ppf_writer_matched(PpfWriter* w) {
 
 // The buffer `send` fills: the octets of the scratch sample.
 uint8_t* ppf_writer_buffer(PpfWriter* w) {
-    if (w->flat) return static_cast<uint8_t*>(w->scratch) + 4;
+    if (w->flat) return static_cast<uint8_t*>(w->scratch) + w->p->hdr;
     return static_cast<BytesSample*>(w->scratch)->buf;
 }
 
@@ -479,12 +538,20 @@ static int32_t rc_of(ReturnCode_t rc) {
     return 3;
 }
 
-// Writes the scratch sample with `len` octets. 0 ok, 1 timeout, 2 out of resources, 3 error.
-int32_t ppf_write(PpfWriter* w, uint32_t len) {
+// Sets `[id,] len` of a flat sample.
+static void flat_head(uint8_t* s, uint32_t hdr, uint32_t id, uint32_t len) {
+    if (hdr == 8) std::memcpy(s, &id, 4);
+    std::memcpy(s + hdr - 4, &len, 4);
+}
+
+// Writes the scratch sample with `len` octets and key `id` (keyed types).
+// 0 ok, 1 timeout, 2 out of resources, 3 error.
+int32_t ppf_write(PpfWriter* w, uint32_t len, uint32_t id) {
     if (w->flat) {
-        std::memcpy(w->scratch, &len, 4);
+        flat_head(static_cast<uint8_t*>(w->scratch), w->p->hdr, id, len);
     } else {
         static_cast<BytesSample*>(w->scratch)->len = len;
+        static_cast<BytesSample*>(w->scratch)->id = id;
     }
     return rc_of(w->w->write(w->scratch, eprosima::fastrtps::rtps::c_InstanceHandle_Unknown));
 }
@@ -497,12 +564,12 @@ uint8_t* ppf_loan(PpfWriter* w, int32_t* rc) {
     *rc = rc_of(r);
     if (r != ReturnCode_t::RETCODE_OK) return nullptr;
     w->loan = s;
-    return static_cast<uint8_t*>(s) + 4;
+    return static_cast<uint8_t*>(s) + w->p->hdr;
 }
 
 // Publishes the loaned sample (the middleware takes it back).
-int32_t ppf_write_loan(PpfWriter* w, uint32_t len) {
-    std::memcpy(w->loan, &len, 4);
+int32_t ppf_write_loan(PpfWriter* w, uint32_t len, uint32_t id) {
+    flat_head(static_cast<uint8_t*>(w->loan), w->p->hdr, id, len);
     ReturnCode_t r = w->w->write(w->loan, eprosima::fastrtps::rtps::c_InstanceHandle_Unknown);
     if (r != ReturnCode_t::RETCODE_OK) {
         w->w->discard_loan(w->loan);
@@ -582,10 +649,11 @@ int32_t ppf_take(PpfReader* r, const uint8_t** data, uint32_t* len) {
             }
             r->holding = true;
             const uint8_t* s = static_cast<const uint8_t*>(r->loans.buffer()[0]);
+            uint32_t hdr = r->p->hdr;
             uint32_t n;
-            std::memcpy(&n, s, 4);
+            std::memcpy(&n, s + hdr - 4, 4);
             if (n > r->p->cfg.max_size) return -2;
-            *data = s + 4;
+            *data = s + hdr;
             *len = n;
             return 1;
         }
@@ -595,10 +663,11 @@ int32_t ppf_take(PpfReader* r, const uint8_t** data, uint32_t* len) {
         if (!r->info.valid_data) continue;
         if (r->flat) {
             const uint8_t* s = static_cast<const uint8_t*>(r->scratch);
+            uint32_t hdr = r->p->hdr;
             uint32_t n;
-            std::memcpy(&n, s, 4);
+            std::memcpy(&n, s + hdr - 4, 4);
             if (n > r->p->cfg.max_size) return -2;
-            *data = s + 4;
+            *data = s + hdr;
             *len = n;
         } else {
             auto* s = static_cast<BytesSample*>(r->scratch);

@@ -18,6 +18,8 @@ pub struct Config {
     pub reader_depth: i32,
     pub transient_local: i32,
     pub async_publish: i32,
+    pub latency_budget_ns: i64,
+    pub instances: i32,
     pub multicast: i32,
     pub socket_buffer: u32,
     pub shm_segment: u32,
@@ -50,9 +52,9 @@ unsafe extern "C" {
     pub fn ppf_delete_writer(w: *mut WriterH);
     pub fn ppf_writer_matched(w: *mut WriterH) -> i32;
     pub fn ppf_writer_buffer(w: *mut WriterH) -> *mut u8;
-    pub fn ppf_write(w: *mut WriterH, len: u32) -> i32;
+    pub fn ppf_write(w: *mut WriterH, len: u32, id: u32) -> i32;
     pub fn ppf_loan(w: *mut WriterH, rc: *mut i32) -> *mut u8;
-    pub fn ppf_write_loan(w: *mut WriterH, len: u32) -> i32;
+    pub fn ppf_write_loan(w: *mut WriterH, len: u32, id: u32) -> i32;
     pub fn ppf_create_reader(
         p: *mut Participant,
         topic: *const c_char,

@@ -73,13 +73,19 @@ pub fn dds_topic(run_id: &str, topic: &str) -> String {
     format!("pp_{}_{}", clean(run_id), clean(topic))
 }
 
-/// The DDS type name used for a run.
+/// The DDS type name used for a run (`Keyed...` with `--instances`).
 pub fn type_name(cfg: &EndpointConfig) -> String {
+    let keyed = if cfg.instances > 0 { "Keyed" } else { "" };
     match cfg.data_type {
-        DataType::Bytes => "pubsubperf::Bytes".into(),
-        DataType::Flat => format!("pubsubperf::Flat{}", cfg.max_sample_size),
+        DataType::Bytes => format!("pubsubperf::{keyed}Bytes"),
+        DataType::Flat => format!("pubsubperf::{keyed}Flat{}", cfg.max_sample_size),
     }
 }
+
+/// LATENCY_BUDGET of writers and readers with `--async`: the same as the
+/// `cyclonedds` binding offers there (where a non-zero budget is what makes
+/// a writer asynchronous), so that cross-vendor endpoints match.
+pub const ASYNC_LATENCY_BUDGET_NS: i64 = 1_000;
 
 fn version() -> String {
     // SAFETY: returns a static NUL-terminated string.
@@ -208,7 +214,7 @@ struct Plan {
 }
 
 fn plan(cfg: &EndpointConfig) -> Result<Plan, BindingError> {
-    let opts = Options::parse(&cfg.options)?;
+    let opts = Options::parse(cfg)?;
     if !caps().transports.contains(&cfg.transport.as_str()) {
         return Err(BindingError::Unsupported(format!(
             "--transport {}: fastdds offers udp, tcp, shm",
@@ -218,6 +224,11 @@ fn plan(cfg: &EndpointConfig) -> Result<Plan, BindingError> {
     if cfg.zero_copy && cfg.data_type != DataType::Flat {
         return Err(BindingError::Unsupported(
             "--zero-copy: fastdds loans need a plain type; add --data-type flat".into(),
+        ));
+    }
+    if cfg.zero_copy && cfg.instances > 0 {
+        return Err(BindingError::Unsupported(
+            "--instances: Fast DDS 2.9 data sharing (--zero-copy) refuses keyed types; drop one of them".into(),
         ));
     }
     if cfg.ipv6 {
@@ -258,7 +269,7 @@ fn plan(cfg: &EndpointConfig) -> Result<Plan, BindingError> {
     };
     let (keep_all, writer_depth, reader_depth) = match opts.history {
         Some(History::KeepAll) => (true, writer_depth as i32, reader_depth as i32),
-        Some(History::KeepLast(n)) => (false, n as i32, n as i32),
+        Some(History::KeepLast(n)) => (false, n.min(1_000_000) as i32, n.min(1_000_000) as i32),
         None => (
             cfg.reliability == Reliability::Reliable,
             writer_depth as i32,
@@ -285,6 +296,10 @@ impl Binding for FastDds {
             capabilities: caps(),
             available: Ok(()),
         }
+    }
+
+    fn qos_flags() -> &'static [&'static str] {
+        &pubsubperf_core::binding::QOS_FLAGS
     }
 
     fn validate(cfg: &EndpointConfig) -> Result<(), BindingError> {
@@ -330,6 +345,12 @@ impl Binding for FastDds {
             reader_depth: plan.reader_depth,
             transient_local: i32::from(plan.opts.transient_local),
             async_publish: i32::from(plan.opts.async_publish),
+            latency_budget_ns: if plan.opts.async_publish {
+                ASYNC_LATENCY_BUDGET_NS
+            } else {
+                0
+            },
+            instances: cfg.instances.min(i32::MAX as u32) as i32,
             multicast: i32::from(cfg.multicast),
             socket_buffer: cfg.socket_buffer.min(u32::MAX as usize) as u32,
             shm_segment: shm_segment as u32,
@@ -403,6 +424,9 @@ impl Binding for FastDds {
             scratch,
             max: self.cfg.max_sample_size,
             loans: self.cfg.zero_copy,
+            keyed: self.cfg.instances > 0,
+            instances: self.cfg.instances.max(1),
+            next_key: 0,
             block_timeout: Duration::from_millis(self.cfg.reliable_block_timeout_ms),
             cancel: self.cfg.cancel.clone(),
             topic: name,
@@ -410,7 +434,7 @@ impl Binding for FastDds {
                 "transport {}, type {}, domain {}",
                 self.cfg.transport,
                 type_name(&self.cfg),
-                Options::parse(&self.cfg.options)
+                Options::parse(&self.cfg)
                     .map(|o| o.domain_id(&self.cfg.run_id))
                     .unwrap_or(0)
             ),
@@ -445,6 +469,10 @@ pub struct FastWriter {
     scratch: *mut u8,
     max: usize,
     loans: bool,
+    /// `--instances`: the keyed type, instances written round-robin.
+    keyed: bool,
+    instances: u32,
+    next_key: u32,
     block_timeout: Duration,
     cancel: CancelToken,
     topic: String,
@@ -536,12 +564,20 @@ impl Writer for FastWriter {
                 limit: self.max,
             });
         }
+        // --instances: the next key, round-robin.
+        let id = self.next_key;
+        if self.keyed {
+            self.next_key += 1;
+            if self.next_key == self.instances {
+                self.next_key = 0;
+            }
+        }
         if self.loans {
             let p = self.loan()?;
             // SAFETY: the loaned sample has max >= len octets after its length field.
             fill(unsafe { std::slice::from_raw_parts_mut(p, len) });
             // SAFETY: publishes the loan taken above.
-            let rc = unsafe { ffi::ppf_write_loan(self.raw, len as u32) };
+            let rc = unsafe { ffi::ppf_write_loan(self.raw, len as u32, id) };
             return if rc == ffi::RC_OK {
                 Ok(())
             } else {
@@ -551,7 +587,7 @@ impl Writer for FastWriter {
         // SAFETY: scratch holds max >= len octets and is only touched here.
         fill(unsafe { std::slice::from_raw_parts_mut(self.scratch, len) });
         // SAFETY: raw is a live writer.
-        let rc = unsafe { ffi::ppf_write(self.raw, len as u32) };
+        let rc = unsafe { ffi::ppf_write(self.raw, len as u32, id) };
         if rc == ffi::RC_OK {
             Ok(())
         } else {

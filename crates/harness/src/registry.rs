@@ -109,6 +109,12 @@ pub fn multiple_publishers(name: &str) -> bool {
     with_binding!(name, B => B::multiple_publishers(), unknown => false)
 }
 
+/// The DDS QoS flags (`--history`, `--durability`, `--async`, `--domain`,
+/// `--qos-file`, `--instances`) the binding maps.
+pub fn qos_flags(name: &str) -> &'static [&'static str] {
+    with_binding!(name, B => B::qos_flags(), unknown => &[])
+}
+
 /// Facts about one binding.
 pub fn info(name: &str) -> Option<BindingInfo> {
     infos().into_iter().find(|i| i.name == name)
@@ -186,6 +192,24 @@ pub fn validate(spec: &RunSpec, remote: bool) -> Result<(), String> {
             return Err(format!(
                 "--subscribers {}: {name} supports one subscriber",
                 spec.subscribers
+            ));
+        }
+        if let Some(flag) = ep
+            .qos_flags_set()
+            .into_iter()
+            .find(|f| !qos_flags(name).contains(f))
+        {
+            let with: Vec<&str> = names()
+                .into_iter()
+                .filter(|n| qos_flags(n).contains(&flag))
+                .collect();
+            return Err(format!(
+                "{flag}: a DDS QoS, which {name} does not have (bindings with it: {})",
+                if with.is_empty() {
+                    "none in this build".to_string()
+                } else {
+                    with.join(", ")
+                }
             ));
         }
         if remote && !c.remote {

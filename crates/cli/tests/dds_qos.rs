@@ -1,0 +1,319 @@
+//! The DDS QoS flags through the real binary: refused (exit code 2, one
+//! line naming the flag) where they do not apply, mapped by `cyclonedds` and
+//! `fastdds`, and recorded in the results' config. No test asserts a
+//! latency or throughput figure.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    let mut v = args.to_vec();
+    if matches!(args.first(), Some(&"latency") | Some(&"throughput")) {
+        v.push("--no-save");
+    }
+    Command::new(env!("CARGO_BIN_EXE_pubsubperf"))
+        .args(v)
+        .output()
+        .expect("runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("json written")).expect("valid json")
+}
+
+/// True when this build has `name` and it runs here.
+fn available(name: &str) -> bool {
+    let o = run(&["bindings", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("bindings json");
+    v.as_array()
+        .expect("list")
+        .iter()
+        .any(|b| b["name"] == name && b["available"].get("Ok").is_some())
+}
+
+/// Asserts a one-line error on stderr, exit code 2, starting with `start`.
+fn usage_error(args: &[&str], start: &str) {
+    let o = run(args);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+    assert_eq!(
+        e.trim_end().lines().count(),
+        1,
+        "{args:?}: not one line: {e}"
+    );
+    assert!(
+        e.starts_with(&format!("pubsubperf: {start}")),
+        "{args:?}: {e}"
+    );
+}
+
+#[test]
+fn qos_flags_are_refused_where_they_do_not_apply() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let f = d.path().join("q.xml");
+    std::fs::write(&f, "<x/>").expect("write");
+    let f = f.to_str().unwrap();
+    for b in ["udp", "tcp", "shm"] {
+        for (flag, args) in [
+            ("--history", &["--history", "keep-all"][..]),
+            ("--durability", &["--durability", "transient-local"]),
+            ("--async", &["--async"]),
+            ("--domain", &["--domain", "7"]),
+            ("--qos-file", &["--qos-file", f]),
+            ("--instances", &["--instances", "4"]),
+        ] {
+            let mut a = vec!["latency", "-b", b, "-n", "10"];
+            a.extend_from_slice(args);
+            usage_error(&a, flag);
+        }
+    }
+    usage_error(&["latency", "--history", "keep-last:0"], "--history");
+    usage_error(&["latency", "--history", "some"], "--history");
+    usage_error(&["latency", "--durability", "forever"], "");
+    usage_error(&["latency", "--instances", "0"], "--instances 0");
+    usage_error(&["latency", "--qos-file", "/nonexistent.xml"], "--qos-file");
+    usage_error(&["latency", "--domain", "x"], "");
+}
+
+#[test]
+fn dds_refusals_name_the_flag() {
+    if available("cyclonedds") {
+        usage_error(
+            &["latency", "-b", "cyclonedds", "--domain", "231"],
+            "--domain 231",
+        );
+        usage_error(
+            &["latency", "-b", "cyclonedds", "--opt", "history=keep-all"],
+            "--opt history: now a flag, use --history",
+        );
+        usage_error(
+            &[
+                "latency",
+                "-b",
+                "cyclonedds",
+                "-t",
+                "shm",
+                "--history",
+                "keep-all",
+            ],
+            "--history keep-all",
+        );
+    }
+    if available("fastdds") {
+        usage_error(
+            &["latency", "-b", "fastdds", "--opt", "qos-file=/x.xml"],
+            "--opt qos-file: now a flag, use --qos-file",
+        );
+        usage_error(
+            &[
+                "latency",
+                "-b",
+                "fastdds",
+                "-t",
+                "shm",
+                "--zero-copy",
+                "--data-type",
+                "flat",
+                "--instances",
+                "2",
+            ],
+            "--instances",
+        );
+    }
+    if available("cyclonedds") && available("fastdds") {
+        let d = tempfile::tempdir().expect("tempdir");
+        let f = d.path().join("q.xml");
+        std::fs::write(&f, "<x/>").expect("write");
+        usage_error(
+            &[
+                "latency",
+                "-b",
+                "cyclonedds",
+                "--peer-binding",
+                "fastdds",
+                "--qos-file",
+                f.to_str().unwrap(),
+            ],
+            "--qos-file",
+        );
+    }
+}
+
+/// The vendor file of each binding used below: harmless settings.
+fn qos_file(binding: &str, dir: &Path) -> String {
+    let (name, text) = match binding {
+        "cyclonedds" => (
+            "cyclone.xml",
+            "<CycloneDDS><Domain id=\"any\"><General><MaxMessageSize>14720B</MaxMessageSize>\
+             </General></Domain></CycloneDDS>"
+                .to_string(),
+        ),
+        _ => (
+            "fastdds.xml",
+            r#"<?xml version="1.0" encoding="UTF-8" ?>
+<profiles xmlns="http://www.eprosima.com/XMLSchemas/fastRTPS_Profiles">
+  <publisher profile_name="pp_pub" is_default_profile="true">
+    <qos><partition><names><name>pp_test</name></names></partition></qos>
+  </publisher>
+  <subscriber profile_name="pp_sub" is_default_profile="true">
+    <qos><partition><names><name>pp_test</name></names></partition></qos>
+  </subscriber>
+</profiles>
+"#
+            .to_string(),
+        ),
+    };
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write qos file");
+    p.to_str().unwrap().to_string()
+}
+
+/// A reliable throughput run of `count` samples with `extra` flags: every
+/// sample arrives exactly once; returns the run's JSON.
+fn exact_run(binding: &str, peer: &str, count: u64, extra: &[&str]) -> serde_json::Value {
+    let d = tempfile::tempdir().expect("tempdir");
+    let j = d.path().join("r.json");
+    let n = count.to_string();
+    let mut a = vec![
+        "throughput",
+        "-b",
+        binding,
+        "--peer-binding",
+        peer,
+        "-s",
+        "256",
+        "-n",
+        &n,
+        "--reliable",
+        "--warmup",
+        "100ms",
+        "-q",
+        "--check",
+        "--json",
+        j.to_str().unwrap(),
+    ];
+    a.extend_from_slice(extra);
+    let o = run(&a);
+    assert!(o.status.success(), "{a:?}: {}", stderr(&o));
+    let r = json(&j)["runs"][0].clone();
+    let t = &r["throughput"];
+    assert_eq!(t["sent"], count, "{a:?}");
+    assert_eq!(
+        t["received"], count,
+        "{a:?}: every sample of every instance"
+    );
+    assert_eq!(t["lost"], 0, "{a:?}");
+    assert_eq!(t["duplicates"], 0, "{a:?}");
+    assert_eq!(r["bad_samples"], 0, "{a:?}");
+    r
+}
+
+#[test]
+fn dds_bindings_map_every_flag_and_record_it() {
+    for b in ["cyclonedds", "fastdds"] {
+        if !available(b) {
+            eprintln!("{b} not available here: skipped");
+            continue;
+        }
+        let d = tempfile::tempdir().expect("tempdir");
+        let q = qos_file(b, d.path());
+        let r = exact_run(
+            b,
+            b,
+            4000,
+            &[
+                "--history",
+                "keep-all",
+                "--durability",
+                "transient-local",
+                "--async",
+                "--domain",
+                "7",
+                "--instances",
+                "4",
+                "--qos-file",
+                &q,
+            ],
+        );
+        let ep = &r["config"]["endpoint"];
+        assert_eq!(ep["history"], "keep-all", "{b}");
+        assert_eq!(ep["durability"], "transient-local", "{b}");
+        assert_eq!(ep["async_publish"], true, "{b}");
+        assert_eq!(ep["domain"], 7, "{b}");
+        assert_eq!(ep["instances"], 4, "{b}");
+        assert_eq!(ep["qos_file"], q.as_str(), "{b}");
+        // Each flag alone, and keep-last.
+        for extra in [
+            &["--history", "keep-last:64", "--best-effort"][..],
+            &["--instances", "3", "--data-type", "flat"],
+        ] {
+            let reliable = !extra.contains(&"--best-effort");
+            let d = tempfile::tempdir().expect("tempdir");
+            let j = d.path().join("r.json");
+            let mut a = vec![
+                "latency",
+                "-b",
+                b,
+                "-n",
+                "300",
+                "--warmup",
+                "100ms",
+                "-q",
+                "--json",
+                j.to_str().unwrap(),
+            ];
+            a.extend_from_slice(extra);
+            let o = run(&a);
+            assert!(o.status.success(), "{a:?}: {}", stderr(&o));
+            let r = &json(&j)["runs"][0];
+            assert_eq!(r["latency_ns"]["count"], 300, "{a:?}");
+            assert_eq!(
+                r["config"]["endpoint"]["reliability"] == "reliable",
+                reliable
+            );
+        }
+        // Without the flags, the config says so (defaults recorded too).
+        let d = tempfile::tempdir().expect("tempdir");
+        let j = d.path().join("r.json");
+        let o = run(&[
+            "latency",
+            "-b",
+            b,
+            "-n",
+            "50",
+            "--warmup",
+            "100ms",
+            "-q",
+            "--json",
+            j.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{b}: {}", stderr(&o));
+        let ep = &json(&j)["runs"][0]["config"]["endpoint"];
+        assert!(ep["history"].is_null() && ep["durability"].is_null() && ep["domain"].is_null());
+        assert_eq!(
+            (ep["async_publish"].clone(), ep["instances"].clone()),
+            (false.into(), 0.into())
+        );
+    }
+}
+
+#[test]
+fn keyed_runs_across_vendors_count_exactly() {
+    if !(available("cyclonedds") && available("fastdds")) {
+        eprintln!("cyclonedds and fastdds needed: skipped");
+        return;
+    }
+    for (b, p) in [("cyclonedds", "fastdds"), ("fastdds", "cyclonedds")] {
+        let r = exact_run(
+            b,
+            p,
+            3000,
+            &["--instances", "4", "--async", "--domain", "9"],
+        );
+        assert_eq!(r["config"]["endpoint"]["instances"], 4);
+    }
+}

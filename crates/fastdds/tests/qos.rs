@@ -1,0 +1,315 @@
+//! The DDS QoS flags (`--history`, `--durability`, `--async`, `--domain`,
+//! `--qos-file`, `--instances`) on both DDS bindings, each binding with
+//! itself and the two with each other (Fast DDS and CycloneDDS in one
+//! process, over UDP). Every check counts samples; none measures time.
+
+use pubsubperf_core::sample::{Header, check_pattern, fill_pattern};
+use pubsubperf_core::{
+    Binding, BindingError, DataType, Durability, EndpointConfig, History, Reader, Reliability,
+    TopicSpec, WaitMode, Writer,
+};
+use pubsubperf_cyclonedds::CycloneDds;
+use pubsubperf_fastdds::FastDds;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+const WAIT: Duration = Duration::from_secs(15);
+/// One exchange at a time: the checks share the host's DDS ports.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn cfg(id: &str, data_type: DataType, size: usize) -> EndpointConfig {
+    let mut c = EndpointConfig::for_test(&format!("qos{}{id}", std::process::id()));
+    c.transport = "udp".into();
+    c.reliability = Reliability::Reliable;
+    c.wait = WaitMode::Block;
+    c.data_type = data_type;
+    c.max_sample_size = size;
+    c
+}
+
+fn topic(name: &str) -> TopicSpec {
+    TopicSpec {
+        name: name.into(),
+        index: 0,
+    }
+}
+
+fn send_seq<W: Writer>(w: &mut W, len: usize, seq: u64) {
+    w.send(len, |b| {
+        Header {
+            seq,
+            publisher: 0,
+            flags: 0,
+            timestamp: 0,
+        }
+        .write(b);
+        fill_pattern(b, seq);
+    })
+    .expect("send");
+}
+
+/// Reads until `n` distinct samples arrived (or `WAIT`); returns how many
+/// distinct ones came and how many twice. Samples are checked intact.
+fn receive<R: Reader>(r: &mut R, first: u64, n: u64) -> (u64, u64) {
+    let mut seen = vec![false; n as usize];
+    let (mut distinct, mut dup) = (0, 0);
+    let start = Instant::now();
+    while distinct < n && start.elapsed() < WAIT {
+        r.recv(Duration::from_millis(50), &mut |s: &[u8]| {
+            let h = Header::read(s).expect("header");
+            assert!(check_pattern(s, h.seq), "sample {} corrupted", h.seq);
+            let i = (h.seq - first) as usize;
+            if seen[i] {
+                dup += 1;
+            } else {
+                seen[i] = true;
+                distinct += 1;
+            }
+        })
+        .expect("recv");
+    }
+    (distinct, dup)
+}
+
+/// Writer on `P`, reader on `S`: a few lock-step samples, then (reliable) a
+/// burst of `burst`, every one of which must arrive exactly once.
+fn exchange<P: Binding, S: Binding>(cfg: &EndpointConfig, lockstep: u64, burst: u64) {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let len = cfg.max_sample_size;
+    let mut sub = S::open(cfg).expect("subscriber side open");
+    let (mut r, loc) = sub.create_reader(&topic("data")).expect("reader");
+    let mut publ = P::open(cfg).expect("publisher side open");
+    let mut w = publ.create_writer(&topic("data"), &[loc]).expect("writer");
+    w.wait_matched(1, WAIT).expect("writer matched");
+    r.wait_matched(WAIT).expect("reader matched");
+    for seq in 0..lockstep {
+        send_seq(&mut w, len, seq);
+        assert_eq!(receive(&mut r, seq, 1), (1, 0), "lock-step sample {seq}");
+    }
+    std::thread::scope(|s| {
+        let reader = s.spawn(|| receive(&mut r, lockstep, burst));
+        for seq in lockstep..lockstep + burst {
+            send_seq(&mut w, len, seq);
+        }
+        assert_eq!(
+            reader.join().expect("reader thread"),
+            (burst, 0),
+            "every burst sample exactly once"
+        );
+    });
+}
+
+macro_rules! all_pairs {
+    ($cfg:expr, $lockstep:expr, $burst:expr) => {{
+        let c: &EndpointConfig = $cfg;
+        let mut c = c.clone();
+        let base = c.run_id.clone();
+        c.run_id = format!("{base}cc");
+        exchange::<CycloneDds, CycloneDds>(&c, $lockstep, $burst);
+        c.run_id = format!("{base}ff");
+        exchange::<FastDds, FastDds>(&c, $lockstep, $burst);
+        c.run_id = format!("{base}cf");
+        exchange::<CycloneDds, FastDds>(&c, $lockstep, $burst);
+        c.run_id = format!("{base}fc");
+        exchange::<FastDds, CycloneDds>(&c, $lockstep, $burst);
+    }};
+}
+
+#[test]
+fn instances_deliver_every_sample_of_every_instance() {
+    let mut c = cfg("inst", DataType::Bytes, 256);
+    c.instances = 4;
+    all_pairs!(&c, 8, 2000);
+    let mut c = cfg("instflat", DataType::Flat, 1024);
+    c.instances = 7;
+    all_pairs!(&c, 8, 1000);
+}
+
+#[test]
+fn history_keep_all_and_keep_last() {
+    let mut c = cfg("ka", DataType::Bytes, 512);
+    c.history = Some(History::KeepAll);
+    all_pairs!(&c, 4, 2000);
+    // Keep-last under best effort, lock step only (a burst may overwrite).
+    let mut c = cfg("kl", DataType::Bytes, 512);
+    c.reliability = Reliability::BestEffort;
+    c.history = Some(History::KeepLast(8));
+    all_pairs!(&c, 20, 0);
+}
+
+#[test]
+fn async_publishing_delivers_lone_samples_and_bursts() {
+    // Lock step matters here: CycloneDDS's send thread must not wait for
+    // a second sample before sending the first.
+    let mut c = cfg("async", DataType::Bytes, 1024);
+    c.async_publish = true;
+    all_pairs!(&c, 50, 2000);
+}
+
+#[test]
+fn domain_id_is_used_by_both() {
+    let mut c = cfg("dom", DataType::Bytes, 128);
+    c.domain = Some(7);
+    all_pairs!(&c, 10, 500);
+    // Different domains never meet.
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut a = cfg("domapart", DataType::Bytes, 128);
+    a.domain = Some(7);
+    let mut b = a.clone();
+    b.domain = Some(8);
+    let mut sub = FastDds::open(&b).expect("open");
+    let (_r, loc) = sub.create_reader(&topic("data")).expect("reader");
+    let mut publ = CycloneDds::open(&a).expect("open");
+    let mut w = publ.create_writer(&topic("data"), &[loc]).expect("writer");
+    let e = w.wait_matched(1, Duration::from_millis(1500)).unwrap_err();
+    assert!(matches!(e, BindingError::MatchTimeout(..)), "{e}");
+}
+
+/// A writer writes `n` samples before any reader exists; a reader created
+/// afterwards gets them with transient-local durability, none with volatile.
+fn late_reader<P: Binding, S: Binding>(cfg: &EndpointConfig, n: u64) -> u64 {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let len = cfg.max_sample_size;
+    let mut publ = P::open(cfg).expect("publisher side open");
+    let mut w = publ.create_writer(&topic("data"), &[]).expect("writer");
+    for seq in 0..n {
+        send_seq(&mut w, len, seq);
+    }
+    let mut sub = S::open(cfg).expect("subscriber side open");
+    let (mut r, _) = sub.create_reader(&topic("data")).expect("reader");
+    w.wait_matched(1, WAIT).expect("writer matched");
+    r.wait_matched(WAIT).expect("reader matched");
+    let mut got = 0;
+    let start = Instant::now();
+    while got < n && start.elapsed() < Duration::from_secs(3) {
+        got += r
+            .recv(Duration::from_millis(50), &mut |s: &[u8]| {
+                assert!(check_pattern(s, Header::read(s).expect("header").seq));
+            })
+            .expect("recv") as u64;
+    }
+    got
+}
+
+#[test]
+fn transient_local_reaches_late_readers() {
+    let mut c = cfg("tl", DataType::Bytes, 256);
+    c.durability = Some(Durability::TransientLocal);
+    c.history = Some(History::KeepLast(16));
+    let base = c.run_id.clone();
+    for (pair, got) in [
+        ("cc", {
+            c.run_id = format!("{base}cc");
+            late_reader::<CycloneDds, CycloneDds>(&c, 10)
+        }),
+        ("ff", {
+            c.run_id = format!("{base}ff");
+            late_reader::<FastDds, FastDds>(&c, 10)
+        }),
+        ("cf", {
+            c.run_id = format!("{base}cf");
+            late_reader::<CycloneDds, FastDds>(&c, 10)
+        }),
+        ("fc", {
+            c.run_id = format!("{base}fc");
+            late_reader::<FastDds, CycloneDds>(&c, 10)
+        }),
+    ] {
+        assert_eq!(got, 10, "{pair}: late reader with transient-local");
+    }
+    // The control: volatile, the late reader gets nothing.
+    let mut v = cfg("vol", DataType::Bytes, 256);
+    v.durability = Some(Durability::Volatile);
+    v.history = Some(History::KeepLast(16));
+    assert_eq!(late_reader::<CycloneDds, CycloneDds>(&v, 10), 0);
+    v.run_id.push('f');
+    assert_eq!(late_reader::<FastDds, FastDds>(&v, 10), 0);
+}
+
+fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
+    let p = std::env::temp_dir().join(format!("pubsubperf-qos-{}-{name}", std::process::id()));
+    std::fs::write(&p, text).expect("write temp file");
+    p
+}
+
+#[test]
+fn cyclonedds_qos_file_is_applied() {
+    // A CycloneDDS configuration whose effect shows: a trace file.
+    let trace =
+        std::env::temp_dir().join(format!("pubsubperf-qos-{}-trace.log", std::process::id()));
+    let xml = temp_file(
+        "cyclone.xml",
+        &format!(
+            "<CycloneDDS><Domain id=\"any\"><Tracing><Verbosity>config</Verbosity>\
+             <OutputFile>{}</OutputFile></Tracing></Domain></CycloneDDS>",
+            trace.display()
+        ),
+    );
+    let mut c = cfg("cyfile", DataType::Bytes, 128);
+    c.qos_file = Some(xml.to_string_lossy().into_owned());
+    c.domain = Some(11); // a domain of its own: its configuration differs
+    exchange::<CycloneDds, CycloneDds>(&c, 10, 200);
+    let traced = std::fs::metadata(&trace).map(|m| m.len()).unwrap_or(0);
+    let _ = std::fs::remove_file(&trace);
+    let _ = std::fs::remove_file(&xml);
+    assert!(traced > 0, "the --qos-file's tracing was not applied");
+}
+
+/// Profile names are unique per file: Fast DDS keeps every file it loaded
+/// in the process and refuses a profile name twice.
+fn fastdds_profiles(publisher_partition: &str, subscriber_partition: &str) -> String {
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8" ?>
+<profiles xmlns="http://www.eprosima.com/XMLSchemas/fastRTPS_Profiles">
+  <publisher profile_name="pub_{publisher_partition}_{subscriber_partition}" is_default_profile="true">
+    <qos><partition><names><name>{publisher_partition}</name></names></partition></qos>
+  </publisher>
+  <subscriber profile_name="sub_{publisher_partition}_{subscriber_partition}" is_default_profile="true">
+    <qos><partition><names><name>{subscriber_partition}</name></names></partition></qos>
+  </subscriber>
+</profiles>
+"#
+    )
+}
+
+#[test]
+fn fastdds_qos_file_is_applied() {
+    // Matching partitions from the file: the run works.
+    let same = temp_file("same.xml", &fastdds_profiles("pp_a", "pp_a"));
+    let mut c = cfg("fdfile", DataType::Bytes, 128);
+    c.qos_file = Some(same.to_string_lossy().into_owned());
+    exchange::<FastDds, FastDds>(&c, 10, 200);
+    // Different partitions from the file: they never match, so the file is
+    // what the endpoints were made from.
+    let apart = temp_file("apart.xml", &fastdds_profiles("pp_a", "pp_b"));
+    let mut c = cfg("fdapart", DataType::Bytes, 128);
+    c.qos_file = Some(apart.to_string_lossy().into_owned());
+    {
+        let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let mut sub = FastDds::open(&c).expect("open");
+        let (_r, loc) = sub.create_reader(&topic("data")).expect("reader");
+        let mut publ = FastDds::open(&c).expect("open");
+        let mut w = publ.create_writer(&topic("data"), &[loc]).expect("writer");
+        let e = w.wait_matched(1, Duration::from_millis(1500)).unwrap_err();
+        assert!(matches!(e, BindingError::MatchTimeout(..)), "{e}");
+    }
+    // A file Fast DDS cannot parse: a clear error naming the flag.
+    let bad = temp_file("bad.xml", "<profiles><oops");
+    let mut c = cfg("fdbad", DataType::Bytes, 128);
+    c.qos_file = Some(bad.to_string_lossy().into_owned());
+    let e = FastDds::open(&c).err().expect("refused").to_string();
+    for f in [same, apart, bad] {
+        let _ = std::fs::remove_file(f);
+    }
+    assert!(e.contains("--qos-file"), "{e}");
+}
+
+#[test]
+fn keyed_zero_copy_is_refused_by_fastdds() {
+    let mut c = cfg("kzc", DataType::Flat, 1024);
+    c.transport = "shm".into();
+    c.zero_copy = true;
+    c.instances = 2;
+    let e = FastDds::validate(&c).unwrap_err().to_string();
+    assert!(e.starts_with("--instances"), "{e}");
+}
