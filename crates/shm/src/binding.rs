@@ -1,8 +1,8 @@
 //! The `shm` binding: [`Shm`], [`ShmWriter`], [`ShmReader`].
 
 use crate::layout::{
-    CLOSED, ENTRY_HEAD, EntryHead, HEAD_BYTES, MAGIC, NAME_CAP, OPEN, PoolHeader, RefCount,
-    RingHeader, round_up,
+    CLOSED, ENTRY_HEAD, EntryHead, FAST_READERS, HEAD_BYTES, MAGIC, NAME_CAP, NONE, OPEN,
+    PoolHeader, RefCount, RingHeader, SLOT_HEAD, SlotHead, round_up,
 };
 use crate::sys::{self, Mapping};
 use crate::wait::{self, Outcome};
@@ -132,9 +132,10 @@ fn queue_len(cfg: &EndpointConfig, max: usize, budget: usize) -> usize {
     wanted.min(budget / max.max(1)).max(MIN_QUEUE)
 }
 
-/// Bytes per copy-mode entry or pool slot for samples up to `max`.
-fn slot_stride(max: usize) -> usize {
-    let s = ENTRY_HEAD + round_up(max.max(1), 64);
+/// Bytes per entry or slot with a `head`-byte head for samples up to `max`:
+/// whole cache lines, whole pages from one page on.
+fn slot_stride(head: usize, max: usize) -> usize {
+    let s = round_up(head + max.max(1), 64);
     if s >= 4096 { round_up(s, 4096) } else { s }
 }
 
@@ -158,6 +159,11 @@ pub struct ShmReader {
     /// Copy mode: the private buffer samples are copied out into.
     private: Vec<u8>,
     pool: Option<PoolMap>,
+    /// Zero-copy: our word in every slot head's `posted`, if we have one.
+    fast: Option<usize>,
+    /// Zero-copy: the slot the writer said its next sample goes into
+    /// ([`NONE`]: unknown).
+    predict: u32,
 }
 
 // SAFETY: the raw pointers point into `map` (and `pool`), owned by the reader.
@@ -172,7 +178,7 @@ impl ShmReader {
         let (stride, capacity) = if cfg.zero_copy {
             (ENTRY_HEAD, queue_len(cfg, max, POOL_BYTES))
         } else {
-            let s = slot_stride(max);
+            let s = slot_stride(ENTRY_HEAD, max);
             (s, queue_len(cfg, max, RING_BYTES))
         };
         let len = HEAD_BYTES + round_up(capacity * stride, 64);
@@ -211,6 +217,8 @@ impl ShmReader {
                     vec![0; max]
                 },
                 pool: None,
+                fast: None,
+                predict: NONE,
             },
             name,
         ))
@@ -234,6 +242,8 @@ impl ShmReader {
         let n = (link.pool_len.load(Ordering::Acquire) as usize).min(NAME_CAP);
         let name = String::from_utf8_lossy(&link.pool_name[..n]).into_owned();
         let pool = PoolMap::open(&name)?;
+        let fast = link.fast_index.load(Ordering::Acquire) as usize;
+        self.fast = (fast < FAST_READERS).then_some(fast);
         let ph = pool.hdr();
         if ph.mapped.pos.fetch_add(1, Ordering::AcqRel) + 1 >= u64::from(ph.meta.readers) {
             // Every reader has it mapped: its name is no longer needed.
@@ -261,9 +271,59 @@ impl ShmReader {
             .cast()
     }
 
+    /// Where the sample at position `head` is (slot, length), once the
+    /// writer completed it (zero-copy): through the slot the writer
+    /// announced (one cache line), else through the ring entry.
+    #[inline(always)]
+    fn locate(&self, pool: &PoolMap) -> Option<(usize, usize)> {
+        let want = self.head + 1;
+        if let Some(i) = self.fast
+            && (self.predict as usize) < pool.slots
+        {
+            let h = pool.head(self.predict as usize);
+            if h.posted[i].load(Ordering::Acquire) == want as u32 {
+                // The writer stored the length before `posted` (release).
+                return Some((
+                    self.predict as usize,
+                    h.len.load(Ordering::Relaxed) as usize,
+                ));
+            }
+        }
+        let e = self.entry(self.head);
+        // SAFETY: `e` is an entry head inside our mapping; the writer
+        // completed it before storing its sequence number and does not touch
+        // it again until `consumer.pos` moves past it.
+        unsafe {
+            if (*e).seq.load(Ordering::Acquire) != want {
+                return None;
+            }
+            Some(((*e).slot as usize, (*e).len as usize))
+        }
+    }
+
+    /// Checks the length prefix of a `bytes` sample at `body`.
+    #[inline(always)]
+    fn check_prefix(&self, body: *const u8, len: usize) -> Result<(), BindingError> {
+        if self.bytes {
+            // Deserialize: the sequence's length prefix sits right before
+            // its bytes and must match the descriptor.
+            // SAFETY: every sample is preceded by its head.
+            let prefix = unsafe { (body.sub(4) as *const u32).read_unaligned() } as usize;
+            if prefix != len {
+                return Err(BindingError::Malformed(format!(
+                    "length prefix {prefix} for a {len}-byte sample"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Delivers the complete entries from `head` on (at most one lap).
     #[inline(always)]
     fn drain<F: FnMut(&[u8])>(&mut self, on_sample: &mut F) -> Result<usize, BindingError> {
+        if self.zero_copy {
+            return self.drain_zero_copy(on_sample);
+        }
         let mut n = 0;
         while n < self.capacity as usize {
             let e = self.entry(self.head);
@@ -275,50 +335,61 @@ impl ShmReader {
             // SAFETY: the writer completed the entry before storing its
             // sequence number and does not touch it again until
             // `consumer.pos` moves past it.
-            let (len, slot) = unsafe { ((*e).len as usize, (*e).slot as usize) };
-            let body = if self.zero_copy {
-                let pool = self.pool.as_ref().expect("pool mapped before data");
-                if slot >= pool.slots || len > pool.max {
-                    return Err(BindingError::Malformed(format!(
-                        "reference to slot {slot}, {len} bytes"
-                    )));
-                }
-                pool.slot(slot)
-            } else {
-                if len > self.max {
-                    return Err(BindingError::Malformed(format!(
-                        "{len}-byte entry in a ring of {}-byte samples",
-                        self.max
-                    )));
-                }
-                e.cast::<u8>().wrapping_add(ENTRY_HEAD).cast_mut()
+            let len = unsafe { (*e).len as usize };
+            if len > self.max {
+                return Err(BindingError::Malformed(format!(
+                    "{len}-byte entry in a ring of {}-byte samples",
+                    self.max
+                )));
+            }
+            let body = e.cast::<u8>().wrapping_add(ENTRY_HEAD);
+            self.check_prefix(body, len)?;
+            // SAFETY: `len <= max`, the size of `private`; the entry is
+            // ours until `consume`.
+            unsafe { std::ptr::copy_nonoverlapping(body, self.private.as_mut_ptr(), len) };
+            self.consume();
+            on_sample(&self.private[..len]);
+        }
+        Ok(n)
+    }
+
+    #[inline(always)]
+    fn drain_zero_copy<F: FnMut(&[u8])>(
+        &mut self,
+        on_sample: &mut F,
+    ) -> Result<usize, BindingError> {
+        let pool = self.pool.take().expect("pool mapped before data");
+        let r = self.drain_pool(&pool, on_sample);
+        self.pool = Some(pool);
+        r
+    }
+
+    #[inline(always)]
+    fn drain_pool<F: FnMut(&[u8])>(
+        &mut self,
+        pool: &PoolMap,
+        on_sample: &mut F,
+    ) -> Result<usize, BindingError> {
+        let mut n = 0;
+        while n < self.capacity as usize {
+            let Some((slot, len)) = self.locate(pool) else {
+                break;
             };
-            if self.bytes {
-                // Deserialize: the sequence's length prefix sits right before
-                // its bytes and must match the descriptor.
-                // SAFETY: every sample is preceded by its 64-byte head.
-                let prefix = unsafe { (body.sub(4) as *const u32).read_unaligned() } as usize;
-                if prefix != len {
-                    return Err(BindingError::Malformed(format!(
-                        "length prefix {prefix} for a {len}-byte sample"
-                    )));
-                }
+            n += 1;
+            if slot >= pool.slots || len > pool.max {
+                return Err(BindingError::Malformed(format!(
+                    "reference to slot {slot}, {len} bytes"
+                )));
             }
-            if self.zero_copy {
-                self.consume();
-                let pool = self.pool.as_ref().expect("pool mapped before data");
-                // SAFETY: the writer filled the slot and counted our
-                // reference before publishing it; it stays ours until we
-                // drop the count.
-                on_sample(unsafe { std::slice::from_raw_parts(body, len) });
-                pool.release(slot, self.wait);
-            } else {
-                // SAFETY: `len <= max`, the size of `private`; the entry is
-                // ours until `consume`.
-                unsafe { std::ptr::copy_nonoverlapping(body, self.private.as_mut_ptr(), len) };
-                self.consume();
-                on_sample(&self.private[..len]);
-            }
+            let body = pool.slot(slot);
+            self.check_prefix(body, len)?;
+            self.consume();
+            // Where the next sample will be, read while the slot is ours.
+            self.predict = pool.head(slot).next.load(Ordering::Relaxed);
+            // SAFETY: the writer filled the slot and counted our reference
+            // before publishing it; it stays ours until we drop the count.
+            on_sample(unsafe { std::slice::from_raw_parts(body, len) });
+            pool.release(slot, self.wait);
         }
         Ok(n)
     }
@@ -376,12 +447,37 @@ impl Reader for ShmReader {
         let want = self.head + 1;
         // SAFETY: `hdr` and `e` point into our live mapping.
         let (producer, seq) = unsafe { (&(*self.hdr).producer, &(*e).seq) };
+        // Zero-copy: the word of the announced slot, polled first (the
+        // sample's own cache line).
+        let posted = match (&self.pool, self.fast) {
+            (Some(pool), Some(i)) if (self.predict as usize) < pool.slots => {
+                Some(&pool.head(self.predict as usize).posted[i])
+            }
+            _ => None,
+        };
+        let busy = self.wait == WaitMode::Busy;
+        let mut polls = 0u32;
         let r = wait::wait(
             producer,
             self.wait,
             timeout,
             &self.cancel,
-            || seq.load(Ordering::Acquire) == want,
+            || {
+                if let Some(p) = posted {
+                    if p.load(Ordering::Acquire) == want as u32 {
+                        return true;
+                    }
+                    // Spinning: the entry only every 16th time (a sample
+                    // the announced slot did not get, dropped for us under
+                    // best effort, is rare), so the writer's store to it
+                    // seldom finds the line in our cache.
+                    polls = polls.wrapping_add(1);
+                    if busy && !polls.is_multiple_of(16) {
+                        return false;
+                    }
+                }
+                seq.load(Ordering::Acquire) == want
+            },
             || false,
         )?;
         if r != Outcome::Ready {
@@ -408,7 +504,7 @@ unsafe impl Send for PoolMap {}
 
 impl PoolMap {
     fn layout(slots: usize, max: usize) -> (usize, usize, usize) {
-        let stride = slot_stride(max);
+        let stride = slot_stride(SLOT_HEAD, max);
         let data_offset = round_up(HEAD_BYTES + slots * 64, 4096);
         (stride, data_offset, data_offset + slots * stride)
     }
@@ -458,7 +554,7 @@ impl PoolMap {
             map,
             slots,
             stride,
-            max: stride - ENTRY_HEAD,
+            max: stride - SLOT_HEAD,
         })
     }
 
@@ -477,7 +573,14 @@ impl PoolMap {
     /// Start of the sample in `slot`.
     #[inline(always)]
     fn slot(&self, slot: usize) -> *mut u8 {
-        self.data.wrapping_add(slot * self.stride + ENTRY_HEAD)
+        self.data.wrapping_add(slot * self.stride + SLOT_HEAD)
+    }
+
+    /// The head of `slot`.
+    #[inline(always)]
+    fn head(&self, slot: usize) -> &SlotHead {
+        // SAFETY: slot < slots; every slot starts with its head.
+        unsafe { &*(self.data.wrapping_add(slot * self.stride) as *const SlotHead) }
     }
 
     /// Drops one reference to `slot`; the last one frees it.
@@ -504,6 +607,8 @@ struct Target {
     reader_pid: u32,
     /// The reader is gone: deliver nothing more.
     closed: bool,
+    /// The sample being sent goes to this reader (zero-copy).
+    deliver: bool,
 }
 
 impl Target {
@@ -555,8 +660,11 @@ pub struct ShmWriter {
     pool_name: String,
     /// Next slot to try (zero-copy).
     cursor: usize,
-    /// A free slot found ahead of time (zero-copy).
+    /// A free slot found ahead of time for the next sample (zero-copy).
     next: Option<usize>,
+    /// A free slot for the sample after it, announced in the next one's
+    /// head (zero-copy).
+    after: Option<usize>,
     /// The application's private sample (copy mode, or bytes).
     scratch: Vec<u8>,
     max: usize,
@@ -630,6 +738,7 @@ impl ShmWriter {
                 tail: 0,
                 head: 0,
                 closed: false,
+                deliver: false,
             });
         }
         let mut pool = None;
@@ -653,8 +762,14 @@ impl ShmWriter {
                 targets.len() as u32,
             )?);
         }
-        for t in &targets {
+        for (i, t) in targets.iter().enumerate() {
             let link = &t.hdr().link;
+            let fast = if cfg.zero_copy && i < FAST_READERS {
+                i as u32
+            } else {
+                NONE
+            };
+            link.fast_index.store(fast, Ordering::Release);
             // SAFETY: only the writer writes `pool_name`, before it sets
             // `writer_state`, which the reader reads first.
             unsafe {
@@ -671,6 +786,7 @@ impl ShmWriter {
             pool_name,
             cursor: 0,
             next: None,
+            after: None,
             scratch: if cfg.zero_copy {
                 Vec::new()
             } else {
@@ -796,7 +912,7 @@ impl ShmWriter {
         let pool = self.pool.as_ref().expect("pool");
         let p = pool.slot(slot);
         // SAFETY: the slot's count is 0, so no reader holds it, and only this
-        // writer hands slots out; `len <= max <= stride - ENTRY_HEAD`.
+        // writer hands slots out; `len <= max <= stride - SLOT_HEAD`.
         unsafe {
             fill(std::slice::from_raw_parts_mut(p, len));
             if self.bytes {
@@ -805,13 +921,12 @@ impl ShmWriter {
                 (p.sub(4) as *mut u32).write_unaligned(len as u32);
             }
         }
-        // One reference per reader that will get it; references for readers
-        // that turn out full (best effort) or gone are given back below.
-        pool.count(slot)
-            .store(self.targets.len() as u32, Ordering::Relaxed);
+        // Who gets it: room in every ring first (a reliable writer may wait
+        // here), then one reference per reader that gets it.
         let mut result = Ok(());
+        let mut refs = 0u32;
         for i in 0..self.targets.len() {
-            let delivered = if self.targets[i].closed || result.is_err() {
+            let d = if self.targets[i].closed || result.is_err() {
                 false
             } else {
                 match self.reserve(i) {
@@ -822,23 +937,56 @@ impl ShmWriter {
                     }
                 }
             };
-            if delivered {
-                self.targets[i].publish(len, slot, false, self.wait);
-            } else {
-                let pool = self.pool.as_ref().expect("pool");
-                pool.count(slot).fetch_sub(1, Ordering::Release);
+            self.targets[i].deliver = d;
+            refs += u32::from(d);
+        }
+        if refs == 0 {
+            // Nobody took it: the slot is still free, and the next sample's.
+            self.next = Some(slot);
+            return result;
+        }
+        let pool = self.pool.as_ref().expect("pool");
+        let h = pool.head(slot);
+        h.len.store(len as u32, Ordering::Relaxed);
+        h.next
+            .store(self.after.map_or(NONE, |s| s as u32), Ordering::Relaxed);
+        pool.count(slot).store(refs, Ordering::Relaxed);
+        // The one-line way first (readers poll it), then the ring entries.
+        for (i, t) in self.targets.iter().enumerate().take(FAST_READERS) {
+            if t.deliver {
+                h.posted[i].store((t.tail + 1) as u32, Ordering::Release);
             }
         }
-        self.prepare_next();
+        for t in self.targets.iter_mut() {
+            if t.deliver {
+                t.publish(len, slot, false, self.wait);
+            }
+        }
+        // The slot announced as the next one is the next one.
+        self.next = self.after.take();
+        self.prepare_ahead();
         result
     }
 
-    /// Keeps the next loan ready, off the path of the next sample: finds a
-    /// free slot now and takes its count's and its first bytes' cache lines
-    /// (a reader released them last), so the next `send` neither searches
-    /// nor waits for those lines.
+    /// Keeps the next two loans ready, off the path of the next sample:
+    /// the next one's slot, and the one after it, which the next sample
+    /// announces to the readers.
     #[inline(always)]
-    fn prepare_next(&mut self) {
+    fn prepare_ahead(&mut self) {
+        if self.next.is_none() {
+            self.next = self.find_free(None);
+        }
+        if let Some(n) = self.next {
+            self.after = self.find_free(Some(n));
+        }
+    }
+
+    /// Finds a free slot other than `except` near the cursor and takes its
+    /// count's and head's cache lines (a reader released them last), so the
+    /// send that uses it neither searches nor waits for those lines. Clears
+    /// its `posted` words, so none holds a position of an earlier use.
+    #[inline(always)]
+    fn find_free(&mut self, except: Option<usize>) -> Option<usize> {
         let pool = self.pool.as_ref().expect("pool");
         let n = pool.slots;
         for k in 0..n.min(8) {
@@ -846,23 +994,23 @@ impl ShmWriter {
             if s >= n {
                 s -= n;
             }
+            if Some(s) == except {
+                continue;
+            }
             let count = pool.count(s);
             if count.load(Ordering::Acquire) == 0 {
                 self.cursor = if s + 1 == n { 0 } else { s + 1 };
-                self.next = Some(s);
-                // SAFETY: a free slot is the writer's alone; these stores
-                // change nothing a reader could see.
+                // A free slot is the writer's alone; readers may read its
+                // head (polling `posted`), which holds no position of theirs.
                 count.store(0, Ordering::Relaxed);
-                unsafe {
-                    pool.slot(s).write_volatile(0);
-                    if self.bytes {
-                        // The length prefix sits on the line before.
-                        (pool.slot(s).sub(4) as *mut u32).write_unaligned(0);
-                    }
+                let h = pool.head(s);
+                for w in h.posted.iter().take(self.targets.len()) {
+                    w.store(0, Ordering::Relaxed);
                 }
-                return;
+                return Some(s);
             }
         }
+        None
     }
 
     #[inline(always)]
@@ -1090,6 +1238,86 @@ mod tests {
         std::thread::sleep(Duration::from_millis(50));
         send_seq(&mut w, 0).unwrap();
         assert_eq!(t.join().unwrap(), 1);
+    }
+
+    /// Zero copy with more readers than slot heads have words for: the
+    /// first `FAST_READERS` read through the announced slot, the rest
+    /// through their rings only; all get every sample, in order, under
+    /// reliable, and a reader that lagged (best effort) finds its way back
+    /// through its ring.
+    #[test]
+    fn zero_copy_more_readers_than_fast_words() {
+        for rel in [Reliable, BestEffort] {
+            let mut cfg = base(&pubsubperf_core::conformance::unique_id("manyreaders"));
+            cfg.zero_copy = true;
+            cfg.wait = Busy;
+            cfg.reliability = rel;
+            cfg.max_sample_size = 256;
+            cfg.receive_queue = 4;
+            let topic = TopicSpec {
+                name: "data".into(),
+                index: 0,
+            };
+            let n = FAST_READERS + 2;
+            let mut sub = Shm::open(&cfg).unwrap();
+            let mut readers = Vec::new();
+            let mut locs = Vec::new();
+            for i in 0..n {
+                let (r, l) = sub
+                    .create_reader(&TopicSpec {
+                        name: "data".into(),
+                        index: i,
+                    })
+                    .unwrap();
+                readers.push(r);
+                locs.push(l);
+            }
+            let mut publ = Shm::open(&cfg).unwrap();
+            let mut w = publ.create_writer(&topic, &locs).unwrap();
+            for r in readers.iter_mut() {
+                r.wait_matched(Duration::from_secs(5)).unwrap();
+            }
+            w.wait_matched(n, Duration::from_secs(5)).unwrap();
+            let mut got = vec![Vec::new(); n];
+            for seq in 0..400u64 {
+                send_seq(&mut w, seq).unwrap();
+                // Reader 0 lags: it reads every 7th round only.
+                for (i, r) in readers.iter_mut().enumerate() {
+                    if i == 0 && rel == BestEffort && seq % 7 != 0 {
+                        continue;
+                    }
+                    r.recv(Duration::from_millis(100), &mut |s: &[u8]| {
+                        got[i].push(u64::from_le_bytes(s[..8].try_into().unwrap()))
+                    })
+                    .unwrap();
+                }
+            }
+            for (i, g) in got.iter().enumerate() {
+                if i == 0 && rel == BestEffort {
+                    assert!(g.windows(2).all(|w| w[0] < w[1]), "{g:?}");
+                    assert!(g.len() < 400, "{g:?}");
+                } else {
+                    assert_eq!(*g, (0..400).collect::<Vec<_>>(), "reader {i}");
+                }
+            }
+            // Once it caught up, the lagging reader gets the next sample.
+            let mut last = Vec::new();
+            while readers[0]
+                .recv(Duration::from_millis(20), &mut |s: &[u8]| {
+                    last.push(u64::from_le_bytes(s[..8].try_into().unwrap()))
+                })
+                .unwrap()
+                > 0
+            {}
+            send_seq(&mut w, 400).unwrap();
+            last.clear();
+            readers[0]
+                .recv(Duration::from_millis(100), &mut |s: &[u8]| {
+                    last.push(u64::from_le_bytes(s[..8].try_into().unwrap()))
+                })
+                .unwrap();
+            assert_eq!(last, vec![400]);
+        }
     }
 
     /// A ring takes one writer; a second is refused, not allowed to corrupt it.

@@ -22,16 +22,28 @@
 //! |--------|------|
 //! | 0      | [`PoolHeader`] |
 //! | 4096   | `slots` reference counts, one cache line each |
-//! | page-aligned | `slots` slots of `stride` bytes: a 64-byte slot head, then the sample |
+//! | page-aligned | `slots` slots of `stride` bytes: a 40-byte [`SlotHead`], then the sample |
+//!
+//! A slot's head and the first 24 bytes of its sample share one cache line
+//! (slots are 64-byte aligned): a reader that knows which slot comes next
+//! polls that line alone, so a small sample costs one cache-line transfer
+//! (see [`SlotHead`]).
 
 use std::sync::atomic::{AtomicU32, AtomicU64};
 
-/// Marks a segment of this binding, version 1.
-pub const MAGIC: u64 = 0x7073_7073_686d_0001;
+/// Marks a segment of this binding, version 2.
+pub const MAGIC: u64 = 0x7073_7073_686d_0002;
 /// Bytes before the first entry or slot of a segment (one page).
 pub const HEAD_BYTES: usize = 4096;
-/// Bytes before the sample in a copy-mode entry or a pool slot.
+/// Bytes before the sample in a copy-mode entry.
 pub const ENTRY_HEAD: usize = 64;
+/// Bytes before the sample in a pool slot ([`SlotHead`]).
+pub const SLOT_HEAD: usize = 40;
+/// Readers of a writer that get the one-line fast path (a word each in
+/// [`SlotHead::posted`]); further readers use their ring only.
+pub const FAST_READERS: usize = 7;
+/// [`SlotHead::next`] and [`Link::fast_index`] when there is none.
+pub const NONE: u32 = u32::MAX;
 /// Longest pool name a reader's segment can carry.
 pub const NAME_CAP: usize = 248;
 
@@ -73,6 +85,9 @@ pub struct Link {
     pub reader_state: AtomicU32,
     /// Length of `pool_name` (zero-copy), set before `writer_state`.
     pub pool_len: AtomicU32,
+    /// This reader's word in [`SlotHead::posted`] ([`NONE`]: ring only),
+    /// set before `writer_state`.
+    pub fast_index: AtomicU32,
     /// Name of the writer's pool segment (zero-copy).
     pub pool_name: [u8; NAME_CAP],
 }
@@ -117,6 +132,37 @@ pub struct EntryHead {
 }
 
 const _: () = assert!(std::mem::size_of::<EntryHead>() == ENTRY_HEAD);
+
+/// The head of a pool slot, in the slot's first cache line with the first
+/// 24 bytes of the sample (which follows it directly).
+///
+/// The ring entry stays the authoritative reference; the head is a second,
+/// faster way to the same sample. When the writer publishes a sample, it
+/// already knows the slot of its next one (it keeps two free slots in hand)
+/// and writes it into `next`; for each reader it delivers to (the first
+/// [`FAST_READERS`]) it stores that reader's ring position + 1 into
+/// `posted[reader]` with release ordering, and then fills the ring entry. A
+/// reader that read a sample from slot `s` knows the next one will be in
+/// `s.next`, and polls `posted[self]` there together with its ring entry:
+/// `posted[self] == position + 1` means the slot holds the sample of that
+/// position, referenced for this reader. A sample then moves from core to
+/// core in one cache line (index, length and the sample's header together)
+/// instead of two (ring entry, then slot). The writer zeroes `posted` when it
+/// takes a free slot in hand, so a word never holds a stale position.
+#[repr(C)]
+pub struct SlotHead {
+    /// Sample length.
+    pub len: AtomicU32,
+    /// Slot of the writer's next sample, or [`NONE`].
+    pub next: AtomicU32,
+    /// Per reader: ring position + 1 (low 32 bits) of this sample, 0 if not
+    /// delivered to that reader.
+    pub posted: [AtomicU32; FAST_READERS],
+    /// With `--data-type bytes`: the length prefix, right before the sample.
+    pub prefix: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<SlotHead>() == SLOT_HEAD);
 
 /// Static facts of the pool, written by the writer before anyone maps it.
 #[repr(C, align(64))]

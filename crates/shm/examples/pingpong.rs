@@ -1,0 +1,92 @@
+//! Zero-copy ping-pong between two pinned threads of one process, no
+//! harness and no clock read per sample (round trips timed in batches, as
+//! the calibration's cache-line ping-pong is):
+//! `cargo run --release -p pubsubperf-shm --example pingpong -- [SIZE] [ROUND TRIPS] [copy] [block] [flat]`.
+//! Prints one-way = RTT p50 / 2 of the binding alone, beside the cache-line
+//! floor measured right before. A development aid; the real figures come
+//! from `pubsubperf latency -b shm` (two processes, the harness).
+
+use pubsubperf_core::{Binding, DataType, EndpointConfig, Reader, TopicSpec, WaitMode, Writer};
+use pubsubperf_shm::Shm;
+use std::time::Duration;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let size: usize = args.get(1).map_or(64, |s| s.parse().unwrap());
+    let trips: u64 = args.get(2).map_or(200_000, |s| s.parse().unwrap());
+    let mut cfg = EndpointConfig::for_test(&format!("pingpong{}", std::process::id()));
+    cfg.transport = "shm".into();
+    cfg.max_sample_size = size;
+    cfg.zero_copy = !args.iter().any(|a| a == "copy");
+    cfg.wait = if args.iter().any(|a| a == "block") {
+        WaitMode::Block
+    } else {
+        WaitMode::Busy
+    };
+    if args.iter().any(|a| a == "flat") {
+        cfg.data_type = DataType::Flat;
+    }
+    let topic = |name: &str| TopicSpec {
+        name: name.into(),
+        index: 0,
+    };
+    let floor = pubsubperf_shm::calibrate::cache_line([0, 1]).map(|c| c.one_way_p50_ns);
+    let mut a = Shm::open(&cfg).unwrap();
+    let mut b = Shm::open(&cfg).unwrap();
+    let (mut ping_r, ping_loc) = b.create_reader(&topic("ping")).unwrap();
+    let (mut pong_r, pong_loc) = a.create_reader(&topic("pong")).unwrap();
+    let mut ping_w = a.create_writer(&topic("ping"), &[ping_loc]).unwrap();
+    let mut pong_w = b.create_writer(&topic("pong"), &[pong_loc]).unwrap();
+    for r in [&mut ping_r, &mut pong_r] {
+        r.wait_matched(Duration::from_secs(5)).unwrap();
+    }
+    ping_w.wait_matched(1, Duration::from_secs(5)).unwrap();
+    pong_w.wait_matched(1, Duration::from_secs(5)).unwrap();
+    let echo = std::thread::spawn(move || {
+        let _ = pubsubperf_core::sys::pin_to_cpu(1);
+        let mut n = 0;
+        while n < trips {
+            let _ = ping_r.recv(Duration::from_secs(1), &mut |s: &[u8]| {
+                let v = u64::from_le_bytes(s[..8].try_into().unwrap());
+                pong_w
+                    .send(s.len(), |b| b[..8].copy_from_slice(&v.to_le_bytes()))
+                    .unwrap();
+                n += 1;
+            });
+        }
+    });
+    let _ = pubsubperf_core::sys::pin_to_cpu(0);
+    const BATCH: u64 = 100;
+    let mut batches = Vec::with_capacity((trips / BATCH) as usize);
+    let mut i = 0u64;
+    while i < trips {
+        let t0 = pubsubperf_core::clock::now_ns();
+        for _ in 0..BATCH.min(trips - i) {
+            ping_w
+                .send(size, |b| b[..8].copy_from_slice(&i.to_le_bytes()))
+                .unwrap();
+            let mut got = false;
+            while !got {
+                pong_r
+                    .recv(Duration::from_secs(1), &mut |s: &[u8]| {
+                        got = u64::from_le_bytes(s[..8].try_into().unwrap()) == i
+                    })
+                    .unwrap();
+            }
+            i += 1;
+        }
+        batches.push((pubsubperf_core::clock::now_ns() - t0) as f64 / BATCH as f64);
+    }
+    echo.join().unwrap();
+    // The first tenth is warm-up.
+    let mut v = batches.split_off(batches.len() / 10);
+    v.sort_by(|a, b| a.total_cmp(b));
+    let p50 = v[v.len() / 2] / 2.0;
+    match floor {
+        Ok(f) => println!(
+            "{size} B: one-way p50 {p50:.1} ns, cache-line floor {f:.1} ns, ratio {:.2}",
+            p50 / f
+        ),
+        Err(e) => println!("{size} B: one-way p50 {p50:.1} ns (no floor: {e})"),
+    }
+}
