@@ -345,7 +345,17 @@ PpfParticipant* ppf_open(const PpfConfig* cfg, char* err, size_t errlen) {
             udp->sendBufferSize = udp->receiveBufferSize = cfg->socket_buffer;
         }
         pq.transport().user_transports.push_back(udp);
-        b.initialPeersList.push_back(ipv4_locator(p->bind_ip, 0, LOCATOR_KIND_UDPv4));
+        // On loopback (one host), or with peers given: unicast discovery
+        // through initial peers, our own address included (participants of
+        // this host). On another interface without peers (a remote run):
+        // no initial peers, so Fast DDS announces itself by SPDP multicast
+        // on that interface; unicast to our own address would never reach
+        // the other host.
+        bool loopback = p->bind_ip.compare(0, 4, "127.") == 0;
+        bool has_peers = cfg->peers && cfg->peers[0];
+        if (loopback || has_peers) {
+            b.initialPeersList.push_back(ipv4_locator(p->bind_ip, 0, LOCATOR_KIND_UDPv4));
+        }
     }
     if (cfg->peers && cfg->peers[0]) {
         std::string all(cfg->peers);

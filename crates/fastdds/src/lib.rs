@@ -55,10 +55,9 @@ fn caps() -> Capabilities {
         transports: &["udp", "tcp", "shm"],
         data_types: &[DataType::Bytes, DataType::Flat],
         in_process: false,
-        // Discovery here uses unicast initial peers on the local host; between
-        // two hosts (network namespaces) Fast DDS never matched in our tests,
-        // so `--connect` is refused until discovery takes the peer's address.
-        remote: false,
+        // Between hosts, discovery is SPDP multicast on the run's interface
+        // (or unicast to `--opt peers`), see `ppf_open`.
+        remote: true,
     }
 }
 
@@ -239,6 +238,18 @@ fn plan(cfg: &EndpointConfig) -> Result<Plan, BindingError> {
     if cfg.batch_bytes > 0 {
         return Err(BindingError::Unsupported(
             "--batch: fastdds does not batch".into(),
+        ));
+    }
+    let loopback = cfg
+        .bind_ip
+        .parse::<std::net::IpAddr>()
+        .map(|a| a.is_loopback())
+        .unwrap_or(true);
+    if cfg.transport == "tcp" && !loopback {
+        // TCP participants find each other on the run's own address and
+        // consecutive ports; another host's address is never among them.
+        return Err(BindingError::Unsupported(
+            "--transport tcp: fastdds over TCP runs within one host here; use --transport udp with --connect".into(),
         ));
     }
     if cfg.multicast && cfg.transport != "udp" {
@@ -747,6 +758,15 @@ mod tests {
                 .to_string()
                 .starts_with("--transport")
         );
+        c.transport = "tcp".into();
+        c.bind_ip = "198.18.0.1".into();
+        assert!(
+            FastDds::validate(&c)
+                .unwrap_err()
+                .to_string()
+                .starts_with("--transport tcp")
+        );
+        c.bind_ip = "127.0.0.1".into();
         c.transport = "udp".into();
         c.options.insert("bogus".into(), "1".into());
         assert!(
