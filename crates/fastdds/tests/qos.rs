@@ -226,32 +226,48 @@ fn transient_local_reaches_late_readers() {
     assert_eq!(late_reader::<FastDds, FastDds>(&v, 10), 0);
 }
 
-fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
-    let p = std::env::temp_dir().join(format!("pubsubperf-qos-{}-{name}", std::process::id()));
-    std::fs::write(&p, text).expect("write temp file");
-    p
+/// A file under the temporary directory, removed on drop (also when the
+/// test fails).
+struct TempFile(std::path::PathBuf);
+
+impl TempFile {
+    fn path(name: &str) -> TempFile {
+        TempFile(std::env::temp_dir().join(format!("pubsubperf-qos-{}-{name}", std::process::id())))
+    }
+    fn as_string(&self) -> String {
+        self.0.to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn temp_file(name: &str, text: &str) -> TempFile {
+    let f = TempFile::path(name);
+    std::fs::write(&f.0, text).expect("write temp file");
+    f
 }
 
 #[test]
 fn cyclonedds_qos_file_is_applied() {
     // A CycloneDDS configuration whose effect shows: a trace file.
-    let trace =
-        std::env::temp_dir().join(format!("pubsubperf-qos-{}-trace.log", std::process::id()));
+    let trace = TempFile::path("trace.log");
     let xml = temp_file(
         "cyclone.xml",
         &format!(
             "<CycloneDDS><Domain id=\"any\"><Tracing><Verbosity>config</Verbosity>\
              <OutputFile>{}</OutputFile></Tracing></Domain></CycloneDDS>",
-            trace.display()
+            trace.0.display()
         ),
     );
     let mut c = cfg("cyfile", DataType::Bytes, 128);
-    c.qos_file = Some(xml.to_string_lossy().into_owned());
+    c.qos_file = Some(xml.as_string());
     c.domain = Some(11); // a domain of its own: its configuration differs
     exchange::<CycloneDds, CycloneDds>(&c, 10, 200);
-    let traced = std::fs::metadata(&trace).map(|m| m.len()).unwrap_or(0);
-    let _ = std::fs::remove_file(&trace);
-    let _ = std::fs::remove_file(&xml);
+    let traced = std::fs::metadata(&trace.0).map(|m| m.len()).unwrap_or(0);
     assert!(traced > 0, "the --qos-file's tracing was not applied");
 }
 
@@ -277,13 +293,13 @@ fn fastdds_qos_file_is_applied() {
     // Matching partitions from the file: the run works.
     let same = temp_file("same.xml", &fastdds_profiles("pp_a", "pp_a"));
     let mut c = cfg("fdfile", DataType::Bytes, 128);
-    c.qos_file = Some(same.to_string_lossy().into_owned());
+    c.qos_file = Some(same.as_string());
     exchange::<FastDds, FastDds>(&c, 10, 200);
     // Different partitions from the file: they never match, so the file is
     // what the endpoints were made from.
     let apart = temp_file("apart.xml", &fastdds_profiles("pp_a", "pp_b"));
     let mut c = cfg("fdapart", DataType::Bytes, 128);
-    c.qos_file = Some(apart.to_string_lossy().into_owned());
+    c.qos_file = Some(apart.as_string());
     {
         let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let mut sub = FastDds::open(&c).expect("open");
@@ -296,11 +312,8 @@ fn fastdds_qos_file_is_applied() {
     // A file Fast DDS cannot parse: a clear error naming the flag.
     let bad = temp_file("bad.xml", "<profiles><oops");
     let mut c = cfg("fdbad", DataType::Bytes, 128);
-    c.qos_file = Some(bad.to_string_lossy().into_owned());
+    c.qos_file = Some(bad.as_string());
     let e = FastDds::open(&c).err().expect("refused").to_string();
-    for f in [same, apart, bad] {
-        let _ = std::fs::remove_file(f);
-    }
     assert!(e.contains("--qos-file"), "{e}");
 }
 
