@@ -21,8 +21,7 @@ pub const DEFAULT_QUEUE: usize = 256;
 /// A copy-mode ring holds at most this many bytes of entries (fewer
 /// entries for big samples, but never fewer than [`MIN_QUEUE`]). Small
 /// enough that a ring and both sides' private buffers stay in the last-level
-/// cache (4 MiB measured as good as 16 MiB for 1 MiB samples, with less
-/// memory).
+/// cache (for 1 MiB samples, 4 MiB measured faster than 2, 8 or 16 MiB).
 pub const RING_BYTES: usize = 4 << 20;
 /// A zero-copy ring's depth is chosen as if its entries were slots of this
 /// many bytes in total, which bounds the pool's size.
@@ -609,6 +608,8 @@ struct Target {
     closed: bool,
     /// The sample being sent goes to this reader (zero-copy).
     deliver: bool,
+    /// Copy into this ring with streaming stores (see [`sys::copy_to_ring`]).
+    stream: bool,
 }
 
 impl Target {
@@ -687,6 +688,8 @@ impl ShmWriter {
         let max = cfg.max_sample_size.max(1);
         let mut targets = Vec::with_capacity(readers.len());
         let mut depth = 0;
+        // Rings bigger than half the last-level cache are streamed into.
+        let stream_above = sys::last_level_cache() / 2;
         for loc in readers {
             let map = Mapping::open(loc)?;
             // Both sides have it mapped now: the name has served its purpose.
@@ -739,6 +742,7 @@ impl ShmWriter {
                 head: 0,
                 closed: false,
                 deliver: false,
+                stream: capacity as usize * stride > stream_above,
             });
         }
         let mut pool = None;
@@ -1039,7 +1043,7 @@ impl ShmWriter {
             let t = &mut self.targets[i];
             let body = t.entry().cast::<u8>().wrapping_add(ENTRY_HEAD);
             // SAFETY: as above.
-            unsafe { sys::copy_to_ring(src, body, len) };
+            unsafe { sys::copy_to_ring(src, body, len, t.stream) };
             t.publish(len, 0, self.bytes, self.wait);
         }
         Ok(())

@@ -258,23 +258,46 @@ pub fn sweep_stale() -> Vec<String> {
     removed
 }
 
-/// Samples at least this big are copied into a ring with non-temporal
-/// stores (see [`copy_to_ring`]).
-pub const STREAM_MIN: usize = 256 << 10;
+/// Bytes of the last-level cache (from sysfs, cpu0's highest cache level;
+/// 32 MiB when unknown).
+pub fn last_level_cache() -> usize {
+    let dir = "/sys/devices/system/cpu/cpu0/cache";
+    let mut best = 0;
+    for i in 0..8 {
+        let Ok(s) = std::fs::read_to_string(format!("{dir}/index{i}/size")) else {
+            break;
+        };
+        let s = s.trim();
+        let (num, mul) = match s.strip_suffix('K') {
+            Some(n) => (n, 1 << 10),
+            None => match s.strip_suffix('M') {
+                Some(n) => (n, 1 << 20),
+                None => (s, 1),
+            },
+        };
+        best = best.max(num.parse::<usize>().unwrap_or(0) * mul);
+    }
+    if best == 0 { 32 << 20 } else { best }
+}
 
-/// Copies a sample into a ring entry. Big samples use non-temporal
-/// (streaming) stores on x86-64: the entry's lines were last read by the
-/// reader's core, and ordinary stores would first fetch each line back and
-/// invalidate the reader's copy; streaming stores write whole lines without
-/// reading them. The caller publishes the entry with a release store, which
-/// does not order streaming stores, so this ends with `sfence`.
+/// Copies a sample into a ring entry; with `stream`, through non-temporal
+/// (streaming) stores on x86-64, which write whole lines to memory without
+/// reading them first and without filling the caches. The writer streams
+/// only into rings too big to stay in the last-level cache (samples of many
+/// MiB): there every line goes to memory anyway, and streaming saves the
+/// read of each line before it is written (measured 2x faster at 16 MiB).
+/// A ring that fits in the cache gets ordinary stores: the reader then
+/// copies the sample out of the cache instead of memory (measured 2x
+/// faster for both sides at 1 MiB). The caller publishes the entry with a
+/// release store, which does not order streaming stores, so a streamed
+/// copy ends with `sfence`.
 ///
 /// # Safety
 /// `src` and `dst` are valid for `len` bytes and do not overlap.
 #[inline]
-pub unsafe fn copy_to_ring(src: *const u8, dst: *mut u8, len: usize) {
+pub unsafe fn copy_to_ring(src: *const u8, dst: *mut u8, len: usize, stream: bool) {
     #[cfg(target_arch = "x86_64")]
-    if len >= STREAM_MIN && (dst as usize).is_multiple_of(16) {
+    if stream && (dst as usize).is_multiple_of(16) {
         use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};
         let blocks = len / 64;
         // SAFETY: within the `len` bytes the caller vouches for; `dst` is
