@@ -5,10 +5,14 @@
 #  1. zero-copy latency p50 at 64 B, 1 MiB, 16 MiB, 64 MiB (block waits) and
 #     p50(64 MiB) / p50(64 B): a zero-copy path stays flat (goal <= 1.2);
 #  2. zero-copy busy-wait latency p50 at 64 B beside 2 x the calibrated
-#     cross-core cache-line one-way latency (a sample moves at least a ring
-#     index and a header line);
+#     cross-core cache-line one-way latency (the binding moves a small
+#     sample in one line; the rest of the 2x is for the harness's clock
+#     reads and both sides' code, which stay the same when the floor
+#     changes with the VM's core placement);
 #  3. copy-mode throughput at 1 MiB in bytes/s beside calibrated memcpy
-#     bandwidth at 1 MiB (goal >= 50 %).
+#     bandwidth at 1 MiB (goal >= 50 %). Like the memcpy floor (the best of
+#     50 trials), the throughput is the best of TP_RUNS runs (default 3):
+#     other processes on the two cores only ever slow a run down.
 #
 # Latencies are one-way = round trip / 2. Nothing here asserts a figure.
 #
@@ -19,10 +23,11 @@
 # run. The busy-wait run stays at normal priority: two real-time spinners
 # on two cores would starve the harness's own control threads.
 #
-# usage: [SHM_BENCH_RT=40] bench/shm.sh [SECONDS per measurement]
+# usage: [SHM_BENCH_RT=40] [TP_RUNS=3] bench/shm.sh [SECONDS per measurement]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-3}
+tp_runs=${TP_RUNS:-3}
 target=${CARGO_TARGET_DIR:-target}
 bin=${PUBSUBPERF:-$target/release/pubsubperf}
 [ -x "$bin" ] || cargo build --release -p pubsubperf >&2
@@ -57,8 +62,10 @@ p50() { # json file, size -> p50 in ns
 "$bin" latency -b shm --zero-copy --wait busy -s 64 --duration "${secs}s" --cpu 0,1 \
     -q --json "$tmp/busy.json" > /dev/null
 "$cal" cache-line > "$tmp/cl_after.json"
-"$bin" throughput -b shm -s 1MiB --duration "${secs}s" --cpu 0,1 \
-    "${rt[@]}" -q --json "$tmp/tp.json" > /dev/null
+for i in $(seq "$tp_runs"); do
+    "$bin" throughput -b shm -s 1MiB --duration "${secs}s" --cpu 0,1 \
+        "${rt[@]}" -q --json "$tmp/tp$i.json" > /dev/null
+done
 
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 python3 - "$tmp" "$load" "${SHM_BENCH_RT:-}" <<'PY'
@@ -92,11 +99,15 @@ print(f"   clock_gettime per call       : {cal['clock_ns']:9.1f} ns (the harness
 print(f"   ratio shm / (2 x floor)      = {busy / floor:.2f}")
 if abs(before - after) > 0.3 * min(before, after):
     print("   (the floor changed during the run: the cores moved; the ratio uses the larger floor)")
-tp = json.load(open(f"{d}/tp.json"))["runs"][0]
-bps = tp["throughput"]["samples_per_s"] * tp["size"]
+import glob
+tps = [json.load(open(f))["runs"][0] for f in sorted(glob.glob(f"{d}/tp*.json"))]
+rates = [t["throughput"]["samples_per_s"] * t["size"] for t in tps]
+tp = tps[rates.index(max(rates))]
+bps = max(rates)
 mem = next(m["gb_per_s"] for m in cal["memcpy"] if m["size"] == 1 << 20) * 1e9
 print("3. copy-mode throughput, 1 MiB samples, reliable, wait block:")
-print(f"   shm            : {bps / 1e9:7.3f} GB/s ({tp['throughput']['samples_per_s']:.0f} samples/s, lost {tp['throughput']['lost']})")
+print(f"   runs           : {', '.join(f'{r / 1e9:.3f}' for r in rates)} GB/s")
+print(f"   shm (best run) : {bps / 1e9:7.3f} GB/s ({tp['throughput']['samples_per_s']:.0f} samples/s, lost {tp['throughput']['lost']})")
 print(f"   memcpy at 1 MiB: {mem / 1e9:7.3f} GB/s")
 print(f"   ratio = {bps / mem * 100:.1f} % (goal >= 50 %: {'met' if bps >= 0.5 * mem else 'NOT met'})")
 res = tp.get("resources", {})

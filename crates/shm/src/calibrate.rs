@@ -17,8 +17,8 @@
 //!   of the round-trip time (RTT); we report the median and minimum RTT and
 //!   **one-way = RTT p50 / 2**, the cost of moving one cache line from one
 //!   core to the other, which is the floor of a busy-polling shared-memory
-//!   one-way latency (a sample needs at least a ring index and a header to
-//!   move, so about two lines).
+//!   one-way latency (the `shm` binding moves a small zero-copy sample in
+//!   one line: slot head and sample header together).
 //! - **memcpy bandwidth** ([`Calibration::memcpy`]): `copy_nonoverlapping`
 //!   (libc `memcpy`) of a buffer of 64 KiB, 1 MiB and 64 MiB into another
 //!   of the same size, both touched beforehand, on one thread pinned to the
