@@ -96,7 +96,7 @@ print(f"   cache-line one-way floor     : {before:9.1f} ns before, {after:.1f} n
 floor = 2 * max(before, after) if abs(before - after) > 0.3 * min(before, after) else before + after
 print(f"   2 x floor                    : {floor:9.1f} ns")
 print(f"   clock_gettime per call       : {cal['clock_ns']:9.1f} ns (the harness reads it 3 times per round trip)")
-print(f"   ratio shm / (2 x floor)      = {busy / floor:.2f}")
+print(f"   ratio shm / (2 x floor)      = {busy / floor:.2f} (goal <= 1: {'met' if busy <= floor else 'NOT met'})")
 if abs(before - after) > 0.3 * min(before, after):
     print("   (the floor changed during the run: the cores moved; the ratio uses the larger floor)")
 import glob
