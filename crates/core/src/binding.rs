@@ -429,6 +429,28 @@ pub trait Binding: Sized + Send + 'static {
         false
     }
 
+    /// True when [`Binding::now_ns`] is a virtual clock (only the `mock`
+    /// binding's). The harness then keeps what must follow real time (peer
+    /// silence, the echo timeout, the end-of-run drain, heartbeats) on
+    /// [`crate::clock::now_ns`]; with a real clock both are the same reading.
+    const VIRTUAL_CLOCK: bool = false;
+
+    /// The clock of this binding's measurements: every sample timestamp,
+    /// receive time, warm-up, duration and pacing deadline of a run comes
+    /// from here. Every real binding uses `CLOCK_MONOTONIC`
+    /// ([`crate::clock::now_ns`]); the `mock` binding a virtual clock that
+    /// only its own sends advance, so that tests know exact answers.
+    #[inline(always)]
+    fn now_ns() -> u64 {
+        crate::clock::now_ns()
+    }
+
+    /// Waits until `deadline_ns` of [`Binding::now_ns`] (`--rate` pacing).
+    #[inline]
+    fn wait_until(deadline_ns: u64) {
+        crate::clock::wait_until(deadline_ns)
+    }
+
     /// Opens this side of a run (participant, session, socket factory).
     fn open(cfg: &EndpointConfig) -> Result<Self, BindingError>;
 

@@ -76,12 +76,12 @@ pub fn serve_publisher<B: Binding>(
         st.store(true, Ordering::Release);
     });
     let usage = Usage::now();
-    let (seq, duration_ns, fault) = send_stream(
+    let (seq, duration_ns, fault) = send_stream::<B>(
         &mut w,
         spec,
         id,
         0,
-        &mut |_| {
+        &mut || {
             if stop.load(Ordering::Relaxed) || INTERRUPTED.load(Ordering::Relaxed) {
                 Ok(Poll::Stop)
             } else {

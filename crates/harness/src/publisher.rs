@@ -2,7 +2,8 @@
 //! measures, and assembles the result.
 //!
 //! ## Latency method
-//! Ping-pong: the publisher stamps a sample with [`clock::now_ns`] and sends
+//! Ping-pong: the publisher stamps a sample with the binding's clock
+//! ([`Binding::now_ns`]: `CLOCK_MONOTONIC` for every real binding) and sends
 //! it; the subscriber echoes a sample of the same size; when the echo
 //! arrives the publisher records `(now - stamp) / 2`: **one-way latency =
 //! round trip / 2** (as Perftest and ddsperf report it). With `--one-way`
@@ -402,11 +403,13 @@ pub fn run<B: Binding>(
 
 type Loop = (Option<LatencyRecorder>, u64, u64, Option<Fault>);
 
+/// Liveness of every peer, on the real clock (never a binding's virtual one).
 #[inline]
-fn check_peers(s: &Session, now: u64) -> Result<(), Fault> {
+fn check_peers(s: &Session) -> Result<(), Fault> {
     if INTERRUPTED.load(Ordering::Relaxed) {
         return Err(Fault::Interrupted);
     }
+    let now = clock::now_ns();
     for sub in &s.subs {
         sub.check(now)?;
     }
@@ -455,7 +458,7 @@ fn latency_loop<B: Binding>(
         0
     };
     let one_way = spec.one_way;
-    let start = clock::now_ns();
+    let start = B::now_ns();
     let warm_end = start + spec.warmup_ns;
     let mut measure_start = warm_end;
     let mut warm = spec.warmup_ns > 0;
@@ -467,7 +470,7 @@ fn latency_loop<B: Binding>(
     let (mut i_count, mut i_sum, mut i_max) = (0u64, 0u128, 0u64);
     let mut checked_at = start;
     let fault = loop {
-        let now = clock::now_ns();
+        let now = B::now_ns();
         if warm && now >= warm_end {
             warm = false;
             measure_start = now;
@@ -482,7 +485,7 @@ fn latency_loop<B: Binding>(
         }
         if now - checked_at > 50_000_000 {
             checked_at = now;
-            if let Err(f) = check_peers(s, now) {
+            if let Err(f) = check_peers(s) {
                 break Some(f);
             }
         }
@@ -512,24 +515,33 @@ fn latency_loop<B: Binding>(
             (seq, FLAG_ECHO)
         };
         if period > 0 && !warm {
-            clock::wait_until(next_send);
+            B::wait_until(next_send);
             next_send += period;
         }
         if let Err(e) = ep
             .writer
-            .send(size, |b| fill_sample(b, this_seq, 0, flags, spec.check))
+            .send(size, |b| {
+                fill_sample::<B>(b, this_seq, 0, flags, spec.check)
+            })
             .and_then(|_| ep.writer.flush())
         {
             break Some(send_fault(e, s));
         }
         let target = (this_seq % nsubs) as usize;
         let want = (this_seq, flags);
-        let sent_at = clock::now_ns();
+        let sent_at = B::now_ns();
+        // The echo timeout runs on the real clock (the same reading unless
+        // the binding's clock is virtual).
+        let real_sent_at = if B::VIRTUAL_CLOCK {
+            clock::now_ns()
+        } else {
+            sent_at
+        };
         let mut got: Option<(u64, u64)> = None;
         let reader = &mut ep.echo[target];
         let res = loop {
             let r = reader.recv(Duration::from_millis(100), &mut |b: &[u8]| {
-                let t = clock::now_ns();
+                let t = B::now_ns();
                 if let Some(h) = Header::read(b)
                     && (h.seq, h.flags & !FLAG_CHECK) == want
                 {
@@ -547,11 +559,10 @@ fn latency_loop<B: Binding>(
                 Err(e) => break Err(send_fault(e, s)),
                 Ok(_) if got.is_some() => break Ok(()),
                 Ok(_) => {
-                    let now = clock::now_ns();
-                    if let Err(f) = check_peers(s, now) {
+                    if let Err(f) = check_peers(s) {
                         break Err(f);
                     }
-                    if now - sent_at > echo_timeout {
+                    if clock::now_ns() - real_sent_at > echo_timeout {
                         break Ok(());
                     }
                 }
@@ -579,7 +590,7 @@ fn latency_loop<B: Binding>(
         }
     };
     drain_intervals(s, false, intervals, on_interval);
-    let duration = clock::now_ns().saturating_sub(measure_start);
+    let duration = B::now_ns().saturating_sub(measure_start);
     (Some(rec), seq, duration, fault)
 }
 
@@ -587,7 +598,7 @@ fn send_fault(e: BindingError, s: &Session) -> Fault {
     if INTERRUPTED.load(Ordering::Relaxed) {
         return Fault::Interrupted;
     }
-    if let Err(f) = check_peers(s, clock::now_ns()) {
+    if let Err(f) = check_peers(s) {
         return f;
     }
     match e {
@@ -621,7 +632,7 @@ fn throughput_loop<B: Binding>(
                         if let Some(h) = Header::read(b)
                             && h.flags & FLAG_WARMUP == 0
                         {
-                            rec.record((clock::now_ns().saturating_sub(h.timestamp)) / 2);
+                            rec.record((B::now_ns().saturating_sub(h.timestamp)) / 2);
                         }
                     });
                 }
@@ -631,13 +642,13 @@ fn throughput_loop<B: Binding>(
     } else {
         None
     };
-    let (seq, duration, fault) = send_stream(
+    let (seq, duration, fault) = send_stream::<B>(
         &mut ep.writer,
         spec,
         0,
         every,
-        &mut |now| {
-            check_peers(s, now)?;
+        &mut || {
+            check_peers(s)?;
             drain_intervals(s, true, intervals, on_interval);
             Ok(Poll::Go)
         },

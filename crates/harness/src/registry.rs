@@ -67,6 +67,11 @@ macro_rules! with_binding {
                 type $B = pubsubperf_iceoryx2::Iceoryx2;
                 $body
             }
+            #[cfg(feature = "mock")]
+            "mock" => {
+                type $B = pubsubperf_mock::Mock;
+                $body
+            }
             _ => $unknown,
         }
     };
@@ -95,7 +100,15 @@ pub fn infos() -> Vec<BindingInfo> {
     v.push(pubsubperf_fastdds::FastDds::info());
     #[cfg(feature = "zenoh")]
     v.push(pubsubperf_zenoh::Zenoh::info());
+    #[cfg(feature = "mock")]
+    v.push(pubsubperf_mock::Mock::info());
     v
+}
+
+/// True for the `mock` binding: its figures are synthetic (a virtual clock),
+/// so the main job and `all` in sweep files leave it out.
+pub fn is_mock(name: &str) -> bool {
+    name == "mock"
 }
 
 /// The names of the bindings compiled in.

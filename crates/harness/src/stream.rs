@@ -8,11 +8,18 @@
 use crate::Fault;
 use crate::spec::RunSpec;
 use pubsubperf_core::sample::{FLAG_CHECK, FLAG_ECHO, FLAG_WARMUP, Header, fill_pattern};
-use pubsubperf_core::{BindingError, Writer, clock};
+use pubsubperf_core::{Binding, BindingError, Writer};
 
-/// Writes the header (and with `check` the pattern) of sample `seq`.
+/// Writes the header (and with `check` the pattern) of sample `seq`,
+/// stamped with `B`'s clock.
 #[inline]
-pub(crate) fn fill_sample(buf: &mut [u8], seq: u64, publisher: u8, flags: u8, check: bool) {
+pub(crate) fn fill_sample<B: Binding>(
+    buf: &mut [u8],
+    seq: u64,
+    publisher: u8,
+    flags: u8,
+    check: bool,
+) {
     if check {
         fill_pattern(buf, seq);
     }
@@ -20,7 +27,7 @@ pub(crate) fn fill_sample(buf: &mut [u8], seq: u64, publisher: u8, flags: u8, ch
         seq,
         publisher,
         flags: flags | if check { FLAG_CHECK } else { 0 },
-        timestamp: clock::now_ns(),
+        timestamp: B::now_ns(),
     }
     .write(buf);
 }
@@ -37,12 +44,13 @@ pub(crate) enum Poll {
 /// `echo_every`th measured sample asks for an echo (0: none). `poll` runs
 /// every 100 ms; `fault` turns a binding error into the run's fault.
 /// Returns measured samples sent, measured ns, and the fault if any.
-pub(crate) fn send_stream<W: Writer>(
-    w: &mut W,
+/// Times come from `B`'s clock.
+pub(crate) fn send_stream<B: Binding>(
+    w: &mut B::Writer,
     spec: &RunSpec,
     publisher: u8,
     echo_every: u64,
-    poll: &mut dyn FnMut(u64) -> Result<Poll, Fault>,
+    poll: &mut dyn FnMut() -> Result<Poll, Fault>,
     fault: &dyn Fn(BindingError) -> Fault,
 ) -> (u64, u64, Option<Fault>) {
     let size = spec.size;
@@ -51,23 +59,25 @@ pub(crate) fn send_stream<W: Writer>(
     } else {
         0.0
     };
-    let start = clock::now_ns();
+    let start = B::now_ns();
     let warm_end = start + spec.warmup_ns;
     let mut next_poll = start + 100_000_000;
     let mut i = 0u64;
-    while clock::now_ns() < warm_end {
+    while B::now_ns() < warm_end {
         if period > 0.0 {
-            clock::wait_until(start + (i as f64 * period) as u64);
+            B::wait_until(start + (i as f64 * period) as u64);
         }
         let seq = i;
-        if let Err(e) = w.send(size, |b| fill_sample(b, seq, publisher, FLAG_WARMUP, false)) {
+        if let Err(e) = w.send(size, |b| {
+            fill_sample::<B>(b, seq, publisher, FLAG_WARMUP, false)
+        }) {
             return (0, 0, Some(fault(e)));
         }
         i += 1;
-        let now = clock::now_ns();
+        let now = B::now_ns();
         if now >= next_poll {
             next_poll = now + 100_000_000;
-            match poll(now) {
+            match poll() {
                 Ok(Poll::Go) => {}
                 Ok(Poll::Stop) => return (0, 0, None),
                 Err(f) => return (0, 0, Some(f)),
@@ -75,7 +85,7 @@ pub(crate) fn send_stream<W: Writer>(
         }
     }
     let _ = w.flush();
-    let m_start = clock::now_ns();
+    let m_start = B::now_ns();
     let end = if spec.duration_ns > 0 {
         m_start + spec.duration_ns
     } else {
@@ -86,7 +96,7 @@ pub(crate) fn send_stream<W: Writer>(
     let mut result = None;
     while seq < count {
         if period > 0.0 {
-            clock::wait_until(m_start + (seq as f64 * period) as u64);
+            B::wait_until(m_start + (seq as f64 * period) as u64);
         }
         let flags = if echo_every > 0 && seq.is_multiple_of(echo_every) {
             FLAG_ECHO
@@ -94,19 +104,21 @@ pub(crate) fn send_stream<W: Writer>(
             0
         };
         let this = seq;
-        if let Err(e) = w.send(size, |b| fill_sample(b, this, publisher, flags, spec.check)) {
+        if let Err(e) = w.send(size, |b| {
+            fill_sample::<B>(b, this, publisher, flags, spec.check)
+        }) {
             result = Some(fault(e));
             break;
         }
         seq += 1;
         if seq.is_multiple_of(64) || period > 0.0 {
-            let now = clock::now_ns();
+            let now = B::now_ns();
             if now >= end {
                 break;
             }
             if now >= next_poll {
                 next_poll = now + 100_000_000;
-                match poll(now) {
+                match poll() {
                     Ok(Poll::Go) => {}
                     Ok(Poll::Stop) => break,
                     Err(f) => {
@@ -122,5 +134,5 @@ pub(crate) fn send_stream<W: Writer>(
     {
         result = Some(fault(e));
     }
-    (seq, clock::now_ns() - m_start, result)
+    (seq, B::now_ns() - m_start, result)
 }

@@ -128,7 +128,7 @@ pub fn serve_run<B: Binding>(
     });
 
     let start = Usage::now();
-    let res = measure(ctl, spec, &mut reader, echo.as_mut(), &shared);
+    let res = measure::<B>(ctl, spec, &mut reader, echo.as_mut(), &shared);
     let resources = Usage::now().since(&start);
     // The control thread ends on Stop, on close, or within 200 ms of an interrupt.
     cfg.cancel.cancel();
@@ -152,11 +152,14 @@ pub fn serve_run<B: Binding>(
 
 type Measured = (Option<Throughput>, Vec<Throughput>, u64, u64);
 
-fn measure<R: Reader, W: Writer>(
+/// Receives (and echoes) until the publisher's stop and the drain. Receive
+/// times, the rate window and the intervals come from `B`'s clock; the drain
+/// after the stop and the heartbeats follow the real clock.
+fn measure<B: Binding>(
     ctl: &mut TcpStream,
     spec: &RunSpec,
-    reader: &mut R,
-    mut echo: Option<&mut W>,
+    reader: &mut B::Reader,
+    mut echo: Option<&mut B::Writer>,
     shared: &Shared,
 ) -> Result<Measured, Fault> {
     let idx = spec.subscriber_index as u64;
@@ -175,11 +178,12 @@ fn measure<R: Reader, W: Writer>(
     let mut last_ns = 0u64;
     let mut echo_err: Option<String> = None;
     let interval_ns = spec.interval_ms.max(1) * 1_000_000;
-    let mut t0 = clock::now_ns();
+    let mut t0 = B::now_ns();
+    let mut heard_real = clock::now_ns();
     let mut next_report = t0 + interval_ns;
     let mut last_report = (t0, 0u64, 0u64, Usage::now());
     let mut stop_seen_at: Option<u64> = None;
-    let mut last_progress = t0;
+    let mut last_progress = heard_real;
     let size = spec.size as u64;
     loop {
         let n = reader
@@ -188,7 +192,7 @@ fn measure<R: Reader, W: Writer>(
                     bad += 1;
                     return;
                 };
-                let now = clock::now_ns();
+                let now = B::now_ns();
                 if check && h.flags & FLAG_CHECK != 0 && !check_pattern(s, h.seq) {
                     bad += 1;
                 }
@@ -245,9 +249,21 @@ fn measure<R: Reader, W: Writer>(
         if let Some(e) = echo_err.take() {
             return Err(Fault::Binding(format!("echo: {e}")));
         }
-        let now = clock::now_ns();
+        let now = B::now_ns();
+        // Real time, for the drain and the heartbeats (the same reading
+        // unless the binding's clock is virtual).
+        let real = if B::VIRTUAL_CLOCK {
+            clock::now_ns()
+        } else {
+            now
+        };
         if n > 0 {
-            last_progress = now;
+            last_progress = real;
+        }
+        if B::VIRTUAL_CLOCK && real - heard_real > 1_000_000_000 {
+            // A virtual clock may take long to reach the next interval.
+            heard_real = real;
+            let _ = protocol::send(ctl, &Msg::Heartbeat);
         }
         if now >= next_report && first_ns == 0 && spec.test == TestKind::Throughput {
             // Still in warm-up: intervals start with the first measured sample.
@@ -296,7 +312,7 @@ fn measure<R: Reader, W: Writer>(
                 .unwrap_or_else(|e| e.into_inner())
                 .iter()
                 .sum();
-            let at = *stop_seen_at.get_or_insert(now);
+            let at = *stop_seen_at.get_or_insert(real);
             if spec.test == TestKind::Latency {
                 break;
             }
@@ -308,7 +324,7 @@ fn measure<R: Reader, W: Writer>(
             } else {
                 300_000_000
             };
-            if received >= sent || now - last_progress.max(at) > quiet_ns {
+            if received >= sent || real - last_progress.max(at) > quiet_ns {
                 break;
             }
         }

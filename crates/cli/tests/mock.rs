@@ -1,0 +1,230 @@
+//! Exact answers through the whole tool, from the `mock` binding: its
+//! virtual clock makes each ping's latency `delay-ns + step-ns × (k mod
+//! period)` for send number k (see crates/mock), so results, merges and
+//! reports have values known in advance. No figure here describes a machine.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    let o = Command::new(env!("CARGO_BIN_EXE_pubsubperf"))
+        .args(args)
+        .output()
+        .expect("runs");
+    assert!(
+        o.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("written")).expect("valid json")
+}
+
+/// A mock latency run of `n` pings with default options into `out`.
+fn latency(n: u64, out: &Path) -> serde_json::Value {
+    let n = n.to_string();
+    run(&[
+        "latency",
+        "-b",
+        "mock",
+        "-n",
+        &n,
+        "--warmup",
+        "0s",
+        "--no-save",
+        "-q",
+        "--json",
+        out.to_str().unwrap(),
+    ]);
+    json(out)
+}
+
+/// The default mock delays of the first `n` sends.
+fn delays(n: u64) -> Vec<u64> {
+    (0..n).map(|k| 1000 + 10 * (k % 100)).collect()
+}
+
+/// Nearest rank: the smallest value with at least q·n values at or below it.
+fn rank(sorted: &[u64], q: f64) -> u64 {
+    let r = ((q * sorted.len() as f64).ceil() as usize).max(1);
+    sorted[r - 1]
+}
+
+fn check_latency(l: &serde_json::Value, mut values: Vec<u64>) {
+    values.sort_unstable();
+    let n = values.len() as u64;
+    let sum: u64 = values.iter().sum();
+    assert_eq!(l["count"], n, "{l}");
+    assert_eq!(l["min"], values[0], "{l}");
+    assert_eq!(l["max"], *values.last().unwrap(), "{l}");
+    assert_eq!(l["sum"], sum.to_string(), "{l}");
+    assert_eq!(l["mean"].as_f64().unwrap(), sum as f64 / n as f64, "{l}");
+    for (key, q) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99_9", 0.999)] {
+        assert_eq!(l[key], rank(&values, q), "{key} of {l}");
+    }
+}
+
+#[test]
+fn latency_percentiles_are_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = latency(500, &dir.path().join("a.json"));
+    let run = &r["runs"][0];
+    assert_eq!(run["binding"], "mock");
+    assert_eq!(run["complete"], true);
+    let l = &run["latency_ns"];
+    check_latency(l, delays(500));
+    // The figures the user reads: 1000..1990 ns, five of each.
+    assert_eq!(l["p50"], 1490);
+    assert_eq!(l["p90"], 1890);
+    assert_eq!(l["p99"], 1980);
+    assert_eq!(l["mean"], 1495.0);
+}
+
+#[test]
+fn one_way_equals_round_trip_half() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.json");
+    run(&[
+        "latency",
+        "-b",
+        "mock",
+        "-n",
+        "300",
+        "--warmup",
+        "0s",
+        "--one-way",
+        "--no-save",
+        "-q",
+        "--json",
+        out.to_str().unwrap(),
+    ]);
+    check_latency(&json(&out)["runs"][0]["latency_ns"], delays(300));
+}
+
+#[test]
+fn loss_is_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t.json");
+    run(&[
+        "throughput",
+        "-b",
+        "mock",
+        "--best-effort",
+        "--opt",
+        "drop-every=10",
+        "--receive-queue",
+        "20000",
+        "-n",
+        "10000",
+        "--warmup",
+        "0s",
+        "--no-save",
+        "-q",
+        "--json",
+        out.to_str().unwrap(),
+    ]);
+    let run = &json(&out)["runs"][0];
+    let t = &run["throughput"];
+    assert_eq!(t["sent"], 10000, "{run}");
+    assert_eq!(t["received"], 9000, "{run}");
+    assert_eq!(t["lost"], 1000, "{run}");
+    assert_eq!(t["duplicates"], 0, "{run}");
+}
+
+#[test]
+fn merged_percentiles_equal_the_pooled_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    // Different counts of one cell: different distributions (250 pings
+    // cover the cycle 2.5 times, 130 pings 1.3 times).
+    latency(250, &a);
+    latency(130, &b);
+    let m = dir.path().join("m.json");
+    run(&[
+        "merge",
+        "-o",
+        m.to_str().unwrap(),
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+    ]);
+    let merged = json(&m);
+    assert_eq!(merged["runs"].as_array().unwrap().len(), 1, "{merged}");
+    let mut pooled = delays(250);
+    pooled.extend(delays(130));
+    check_latency(&merged["runs"][0]["latency_ns"], pooled);
+}
+
+#[test]
+fn report_shows_the_exact_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.json");
+    latency(500, &a);
+    let html = dir.path().join("r.html");
+    run(&["report", "-o", html.to_str().unwrap(), a.to_str().unwrap()]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("1.490 µs (500 samples"),
+        "p50 of 500 mock pings missing"
+    );
+    assert!(page.contains("mock"));
+}
+
+#[test]
+fn compare_table_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    latency(500, &a);
+    latency(500, &b);
+    let o = run(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--fail-if",
+        "p50>+1%",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let table: Vec<&str> = text.lines().skip(2).collect();
+    assert_eq!(
+        table,
+        [
+            "Latency, one-way µs (repetitions merged; p-value: Welch's t-test on per-repetition p50):",
+            "CELL     REPS  p50 BASE  p50 NEW  Δ p50  p99 BASE  p99 NEW  Δ p99  max NEW  p-value",
+            "mock 64   1/1     1.490    1.490  +0.0%     1.980    1.980  +0.0%    1.990      n/a",
+            "(* p < 0.05; n/a: a test needs at least 2 repetitions on each side)",
+        ],
+        "{text}"
+    );
+}
+
+#[test]
+fn latency_table_snapshot() {
+    let o = run(&[
+        "latency",
+        "-b",
+        "mock",
+        "-n",
+        "500",
+        "--warmup",
+        "0s",
+        "--no-save",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert!(
+        lines[0].starts_with("latency over mock (mock), reliable, bytes, wait block"),
+        "{text}"
+    );
+    assert_eq!(
+        lines[1],
+        "One-way latency in µs (one-way = round trip / 2):"
+    );
+    // CPU columns are real measurements of the process: not compared.
+    assert_eq!(
+        lines[3][..lines[2].find("CPUpub").unwrap()].trim_end(),
+        "        64        500      1.495      0.289      1.000      1.990      1.490      1.890      1.980      1.990      1.990      1.990"
+    );
+}
