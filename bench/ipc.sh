@@ -5,7 +5,7 @@
 # as zenoh has no busy mode):
 #
 #   latency p50 (one-way = RTT/2) at 64 B, 1 MiB, 16 MiB of
-#   iceoryx (classic, RouDi started by the tool), iceoryx2 --zero-copy,
+#   iceoryx --zero-copy (classic, RouDi started by the tool), iceoryx2 --zero-copy,
 #   zenoh --transport shm --zero-copy, and shm --zero-copy;
 #   the ratio of each to shm --zero-copy of the same round.
 #
@@ -32,7 +32,7 @@ run() { # name round args...
 }
 for r in $(seq 1 "$rounds"); do
     run shm "$r" -b shm --zero-copy --wait busy
-    run iceoryx "$r" -b iceoryx --wait busy
+    run iceoryx "$r" -b iceoryx --zero-copy --wait busy
     run iceoryx2 "$r" -b iceoryx2 --zero-copy --wait busy
     run zenoh "$r" -b zenoh --transport shm --zero-copy
 done
