@@ -29,7 +29,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # 1. reference and binding at 64 B, back to back.
 "$pp" 64 20000 block > "$tmp/pp.txt"
-"$bin" latency -b zenoh -s 64 --duration "${secs}s" --cpu 0,1 -q --json "$tmp/z64.json" > /dev/null
+"$bin" latency -b zenoh -s 64 --duration "${secs}s" --cpu 0,1 -q --no-save --json "$tmp/z64.json" > /dev/null
 
 # 2. sizes over each transport; a refused run leaves its message in *.err.
 run() { # name, args...
