@@ -21,13 +21,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 "$bin" latency -b fastdds -t shm --data-type flat --zero-copy -s 64,1MiB,16MiB \
-    --duration "${secs}s" --cpu 0,1 -q --json "$tmp/zc.json" > /dev/null
+    --duration "${secs}s" --cpu 0,1 -q --no-save --json "$tmp/zc.json" > /dev/null
 "$bin" throughput -b fastdds -t udp --best-effort -s 1KiB --duration "${secs}s" --cpu 0,1 \
-    -q --json "$tmp/be.json" > /dev/null
+    -q --no-save --json "$tmp/be.json" > /dev/null
 "$bin" throughput -b fastdds -t udp --reliable -s 1KiB --duration "${secs}s" --cpu 0,1 \
-    -q --json "$tmp/rel.json" > /dev/null
+    -q --no-save --json "$tmp/rel.json" > /dev/null
 "$bin" throughput -b udp -s 1KiB --duration "${secs}s" --cpu 0,1 \
-    -q --json "$tmp/udp.json" > /dev/null
+    -q --no-save --json "$tmp/udp.json" > /dev/null
 
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 python3 - "$tmp" "$load" <<'PY'
