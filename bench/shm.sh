@@ -55,16 +55,16 @@ p50() { # json file, size -> p50 in ns
 }
 
 "$bin" latency -b shm --zero-copy -s 64,1MiB,16MiB,64MiB --duration "${secs}s" --cpu 0,1 \
-    "${rt[@]}" -q --json "$tmp/zc.json" > /dev/null
+    "${rt[@]}" -q --no-save --json "$tmp/zc.json" > /dev/null
 # A VM's cores may move between physical cores (the cache-line latency
 # between them changes several-fold): floor right before and right after.
 "$cal" cache-line > "$tmp/cl_before.json"
 "$bin" latency -b shm --zero-copy --wait busy -s 64 --duration "${secs}s" --cpu 0,1 \
-    -q --json "$tmp/busy.json" > /dev/null
+    -q --no-save --json "$tmp/busy.json" > /dev/null
 "$cal" cache-line > "$tmp/cl_after.json"
 for i in $(seq "$tp_runs"); do
     "$bin" throughput -b shm -s 1MiB --duration "${secs}s" --cpu 0,1 \
-        "${rt[@]}" -q --json "$tmp/tp$i.json" > /dev/null
+        "${rt[@]}" -q --no-save --json "$tmp/tp$i.json" > /dev/null
 done
 
 load=$(cut -d' ' -f1-3 /proc/loadavg)

@@ -35,7 +35,7 @@ trap 'rm -rf "$tmp"' EXIT
 run() { # name, args...
     local name=$1
     shift
-    if ! "$bin" latency "$@" --duration "${secs}s" --cpu 0,1 -q --json "$tmp/$name.json" \
+    if ! "$bin" latency "$@" --duration "${secs}s" --cpu 0,1 -q --no-save --json "$tmp/$name.json" \
         > /dev/null 2> "$tmp/$name.err"; then
         rm -f "$tmp/$name.json"
     fi
