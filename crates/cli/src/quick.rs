@@ -48,10 +48,10 @@ pub fn run(q: &QuickArgs) -> anyhow::Result<ExitCode> {
         env!("CARGO_PKG_VERSION"),
         dur
     );
-    // The mock binding's figures are synthetic: not part of a comparison.
+    // A virtual clock's figures (the mock binding) are not part of a comparison.
     for info in registry::infos()
         .into_iter()
-        .filter(|i| !registry::is_mock(i.name))
+        .filter(|i| !registry::synthetic(i.name))
     {
         if let Err(why) = &info.available {
             println!("  {:<10} skipped: {why}", info.name);

@@ -23,23 +23,19 @@ fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).expect("written")).expect("valid json")
 }
 
+/// A mock `test` run (no warm-up, not saved) with `args`, its results
+/// JSON written to `out` and returned.
+fn mock(test: &str, args: &[&str], out: &Path) -> serde_json::Value {
+    let mut all = vec![test, "-b", "mock", "--warmup", "0s", "--no-save", "-q"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--json", out.to_str().unwrap()]);
+    run(&all);
+    json(out)
+}
+
 /// A mock latency run of `n` pings with default options into `out`.
 fn latency(n: u64, out: &Path) -> serde_json::Value {
-    let n = n.to_string();
-    run(&[
-        "latency",
-        "-b",
-        "mock",
-        "-n",
-        &n,
-        "--warmup",
-        "0s",
-        "--no-save",
-        "-q",
-        "--json",
-        out.to_str().unwrap(),
-    ]);
-    json(out)
+    mock("latency", &["-n", &n.to_string()], out)
 }
 
 /// The default mock delays of the first `n` sends.
@@ -86,47 +82,31 @@ fn latency_percentiles_are_exact() {
 #[test]
 fn one_way_equals_round_trip_half() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("o.json");
-    run(&[
+    let r = mock(
         "latency",
-        "-b",
-        "mock",
-        "-n",
-        "300",
-        "--warmup",
-        "0s",
-        "--one-way",
-        "--no-save",
-        "-q",
-        "--json",
-        out.to_str().unwrap(),
-    ]);
-    check_latency(&json(&out)["runs"][0]["latency_ns"], delays(300));
+        &["-n", "300", "--one-way"],
+        &dir.path().join("o.json"),
+    );
+    check_latency(&r["runs"][0]["latency_ns"], delays(300));
 }
 
 #[test]
 fn loss_is_exact() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("t.json");
-    run(&[
+    let r = mock(
         "throughput",
-        "-b",
-        "mock",
-        "--best-effort",
-        "--opt",
-        "drop-every=10",
-        "--receive-queue",
-        "20000",
-        "-n",
-        "10000",
-        "--warmup",
-        "0s",
-        "--no-save",
-        "-q",
-        "--json",
-        out.to_str().unwrap(),
-    ]);
-    let run = &json(&out)["runs"][0];
+        &[
+            "--best-effort",
+            "--opt",
+            "drop-every=10",
+            "--receive-queue",
+            "20000",
+            "-n",
+            "10000",
+        ],
+        &dir.path().join("t.json"),
+    );
+    let run = &r["runs"][0];
     let t = &run["throughput"];
     assert_eq!(t["sent"], 10000, "{run}");
     assert_eq!(t["received"], 9000, "{run}");

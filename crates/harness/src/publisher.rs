@@ -30,7 +30,7 @@
 use crate::protocol::Msg;
 use crate::session::Session;
 use crate::spec::RunSpec;
-use crate::stream::{Poll, fill_sample, send_stream};
+use crate::stream::{Poll, fill_sample, real_time, send_stream};
 use crate::{Fault, INTERRUPTED};
 use pubsubperf_core::result::{Interval, Run, RunResources, TestKind, Throughput};
 use pubsubperf_core::sample::{FLAG_CHECK, FLAG_ECHO, FLAG_WARMUP, HEADER_LEN, Header};
@@ -530,13 +530,7 @@ fn latency_loop<B: Binding>(
         let target = (this_seq % nsubs) as usize;
         let want = (this_seq, flags);
         let sent_at = B::now_ns();
-        // The echo timeout runs on the real clock (the same reading unless
-        // the binding's clock is virtual).
-        let real_sent_at = if B::VIRTUAL_CLOCK {
-            clock::now_ns()
-        } else {
-            sent_at
-        };
+        let real_sent_at = real_time::<B>(sent_at);
         let mut got: Option<(u64, u64)> = None;
         let reader = &mut ep.echo[target];
         let res = loop {

@@ -105,10 +105,11 @@ pub fn infos() -> Vec<BindingInfo> {
     v
 }
 
-/// True for the `mock` binding: its figures are synthetic (a virtual clock),
-/// so the main job and `all` in sweep files leave it out.
-pub fn is_mock(name: &str) -> bool {
-    name == "mock"
+/// True when the binding's clock is virtual ([`Binding::VIRTUAL_CLOCK`],
+/// the `mock` binding): its figures are synthetic, so the main job's
+/// comparison leaves it out.
+pub fn synthetic(name: &str) -> bool {
+    with_binding!(name, B => B::VIRTUAL_CLOCK, unknown => false)
 }
 
 /// The names of the bindings compiled in.

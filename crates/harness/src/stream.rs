@@ -32,6 +32,18 @@ pub(crate) fn fill_sample<B: Binding>(
     .write(buf);
 }
 
+/// Real time for liveness (peer silence, echo timeout, drain, heartbeats),
+/// given a reading `measured` of `B`'s clock: the same reading unless that
+/// clock is virtual, so real bindings pay no second clock read.
+#[inline(always)]
+pub(crate) fn real_time<B: Binding>(measured: u64) -> u64 {
+    if B::VIRTUAL_CLOCK {
+        pubsubperf_core::clock::now_ns()
+    } else {
+        measured
+    }
+}
+
 /// What the caller's poll says.
 pub(crate) enum Poll {
     /// Go on sending.

@@ -250,13 +250,7 @@ fn measure<B: Binding>(
             return Err(Fault::Binding(format!("echo: {e}")));
         }
         let now = B::now_ns();
-        // Real time, for the drain and the heartbeats (the same reading
-        // unless the binding's clock is virtual).
-        let real = if B::VIRTUAL_CLOCK {
-            clock::now_ns()
-        } else {
-            now
-        };
+        let real = crate::stream::real_time::<B>(now);
         if n > 0 {
             last_progress = real;
         }
