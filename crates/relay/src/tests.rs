@@ -67,7 +67,7 @@ fn udp_both_directions_in_order_with_delay() {
             assert!(t0.elapsed() >= Duration::from_millis(2 * delay_ms));
         }
         t.join().unwrap();
-        let tot = settled(&r, |t| t.udp_back == 20);
+        let tot = settled(&r, |t| t.udp_forward == 20 && t.udp_back == 20);
         assert_eq!((tot.udp_flows, tot.udp_forward, tot.udp_back), (1, 20, 20));
     }
 }
@@ -135,7 +135,9 @@ fn tcp_stream_both_directions_with_delay_and_close() {
         c.read_to_end(&mut rest).unwrap();
         assert!(rest.is_empty());
         server.join().unwrap();
-        let tot = settled(&r, |t| t.tcp_back_bytes == total as u64);
+        let tot = settled(&r, |t| {
+            t.tcp_forward_bytes == total as u64 && t.tcp_back_bytes == total as u64
+        });
         assert_eq!(tot.tcp_connections, 1);
         assert_eq!(tot.tcp_forward_bytes, total as u64);
         assert_eq!(tot.tcp_back_bytes, total as u64);
