@@ -8,12 +8,15 @@
 # Not part of CI (an hour); run it by hand. Prints, per binding, RSS of
 # publisher and subscriber after warm-up and at the end, the growth, the
 # sample counts, and PASS/FAIL. Exit code 1 if any binding fails.
+# CPUS=PUB,SUB passes --cpu (e.g. CPUS=1,1 keeps a soak on core 1, so that
+# two soaks, udp and cyclonedds, can run side by side and leave core 0 free).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-3600}"
 rate="${2:-10000}"
 bindings="${3:-udp cyclonedds}"
 bin="${PUBSUBPERF:-target/release/pubsubperf}"
+cpu_args=(); [ -n "${CPUS:-}" ] && cpu_args=(--cpu "$CPUS")
 [ -x "$bin" ] || { echo "soak: build first (cargo build --release -p pubsubperf) or set PUBSUBPERF" >&2; exit 2; }
 # Warm-up: a quarter of the run, at most 60 s, at least 5 s.
 warm=$(( secs / 4 )); [ "$warm" -gt 60 ] && warm=60; [ "$warm" -lt 5 ] && warm=5
@@ -47,7 +50,7 @@ for b in $bindings; do
   sub=$!; pids+=("$sub")
   for _ in $(seq 50); do grep -q "listening on" "$work/sub-$b.log" 2>/dev/null && break; sleep 0.1; done
   "$bin" throughput -b "$b" --connect "127.0.0.1:$port" --rate "$rate" \
-    --duration "${secs}s" --warmup 0s -q --json "$work/$b.json" >"$work/pub-$b.out" 2>"$work/pub-$b.err" &
+    --duration "${secs}s" --warmup 0s "${cpu_args[@]}" -q --json "$work/$b.json" >"$work/pub-$b.out" 2>"$work/pub-$b.err" &
   pub=$!; pids+=("$pub")
   sleep "$warm"
   p0=$(rss "$pub"); s0=$(rss "$sub")
