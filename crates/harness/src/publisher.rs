@@ -518,10 +518,11 @@ fn latency_loop<B: Binding>(
             B::wait_until(next_send);
             next_send += period;
         }
+        let mut sent_at = 0;
         if let Err(e) = ep
             .writer
             .send(size, |b| {
-                fill_sample::<B>(b, this_seq, 0, flags, spec.check)
+                sent_at = fill_sample::<B>(b, this_seq, 0, flags, spec.check);
             })
             .and_then(|_| ep.writer.flush())
         {
@@ -529,7 +530,8 @@ fn latency_loop<B: Binding>(
         }
         let target = (this_seq % nsubs) as usize;
         let want = (this_seq, flags);
-        let sent_at = B::now_ns();
+        // The echo timeout runs from the ping's own timestamp: no clock read
+        // between the send and the echo.
         let real_sent_at = real_time::<B>(sent_at);
         let mut got: Option<(u64, u64)> = None;
         let reader = &mut ep.echo[target];

@@ -11,7 +11,7 @@ use pubsubperf_core::sample::{FLAG_CHECK, FLAG_ECHO, FLAG_WARMUP, Header, fill_p
 use pubsubperf_core::{Binding, BindingError, Writer};
 
 /// Writes the header (and with `check` the pattern) of sample `seq`,
-/// stamped with `B`'s clock.
+/// stamped with `B`'s clock; returns the stamp.
 #[inline]
 pub(crate) fn fill_sample<B: Binding>(
     buf: &mut [u8],
@@ -19,17 +19,19 @@ pub(crate) fn fill_sample<B: Binding>(
     publisher: u8,
     flags: u8,
     check: bool,
-) {
+) -> u64 {
     if check {
         fill_pattern(buf, seq);
     }
+    let timestamp = B::now_ns();
     Header {
         seq,
         publisher,
         flags: flags | if check { FLAG_CHECK } else { 0 },
-        timestamp: B::now_ns(),
+        timestamp,
     }
     .write(buf);
+    timestamp
 }
 
 /// Real time for liveness (peer silence, echo timeout, drain, heartbeats),
@@ -81,7 +83,7 @@ pub(crate) fn send_stream<B: Binding>(
         }
         let seq = i;
         if let Err(e) = w.send(size, |b| {
-            fill_sample::<B>(b, seq, publisher, FLAG_WARMUP, false)
+            fill_sample::<B>(b, seq, publisher, FLAG_WARMUP, false);
         }) {
             return (0, 0, Some(fault(e)));
         }
@@ -117,7 +119,7 @@ pub(crate) fn send_stream<B: Binding>(
         };
         let this = seq;
         if let Err(e) = w.send(size, |b| {
-            fill_sample::<B>(b, this, publisher, flags, spec.check)
+            fill_sample::<B>(b, this, publisher, flags, spec.check);
         }) {
             result = Some(fault(e));
             break;

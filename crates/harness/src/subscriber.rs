@@ -185,6 +185,7 @@ fn measure<B: Binding>(
     let mut stop_seen_at: Option<u64> = None;
     let mut last_progress = heard_real;
     let size = spec.size as u64;
+    let stamp_echo = spec.test == TestKind::Latency && spec.one_way;
     loop {
         let n = reader
             .recv(Duration::from_millis(50), &mut |s: &[u8]| {
@@ -192,7 +193,10 @@ fn measure<B: Binding>(
                     bad += 1;
                     return;
                 };
-                let now = B::now_ns();
+                // Our receive time goes into the echo only for true one-way
+                // latency; otherwise the clock is read after the echo is
+                // sent, so that its cost is not in the publisher's round trip.
+                let rx_stamp = if stamp_echo { B::now_ns() } else { 0 };
                 if check && h.flags & FLAG_CHECK != 0 && !check_pattern(s, h.seq) {
                     bad += 1;
                 }
@@ -205,15 +209,12 @@ fn measure<B: Binding>(
                     let len = s.len();
                     let r = w.send(len, |b| {
                         b[..HEADER_LEN].copy_from_slice(&s[..HEADER_LEN]);
-                        if len >= HEADER_LEN + 8 {
-                            // Our receive time, for true one-way latency on one host.
-                            b[HEADER_LEN..HEADER_LEN + 8].copy_from_slice(&now.to_le_bytes());
-                        }
                         if check {
                             fill_pattern(b, h.seq);
-                            if len >= HEADER_LEN + 8 {
-                                b[HEADER_LEN..HEADER_LEN + 8].copy_from_slice(&now.to_le_bytes());
-                            }
+                        }
+                        if len >= HEADER_LEN + 8 {
+                            // Our receive time, for true one-way latency on one host.
+                            b[HEADER_LEN..HEADER_LEN + 8].copy_from_slice(&rx_stamp.to_le_bytes());
                         }
                     });
                     match r.and_then(|_| w.flush()) {
@@ -224,6 +225,7 @@ fn measure<B: Binding>(
                 if h.flags & FLAG_WARMUP != 0 || spec.test == TestKind::Latency {
                     return;
                 }
+                let now = B::now_ns();
                 let p = h.publisher as usize;
                 if p >= trackers.len() {
                     trackers.resize_with(p + 1, SeqTracker::new);
