@@ -152,6 +152,15 @@ pub fn latency_table(runs: &[&Run]) -> String {
             if r.complete { "" } else { "  (partial)" }
         );
     }
+    for r in runs {
+        if let Some(p) = r.pings.filter(|p| p.lost > 0) {
+            let _ = writeln!(
+                s,
+                "{:>10} B: {} of {} pings lost (no echo within --echo-timeout), not in the figures",
+                r.size, p.lost, p.sent
+            );
+        }
+    }
     s
 }
 

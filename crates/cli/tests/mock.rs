@@ -115,6 +115,38 @@ fn loss_is_exact() {
 }
 
 #[test]
+fn lost_pings_are_counted_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("l.json");
+    let mut all = vec!["latency", "-b", "mock", "--warmup", "0s", "--no-save"];
+    all.extend_from_slice(&[
+        "--best-effort",
+        "--opt",
+        "drop-every=100",
+        "--echo-timeout",
+        "2s",
+        "-n",
+        "200",
+        "--json",
+        out.to_str().unwrap(),
+    ]);
+    let o = run(&all);
+    // The ping writer drops pings 100 and 200; the echo writer answers the
+    // other 198 and drops its echo 100. The echo timeout is long, so that a
+    // busy machine does not turn a late echo into a loss.
+    let run = &json(&out)["runs"][0];
+    assert_eq!(run["pings"]["sent"], 200, "{run}");
+    assert_eq!(run["pings"]["echoed"], 197, "{run}");
+    assert_eq!(run["pings"]["lost"], 3, "{run}");
+    assert_eq!(run["latency_ns"]["count"], 197, "{run}");
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        table.contains("64 B: 3 of 200 pings lost (no echo within --echo-timeout)"),
+        "{table}"
+    );
+}
+
+#[test]
 fn merged_percentiles_equal_the_pooled_samples() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));

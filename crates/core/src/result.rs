@@ -79,6 +79,10 @@ pub struct Run {
     /// What the latency figures mean, e.g. `one-way = round trip / 2`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_method: Option<String>,
+    /// Ping counts (latency tests): how many pings went out while
+    /// measuring and how many came back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pings: Option<Pings>,
     /// Sample counts (throughput tests).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throughput: Option<Throughput>,
@@ -115,6 +119,20 @@ pub struct Run {
 
 fn yes() -> bool {
     true
+}
+
+/// Ping counts of a latency test (`pings` in results). Warm-up pings are
+/// not counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pings {
+    /// Pings sent while measuring.
+    pub sent: u64,
+    /// Pings whose echo came back within `--echo-timeout`: each one is a
+    /// latency value.
+    pub echoed: u64,
+    /// Pings without an echo within `--echo-timeout` (`sent - echoed`):
+    /// lost, and in no latency figure.
+    pub lost: u64,
 }
 
 /// Throughput counters (`throughput` in results).
@@ -231,6 +249,7 @@ mod tests {
                 config: serde_json::json!({"rate": 0}),
                 latency_ns: Some(rec.summary()),
                 latency_method: Some("one-way = round trip / 2".into()),
+                pings: None,
                 throughput: Some(tp),
                 intervals: vec![],
                 subscribers: vec![],

@@ -32,7 +32,7 @@ use crate::session::Session;
 use crate::spec::RunSpec;
 use crate::stream::{Poll, fill_sample, real_time, send_stream};
 use crate::{Fault, INTERRUPTED};
-use pubsubperf_core::result::{Interval, Run, RunResources, TestKind, Throughput};
+use pubsubperf_core::result::{Interval, Pings, Run, RunResources, TestKind, Throughput};
 use pubsubperf_core::sample::{FLAG_CHECK, FLAG_ECHO, FLAG_WARMUP, HEADER_LEN, Header};
 use pubsubperf_core::stats::LatencyRecorder;
 use pubsubperf_core::sys::{self, Resources, Usage};
@@ -207,7 +207,7 @@ pub fn run<B: Binding>(
         TestKind::Throughput => throughput_loop(s, spec, &mut ep, &mut intervals, on_interval),
     };
     let pub_res = Usage::now().since(&usage0);
-    let (rec, sent, duration_ns, mut fault) = measured;
+    let (rec, sent, duration_ns, mut fault, echoed) = measured;
 
     // Extra publishers: stop early if this one did, then collect their counts.
     let mut sent_by = vec![sent];
@@ -367,6 +367,11 @@ pub fn run<B: Binding>(
         config: spec.config_json(),
         latency_method: latency.as_ref().map(|_| latency_method(spec)),
         latency_ns: latency.map(|r| r.summary()),
+        pings: (spec.test == TestKind::Latency).then_some(Pings {
+            sent,
+            echoed,
+            lost: sent - echoed,
+        }),
         throughput,
         intervals,
         subscribers: if subs_tp.len() > 1 {
@@ -401,7 +406,9 @@ pub fn run<B: Binding>(
     }
 }
 
-type Loop = (Option<LatencyRecorder>, u64, u64, Option<Fault>);
+/// What a test loop measured: latencies, samples sent, duration in ns,
+/// what cut it short, and (latency test) the pings whose echo came back.
+type Loop = (Option<LatencyRecorder>, u64, u64, Option<Fault>, u64);
 
 /// Liveness of every peer, on the real clock (never a binding's virtual one).
 #[inline]
@@ -463,6 +470,7 @@ fn latency_loop<B: Binding>(
     let mut measure_start = warm_end;
     let mut warm = spec.warmup_ns > 0;
     let mut seq = 0u64;
+    let mut echoed = 0u64;
     let mut warm_seq = 0u64;
     let mut next_send = start;
     let interval_ns = spec.interval_ms.max(1) * 1_000_000;
@@ -574,6 +582,7 @@ fn latency_loop<B: Binding>(
         seq += 1;
         // No echo within --echo-timeout: the ping is lost and not recorded.
         if let Some((rtt, ow)) = got {
+            echoed += 1;
             let v = if one_way { ow } else { rtt / 2 };
             if period > 0 {
                 rec.record_corrected(v, period / 2);
@@ -587,7 +596,7 @@ fn latency_loop<B: Binding>(
     };
     drain_intervals(s, false, intervals, on_interval);
     let duration = B::now_ns().saturating_sub(measure_start);
-    (Some(rec), seq, duration, fault)
+    (Some(rec), seq, duration, fault, echoed)
 }
 
 fn send_fault(e: BindingError, s: &Session) -> Fault {
@@ -661,5 +670,5 @@ fn throughput_loop<B: Binding>(
         ep.echo = readers;
         rec
     });
-    (rec, seq, duration, fault)
+    (rec, seq, duration, fault, 0)
 }
