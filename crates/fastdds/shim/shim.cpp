@@ -74,9 +74,9 @@ struct PpfConfig {
     uint32_t shm_segment;      // SHM transport segment size
     int64_t block_timeout_ns;  // reliable max_blocking_time
     int32_t tcp_port;          // our TCP listening port (tcp)
-    int32_t tcp_peer_first;    // TCP initial peers: ports [first, first+count)
-    int32_t tcp_peer_count;
-    int32_t tcp_self;          // our own port, skipped among the peers
+    int32_t tcp_peer_first;    // TCP: the run's slots, ports [first, first+count);
+    int32_t tcp_peer_count;    //   a slot's participant id is its offset
+    int32_t tcp_self;          // our own port: the initial peers are the slots above it
     int32_t peer_range;        // initial peers: participant ids probed
     int32_t participant_id;    // chosen by the Rust side (free ports), -1 auto
     const char* bind_ip;       // interface to use (whitelist), e.g. 127.0.0.1
@@ -250,6 +250,10 @@ struct PpfParticipant {
     bool flat = false;
     uint32_t hdr = 4;  // flat: bytes before the data (len, and id when keyed)
     bool from_xml = false;
+    // TCP: our metatraffic unicast locator, also the unicast locator of
+    // every writer and reader (see ppf_open).
+    Locator_t tcp_meta;
+    bool tcp = false;
 };
 
 struct PpfWriter {
@@ -327,16 +331,51 @@ PpfParticipant* ppf_open(const PpfConfig* cfg, char* err, size_t errlen) {
     if (cfg->transport == 1) {
         auto tcp = std::make_shared<TCPv4TransportDescriptor>();
         tcp->add_listener_port(static_cast<uint16_t>(cfg->tcp_port));
+        tcp->interfaceWhiteList.push_back(p->bind_ip);
         tcp->maxInitialPeersRange = static_cast<uint32_t>(cfg->peer_range);
         if (cfg->socket_buffer) {
             tcp->sendBufferSize = tcp->receiveBufferSize = cfg->socket_buffer;
         }
         pq.transport().user_transports.push_back(tcp);
+        // Initial peers: the run's slots ABOVE ours (see tcp_ports in
+        // src/lib.rs), each named by its physical port (the slot's listening
+        // port) and exact metatraffic logical port (its participant id is
+        // the slot's offset from the base).
+        //
+        // Why above, i.e. slots not listening yet when we start: Fast DDS
+        // 2.9 (TCPTransportInterface::OpenOutputChannel) starts connecting a
+        // new channel before it adds the channel's first logical port, and
+        // RTCPMessageManager::processRTCPMessage ignores a
+        // BIND_CONNECTION_RESPONSE that arrives while the channel has no
+        // pending logical port: when the peer already listens and answers
+        // fast (loopback, a busy CPU), the channel stays unbound for good and
+        // nothing is ever sent on it. A connection to a slot that is not
+        // listening yet fails at once; Fast DDS reconnects on a later send,
+        // when the logical port is pending, so the bind goes through. The
+        // later participant answers over the connection it accepted.
+        const auto& pp = pq.wire_protocol().port;
+        uint32_t d = static_cast<uint32_t>(cfg->domain);
         for (int32_t i = 0; i < cfg->tcp_peer_count; i++) {
-            if (cfg->tcp_peer_first + i == cfg->tcp_self) continue;
-            b.initialPeersList.push_back(
-                ipv4_locator(p->bind_ip, static_cast<uint32_t>(cfg->tcp_peer_first + i), LOCATOR_KIND_TCPv4));
+            int32_t port = cfg->tcp_peer_first + i;
+            if (port <= cfg->tcp_self) continue;
+            Locator_t peer = ipv4_locator(p->bind_ip, static_cast<uint32_t>(port), LOCATOR_KIND_TCPv4);
+            IPLocator::setLogicalPort(peer, static_cast<uint16_t>(pp.getUnicastPort(d, static_cast<uint32_t>(i))));
+            b.initialPeersList.push_back(peer);
         }
+        // Writers and readers listen on the participant's metatraffic
+        // logical port (not on a user one of their own): a logical port is
+        // opened on a connection by a request/response exchange, and Fast
+        // DDS 2.9 drops what is sent to a port before that ends (a best
+        // effort sample right after matching), and can lose the response
+        // for good when the port is added from another thread than the
+        // connection's reader (TCPChannelResource::add_logical_port sends
+        // the request outside its lock). The metatraffic port is opened
+        // while the participants discover each other, before any endpoint
+        // matches.
+        p->tcp = true;
+        p->tcp_meta = ipv4_locator(p->bind_ip, static_cast<uint32_t>(cfg->tcp_self), LOCATOR_KIND_TCPv4);
+        IPLocator::setLogicalPort(p->tcp_meta,
+                                  static_cast<uint16_t>(pp.getUnicastPort(d, static_cast<uint32_t>(cfg->participant_id))));
     } else {
         auto udp = std::make_shared<UDPv4TransportDescriptor>();
         udp->interfaceWhiteList.push_back(p->bind_ip);
@@ -501,6 +540,15 @@ PpfWriter* ppf_create_writer(PpfParticipant* p, const char* topic, char* err, si
     // max_samples set to its queue depth delivered nothing across processes
     // (observed here).
     endpoint_qos(p->cfg, q, p->cfg.writer_depth, p->cfg.zero_copy != 0);
+    if (p->cfg.zero_copy) {
+        // The data-sharing pool (max_samples + extra_samples payloads)
+        // holds twice the history. With Fast DDS's default of one extra
+        // payload, an unpaced reliable burst (2000 samples, history 64) had
+        // its first samples read after the writer had reused their payloads
+        // for samples 65-67 (10 of 10 runs); with twice the history it was
+        // delivered intact (15 of 15 runs, and the zero-copy suites 3 times).
+        q.resource_limits().extra_samples = q.resource_limits().max_samples;
+    }
     q.reliability().max_blocking_time = eprosima::fastrtps::Duration_t(
         static_cast<int32_t>(p->cfg.block_timeout_ns / 1000000000),
         static_cast<uint32_t>(p->cfg.block_timeout_ns % 1000000000));
@@ -509,6 +557,7 @@ PpfWriter* ppf_create_writer(PpfParticipant* p, const char* topic, char* err, si
     // stall a full queue for seconds.
     q.reliable_writer_qos().times.heartbeatPeriod = eprosima::fastrtps::Duration_t(0, 50000000);
     q.publish_mode().kind = p->cfg.async_publish ? ASYNCHRONOUS_PUBLISH_MODE : SYNCHRONOUS_PUBLISH_MODE;
+    if (p->tcp) q.endpoint().unicast_locator_list.push_back(p->tcp_meta);
     w->w = w->pub ? w->pub->create_datawriter(t, q) : nullptr;
     if (!w->w) {
         set_err(err, errlen, std::string("Fast DDS could not create a writer on ") + topic);
@@ -554,6 +603,31 @@ static void flat_head(uint8_t* s, uint32_t hdr, uint32_t id, uint32_t len) {
     std::memcpy(s + hdr - 4, &len, 4);
 }
 
+// DataWriter::write of `sample`, without Fast DDS 2.9's early timeouts.
+//
+// A reliable KEEP_ALL writer whose history is full waits in
+// StatefulWriter::try_remove_change for an acknowledgement. When one
+// acknowledgement covers the whole history (a data-sharing reader
+// acknowledges everything once it has taken the last sample), the writer's
+// listener removes every change (VOLATILE), check_acked_status then sets
+// may_remove_change_ = 1 because get_seq_num_min() of the now empty history
+// is "unknown", and the woken writer's remove_min_change() fails on the empty
+// history: write returns RETCODE_TIMEOUT at once, long before
+// max_blocking_time. So a timeout while every sample written is acknowledged
+// (nothing to wait for: the history has room) is tried again; a timeout with
+// samples unacknowledged is a real one (max_blocking_time has passed). No
+// clock is read on the way.
+static ReturnCode_t write_retrying(PpfWriter* w, void* sample) {
+    ReturnCode_t r = w->w->write(sample, eprosima::fastrtps::rtps::c_InstanceHandle_Unknown);
+    for (int tries = 0; r == ReturnCode_t::RETCODE_TIMEOUT && tries < 3; tries++) {
+        if (w->w->wait_for_acknowledgments(eprosima::fastrtps::Duration_t(0, 0)) != ReturnCode_t::RETCODE_OK) {
+            break;
+        }
+        r = w->w->write(sample, eprosima::fastrtps::rtps::c_InstanceHandle_Unknown);
+    }
+    return r;
+}
+
 // Writes the scratch sample with `len` octets and key `id` (keyed types).
 // 0 ok, 1 timeout, 2 out of resources, 3 error.
 int32_t ppf_write(PpfWriter* w, uint32_t len, uint32_t id) {
@@ -563,7 +637,7 @@ int32_t ppf_write(PpfWriter* w, uint32_t len, uint32_t id) {
         static_cast<BytesSample*>(w->scratch)->len = len;
         static_cast<BytesSample*>(w->scratch)->id = id;
     }
-    return rc_of(w->w->write(w->scratch, eprosima::fastrtps::rtps::c_InstanceHandle_Unknown));
+    return rc_of(write_retrying(w, w->scratch));
 }
 
 // Loans a sample from the writer's pool (data-sharing segment with zero copy).
@@ -580,7 +654,9 @@ uint8_t* ppf_loan(PpfWriter* w, int32_t* rc) {
 // Publishes the loaned sample (the middleware takes it back).
 int32_t ppf_write_loan(PpfWriter* w, uint32_t len, uint32_t id) {
     flat_head(static_cast<uint8_t*>(w->loan), w->p->hdr, id, len);
-    ReturnCode_t r = w->w->write(w->loan, eprosima::fastrtps::rtps::c_InstanceHandle_Unknown);
+    // A failed write hands the loan back (DataWriterImpl::perform_create_new_change),
+    // so write_retrying may write it again.
+    ReturnCode_t r = write_retrying(w, w->loan);
     if (r != ReturnCode_t::RETCODE_OK) {
         w->w->discard_loan(w->loan);
     }
@@ -612,6 +688,7 @@ PpfReader* ppf_create_reader(PpfParticipant* p, const char* topic, char* err, si
     if (p->cfg.multicast) {
         q.endpoint().multicast_locator_list.push_back(multicast_locator(topic, p->cfg.domain));
     }
+    if (p->tcp) q.endpoint().unicast_locator_list.push_back(p->tcp_meta);
     r->r = r->sub ? r->sub->create_datareader(t, q) : nullptr;
     if (!r->r) {
         set_err(err, errlen, std::string("Fast DDS could not create a reader on ") + topic);

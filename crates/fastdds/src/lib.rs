@@ -31,6 +31,7 @@ use pubsubperf_core::{
 };
 use std::ffi::{CStr, CString};
 use std::os::raw::c_char;
+use std::os::unix::net::UnixDatagram;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -124,20 +125,61 @@ fn fnv(s: &str) -> u32 {
 
 /// TCP: the participants of a run listen on consecutive ports from a base
 /// derived from the run id; each takes the first free one and connects to
-/// the ones below it, so every pair is connected exactly once.
-fn tcp_ports(cfg: &EndpointConfig) -> Result<(u16, u16), BindingError> {
-    let slots = cfg.subscribers as u32 + 4;
+/// the ones above it (not listening yet when it starts; see `ppf_open` for
+/// why), so every pair is connected exactly once. The
+/// participant id is the port's offset from the base, so that the
+/// participants of a run have different ids in every process (Fast DDS over
+/// TCP does not match two participants of one domain with the same id: their
+/// logical ports are the same), and it is reserved in [`IDS_IN_USE`] so that
+/// concurrent runs of one process never share one.
+///
+/// A port is taken by binding the abstract Unix socket
+/// `pubsubperf-fastdds-tcp-<ip>-<port>` (atomic across processes; gone with
+/// the socket, even after kill -9; nothing in the file system), held for the
+/// participant's life, and checked free for TCP: two participants that start
+/// together (a publisher and its subscriber) would otherwise both see the
+/// same port free before Fast DDS listens on it.
+fn tcp_ports(cfg: &EndpointConfig, domain: u32) -> Result<TcpSlot, BindingError> {
+    use std::os::linux::net::SocketAddrExt;
+    let slots = (cfg.subscribers as u32 + 4).min(PEER_RANGE as u32);
     let base = 20_000 + (fnv(&cfg.run_id) % (12_000 / 72)) * 72;
-    for k in 0..slots.min(72) {
+    let mut used = IDS_IN_USE.lock().unwrap_or_else(|e| e.into_inner());
+    for k in 0..slots {
+        if used.iter().any(|&(_, i)| i == k as i32) {
+            continue;
+        }
         let port = (base + k) as u16;
+        let name = format!("pubsubperf-fastdds-tcp-{}-{port}", cfg.bind_ip);
+        let Ok(addr) = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()) else {
+            continue;
+        };
+        let Ok(claim) = UnixDatagram::bind_addr(&addr) else {
+            continue;
+        };
         if std::net::TcpListener::bind((cfg.bind_ip.as_str(), port)).is_ok() {
-            return Ok((base as u16, port));
+            used.insert((domain, k as i32));
+            return Ok(TcpSlot {
+                base: base as u16,
+                slots,
+                port,
+                id: k as i32,
+                claim,
+            });
         }
     }
     Err(BindingError::Unavailable(format!(
         "--transport tcp: no free port in {base}-{}",
         base + slots
     )))
+}
+
+/// A participant's TCP listening port, its id, and the claim on the port.
+struct TcpSlot {
+    base: u16,
+    slots: u32,
+    port: u16,
+    id: i32,
+    claim: UnixDatagram,
 }
 
 /// Participant ids this process holds (Fast DDS wants them unique within a
@@ -174,8 +216,11 @@ fn free_participant_id(ip: &str, domain: u32) -> Result<i32, BindingError> {
 /// the last of them is dropped.
 struct Participant {
     raw: *mut ffi::Participant,
-    /// (domain, participant id) reserved in [`IDS_IN_USE`] (UDP and shm only).
-    id: Option<(u32, i32)>,
+    /// (domain, participant id) reserved in [`IDS_IN_USE`].
+    id: (u32, i32),
+    /// TCP: the claim on the listening port (see [`tcp_ports`]), released
+    /// after the participant is closed.
+    _tcp_claim: Option<UnixDatagram>,
 }
 
 // SAFETY: Fast DDS participants are thread-safe; the handle is only
@@ -188,12 +233,10 @@ impl Drop for Participant {
     fn drop(&mut self) {
         // SAFETY: raw came from ppf_open and every entity of it is gone.
         unsafe { ffi::ppf_close(self.raw) };
-        if let Some(id) = self.id {
-            IDS_IN_USE
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&id);
-        }
+        IDS_IN_USE
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.id);
         shm::clean_zombies();
     }
 }
@@ -267,6 +310,10 @@ fn plan(cfg: &EndpointConfig) -> Result<Plan, BindingError> {
     let size = cfg.max_sample_size.max(1);
     let writer_depth = if cfg.send_queue > 0 {
         cfg.send_queue.min(1_000_000)
+    } else if cfg.zero_copy {
+        // The data-sharing pool holds twice the writer's history (see
+        // `ppf_create_writer`), within the same budget.
+        (QUEUE_BUDGET / (2 * size)).clamp(1, 64)
     } else {
         (QUEUE_BUDGET / size).clamp(2, 64)
     };
@@ -325,16 +372,14 @@ impl Binding for FastDds {
             "shm" => 2,
             _ => 0,
         };
-        let (tcp_base, tcp_port) = if transport == 1 {
-            tcp_ports(cfg)?
-        } else {
-            (0, 0)
-        };
         let domain = plan.opts.domain_id(&cfg.run_id);
-        let participant_id = if transport == 1 {
-            i32::from(tcp_port - tcp_base)
+        // Participant ids are unique within the process (Fast DDS derives
+        // the GUID prefix from them) and reserved in IDS_IN_USE.
+        let (tcp_base, tcp_slots, tcp_port, participant_id, tcp_claim) = if transport == 1 {
+            let slot = tcp_ports(cfg, domain)?;
+            (slot.base, slot.slots, slot.port, slot.id, Some(slot.claim))
         } else {
-            free_participant_id(&cfg.bind_ip, domain)?
+            (0, 0, 0, free_participant_id(&cfg.bind_ip, domain)?, None)
         };
         let cstr = |s: &str| {
             CString::new(s).map_err(|_| BindingError::Unsupported(format!("NUL in '{s}'")))
@@ -368,7 +413,7 @@ impl Binding for FastDds {
             block_timeout_ns: (cfg.reliable_block_timeout_ms as i64).saturating_mul(1_000_000),
             tcp_port: i32::from(tcp_port),
             tcp_peer_first: i32::from(tcp_base),
-            tcp_peer_count: i32::from(tcp_port - tcp_base),
+            tcp_peer_count: tcp_slots as i32,
             tcp_self: i32::from(tcp_port),
             peer_range: PEER_RANGE,
             participant_id,
@@ -377,21 +422,23 @@ impl Binding for FastDds {
             qos_file: qos_file.as_ptr(),
         };
         // SAFETY: c and the strings it points to outlive the call; the shim copies them.
-        let reserved = (transport != 1).then_some((domain, participant_id));
+        let reserved = (domain, participant_id);
         let raw = match with_err(|e, n| unsafe { ffi::ppf_open(&c, e, n) }) {
             Ok(raw) => raw,
             Err(e) => {
-                if let Some(id) = reserved {
-                    IDS_IN_USE
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .remove(&id);
-                }
+                IDS_IN_USE
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&reserved);
                 return Err(mw(e));
             }
         };
         Ok(FastDds {
-            p: Arc::new(Participant { raw, id: reserved }),
+            p: Arc::new(Participant {
+                raw,
+                id: reserved,
+                _tcp_claim: tcp_claim,
+            }),
             cfg: cfg.clone(),
         })
     }

@@ -67,24 +67,9 @@ pubsubperf_core::conformance_suite!(udp_best_effort_block, FastDds, udp_be_block
 pubsubperf_core::conformance_suite!(udp_best_effort_busy, FastDds, udp_be_busy);
 pubsubperf_core::conformance_suite!(udp_multicast_best_effort, FastDds, udp_multicast);
 pubsubperf_core::conformance_suite!(udp_flat_copy, FastDds, udp_flat);
-pubsubperf_core::conformance_suite!(
-    tcp_reliable_block,
-    FastDds,
-    tcp_rel_block,
-    ignore = "known failure: Fast DDS 2.9 TCP matching is flaky here (README, fastdds, Limits)"
-);
-pubsubperf_core::conformance_suite!(
-    tcp_best_effort_busy,
-    FastDds,
-    tcp_be_busy,
-    ignore = "known failure: Fast DDS 2.9 TCP matching is flaky here (README, fastdds, Limits)"
-);
+pubsubperf_core::conformance_suite!(tcp_reliable_block, FastDds, tcp_rel_block);
+pubsubperf_core::conformance_suite!(tcp_best_effort_busy, FastDds, tcp_be_busy);
 pubsubperf_core::conformance_suite!(shm_reliable_block, FastDds, shm_rel_block);
 pubsubperf_core::conformance_suite!(shm_best_effort_busy, FastDds, shm_be_busy);
-pubsubperf_core::conformance_suite!(
-    zero_copy_reliable_block,
-    FastDds,
-    zero_copy_rel_block,
-    ignore = "known failure: an unpaced reliable burst over data sharing hits the write timeout (README, fastdds, Limits)"
-);
+pubsubperf_core::conformance_suite!(zero_copy_reliable_block, FastDds, zero_copy_rel_block);
 pubsubperf_core::conformance_suite!(zero_copy_best_effort_busy, FastDds, zero_copy_be_busy);
