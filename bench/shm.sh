@@ -6,9 +6,14 @@
 #     p50(64 MiB) / p50(64 B): a zero-copy path stays flat (goal <= 1.2);
 #  2. zero-copy busy-wait latency p50 at 64 B beside 2 x the calibrated
 #     cross-core cache-line one-way latency (the binding moves a small
-#     sample in one line; the rest of the 2x is for the harness's clock
-#     reads and both sides' code, which stay the same when the floor
-#     changes with the VM's core placement);
+#     sample in one line; the rest of the 2x is for the harness's two clock
+#     reads per round trip and both sides' code). A VM's vCPUs move between
+#     physical cores and the floor with them (15-40 ns near, 160-230 ns
+#     far), so this runs BUSY_ROUNDS (default 5) rounds of [floor, busy run
+#     of 1 s, floor]: a round whose two floors agree within 30 % is steady
+#     and its ratio p50 / (2 x mean floor) counts; the goal is judged on
+#     the median ratio of the steady rounds (rounds where the cores moved
+#     are shown, not judged);
 #  3. copy-mode throughput at 1 MiB in bytes/s beside calibrated memcpy
 #     bandwidth at 1 MiB (goal >= 50 %). Like the memcpy floor (the best of
 #     50 trials), the throughput is the best of TP_RUNS runs (default 3):
@@ -58,10 +63,12 @@ p50() { # json file, size -> p50 in ns
     "${rt[@]}" -q --no-save --json "$tmp/zc.json" > /dev/null
 # A VM's cores may move between physical cores (the cache-line latency
 # between them changes several-fold): floor right before and right after.
-"$cal" cache-line > "$tmp/cl_before.json"
-"$bin" latency -b shm --zero-copy --wait busy -s 64 --duration "${secs}s" --cpu 0,1 \
-    -q --no-save --json "$tmp/busy.json" > /dev/null
-"$cal" cache-line > "$tmp/cl_after.json"
+for i in $(seq "${BUSY_ROUNDS:-5}"); do
+    "$cal" cache-line > "$tmp/cl_before$i.json"
+    "$bin" latency -b shm --zero-copy --wait busy -s 64 --duration 1s --warmup 200ms --cpu 0,1 \
+        -q --no-save --json "$tmp/busy$i.json" > /dev/null
+    "$cal" cache-line > "$tmp/cl_after$i.json"
+done
 for i in $(seq "$tp_runs"); do
     "$bin" throughput -b shm -s 1MiB --duration "${secs}s" --cpu 0,1 \
         "${rt[@]}" -q --no-save --json "$tmp/tp$i.json" > /dev/null
@@ -87,22 +94,26 @@ for s, name in sizes:
     print(f"   {name:>7}: {v[s] / 1000:9.3f} us")
 r = v[64 << 20] / v[64]
 print(f"   p50(64 MiB) / p50(64 B) = {r:.3f} (goal <= 1.2: {'met' if r <= 1.2 else 'NOT met'})")
-busy = p50("busy.json", 64)
-before = json.load(open(f"{d}/cl_before.json"))["one_way_p50_ns"]
-after = json.load(open(f"{d}/cl_after.json"))["one_way_p50_ns"]
-print("2. zero-copy latency p50, wait busy, 64 B:")
-print(f"   shm                          : {busy:9.1f} ns")
-print(f"   cache-line one-way floor     : {before:9.1f} ns before, {after:.1f} ns after the run")
-moved = abs(before - after) > 0.3 * min(before, after)
-# When the cores moved, which floor applied is unknown: take the smaller
-# one (the strict reading), and say so.
-floor = 2 * min(before, after) if moved else before + after
-print(f"   2 x floor                    : {floor:9.1f} ns")
-print(f"   clock_gettime per call       : {cal['clock_ns']:9.1f} ns (the harness reads it 3 times per round trip)")
-print(f"   ratio shm / (2 x floor)      = {busy / floor:.2f} (goal <= 1: {'met' if busy <= floor else 'NOT met'})")
-if abs(before - after) > 0.3 * min(before, after):
-    print("   (the floor changed during the run: the cores moved; the ratio uses the smaller floor;")
-    print(f"    with the larger one it would be {busy / (2 * max(before, after)):.2f})")
+print("2. zero-copy latency p50, wait busy, 64 B, rounds of [floor, 1 s busy run, floor]:")
+rounds = []
+k = 1
+while os.path.exists(f"{d}/busy{k}.json"):
+    b = p50(f"busy{k}.json", 64)
+    f0 = json.load(open(f"{d}/cl_before{k}.json"))["one_way_p50_ns"]
+    f1 = json.load(open(f"{d}/cl_after{k}.json"))["one_way_p50_ns"]
+    steady = abs(f0 - f1) <= 0.3 * min(f0, f1)
+    ratio = b / (f0 + f1) if steady else None
+    rounds.append((b, f0, f1, ratio))
+    what = f"ratio p50 / (2 x floor) = {ratio:.2f}" if steady else f"cores moved (ratios {b / (2 * max(f0, f1)):.2f}..{b / (2 * min(f0, f1)):.2f}), not judged"
+    print(f"   round {k}: shm p50 {b:6.1f} ns, floor {f0:6.1f} / {f1:6.1f} ns: {what}")
+    k += 1
+print(f"   clock_gettime per call: {cal['clock_ns']:.1f} ns (the harness reads it twice per round trip)")
+steady = sorted(r[3] for r in rounds if r[3] is not None)
+if steady:
+    med = steady[len(steady) // 2]
+    print(f"   median ratio of {len(steady)} steady rounds = {med:.2f} (goal <= 1: {'met' if med <= 1 else 'NOT met'})")
+else:
+    print("   no steady round (the cores moved in every one): goal not judged; run again")
 import glob
 tps = [json.load(open(f))["runs"][0] for f in sorted(glob.glob(f"{d}/tp*.json"))]
 rates = [t["throughput"]["samples_per_s"] * t["size"] for t in tps]
