@@ -332,6 +332,11 @@ PpfParticipant* ppf_open(const PpfConfig* cfg, char* err, size_t errlen) {
         auto tcp = std::make_shared<TCPv4TransportDescriptor>();
         tcp->add_listener_port(static_cast<uint16_t>(cfg->tcp_port));
         tcp->interfaceWhiteList.push_back(p->bind_ip);
+        // No Nagle: with several subscribers, small messages (acknacks,
+        // echoes) waited for delayed ACKs: 3 subscribers, 64 B, latency
+        // median 3.9 ms without TCP_NODELAY, 0.14-0.17 ms with it (udp:
+        // 0.15 ms); one subscriber unchanged (~80 us).
+        tcp->enable_tcp_nodelay = true;
         tcp->maxInitialPeersRange = static_cast<uint32_t>(cfg->peer_range);
         if (cfg->socket_buffer) {
             tcp->sendBufferSize = tcp->receiveBufferSize = cfg->socket_buffer;
