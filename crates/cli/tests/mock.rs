@@ -24,13 +24,18 @@ fn json(path: &Path) -> serde_json::Value {
 }
 
 /// A mock `test` run (no warm-up, not saved) with `args`, its results
-/// JSON written to `out` and returned.
-fn mock(test: &str, args: &[&str], out: &Path) -> serde_json::Value {
+/// JSON written to `out` and returned with the table it printed.
+fn mock_table(test: &str, args: &[&str], out: &Path) -> (serde_json::Value, String) {
     let mut all = vec![test, "-b", "mock", "--warmup", "0s", "--no-save", "-q"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["--json", out.to_str().unwrap()]);
-    run(&all);
-    json(out)
+    let o = run(&all);
+    (json(out), String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+/// [`mock_table`] without the table.
+fn mock(test: &str, args: &[&str], out: &Path) -> serde_json::Value {
+    mock_table(test, args, out).0
 }
 
 /// A mock latency run of `n` pings with default options into `out`.
@@ -117,29 +122,27 @@ fn loss_is_exact() {
 #[test]
 fn lost_pings_are_counted_exactly() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("l.json");
-    let mut all = vec!["latency", "-b", "mock", "--warmup", "0s", "--no-save"];
-    all.extend_from_slice(&[
-        "--best-effort",
-        "--opt",
-        "drop-every=100",
-        "--echo-timeout",
-        "2s",
-        "-n",
-        "200",
-        "--json",
-        out.to_str().unwrap(),
-    ]);
-    let o = run(&all);
+    let (r, table) = mock_table(
+        "latency",
+        &[
+            "--best-effort",
+            "--opt",
+            "drop-every=100",
+            "--echo-timeout",
+            "2s",
+            "-n",
+            "200",
+        ],
+        &dir.path().join("l.json"),
+    );
     // The ping writer drops pings 100 and 200; the echo writer answers the
     // other 198 and drops its echo 100. The echo timeout is long, so that a
     // busy machine does not turn a late echo into a loss.
-    let run = &json(&out)["runs"][0];
+    let run = &r["runs"][0];
     assert_eq!(run["pings"]["sent"], 200, "{run}");
     assert_eq!(run["pings"]["echoed"], 197, "{run}");
     assert_eq!(run["pings"]["lost"], 3, "{run}");
     assert_eq!(run["latency_ns"]["count"], 197, "{run}");
-    let table = String::from_utf8_lossy(&o.stdout);
     assert!(
         table.contains("64 B: 3 of 200 pings lost (no echo within --echo-timeout)"),
         "{table}"

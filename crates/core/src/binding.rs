@@ -204,6 +204,24 @@ impl CancelToken {
 /// The interval at which blocking binding calls must check their [`CancelToken`].
 pub const CANCEL_POLL: Duration = Duration::from_millis(100);
 
+/// For `wait_matched` of in-process bindings: checks `matched` every
+/// millisecond until it holds, or fails with [`BindingError::MatchTimeout`]
+/// and `what` once `timeout` has passed.
+pub fn poll_matched(
+    timeout: Duration,
+    what: &str,
+    mut matched: impl FnMut() -> bool,
+) -> Result<(), BindingError> {
+    let start = std::time::Instant::now();
+    while !matched() {
+        if start.elapsed() > timeout {
+            return Err(BindingError::MatchTimeout(timeout, what.into()));
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Ok(())
+}
+
 /// Everything that shapes one side's endpoints in one run. Built by the
 /// harness from the user's options; identical on both sides except `role`,
 /// `bind_ip` and `cancel`.

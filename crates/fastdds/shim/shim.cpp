@@ -73,10 +73,9 @@ struct PpfConfig {
     uint32_t socket_buffer;    // 0: system default
     uint32_t shm_segment;      // SHM transport segment size
     int64_t block_timeout_ns;  // reliable max_blocking_time
-    int32_t tcp_port;          // our TCP listening port (tcp)
+    int32_t tcp_port;          // our TCP listening port (tcp); the initial peers are the slots above it
     int32_t tcp_peer_first;    // TCP: the run's slots, ports [first, first+count);
     int32_t tcp_peer_count;    //   a slot's participant id is its offset
-    int32_t tcp_self;          // our own port: the initial peers are the slots above it
     int32_t peer_range;        // initial peers: participant ids probed
     int32_t participant_id;    // chosen by the Rust side (free ports), -1 auto
     const char* bind_ip;       // interface to use (whitelist), e.g. 127.0.0.1
@@ -253,7 +252,7 @@ struct PpfParticipant {
     // TCP: our metatraffic unicast locator, also the unicast locator of
     // every writer and reader (see ppf_open).
     Locator_t tcp_meta;
-    bool tcp = false;
+    bool tcp() const { return cfg.transport == 1; }
 };
 
 struct PpfWriter {
@@ -362,7 +361,7 @@ PpfParticipant* ppf_open(const PpfConfig* cfg, char* err, size_t errlen) {
         uint32_t d = static_cast<uint32_t>(cfg->domain);
         for (int32_t i = 0; i < cfg->tcp_peer_count; i++) {
             int32_t port = cfg->tcp_peer_first + i;
-            if (port <= cfg->tcp_self) continue;
+            if (port <= cfg->tcp_port) continue;
             Locator_t peer = ipv4_locator(p->bind_ip, static_cast<uint32_t>(port), LOCATOR_KIND_TCPv4);
             IPLocator::setLogicalPort(peer, static_cast<uint16_t>(pp.getUnicastPort(d, static_cast<uint32_t>(i))));
             b.initialPeersList.push_back(peer);
@@ -383,8 +382,7 @@ PpfParticipant* ppf_open(const PpfConfig* cfg, char* err, size_t errlen) {
         // through. 1 s instead of Fast DDS's 3 s bounds that at ~2 s
         // (measured 6.3 s with 3 s).
         b.discovery_config.leaseDuration_announcementperiod = eprosima::fastrtps::Duration_t(1, 0);
-        p->tcp = true;
-        p->tcp_meta = ipv4_locator(p->bind_ip, static_cast<uint32_t>(cfg->tcp_self), LOCATOR_KIND_TCPv4);
+        p->tcp_meta = ipv4_locator(p->bind_ip, static_cast<uint32_t>(cfg->tcp_port), LOCATOR_KIND_TCPv4);
         IPLocator::setLogicalPort(p->tcp_meta,
                                   static_cast<uint16_t>(pp.getUnicastPort(d, static_cast<uint32_t>(cfg->participant_id))));
     } else {
@@ -568,7 +566,7 @@ PpfWriter* ppf_create_writer(PpfParticipant* p, const char* topic, char* err, si
     // stall a full queue for seconds.
     q.reliable_writer_qos().times.heartbeatPeriod = eprosima::fastrtps::Duration_t(0, 50000000);
     q.publish_mode().kind = p->cfg.async_publish ? ASYNCHRONOUS_PUBLISH_MODE : SYNCHRONOUS_PUBLISH_MODE;
-    if (p->tcp) q.endpoint().unicast_locator_list.push_back(p->tcp_meta);
+    if (p->tcp()) q.endpoint().unicast_locator_list.push_back(p->tcp_meta);
     w->w = w->pub ? w->pub->create_datawriter(t, q) : nullptr;
     if (!w->w) {
         set_err(err, errlen, std::string("Fast DDS could not create a writer on ") + topic);
@@ -699,7 +697,7 @@ PpfReader* ppf_create_reader(PpfParticipant* p, const char* topic, char* err, si
     if (p->cfg.multicast) {
         q.endpoint().multicast_locator_list.push_back(multicast_locator(topic, p->cfg.domain));
     }
-    if (p->tcp) q.endpoint().unicast_locator_list.push_back(p->tcp_meta);
+    if (p->tcp()) q.endpoint().unicast_locator_list.push_back(p->tcp_meta);
     r->r = r->sub ? r->sub->create_datareader(t, q) : nullptr;
     if (!r->r) {
         set_err(err, errlen, std::string("Fast DDS could not create a reader on ") + topic);

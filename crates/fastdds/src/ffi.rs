@@ -27,7 +27,6 @@ pub struct Config {
     pub tcp_port: i32,
     pub tcp_peer_first: i32,
     pub tcp_peer_count: i32,
-    pub tcp_self: i32,
     pub peer_range: i32,
     pub participant_id: i32,
     pub bind_ip: *const c_char,

@@ -212,6 +212,14 @@ fn free_participant_id(ip: &str, domain: u32) -> Result<i32, BindingError> {
     )))
 }
 
+/// Gives back a participant id reserved in [`IDS_IN_USE`].
+fn release_id(id: (u32, i32)) {
+    IDS_IN_USE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&id);
+}
+
 /// The participant, shared by its writers and readers: it is deleted when
 /// the last of them is dropped.
 struct Participant {
@@ -233,10 +241,7 @@ impl Drop for Participant {
     fn drop(&mut self) {
         // SAFETY: raw came from ppf_open and every entity of it is gone.
         unsafe { ffi::ppf_close(self.raw) };
-        IDS_IN_USE
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&self.id);
+        release_id(self.id);
         shm::clean_zombies();
     }
 }
@@ -375,11 +380,14 @@ impl Binding for FastDds {
         let domain = plan.opts.domain_id(&cfg.run_id);
         // Participant ids are unique within the process (Fast DDS derives
         // the GUID prefix from them) and reserved in IDS_IN_USE.
-        let (tcp_base, tcp_slots, tcp_port, participant_id, tcp_claim) = if transport == 1 {
-            let slot = tcp_ports(cfg, domain)?;
-            (slot.base, slot.slots, slot.port, slot.id, Some(slot.claim))
+        let tcp = if transport == 1 {
+            Some(tcp_ports(cfg, domain)?)
         } else {
-            (0, 0, 0, free_participant_id(&cfg.bind_ip, domain)?, None)
+            None
+        };
+        let participant_id = match &tcp {
+            Some(slot) => slot.id,
+            None => free_participant_id(&cfg.bind_ip, domain)?,
         };
         let cstr = |s: &str| {
             CString::new(s).map_err(|_| BindingError::Unsupported(format!("NUL in '{s}'")))
@@ -411,10 +419,9 @@ impl Binding for FastDds {
             socket_buffer: cfg.socket_buffer.min(u32::MAX as usize) as u32,
             shm_segment: shm_segment as u32,
             block_timeout_ns: (cfg.reliable_block_timeout_ms as i64).saturating_mul(1_000_000),
-            tcp_port: i32::from(tcp_port),
-            tcp_peer_first: i32::from(tcp_base),
-            tcp_peer_count: tcp_slots as i32,
-            tcp_self: i32::from(tcp_port),
+            tcp_port: tcp.as_ref().map_or(0, |t| i32::from(t.port)),
+            tcp_peer_first: tcp.as_ref().map_or(0, |t| i32::from(t.base)),
+            tcp_peer_count: tcp.as_ref().map_or(0, |t| t.slots as i32),
             peer_range: PEER_RANGE,
             participant_id,
             bind_ip: bind_ip.as_ptr(),
@@ -426,10 +433,7 @@ impl Binding for FastDds {
         let raw = match with_err(|e, n| unsafe { ffi::ppf_open(&c, e, n) }) {
             Ok(raw) => raw,
             Err(e) => {
-                IDS_IN_USE
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .remove(&reserved);
+                release_id(reserved);
                 return Err(mw(e));
             }
         };
@@ -437,7 +441,7 @@ impl Binding for FastDds {
             p: Arc::new(Participant {
                 raw,
                 id: reserved,
-                _tcp_claim: tcp_claim,
+                _tcp_claim: tcp.map(|t| t.claim),
             }),
             cfg: cfg.clone(),
         })
@@ -788,39 +792,24 @@ mod tests {
 
     #[test]
     fn refusals_name_the_flag() {
+        /// `validate` refuses `c` with a message starting with `flag`.
+        fn refused(c: &EndpointConfig, flag: &str) {
+            let e = FastDds::validate(c).unwrap_err().to_string();
+            assert!(e.starts_with(flag), "{e}");
+        }
         let mut c = EndpointConfig::for_test("r");
         c.transport = "udp".into();
         c.zero_copy = true;
-        assert!(
-            FastDds::validate(&c)
-                .unwrap_err()
-                .to_string()
-                .starts_with("--zero-copy")
-        );
+        refused(&c, "--zero-copy");
         c.zero_copy = false;
         c.transport = "quic".into();
-        assert!(
-            FastDds::validate(&c)
-                .unwrap_err()
-                .to_string()
-                .starts_with("--transport")
-        );
+        refused(&c, "--transport");
         c.transport = "tcp".into();
         c.bind_ip = "198.18.0.1".into();
-        assert!(
-            FastDds::validate(&c)
-                .unwrap_err()
-                .to_string()
-                .starts_with("--transport tcp")
-        );
+        refused(&c, "--transport tcp");
         c.bind_ip = "127.0.0.1".into();
         c.transport = "udp".into();
         c.options.insert("bogus".into(), "1".into());
-        assert!(
-            FastDds::validate(&c)
-                .unwrap_err()
-                .to_string()
-                .starts_with("--opt bogus")
-        );
+        refused(&c, "--opt bogus");
     }
 }

@@ -207,7 +207,13 @@ pub fn run<B: Binding>(
         TestKind::Throughput => throughput_loop(s, spec, &mut ep, &mut intervals, on_interval),
     };
     let pub_res = Usage::now().since(&usage0);
-    let (rec, sent, duration_ns, mut fault, echoed) = measured;
+    let Measured {
+        rec,
+        sent,
+        duration_ns,
+        mut fault,
+        echoed,
+    } = measured;
 
     // Extra publishers: stop early if this one did, then collect their counts.
     let mut sent_by = vec![sent];
@@ -406,9 +412,19 @@ pub fn run<B: Binding>(
     }
 }
 
-/// What a test loop measured: latencies, samples sent, duration in ns,
-/// what cut it short, and (latency test) the pings whose echo came back.
-type Loop = (Option<LatencyRecorder>, u64, u64, Option<Fault>, u64);
+/// What a test loop measured.
+struct Measured {
+    /// Latencies (latency test; throughput test with echoes).
+    rec: Option<LatencyRecorder>,
+    /// Samples (pings) sent while measuring.
+    sent: u64,
+    /// How long the measurement ran.
+    duration_ns: u64,
+    /// What cut it short.
+    fault: Option<Fault>,
+    /// Latency test: the pings whose echo came back.
+    echoed: u64,
+}
 
 /// Liveness of every peer, on the real clock (never a binding's virtual one).
 #[inline]
@@ -454,7 +470,7 @@ fn latency_loop<B: Binding>(
     ep: &mut Endpoints<B>,
     intervals: &mut Vec<Interval>,
     on_interval: &mut dyn FnMut(&Interval),
-) -> Loop {
+) -> Measured {
     let mut rec = LatencyRecorder::new();
     let size = spec.size;
     let nsubs = s.subs.len().max(1) as u64;
@@ -596,7 +612,13 @@ fn latency_loop<B: Binding>(
     };
     drain_intervals(s, false, intervals, on_interval);
     let duration = B::now_ns().saturating_sub(measure_start);
-    (Some(rec), seq, duration, fault, echoed)
+    Measured {
+        rec: Some(rec),
+        sent: seq,
+        duration_ns: duration,
+        fault,
+        echoed,
+    }
 }
 
 fn send_fault(e: BindingError, s: &Session) -> Fault {
@@ -620,7 +642,7 @@ fn throughput_loop<B: Binding>(
     ep: &mut Endpoints<B>,
     intervals: &mut Vec<Interval>,
     on_interval: &mut dyn FnMut(&Interval),
-) -> Loop {
+) -> Measured {
     let every = spec.latency_every;
     // Latency under load: a thread records echoes while this one sends.
     let stop = Arc::new(AtomicBool::new(false));
@@ -670,5 +692,11 @@ fn throughput_loop<B: Binding>(
         ep.echo = readers;
         rec
     });
-    (rec, seq, duration, fault, 0)
+    Measured {
+        rec,
+        sent: seq,
+        duration_ns: duration,
+        fault,
+        echoed: 0,
+    }
 }

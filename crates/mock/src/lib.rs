@@ -30,7 +30,7 @@
 //! `--opt KEY=VALUE`; the wait mode makes no difference (the reader always
 //! blocks on its condition variable).
 
-use pubsubperf_core::binding::{BindingInfo, CANCEL_POLL};
+use pubsubperf_core::binding::{BindingInfo, CANCEL_POLL, poll_matched};
 use pubsubperf_core::{
     Binding, BindingError, CancelToken, Capabilities, DataType, EndpointConfig, Locator, Reader,
     Reliability, TopicSpec, Writer,
@@ -341,17 +341,9 @@ impl Drop for MockReader {
 
 impl Reader for MockReader {
     fn wait_matched(&mut self, timeout: Duration) -> Result<(), BindingError> {
-        let start = Instant::now();
-        while !self.chan.writer_attached.load(Ordering::Acquire) {
-            if start.elapsed() > timeout {
-                return Err(BindingError::MatchTimeout(
-                    timeout,
-                    "no mock writer attached".into(),
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        Ok(())
+        poll_matched(timeout, "no mock writer attached", || {
+            self.chan.writer_attached.load(Ordering::Acquire)
+        })
     }
 
     fn recv<F: FnMut(&[u8])>(

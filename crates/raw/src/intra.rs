@@ -10,7 +10,7 @@
 //! `reliable_block_timeout_ms`); best-effort writers drop the sample when the
 //! ring is full, and the reader sees the sequence gap.
 
-use pubsubperf_core::binding::{BindingInfo, CANCEL_POLL};
+use pubsubperf_core::binding::{BindingInfo, CANCEL_POLL, poll_matched};
 use pubsubperf_core::{
     Binding, BindingError, CancelToken, Capabilities, DataType, EndpointConfig, Locator, Reader,
     Reliability, TopicSpec, WaitMode, Writer,
@@ -276,17 +276,9 @@ impl Drop for IntraReader {
 
 impl Reader for IntraReader {
     fn wait_matched(&mut self, timeout: Duration) -> Result<(), BindingError> {
-        let start = Instant::now();
-        while !self.ring.writer_attached.load(Ordering::Acquire) {
-            if start.elapsed() > timeout {
-                return Err(BindingError::MatchTimeout(
-                    timeout,
-                    "no intra writer attached".into(),
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        Ok(())
+        poll_matched(timeout, "no intra writer attached", || {
+            self.ring.writer_attached.load(Ordering::Acquire)
+        })
     }
 
     #[inline]
