@@ -26,8 +26,21 @@ const WAIT: Duration = Duration::from_secs(10);
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
+/// Threads (kernel ids) of checks waiting for their turn: the test harness
+/// starts a thread per test, and those that block here are not a run's
+/// leftovers, so [`clean_shutdown`] does not count them.
+static WAITING: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
 fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+    // SAFETY: gettid has no preconditions.
+    let me = unsafe { libc::gettid() };
+    WAITING.lock().unwrap_or_else(|e| e.into_inner()).push(me);
+    let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    WAITING
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|&t| t != me);
+    guard
 }
 
 /// A unique run id for one check.
@@ -329,6 +342,30 @@ fn count_dir(path: &str) -> usize {
     std::fs::read_dir(path).map_or(0, |d| d.count())
 }
 
+/// This process's threads: kernel id and name.
+fn threads() -> Vec<(i32, String)> {
+    let Ok(d) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    d.flatten()
+        .filter_map(|e| {
+            let tid = e.file_name().to_str()?.parse().ok()?;
+            let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+            Some((tid, comm.trim_end().to_owned()))
+        })
+        .collect()
+}
+
+/// Threads now alive that were not at `before`, leaving out other checks'
+/// test threads that wait for their turn.
+fn new_threads(before: &[(i32, String)]) -> Vec<(i32, String)> {
+    let waiting = WAITING.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    threads()
+        .into_iter()
+        .filter(|(t, _)| !waiting.contains(t) && !before.iter().any(|(b, _)| b == t))
+        .collect()
+}
+
 fn named_leftovers(run_id: &str) -> Vec<String> {
     let mut found = Vec::new();
     for dir in ["/dev/shm", "/tmp"] {
@@ -356,19 +393,21 @@ pub fn clean_shutdown<B: Binding>(cfg: &EndpointConfig) {
     ping_pong_inner::<B>(&fresh(cfg, "warm2"), 5);
     std::thread::sleep(Duration::from_millis(500));
     let fds = count_dir("/proc/self/fd");
-    let threads = count_dir("/proc/self/task");
+    let before = threads();
     let cfg = fresh(cfg, "clean");
     ping_pong_inner::<B>(&cfg, 50);
     let start = Instant::now();
     loop {
-        let (f, t) = (count_dir("/proc/self/fd"), count_dir("/proc/self/task"));
+        let f = count_dir("/proc/self/fd");
+        let extra = new_threads(&before);
         let left = named_leftovers(&cfg.run_id);
-        if f <= fds && t <= threads && left.is_empty() {
+        if f <= fds && extra.is_empty() && left.is_empty() {
             break;
         }
         assert!(
             start.elapsed() < Duration::from_secs(5),
-            "left behind: fds {fds}->{f}, threads {threads}->{t}, names {left:?}"
+            "left behind: fds {fds}->{f}, new threads {extra:?} (of {} before), names {left:?}",
+            before.len()
         );
         std::thread::sleep(Duration::from_millis(20));
     }
