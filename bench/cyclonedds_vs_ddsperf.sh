@@ -6,7 +6,7 @@
 # 1. latency over UDP (loopback, unicast discovery, multicast off for both),
 #    reliable, waitset-triggered on both sides, at 64 B and 16 KiB:
 #    p50 of pubsubperf vs p50 of ddsperf ping/pong (both one-way = RTT/2),
-#    in ROUNDS (default 3) alternating rounds; the ratio of each round and
+#    in ROUNDS (default 3) rounds, which tool goes first alternating; the ratio of each round and
 #    their median (goal: ours <= 1.05 x ddsperf). Single runs swing ~7 % here.
 # 2. zero-copy latency over shared memory (iceoryx, flat type, loans) at
 #    64 B, 1 MiB and 16 MiB: p50s and p50(16 MiB)/p50(64 B) (goal <= 1.3);
@@ -84,9 +84,12 @@ echo "== 1. cyclonedds over UDP vs ddsperf ping/pong: latency p50 (one-way = RTT
 for size in 64 16384; do
     pairs=""
     for r in $(seq "$rounds"); do
-        d50=$(ddsperf_p50 "$size")
+        # Alternate which tool goes first, so that a drift of the machine
+        # (other load, the vCPUs moving) does not always favour one.
+        if (( r % 2 )); then d50=$(ddsperf_p50 "$size"); fi
         "$bin" latency --binding cyclonedds --size "$size" --duration "${secs}s" --cpu 0,1 --wait block -q --no-save --json "$tmp/lat_$size.json" > /dev/null
         o50=$(json "$tmp/lat_$size.json" "r[0]['latency_ns']['p50']/1000")
+        if (( r % 2 == 0 )); then d50=$(ddsperf_p50 "$size"); fi
         pairs="$pairs ($o50, $d50),"
     done
     python3 -c "

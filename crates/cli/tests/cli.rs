@@ -299,6 +299,42 @@ fn multicast_ipv6_and_busy_wait() {
     }
 }
 
+/// Round trips are timed by the TSC only with busy waits, and only where the
+/// kernel keeps time with it (see `round_trip_clock` in the harness); the
+/// result says which clock timed them.
+#[test]
+fn round_trip_clock_is_recorded() {
+    let tsc =
+        std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+            .is_ok_and(|s| s.trim() == "tsc")
+            && cfg!(target_arch = "x86_64");
+    for (wait, clock) in [
+        ("busy", if tsc { "tsc" } else { "clock_monotonic" }),
+        ("block", "clock_monotonic"),
+    ] {
+        let d = tmp();
+        let j = d.path().join("r.json");
+        let o = run(&[
+            "latency",
+            "-b",
+            "udp",
+            "--wait",
+            wait,
+            "-n",
+            "300",
+            "--warmup",
+            "0s",
+            "-q",
+            "--json",
+            j.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{wait}: {}", stderr(&o));
+        let r = &json(&j)["runs"][0];
+        check_latency_run(r, "udp", 64, 300);
+        assert_eq!(r["latency_clock"], clock, "--wait {wait}");
+    }
+}
+
 #[test]
 fn several_subscribers_report_each() {
     let d = tmp();

@@ -142,6 +142,7 @@ fn lost_pings_are_counted_exactly() {
     assert_eq!(run["pings"]["sent"], 200, "{run}");
     assert_eq!(run["pings"]["echoed"], 197, "{run}");
     assert_eq!(run["pings"]["lost"], 3, "{run}");
+    assert_eq!(run["latency_clock"], "virtual", "{run}");
     assert_eq!(run["latency_ns"]["count"], 197, "{run}");
     assert!(
         table.contains("64 B: 3 of 200 pings lost (no echo within --echo-timeout)"),

@@ -79,6 +79,11 @@ pub struct Run {
     /// What the latency figures mean, e.g. `one-way = round trip / 2`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_method: Option<String>,
+    /// The clock that timed latency tests' round trips: `tsc` (the
+    /// time-stamp counter, with busy waits), `clock_monotonic`, or `virtual`
+    /// (the mock binding).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_clock: Option<String>,
     /// Ping counts (latency tests): how many pings went out while
     /// measuring and how many came back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -249,6 +254,7 @@ mod tests {
                 config: serde_json::json!({"rate": 0}),
                 latency_ns: Some(rec.summary()),
                 latency_method: Some("one-way = round trip / 2".into()),
+                latency_clock: Some("clock_monotonic".into()),
                 pings: None,
                 throughput: Some(tp),
                 intervals: vec![],

@@ -3,8 +3,8 @@
 //!
 //! ## Latency method
 //! Ping-pong: the publisher stamps a sample with the binding's clock
-//! ([`Binding::now_ns`]: `CLOCK_MONOTONIC` for every real binding) and sends
-//! it; the subscriber echoes a sample of the same size; when the echo
+//! ([`Binding::now_ns`]: `CLOCK_MONOTONIC` for every real binding; but see
+//! [`round_trip_clock`] for busy waits) and sends it; the subscriber echoes a sample of the same size; when the echo
 //! arrives the publisher records `(now - stamp) / 2`: **one-way latency =
 //! round trip / 2** (as Perftest and ddsperf report it). With `--one-way`
 //! (one host only), the subscriber writes its receive time into the echo and
@@ -36,7 +36,9 @@ use pubsubperf_core::result::{Interval, Pings, Run, RunResources, TestKind, Thro
 use pubsubperf_core::sample::{FLAG_CHECK, FLAG_ECHO, FLAG_WARMUP, HEADER_LEN, Header};
 use pubsubperf_core::stats::LatencyRecorder;
 use pubsubperf_core::sys::{self, Resources, Usage};
-use pubsubperf_core::{Binding, BindingError, Reader, Reliability, TopicSpec, Writer, clock};
+use pubsubperf_core::{
+    Binding, BindingError, Reader, Reliability, TopicSpec, WaitMode, Writer, clock,
+};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -57,6 +59,54 @@ impl RunOutcome {
             run: None,
             fault: Some(f),
         }
+    }
+}
+
+/// The clock that times round trips: the time-stamp counter
+/// ([`clock::Tsc`]) when the publisher busy-waits (`--wait busy`), times a
+/// round trip (not `--one-way`), has a real clock, and the kernel keeps
+/// time with the TSC; `CLOCK_MONOTONIC` (the binding's clock) otherwise.
+/// Returns the name recorded in the result and the TSC's nanoseconds per
+/// tick (calibrated once per process, over 50 ms of spinning).
+///
+/// Why only with busy waits: on the 2-vCPU VMs we measure on, the TSC and
+/// `CLOCK_MONOTONIC` agree to 3e-7 while a thread spins, but across a sleep
+/// of the vCPU the TSC counts 60-200 ns less than `CLOCK_MONOTONIC` for
+/// sleeps of 1-100 us (and 1-2 us less for 10 ms). A blocked ping would be
+/// timed short, so blocking runs keep `CLOCK_MONOTONIC`. With busy waits
+/// both readings' cost and resolution matter: `clock_gettime` there costs
+/// 30-50 ns and moves in steps of about 10 ns, `rdtsc` costs 15 ns and
+/// counts in 0.41 ns.
+pub fn round_trip_clock<B: Binding>(spec: &RunSpec) -> (&'static str, Option<f64>) {
+    static FACTOR: std::sync::OnceLock<Option<f64>> = std::sync::OnceLock::new();
+    if B::VIRTUAL_CLOCK {
+        return ("virtual", None);
+    }
+    if spec.endpoint.wait != WaitMode::Busy || spec.one_way {
+        return ("clock_monotonic", None);
+    }
+    match FACTOR.get_or_init(|| clock::Tsc::usable().then(|| clock::Tsc::calibrate(50_000_000))) {
+        Some(f) => ("tsc", Some(*f)),
+        None => ("clock_monotonic", None),
+    }
+}
+
+/// A binding's own clock as a round-trip clock.
+struct BindingClock<B>(std::marker::PhantomData<B>);
+
+impl<B: Binding> clock::RoundTrip for BindingClock<B> {
+    const MONOTONIC: bool = !B::VIRTUAL_CLOCK;
+    #[inline(always)]
+    fn start() -> u64 {
+        B::now_ns()
+    }
+    #[inline(always)]
+    fn stop() -> u64 {
+        B::now_ns()
+    }
+    #[inline(always)]
+    fn ns(ticks: u64, _: f64) -> u64 {
+        ticks
     }
 }
 
@@ -203,7 +253,19 @@ pub fn run<B: Binding>(
     let usage0 = Usage::now();
     let mut intervals = Vec::new();
     let measured = match spec.test {
-        TestKind::Latency => latency_loop(s, spec, &mut ep, &mut intervals, on_interval),
+        TestKind::Latency => match round_trip_clock::<B>(spec).1 {
+            Some(f) => {
+                latency_loop::<B, clock::Tsc>(s, spec, &mut ep, &mut intervals, on_interval, f)
+            }
+            None => latency_loop::<B, BindingClock<B>>(
+                s,
+                spec,
+                &mut ep,
+                &mut intervals,
+                on_interval,
+                1.0,
+            ),
+        },
         TestKind::Throughput => throughput_loop(s, spec, &mut ep, &mut intervals, on_interval),
     };
     let pub_res = Usage::now().since(&usage0);
@@ -372,6 +434,8 @@ pub fn run<B: Binding>(
         reliable: spec.endpoint.reliability == Reliability::Reliable,
         config: spec.config_json(),
         latency_method: latency.as_ref().map(|_| latency_method(spec)),
+        latency_clock: (spec.test == TestKind::Latency)
+            .then(|| round_trip_clock::<B>(spec).0.to_owned()),
         latency_ns: latency.map(|r| r.summary()),
         pings: (spec.test == TestKind::Latency).then_some(Pings {
             sent,
@@ -464,12 +528,15 @@ fn drain_intervals(
     }
 }
 
-fn latency_loop<B: Binding>(
+/// Ping-pong with round trips timed by `C` (`ns_per_tick` converts its
+/// readings); everything else (warm-up, duration, intervals) on `B`'s clock.
+fn latency_loop<B: Binding, C: clock::RoundTrip>(
     s: &Session,
     spec: &RunSpec,
     ep: &mut Endpoints<B>,
     intervals: &mut Vec<Interval>,
     on_interval: &mut dyn FnMut(&Interval),
+    ns_per_tick: f64,
 ) -> Measured {
     let mut rec = LatencyRecorder::new();
     let size = spec.size;
@@ -546,7 +613,7 @@ fn latency_loop<B: Binding>(
         if let Err(e) = ep
             .writer
             .send(size, |b| {
-                sent_at = fill_sample::<B>(b, this_seq, 0, flags, spec.check);
+                sent_at = fill_sample(b, this_seq, 0, flags, spec.check, C::start);
             })
             .and_then(|_| ep.writer.flush())
         {
@@ -554,14 +621,19 @@ fn latency_loop<B: Binding>(
         }
         let target = (this_seq % nsubs) as usize;
         let want = (this_seq, flags);
-        // The echo timeout runs from the ping's own timestamp: no clock read
-        // between the send and the echo.
-        let real_sent_at = real_time::<B>(sent_at);
+        // The echo timeout runs from the ping's own timestamp (or, when the
+        // round trip has its own clock, from the loop's reading just before
+        // the send): no clock read between the send and the echo.
+        let real_sent_at = if C::MONOTONIC {
+            real_time::<B>(sent_at)
+        } else {
+            real_time::<B>(now)
+        };
         let mut got: Option<(u64, u64)> = None;
         let reader = &mut ep.echo[target];
         let res = loop {
             let r = reader.recv(Duration::from_millis(100), &mut |b: &[u8]| {
-                let t = B::now_ns();
+                let t = C::stop();
                 if let Some(h) = Header::read(b)
                     && (h.seq, h.flags & !FLAG_CHECK) == want
                 {
@@ -572,7 +644,10 @@ fn latency_loop<B: Binding>(
                     } else {
                         0
                     };
-                    got = Some((t - h.timestamp, sub_rx.saturating_sub(h.timestamp)));
+                    got = Some((
+                        C::ns(t.saturating_sub(h.timestamp), ns_per_tick),
+                        sub_rx.saturating_sub(h.timestamp),
+                    ));
                 }
             });
             match r {

@@ -13,17 +13,18 @@ use pubsubperf_core::{Binding, BindingError, Writer};
 /// Writes the header (and with `check` the pattern) of sample `seq`,
 /// stamped with `B`'s clock; returns the stamp.
 #[inline]
-pub(crate) fn fill_sample<B: Binding>(
+pub(crate) fn fill_sample(
     buf: &mut [u8],
     seq: u64,
     publisher: u8,
     flags: u8,
     check: bool,
+    stamp: impl FnOnce() -> u64,
 ) -> u64 {
     if check {
         fill_pattern(buf, seq);
     }
-    let timestamp = B::now_ns();
+    let timestamp = stamp();
     Header {
         seq,
         publisher,
@@ -83,7 +84,7 @@ pub(crate) fn send_stream<B: Binding>(
         }
         let seq = i;
         if let Err(e) = w.send(size, |b| {
-            fill_sample::<B>(b, seq, publisher, FLAG_WARMUP, false);
+            fill_sample(b, seq, publisher, FLAG_WARMUP, false, B::now_ns);
         }) {
             return (0, 0, Some(fault(e)));
         }
@@ -119,7 +120,7 @@ pub(crate) fn send_stream<B: Binding>(
         };
         let this = seq;
         if let Err(e) = w.send(size, |b| {
-            fill_sample::<B>(b, this, publisher, flags, spec.check);
+            fill_sample(b, this, publisher, flags, spec.check, B::now_ns);
         }) {
             result = Some(fault(e));
             break;
