@@ -947,6 +947,18 @@ impl Reader for CycloneReader {
     ) -> Result<usize, BindingError> {
         let start = Instant::now();
         loop {
+            if !self.busy {
+                // Wait first: the read condition holds while the reader has
+                // samples, so the wait returns at once when some are there,
+                // and a ping that has not arrived yet costs no empty take.
+                let left = timeout.saturating_sub(start.elapsed());
+                let wait = left.min(pubsubperf_core::binding::CANCEL_POLL);
+                // SAFETY: valid waitset.
+                let rc = unsafe { sys::pp_wait(self.ws, wait.as_nanos() as i64) };
+                if rc < 0 {
+                    return Err(mw("waiting on the waitset", rc));
+                }
+            }
             let n = self.take(on_sample)?;
             if n > 0 {
                 return Ok(n);
@@ -954,17 +966,8 @@ impl Reader for CycloneReader {
             if self.cancel.is_cancelled() {
                 return Err(BindingError::Cancelled);
             }
-            let elapsed = start.elapsed();
-            if elapsed >= timeout {
+            if start.elapsed() >= timeout {
                 return Ok(0);
-            }
-            if !self.busy {
-                let wait = (timeout - elapsed).min(pubsubperf_core::binding::CANCEL_POLL);
-                // SAFETY: valid waitset.
-                let rc = unsafe { sys::pp_wait(self.ws, wait.as_nanos() as i64) };
-                if rc < 0 {
-                    return Err(mw("waiting on the waitset", rc));
-                }
             }
         }
     }

@@ -211,6 +211,28 @@ fn setup<B: Binding>(s: &mut Session, spec: &RunSpec) -> Result<Endpoints<B>, Fa
     Ok(endpoints)
 }
 
+/// Room for every interval report a run of `--duration` makes (one per
+/// subscriber per interval in throughput runs, one per interval in latency
+/// runs, plus the partial ones at the ends), so that the measuring loops never
+/// grow the vector: no allocation or copy of it mid-run, and a long run's
+/// memory grows only by the reports themselves. Runs bounded by `--count`
+/// start with room for a minute.
+fn expected_intervals(spec: &RunSpec, subs: usize) -> usize {
+    let per_interval = spec.interval_ms.max(1) * 1_000_000;
+    let span = if spec.duration_ns > 0 {
+        spec.duration_ns
+    } else {
+        60_000_000_000
+    };
+    let n = (span / per_interval + 2) as usize;
+    let n = if spec.test == TestKind::Throughput {
+        n * subs.max(1)
+    } else {
+        n
+    };
+    n.min(1 << 20)
+}
+
 fn apply_rt(spec: &RunSpec) -> Result<(), Fault> {
     if let Some(cpu) = spec.pub_cpu {
         sys::pin_to_cpu(cpu).map_err(Fault::Config)?;
@@ -251,7 +273,7 @@ pub fn run<B: Binding>(
     }
     let started_at = pubsubperf_core::time::rfc3339_now();
     let usage0 = Usage::now();
-    let mut intervals = Vec::new();
+    let mut intervals = Vec::with_capacity(expected_intervals(spec, s.subs.len()));
     let measured = match spec.test {
         TestKind::Latency => match round_trip_clock::<B>(spec).1 {
             Some(f) => {
