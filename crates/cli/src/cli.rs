@@ -61,6 +61,17 @@ pub enum WaitArg {
     Block,
 }
 
+/// Round-trip clock choice (`--clock`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ClockArg {
+    /// The TSC with busy waits where usable, else CLOCK_MONOTONIC.
+    Auto,
+    /// CLOCK_MONOTONIC (what most peer tools use).
+    Monotonic,
+    /// The TSC (needs --wait busy, no --one-way, a kernel keeping time with it).
+    Tsc,
+}
+
 /// Data type choice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DataTypeArg {
@@ -160,6 +171,11 @@ pub struct TestArgs {
     /// Latency: record true one-way latency from the sender's clock (one host only).
     #[arg(long)]
     pub one_way: bool,
+    /// Latency: the clock that times round trips: auto (the TSC with --wait
+    /// busy where the kernel keeps time with it, else CLOCK_MONOTONIC),
+    /// monotonic, or tsc.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub clock: ClockArg,
     /// A ping without echo after this long counts as lost (latency test).
     #[arg(long, default_value = "1s", value_name = "TIME")]
     pub echo_timeout: String,

@@ -1,14 +1,14 @@
 //! From parsed arguments to the harness's plain types. Every error is one
 //! line naming the flag and how to fix it (the binary exits with code 2).
 
-use crate::cli::{DataTypeArg, DurabilityArg, TestArgs, WaitArg};
+use crate::cli::{ClockArg, DataTypeArg, DurabilityArg, TestArgs, WaitArg};
 use pubsubperf_core::result::TestKind;
 use pubsubperf_core::size::{parse_size, parse_size_list};
 use pubsubperf_core::{
     CancelToken, DataType, Durability, EndpointConfig, History, Reliability, WaitMode,
 };
 use pubsubperf_harness::registry;
-use pubsubperf_harness::spec::RunSpec;
+use pubsubperf_harness::spec::{RoundTripClock, RunSpec};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -211,6 +211,27 @@ impl TestArgs {
         if self.one_way && test == TestKind::Throughput {
             return Err(UsageError("--one-way: only for 'latency'".into()));
         }
+        if self.clock != ClockArg::Auto && test == TestKind::Throughput {
+            return Err(UsageError("--clock: only for 'latency'".into()));
+        }
+        if self.clock == ClockArg::Tsc {
+            if self.wait != WaitArg::Busy {
+                return Err(UsageError(
+                    "--clock tsc: needs --wait busy (across a sleep the TSC may count less than CLOCK_MONOTONIC); use --clock monotonic".into(),
+                ));
+            }
+            if self.one_way {
+                return Err(UsageError(
+                    "--clock tsc: not with --one-way (both processes stamp with CLOCK_MONOTONIC)"
+                        .into(),
+                ));
+            }
+            if !pubsubperf_core::clock::Tsc::usable() {
+                return Err(UsageError(
+                    "--clock tsc: this host's kernel does not keep time with the TSC; use --clock auto or monotonic".into(),
+                ));
+            }
+        }
         if let Some(p) = self.rt_priority
             && !(1..=99).contains(&p)
         {
@@ -411,6 +432,11 @@ impl TestArgs {
                 echo_timeout_ms: echo_timeout.as_millis() as u64,
                 interval_ms: 1000,
                 one_way: self.one_way,
+                clock: match self.clock {
+                    ClockArg::Auto => RoundTripClock::Auto,
+                    ClockArg::Monotonic => RoundTripClock::Monotonic,
+                    ClockArg::Tsc => RoundTripClock::Tsc,
+                },
             };
             registry::validate(&spec, !connect.is_empty()).map_err(UsageError)?;
             specs.push(spec);

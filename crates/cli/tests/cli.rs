@@ -333,6 +333,53 @@ fn round_trip_clock_is_recorded() {
         check_latency_run(r, "udp", 64, 300);
         assert_eq!(r["latency_clock"], clock, "--wait {wait}");
     }
+    // --clock monotonic keeps CLOCK_MONOTONIC with busy waits (the method of
+    // peer tools and of our minimal comparison programs).
+    let d = tmp();
+    let j = d.path().join("r.json");
+    let o = run(&[
+        "latency",
+        "-b",
+        "udp",
+        "--wait",
+        "busy",
+        "--clock",
+        "monotonic",
+        "-n",
+        "300",
+        "--warmup",
+        "0s",
+        "-q",
+        "--json",
+        j.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = &json(&j)["runs"][0];
+    check_latency_run(r, "udp", 64, 300);
+    assert_eq!(r["latency_clock"], "clock_monotonic");
+    assert_eq!(r["config"]["clock"], "monotonic");
+}
+
+#[test]
+fn clock_choices_that_cannot_work_are_refused() {
+    usage_error(&["latency", "-b", "udp", "--clock", "tsc"], "--clock tsc");
+    usage_error(
+        &[
+            "latency",
+            "-b",
+            "udp",
+            "--clock",
+            "tsc",
+            "--wait",
+            "busy",
+            "--one-way",
+        ],
+        "--clock tsc",
+    );
+    usage_error(
+        &["throughput", "-b", "udp", "--clock", "monotonic"],
+        "--clock",
+    );
 }
 
 #[test]

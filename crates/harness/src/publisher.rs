@@ -64,8 +64,9 @@ impl RunOutcome {
 
 /// The clock that times round trips: the time-stamp counter
 /// ([`clock::Tsc`]) when the publisher busy-waits (`--wait busy`), times a
-/// round trip (not `--one-way`), has a real clock, and the kernel keeps
-/// time with the TSC; `CLOCK_MONOTONIC` (the binding's clock) otherwise.
+/// round trip (not `--one-way`), has a real clock, the kernel keeps time
+/// with the TSC and `--clock` is not `monotonic`; `CLOCK_MONOTONIC` (the
+/// binding's clock) otherwise.
 /// Returns the name recorded in the result and the TSC's nanoseconds per
 /// tick (calibrated once per process, over 50 ms of spinning).
 ///
@@ -82,7 +83,10 @@ pub fn round_trip_clock<B: Binding>(spec: &RunSpec) -> (&'static str, Option<f64
     if B::VIRTUAL_CLOCK {
         return ("virtual", None);
     }
-    if spec.endpoint.wait != WaitMode::Busy || spec.one_way {
+    if spec.endpoint.wait != WaitMode::Busy
+        || spec.one_way
+        || spec.clock == crate::spec::RoundTripClock::Monotonic
+    {
         return ("clock_monotonic", None);
     }
     match FACTOR.get_or_init(|| clock::Tsc::usable().then(|| clock::Tsc::calibrate(50_000_000))) {

@@ -54,6 +54,31 @@ pub struct RunSpec {
     /// Latency test: record true one-way latency from the sender's
     /// timestamp (same host only) instead of round trip / 2.
     pub one_way: bool,
+    /// Latency test: the clock that times round trips
+    /// ([`crate::publisher::round_trip_clock`]); recorded in the config only
+    /// when not `auto`, so that results of earlier versions compare with it.
+    #[serde(default, skip_serializing_if = "RoundTripClock::is_auto")]
+    pub clock: RoundTripClock,
+}
+
+/// The user's choice of round-trip clock (`--clock`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RoundTripClock {
+    /// The TSC with busy waits where the kernel keeps time with it, else
+    /// `CLOCK_MONOTONIC`.
+    #[default]
+    Auto,
+    /// Always `CLOCK_MONOTONIC`.
+    Monotonic,
+    /// The TSC (checked usable when the run is planned).
+    Tsc,
+}
+
+impl RoundTripClock {
+    fn is_auto(&self) -> bool {
+        *self == RoundTripClock::Auto
+    }
 }
 
 fn one() -> usize {
