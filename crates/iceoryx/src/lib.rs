@@ -201,17 +201,35 @@ impl Binding for Iceoryx {
                 "--send-queue: an iceoryx publisher has no send queue (history is off)".into(),
             ));
         }
-        if cfg.multicast || cfg.ipv6 || cfg.batch_bytes > 0 || cfg.socket_buffer > 0 {
-            return Err(BindingError::Unsupported(
-                "--multicast/--ipv6/--batch/--socket-buffer: iceoryx is shared memory on one host"
-                    .into(),
-            ));
+        // Network options: iceoryx is shared memory on one host. One
+        // refusal per flag, each naming the flag the user gave.
+        let network = [
+            (
+                cfg.multicast,
+                "--multicast: iceoryx is shared memory on one host; it has no multicast",
+            ),
+            (
+                cfg.ipv6,
+                "--ipv6: iceoryx is shared memory on one host; it has no IP addresses",
+            ),
+            (
+                cfg.batch_bytes > 0,
+                "--batch: iceoryx sends each sample in its own chunk; it has no batching",
+            ),
+            (
+                cfg.socket_buffer > 0,
+                "--socket-buffer: iceoryx is shared memory on one host; it has no sockets",
+            ),
+        ];
+        if let Some((_, m)) = network.iter().find(|(set, _)| *set) {
+            return Err(BindingError::Unsupported((*m).into()));
         }
         if cfg.max_sample_size > MAX_SAMPLE {
-            return Err(BindingError::TooLarge {
-                size: cfg.max_sample_size,
-                limit: MAX_SAMPLE,
-            });
+            return Err(BindingError::Unsupported(format!(
+                "--size {}: iceoryx chunks here hold at most {MAX_SAMPLE} bytes ({})",
+                cfg.max_sample_size,
+                pubsubperf_core::size::format_size(MAX_SAMPLE)
+            )));
         }
         Ok(())
     }
@@ -584,31 +602,65 @@ mod tests {
     pubsubperf_core::conformance_suite!(zero_copy_busy, Iceoryx, zc_busy);
     pubsubperf_core::conformance_suite!(zero_copy_best_effort, Iceoryx, zc_best_effort);
 
+    /// `c` is refused with a one-line message that starts with `flag`.
+    fn refused(c: &EndpointConfig, flag: &str) {
+        match Iceoryx::validate(c) {
+            Err(BindingError::Unsupported(m)) => {
+                assert!(m.starts_with(flag), "message '{m}' does not name {flag}");
+                assert!(!m.contains('\n'), "message '{m}' is not one line");
+            }
+            other => panic!("{flag} not refused: {other:?}"),
+        }
+    }
+
     #[test]
     fn refuses_what_it_cannot_do() {
-        let mut c = base("refuse");
+        let mut c = base("r");
         c.transport = "udp".into();
-        assert!(
-            Iceoryx::validate(&c)
-                .unwrap_err()
-                .to_string()
-                .starts_with("--transport")
-        );
-        let mut c = base("refuse");
+        refused(&c, "--transport udp");
+        let mut c = base("r");
+        c.transport = "tcp".into();
+        refused(&c, "--transport tcp");
+        let mut c = base("r");
+        c.data_type = DataType::Bytes;
+        refused(&c, "--data-type bytes");
+        let mut c = base("r");
         c.options.insert("x".into(), "1".into());
-        assert!(
-            Iceoryx::validate(&c)
-                .unwrap_err()
-                .to_string()
-                .starts_with("--opt x")
-        );
-        let mut c = base("refuse");
-        c.receive_queue = 1000;
-        assert!(
-            Iceoryx::validate(&c)
-                .unwrap_err()
-                .to_string()
-                .starts_with("--receive-queue")
-        );
+        refused(&c, "--opt x");
+        let mut c = base("r");
+        c.receive_queue = MAX_QUEUE + 1;
+        refused(&c, "--receive-queue");
+        let mut c = base("r");
+        c.send_queue = 10;
+        refused(&c, "--send-queue");
+        let mut c = base("r");
+        c.multicast = true;
+        refused(&c, "--multicast");
+        let mut c = base("r");
+        c.ipv6 = true;
+        refused(&c, "--ipv6");
+        let mut c = base("r");
+        c.batch_bytes = 1024;
+        refused(&c, "--batch");
+        let mut c = base("r");
+        c.socket_buffer = 1 << 20;
+        refused(&c, "--socket-buffer");
+        let mut c = base("r");
+        c.max_sample_size = MAX_SAMPLE + 1;
+        refused(&c, "--size");
+        // Several at once: the first is named, still one line.
+        let mut c = base("r");
+        c.multicast = true;
+        c.socket_buffer = 1 << 20;
+        refused(&c, "--multicast");
+    }
+
+    #[test]
+    fn accepts_what_applies() {
+        for mut c in [base("a"), zc_busy("a"), zc_best_effort("a")] {
+            c.receive_queue = MAX_QUEUE;
+            c.max_sample_size = MAX_SAMPLE;
+            Iceoryx::validate(&c).expect("valid");
+        }
     }
 }
