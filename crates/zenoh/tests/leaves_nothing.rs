@@ -238,14 +238,23 @@ fn kill9(pid: u32) {
     unsafe { libc::kill(pid as i32, libc::SIGKILL) };
 }
 
-/// Waits until `pid` is gone (the subscriber is the publisher's child; once
-/// the publisher is gone it is re-parented and reaped by init).
+/// Waits until every thread of `pid` is gone (the subscriber is the
+/// publisher's child; once the publisher is gone it is re-parented and
+/// reaped by init). A zombie thread-group leader whose other threads still
+/// run still holds its files, so every task must be a zombie or gone.
 fn reap(pid: u32) {
+    let alive = || {
+        std::fs::read_dir(format!("/proc/{pid}/task")).is_ok_and(|tasks| {
+            tasks.flatten().any(|t| {
+                std::fs::read_to_string(t.path().join("stat")).is_ok_and(|s| {
+                    !s.rsplit_once(')')
+                        .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+                })
+            })
+        })
+    };
     let start = Instant::now();
-    while std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        !s.rsplit_once(')')
-            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
-    }) {
+    while alive() {
         assert!(
             start.elapsed() < Duration::from_secs(20),
             "{pid} still runs"
@@ -321,6 +330,31 @@ fn cli_sigkill_of_the_subscriber_then_next_run_leaves_nothing() {
         shm_run(&bin, &["--wait", "block"]);
         assert_nothing_left(&before, &format!("{extra:?}, after the next run"));
     }
+}
+
+#[test]
+fn cli_sigkill_of_the_publisher_is_cleaned_by_the_next_run() {
+    let _g = serial();
+    let Some(bin) = binary() else {
+        eprintln!("pubsubperf binary not built: CLI SIGKILL check not run");
+        return;
+    };
+    let before = names();
+    let (mut publ, sub) = start(&bin, &["--zero-copy"]);
+    kill9(publ.id());
+    publ.wait().unwrap();
+    // A local subscriber dies with its publisher (PR_SET_PDEATHSIG: SIGKILL),
+    // so neither side cleans up: their segments stay, unlocked.
+    reap(sub);
+    eprintln!(
+        "after the publisher's SIGKILL: {:?}",
+        orphans_since(&before)
+    );
+    shm_run(&bin, &["--wait", "block"]);
+    assert_nothing_left(
+        &before,
+        "after the run that followed the publisher's SIGKILL",
+    );
 }
 
 #[test]
