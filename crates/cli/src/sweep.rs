@@ -7,13 +7,14 @@
 
 use crate::analysis::{SaveArgs, SaveMeta, save_results};
 use crate::cli::{Cli, Command};
-use crate::options::UsageError;
+use crate::options::{TestPlan, UsageError};
 use crate::output;
 use anyhow::Context;
 use clap::Parser;
 use pubsubperf_core::result::TestKind;
 use pubsubperf_harness::{Fault, INTERRUPTED};
 use pubsubperf_report::db::{Database, Filter};
+use pubsubperf_report::sweep::Cell;
 use std::collections::HashSet;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -43,7 +44,7 @@ pub struct SweepArgs {
 
 /// The cell id stored in the database: the cell key and a digest of its
 /// arguments, so a resumed sweep re-runs cells whose settings changed.
-fn cell_id(c: &pubsubperf_report::sweep::Cell) -> String {
+fn cell_id(c: &Cell) -> String {
     format!("{}#{}", c.key, c.digest)
 }
 
@@ -62,6 +63,31 @@ fn estimate_s(args: &[String]) -> f64 {
 fn fmt_s(s: f64) -> String {
     let s = s.max(0.0) as u64;
     format!("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
+}
+
+/// Checks a cell as its run would: its arguments parsed by the CLI and
+/// validated against its binding (capabilities, the binding's own checks,
+/// whether it is available here). Returns the plan to run, or the one-line
+/// reason the cell is skipped.
+pub(crate) fn check_cell(cell: &Cell) -> Result<TestPlan, String> {
+    let mut argv = vec!["pubsubperf".to_string()];
+    argv.extend(cell.args.iter().cloned());
+    argv.push("--quiet".into());
+    let parsed = Cli::try_parse_from(&argv).map_err(|e| {
+        e.render()
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ")
+            .to_string()
+    })?;
+    let (args, test) = match parsed.command {
+        Some(Command::Latency(t)) => (t, TestKind::Latency),
+        Some(Command::Throughput(t)) => (t, TestKind::Throughput),
+        _ => return Err("not a latency or throughput test".into()),
+    };
+    args.plan(test).map_err(|e| e.0)
 }
 
 /// Runs a sweep.
@@ -114,6 +140,7 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
         todo.len()
     );
     if a.dry_run {
+        let mut refused = 0usize;
         for c in &todo {
             println!(
                 "{} (repetition {}): pubsubperf {}",
@@ -121,7 +148,16 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
                 c.repetition,
                 c.args.join(" ")
             );
+            if let Err(why) = check_cell(c) {
+                println!("  would be skipped: {why}");
+                refused += 1;
+            }
         }
+        eprintln!(
+            "sweep '{}': {} to run, {refused} would be skipped here",
+            sweep.name,
+            todo.len() - refused
+        );
         return Ok(ExitCode::SUCCESS);
     }
     let tty = std::io::stderr().is_terminal();
@@ -167,42 +203,13 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
             eprintln!("{line}");
         }
         spent_est += estimate_s(&cell.args);
-        let mut argv = vec!["pubsubperf".to_string()];
-        argv.extend(cell.args.iter().cloned());
-        argv.push("--quiet".into());
-        let parsed = match Cli::try_parse_from(&argv) {
-            Ok(c) => c,
-            Err(e) => {
-                let first = e
-                    .render()
-                    .to_string()
-                    .lines()
-                    .next()
-                    .unwrap_or("")
-                    .to_string();
-                if tty {
-                    eprintln!();
-                }
-                eprintln!("  skipped {}: {first}", cell.key);
-                skipped += 1;
-                continue;
-            }
-        };
-        let (args, test) = match parsed.command {
-            Some(Command::Latency(t)) => (t, TestKind::Latency),
-            Some(Command::Throughput(t)) => (t, TestKind::Throughput),
-            _ => anyhow::bail!(
-                "sweep cell {} is not a latency or throughput test",
-                cell.key
-            ),
-        };
-        let plan = match args.plan(test) {
+        let plan = match check_cell(cell) {
             Ok(p) => p,
-            Err(e) => {
+            Err(why) => {
                 if tty {
                     eprintln!();
                 }
-                eprintln!("  skipped {}: {e}", cell.key);
+                eprintln!("  skipped {}: {why}", cell.key);
                 skipped += 1;
                 continue;
             }
@@ -266,4 +273,112 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pubsubperf_harness::registry;
+    use std::path::Path;
+
+    /// Every binding of the project, whether compiled into this build or not.
+    const ALL_BINDINGS: &[&str] = &[
+        "udp",
+        "tcp",
+        "uds",
+        "intra",
+        "shm",
+        "cyclonedds",
+        "fastdds",
+        "iceoryx",
+        "iceoryx2",
+        "zenoh",
+        "mock",
+    ];
+
+    /// Refusals that depend on this machine, not on the sweep file: a
+    /// binding whose middleware is not installed, or someone else's RouDi
+    /// with small chunks.
+    fn environmental(why: &str) -> bool {
+        why.contains("not available on this machine") || why.contains("the running RouDi")
+    }
+
+    /// No cell of a shipped sweep file is refused by its binding: each one
+    /// passes the check the runner makes before it runs a cell (the CLI's
+    /// parser, the capabilities and the binding's own validation). With the
+    /// default features (every binding, as CI builds) every cell is checked;
+    /// cells of bindings not compiled in or not installed here are listed.
+    #[test]
+    fn every_shipped_cell_is_accepted() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sweeps");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        files.sort();
+        assert!(files.len() >= 2, "{files:?}");
+        let (mut checked, mut unchecked, mut refused) = (0usize, Vec::new(), Vec::new());
+        for f in &files {
+            let name = f.file_name().unwrap().to_string_lossy().into_owned();
+            let sweep = pubsubperf_report::sweep::load(f).unwrap_or_else(|e| panic!("{e}"));
+            for c in sweep.cells.iter().filter(|c| c.repetition == 1) {
+                assert!(
+                    ALL_BINDINGS.contains(&c.binding.as_str()),
+                    "{name}: {}: no binding '{}'",
+                    c.key,
+                    c.binding
+                );
+                if registry::info(&c.binding).is_none() {
+                    unchecked.push(format!("{name}: {}: {} not compiled in", c.key, c.binding));
+                    continue;
+                }
+                match check_cell(c) {
+                    Ok(plan) => {
+                        assert_eq!(plan.specs.len(), 1, "{name}: {}", c.key);
+                        assert_eq!(plan.specs[0].size, c.size, "{name}: {}", c.key);
+                        checked += 1;
+                    }
+                    Err(why) if environmental(&why) => {
+                        unchecked.push(format!("{name}: {}: {why}", c.key));
+                    }
+                    Err(why) => refused.push(format!("{name}: {}: {why}", c.key)),
+                }
+            }
+        }
+        for u in &unchecked {
+            eprintln!("not checked here: {u}");
+        }
+        assert!(
+            refused.is_empty(),
+            "{} shipped cell(s) refused:\n{}",
+            refused.len(),
+            refused.join("\n")
+        );
+        assert!(checked > 0, "no cell checked");
+    }
+
+    /// The check refuses what a binding cannot do, with the binding's reason.
+    #[test]
+    fn check_cell_gives_the_reason() {
+        let s = pubsubperf_report::sweep::parse(
+            "[matrix]\nbindings = [\"udp\", \"tcp\"]\nsizes = [64, \"100KiB\"]",
+            "t",
+        )
+        .unwrap();
+        let why = |binding: &str, size: usize| {
+            let c = s
+                .cells
+                .iter()
+                .find(|c| c.binding == binding && c.size == size)
+                .unwrap();
+            check_cell(c)
+        };
+        if registry::info("udp").is_some() {
+            assert!(why("udp", 64).is_ok());
+            let e = why("udp", 102_400).unwrap_err();
+            assert!(e.starts_with("--size 102400: exceeds udp's limit"), "{e}");
+            assert!(why("tcp", 102_400).is_ok());
+        }
+    }
 }

@@ -75,9 +75,55 @@ fn perftest_seed_sizes() {
     assert!(
         zc.iter()
             .all(|c| c.args.contains(&"--zero-copy".to_string())
-                && c.args.windows(2).any(|w| w == ["--send-queue", "5"])
                 && c.args.windows(2).any(|w| w == ["--receive-queue", "5"]))
     );
+    // Every binding measures the large sizes it can carry; udp carries the
+    // smallest only.
+    let large = [
+        63001, 512000, 1048576, 5242880, 10485760, 26214400, 52428800,
+    ];
+    let of = |prefix: &str, binding: &str| {
+        let mut v: Vec<usize> = s
+            .cells
+            .iter()
+            .filter(|c| c.key.starts_with(prefix) && c.binding == binding)
+            .map(|c| c.size)
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    for b in [
+        "tcp",
+        "uds",
+        "shm",
+        "intra",
+        "cyclonedds",
+        "fastdds",
+        "iceoryx",
+        "iceoryx2",
+        "zenoh",
+    ] {
+        assert_eq!(of("seed000/", b), large, "{b}");
+    }
+    assert_eq!(of("seed000/", "udp"), [63001]);
+    for b in [
+        "shm",
+        "cyclonedds",
+        "fastdds",
+        "iceoryx",
+        "iceoryx2",
+        "zenoh",
+    ] {
+        assert_eq!(of("seed000-zero-copy/", b), large, "{b}");
+    }
+    // The send queue (Perftest's -sendqueuesize) where a binding has one:
+    // the DDS writers; every large-data DDS cell has it.
+    for c in s.cells.iter().filter(|c| c.key.starts_with("seed000")) {
+        let dds = c.binding == "cyclonedds" || c.binding == "fastdds";
+        let sq = c.args.windows(2).any(|w| w == ["--send-queue", "5"]);
+        assert_eq!(sq, dds, "{}", c.key);
+    }
     assert!(
         s.cells
             .iter()
