@@ -262,6 +262,10 @@ pub struct QuickArgs {
     /// Measurement time per test.
     #[arg(long, default_value = "1s", value_name = "TIME")]
     pub duration: String,
+    /// Only these bindings, comma-separated (default: every binding
+    /// available here except the synthetic mock; named here, mock runs too).
+    #[arg(short = 'b', long, value_name = "LIST")]
+    pub bindings: Option<String>,
     /// Write results as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

@@ -83,13 +83,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         None => {
             install_ctrlc();
-            quick::run(&cli::QuickArgs {
-                duration: "1s".into(),
-                json: None,
-                out: "pubsubperf-report.html".into(),
-                no_report: false,
-                save: Default::default(),
-            })
+            // The main job is `pubsubperf quick` with its defaults.
+            match Cli::parse_from(["pubsubperf", "quick"]).command {
+                Some(Command::Quick(a)) => quick::run(&a),
+                _ => unreachable!("parsed a quick command"),
+            }
         }
         Some(Command::Quick(a)) => {
             install_ctrlc();

@@ -3,8 +3,9 @@
 
 use crate::cli::QuickArgs;
 use crate::cli::TestArgs;
-use crate::options::parse_duration;
+use crate::options::{UsageError, parse_duration};
 use crate::output;
+use pubsubperf_core::binding::BindingInfo;
 use pubsubperf_core::result::{Run, TestKind};
 use pubsubperf_harness::registry;
 use pubsubperf_harness::session::Session;
@@ -33,6 +34,32 @@ fn args(binding: &str, size: &str, duration: &str) -> TestArgs {
     }
 }
 
+/// The bindings to compare: the ones named by `--bindings` (in that order),
+/// else every binding compiled in except synthetic ones (a virtual clock's
+/// figures, the mock binding's, are not part of a comparison).
+fn selected(list: Option<&str>) -> Result<Vec<BindingInfo>, UsageError> {
+    let Some(list) = list else {
+        return Ok(registry::infos()
+            .into_iter()
+            .filter(|i| !registry::synthetic(i.name))
+            .collect());
+    };
+    let mut out: Vec<BindingInfo> = Vec::new();
+    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let info = registry::info(name)
+            .ok_or_else(|| UsageError(registry::unknown_binding("--bindings", name)))?;
+        if !out.iter().any(|i| i.name == info.name) {
+            out.push(info);
+        }
+    }
+    if out.is_empty() {
+        return Err(UsageError(
+            "--bindings: name at least one binding (see 'pubsubperf bindings')".into(),
+        ));
+    }
+    Ok(out)
+}
+
 /// Runs the comparison.
 pub fn run(q: &QuickArgs) -> anyhow::Result<ExitCode> {
     let d = parse_duration("--duration", &q.duration)?;
@@ -48,11 +75,7 @@ pub fn run(q: &QuickArgs) -> anyhow::Result<ExitCode> {
         env!("CARGO_PKG_VERSION"),
         dur
     );
-    // A virtual clock's figures (the mock binding) are not part of a comparison.
-    for info in registry::infos()
-        .into_iter()
-        .filter(|i| !registry::synthetic(i.name))
-    {
+    for info in selected(q.bindings.as_deref())? {
         if let Err(why) = &info.available {
             println!("  {:<10} skipped: {why}", info.name);
             continue;
