@@ -169,7 +169,8 @@ pub struct CompareArgs {
     /// The new results, in the same forms as BASE.
     #[arg(value_name = "NEW")]
     pub new: String,
-    /// Exit with code 1 when a condition holds for a matched cell, e.g.
+    /// Exit with code 3 when a condition holds for a matched cell (a
+    /// regression; 1 stays a failure to compare, 2 bad input), e.g.
     /// 'p99>+10%', 'samples_per_s<-5%', 'p50>+2us', 'lost_percent>1'
     /// (repeatable; see the README, section "Analysis").
     #[arg(long = "fail-if", value_name = "EXPR")]
@@ -419,7 +420,7 @@ pub fn compare(a: &CompareArgs) -> anyhow::Result<ExitCode> {
     Ok(if c.violations.is_empty() {
         ExitCode::SUCCESS
     } else {
-        ExitCode::FAILURE
+        ExitCode::from(crate::EXIT_FAIL_IF)
     })
 }
 

@@ -12,7 +12,13 @@ use std::path::PathBuf;
 /// Run without a command for a quick comparison of every binding available
 /// on this machine.
 #[derive(Debug, Parser)]
-#[command(name = "pubsubperf", version, about, long_about)]
+#[command(
+    name = "pubsubperf",
+    version,
+    about,
+    long_about,
+    after_help = "Exit codes: 0 success, 1 a run failed, 2 bad input, 3 a 'compare --fail-if' condition held (a regression), 130 interrupted."
+)]
 pub struct Cli {
     /// What to do (default: a quick comparison of every available binding).
     #[command(subcommand)]
@@ -42,7 +48,7 @@ pub enum Command {
     Report(crate::analysis::ReportArgs),
     /// Merge results files: repetitions of a cell become one run (exact).
     Merge(crate::analysis::MergeArgs),
-    /// Compare BASE with NEW: deltas, t-test over repetitions, --fail-if.
+    /// Compare BASE with NEW: deltas, t-test over repetitions, --fail-if (exit 3).
     Compare(crate::analysis::CompareArgs),
     /// List runs stored in the results database.
     History(crate::analysis::HistoryArgs),

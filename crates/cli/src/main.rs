@@ -22,8 +22,14 @@ use pubsubperf_harness::{Fault, INTERRUPTED, registry};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
+/// The exit code of `compare` when a `--fail-if` condition holds: distinct
+/// from 1 (a run or the comparison failed) so CI can tell a regression
+/// from an error.
+pub const EXIT_FAIL_IF: u8 = 3;
+
 /// Exit codes: 0 success, 1 a run failed (peer died, binding error),
-/// 2 bad input, 130 interrupted.
+/// 2 bad input, 3 a `compare --fail-if` condition held (a regression),
+/// 130 interrupted.
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,

@@ -242,9 +242,10 @@ fn merge_compare_import_history_export() {
         out.contains("2 cell(s) matched") && out.contains("+0.0%"),
         "{out}"
     );
-    // A limit no real run can meet fails with exit 1 and says why.
+    // A limit no real run can meet fails with exit 3 (a regression, not
+    // an error: 1) and says why.
     let o = run(&["compare", l1, l2, "--fail-if", "p50>1ns"]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
     assert!(
         text(&o.stdout).contains("FAILED: 2 --fail-if violation(s)"),
         "{}",

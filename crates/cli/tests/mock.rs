@@ -244,3 +244,35 @@ fn latency_table_snapshot() {
         "        64        500      1.495      0.289      1.000      1.990      1.490      1.890      1.980      1.990      1.990      1.990"
     );
 }
+
+/// A `--fail-if` condition that holds exits with 3 (a regression), not 1
+/// (an error): 150 pings cover the delay cycle 1.5 times, so their p50 is
+/// below that of 300 pings (1.370 against 1.490 µs).
+#[test]
+fn fail_if_violation_exits_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    // Not pinned: the figures are virtual, and a busy core must not stall the run.
+    mock("latency", &["-n", "150", "--cpu", "none"], &a);
+    mock("latency", &["-n", "300", "--cpu", "none"], &b);
+    let o = Command::new(env!("CARGO_BIN_EXE_pubsubperf"))
+        .args(["compare", a.to_str().unwrap(), b.to_str().unwrap()])
+        .args(["--fail-if", "p50>+1%"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(3), "{out}");
+    assert!(
+        out.contains("FAILED: 1 --fail-if violation(s)") && out.contains("p50>+1%: mock 64"),
+        "{out}"
+    );
+    // The same comparison the other way round holds: exit 0.
+    let o = run(&[
+        "compare",
+        b.to_str().unwrap(),
+        a.to_str().unwrap(),
+        "--fail-if",
+        "p50>+1%",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+}
