@@ -62,10 +62,11 @@ pub trait RoundTrip {
 /// keeps time with it.
 ///
 /// Why: `CLOCK_MONOTONIC` through the vDSO costs 30-50 ns per reading on the
-/// VMs we measure on and moves in steps of about 10 ns there, which is a
-/// large part of a sub-microsecond round trip (shared memory with busy
-/// waits). `rdtsc` costs about 15 ns and counts at the TSC's frequency (0.4
-/// ns on a 2.4 GHz counter). The ping is stamped with `rdtsc`, the echo with
+/// VMs we measure on, a large part of a sub-microsecond round trip (shared
+/// memory with busy waits); `rdtsc` costs about 15 ns and counts at the
+/// TSC's frequency (0.4 ns ticks on a 2.4 GHz counter; that VM's guest TSC
+/// advances in steps of about 24 ticks, as does its `CLOCK_MONOTONIC`,
+/// about 10 ns). The ping is stamped with `rdtsc`, the echo with
 /// `rdtscp`, which waits until every earlier instruction, including the load
 /// that saw the echo, has executed. Ticks become nanoseconds with a factor
 /// measured against `CLOCK_MONOTONIC` ([`Tsc::calibrate`]).

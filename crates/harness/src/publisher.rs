@@ -72,12 +72,12 @@ impl RunOutcome {
 ///
 /// Why only with busy waits: on the 2-vCPU VMs we measure on, the TSC and
 /// `CLOCK_MONOTONIC` agree to 3e-7 while a thread spins, but across a sleep
-/// of the vCPU the TSC counts 60-200 ns less than `CLOCK_MONOTONIC` for
-/// sleeps of 1-100 us (and 1-2 us less for 10 ms). A blocked ping would be
+/// of the vCPU the TSC counts less than `CLOCK_MONOTONIC`: 40-280 ns for
+/// sleeps of 1-100 us, 0.6-2.1 us for 1-10 ms. A blocked ping would be
 /// timed short, so blocking runs keep `CLOCK_MONOTONIC`. With busy waits
-/// both readings' cost and resolution matter: `clock_gettime` there costs
-/// 30-50 ns and moves in steps of about 10 ns, `rdtsc` costs 15 ns and
-/// counts in 0.41 ns.
+/// the readings' cost matters: `clock_gettime` there costs 30-50 ns,
+/// `rdtsc` 15 ns (both advance in steps of about 10 ns on that VM; on bare
+/// metal the TSC counts in ticks of well under 1 ns).
 pub fn round_trip_clock<B: Binding>(spec: &RunSpec) -> (&'static str, Option<f64>) {
     static FACTOR: std::sync::OnceLock<Option<f64>> = std::sync::OnceLock::new();
     if B::VIRTUAL_CLOCK {
