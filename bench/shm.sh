@@ -107,7 +107,7 @@ while os.path.exists(f"{d}/busy{k}.json"):
     what = f"ratio p50 / (2 x floor) = {ratio:.2f}" if steady else f"cores moved (ratios {b / (2 * max(f0, f1)):.2f}..{b / (2 * min(f0, f1)):.2f}), not judged"
     print(f"   round {k}: shm p50 {b:6.1f} ns, floor {f0:6.1f} / {f1:6.1f} ns: {what}")
     k += 1
-print(f"   clock_gettime per call: {cal['clock_ns']:.1f} ns (the harness reads it twice per round trip)")
+print(f"   clock_gettime per call: {cal['clock_ns']:.1f} ns (busy runs time round trips with the TSC where the kernel uses it; see --clock)")
 steady = sorted(r[3] for r in rounds if r[3] is not None)
 if steady:
     med = steady[len(steady) // 2]
