@@ -83,7 +83,8 @@ pub fn round_trip_clock<B: Binding>(spec: &RunSpec) -> (&'static str, Option<f64
     if B::VIRTUAL_CLOCK {
         return ("virtual", None);
     }
-    if spec.endpoint.wait != WaitMode::Busy
+    if spec.test != TestKind::Latency
+        || spec.endpoint.wait != WaitMode::Busy
         || spec.one_way
         || spec.clock == crate::spec::RoundTripClock::Monotonic
     {
@@ -278,8 +279,9 @@ pub fn run<B: Binding>(
     let started_at = pubsubperf_core::time::rfc3339_now();
     let usage0 = Usage::now();
     let mut intervals = Vec::with_capacity(expected_intervals(spec, s.subs.len()));
+    let (clock_name, ns_per_tick) = round_trip_clock::<B>(spec);
     let measured = match spec.test {
-        TestKind::Latency => match round_trip_clock::<B>(spec).1 {
+        TestKind::Latency => match ns_per_tick {
             Some(f) => {
                 latency_loop::<B, clock::Tsc>(s, spec, &mut ep, &mut intervals, on_interval, f)
             }
@@ -460,8 +462,7 @@ pub fn run<B: Binding>(
         reliable: spec.endpoint.reliability == Reliability::Reliable,
         config: spec.config_json(),
         latency_method: latency.as_ref().map(|_| latency_method(spec)),
-        latency_clock: (spec.test == TestKind::Latency)
-            .then(|| round_trip_clock::<B>(spec).0.to_owned()),
+        latency_clock: (spec.test == TestKind::Latency).then(|| clock_name.to_owned()),
         latency_ns: latency.map(|r| r.summary()),
         pings: (spec.test == TestKind::Latency).then_some(Pings {
             sent,

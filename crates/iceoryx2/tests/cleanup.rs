@@ -11,6 +11,7 @@
 //! (`cargo build [--release] -p pubsubperf`), or `PUBSUBPERF_BIN`; without
 //! it they say so and pass.
 
+use pubsubperf_core::conformance::process::{children, cli_binary, kill9, wait_gone};
 use pubsubperf_core::{Binding, EndpointConfig, Reader, TopicSpec, WaitMode, Writer};
 use pubsubperf_iceoryx2::{Iceoryx2, tidy};
 use std::io::{BufRead, BufReader};
@@ -96,52 +97,6 @@ fn a_normal_end_leaves_nothing() {
     }
 }
 
-fn binary() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("PUBSUBPERF_BIN") {
-        return Some(PathBuf::from(p));
-    }
-    // This test runs from <target>/<profile>/deps/.
-    let exe = std::env::current_exe().ok()?;
-    let target = exe.parent()?.parent()?.parent()?;
-    ["release", "debug"]
-        .iter()
-        .map(|p| target.join(p).join("pubsubperf"))
-        .find(|p| p.is_file())
-}
-
-fn children(pid: u32) -> Vec<u32> {
-    let mut v = Vec::new();
-    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
-        for t in tasks.flatten() {
-            if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
-                v.extend(s.split_whitespace().filter_map(|x| x.parse::<u32>().ok()));
-            }
-        }
-    }
-    v
-}
-
-fn kill9(pid: u32) {
-    // SAFETY: a signal to a process this test started (or its child).
-    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-}
-
-fn reap(pid: u32) {
-    // The subscriber is the publisher's child; once the publisher is gone
-    // it is re-parented and reaped by init, so only wait until it is gone.
-    let start = Instant::now();
-    while std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        !s.rsplit_once(')')
-            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
-    }) {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "{pid} still runs"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// Starts a 20-second latency run and returns it with its subscriber's
 /// pid, once the run is under way (its first interval report is out).
 fn start(bin: &PathBuf, extra: &[&str]) -> (Child, u32) {
@@ -192,7 +147,7 @@ fn next_run(bin: &PathBuf) {
 #[test]
 fn cli_sigkill_of_the_subscriber_then_next_run_leaves_nothing() {
     let _g = serial();
-    let Some(bin) = binary() else {
+    let Some(bin) = cli_binary() else {
         eprintln!("pubsubperf binary not built: CLI SIGKILL check not run");
         return;
     };
@@ -209,7 +164,7 @@ fn cli_sigkill_of_the_subscriber_then_next_run_leaves_nothing() {
             assert!(t.elapsed() < Duration::from_secs(30), "publisher hangs");
             std::thread::sleep(Duration::from_millis(20));
         }
-        reap(sub);
+        wait_gone(sub, "the subscriber");
         // The publisher removed the dead subscriber's node as it ended.
         assert_nothing_left("after the publisher outlived its killed subscriber");
         next_run(&bin);
@@ -220,7 +175,7 @@ fn cli_sigkill_of_the_subscriber_then_next_run_leaves_nothing() {
 #[test]
 fn cli_sigkill_of_both_sides_is_cleaned_by_the_next_run() {
     let _g = serial();
-    let Some(bin) = binary() else {
+    let Some(bin) = cli_binary() else {
         eprintln!("pubsubperf binary not built: CLI SIGKILL check not run");
         return;
     };
@@ -228,7 +183,7 @@ fn cli_sigkill_of_both_sides_is_cleaned_by_the_next_run() {
     kill9(sub);
     kill9(publ.id());
     publ.wait().unwrap();
-    reap(sub);
+    wait_gone(sub, "the subscriber");
     let (_, dead) = tidy::count_nodes();
     assert!(
         dead >= 1,

@@ -9,49 +9,11 @@
 //! it the checks say so and pass (the binding-level SIGKILL tests in
 //! `kill.rs` always run).
 
+use pubsubperf_core::conformance::process::{children, cli_binary, kill9, wait_gone};
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn binary() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("PUBSUBPERF_BIN") {
-        return Some(PathBuf::from(p));
-    }
-    // This test runs from <target>/<profile>/deps/.
-    let exe = std::env::current_exe().ok()?;
-    let target = exe.parent()?.parent()?.parent()?;
-    ["release", "debug"]
-        .iter()
-        .map(|p| target.join(p).join("pubsubperf"))
-        .find(|p| p.is_file())
-}
-
-fn children(pid: u32) -> Vec<u32> {
-    let mut v = Vec::new();
-    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
-        for t in tasks.flatten() {
-            if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
-                v.extend(s.split_whitespace().filter_map(|x| x.parse::<u32>().ok()));
-            }
-        }
-    }
-    v
-}
-
-fn exists(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| {
-            !s.rsplit_once(')')
-                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
-        })
-        .unwrap_or(false)
-}
-
-fn kill9(pid: u32) {
-    // SAFETY: a signal to a process this test started (or its child).
-    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-}
 
 /// Names in /dev/shm of runs started by the publisher `pid` (run ids are
 /// `pp<pid>x...`) or created by it.
@@ -95,20 +57,9 @@ fn start(bin: &PathBuf, extra: &[&str]) -> (Child, u32) {
     (publ, sub)
 }
 
-fn wait_gone(pid: u32, what: &str) {
-    let start = Instant::now();
-    while exists(pid) {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "{what} still running 20 s after its peer was killed"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn cli_sigkill_subscriber_leaves_nothing() {
-    let Some(bin) = binary() else {
+    let Some(bin) = cli_binary() else {
         eprintln!("pubsubperf binary not built: CLI SIGKILL check not run");
         return;
     };
@@ -131,7 +82,7 @@ fn cli_sigkill_subscriber_leaves_nothing() {
 
 #[test]
 fn cli_sigkill_publisher_leaves_nothing() {
-    let Some(bin) = binary() else {
+    let Some(bin) = cli_binary() else {
         eprintln!("pubsubperf binary not built: CLI SIGKILL check not run");
         return;
     };

@@ -17,6 +17,7 @@
 //! it they say so and pass. The binding check runs a ping-pong in a child
 //! process of this test binary.
 
+use pubsubperf_core::conformance::process::{children, cli_binary, kill9, wait_gone};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::MetadataExt;
@@ -164,19 +165,6 @@ fn binding_shm_run_leaves_nothing() {
 
 // ---- The CLI: publisher and subscriber processes ----
 
-fn binary() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("PUBSUBPERF_BIN") {
-        return Some(PathBuf::from(p));
-    }
-    // This test runs from <target>/<profile>/deps/.
-    let exe = std::env::current_exe().ok()?;
-    let target = exe.parent()?.parent()?.parent()?;
-    ["release", "debug"]
-        .iter()
-        .map(|p| target.join(p).join("pubsubperf"))
-        .find(|p| p.is_file())
-}
-
 /// Options of every CLI run here: both sides on CPU 0 (leaving other cores
 /// to whatever else runs), and long timeouts, because on a loaded machine
 /// zenoh's matching can take longer than the 10 s default.
@@ -210,7 +198,7 @@ fn shm_run(bin: &PathBuf, extra: &[&str]) {
 #[test]
 fn cli_shm_run_leaves_nothing() {
     let _g = serial();
-    let Some(bin) = binary() else {
+    let Some(bin) = cli_binary() else {
         eprintln!("pubsubperf binary not built: CLI check not run");
         return;
     };
@@ -218,48 +206,6 @@ fn cli_shm_run_leaves_nothing() {
         let before = names();
         shm_run(&bin, extra);
         assert_nothing_left(&before, &format!("CLI {extra:?}, after a normal end"));
-    }
-}
-
-fn children(pid: u32) -> Vec<u32> {
-    let mut v = Vec::new();
-    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
-        for t in tasks.flatten() {
-            if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
-                v.extend(s.split_whitespace().filter_map(|x| x.parse::<u32>().ok()));
-            }
-        }
-    }
-    v
-}
-
-fn kill9(pid: u32) {
-    // SAFETY: a signal to a process this test started (or its child).
-    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-}
-
-/// Waits until every thread of `pid` is gone (the subscriber is the
-/// publisher's child; once the publisher is gone it is re-parented and
-/// reaped by init). A zombie thread-group leader whose other threads still
-/// run still holds its files, so every task must be a zombie or gone.
-fn reap(pid: u32) {
-    let alive = || {
-        std::fs::read_dir(format!("/proc/{pid}/task")).is_ok_and(|tasks| {
-            tasks.flatten().any(|t| {
-                std::fs::read_to_string(t.path().join("stat")).is_ok_and(|s| {
-                    !s.rsplit_once(')')
-                        .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
-                })
-            })
-        })
-    };
-    let start = Instant::now();
-    while alive() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "{pid} still runs"
-        );
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -305,7 +251,7 @@ fn start(bin: &PathBuf, extra: &[&str]) -> (Child, u32) {
 #[test]
 fn cli_sigkill_of_the_subscriber_then_next_run_leaves_nothing() {
     let _g = serial();
-    let Some(bin) = binary() else {
+    let Some(bin) = cli_binary() else {
         eprintln!("pubsubperf binary not built: CLI SIGKILL check not run");
         return;
     };
@@ -323,7 +269,7 @@ fn cli_sigkill_of_the_subscriber_then_next_run_leaves_nothing() {
             assert!(t.elapsed() < Duration::from_secs(60), "publisher hangs");
             std::thread::sleep(Duration::from_millis(20));
         }
-        reap(sub);
+        wait_gone(sub, "the subscriber");
         let after_kill = orphans_since(&before);
         eprintln!("{extra:?}: after the subscriber's SIGKILL: {after_kill:?}");
         // The next shm run removes whatever the dead subscriber left.
@@ -335,7 +281,7 @@ fn cli_sigkill_of_the_subscriber_then_next_run_leaves_nothing() {
 #[test]
 fn cli_sigkill_of_the_publisher_is_cleaned_by_the_next_run() {
     let _g = serial();
-    let Some(bin) = binary() else {
+    let Some(bin) = cli_binary() else {
         eprintln!("pubsubperf binary not built: CLI SIGKILL check not run");
         return;
     };
@@ -345,7 +291,7 @@ fn cli_sigkill_of_the_publisher_is_cleaned_by_the_next_run() {
     publ.wait().unwrap();
     // A local subscriber dies with its publisher (PR_SET_PDEATHSIG: SIGKILL),
     // so neither side cleans up: their segments stay, unlocked.
-    reap(sub);
+    wait_gone(sub, "the subscriber");
     eprintln!(
         "after the publisher's SIGKILL: {:?}",
         orphans_since(&before)
@@ -360,7 +306,7 @@ fn cli_sigkill_of_the_publisher_is_cleaned_by_the_next_run() {
 #[test]
 fn cli_sigkill_of_both_sides_is_cleaned_by_the_next_run() {
     let _g = serial();
-    let Some(bin) = binary() else {
+    let Some(bin) = cli_binary() else {
         eprintln!("pubsubperf binary not built: CLI SIGKILL check not run");
         return;
     };
@@ -369,7 +315,7 @@ fn cli_sigkill_of_both_sides_is_cleaned_by_the_next_run() {
     kill9(sub);
     kill9(publ.id());
     publ.wait().unwrap();
-    reap(sub);
+    wait_gone(sub, "the subscriber");
     let left = orphans_since(&before);
     assert!(
         !left.is_empty(),
