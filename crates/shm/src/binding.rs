@@ -496,6 +496,8 @@ struct PoolMap {
     slots: usize,
     stride: usize,
     max: usize,
+    /// The pool has one reader (see [`PoolMap::release`]).
+    sole: bool,
 }
 
 // SAFETY: pointers into the owned mapping.
@@ -528,6 +530,7 @@ impl PoolMap {
             slots,
             stride,
             max,
+            sole: readers == 1,
         })
     }
 
@@ -542,6 +545,7 @@ impl PoolMap {
         // header before publishing the name.
         let m = unsafe { &(*(map.ptr() as *const PoolHeader)).meta };
         let (slots, stride, off) = (m.slots as usize, m.stride as usize, m.data_offset as usize);
+        let sole = m.readers == 1;
         if m.magic != MAGIC || slots == 0 || off + slots * stride > map.len() {
             return Err(BindingError::Malformed(format!(
                 "/dev/shm/{name} is not a pool of this version"
@@ -554,6 +558,7 @@ impl PoolMap {
             slots,
             stride,
             max: stride - SLOT_HEAD,
+            sole,
         })
     }
 
@@ -582,10 +587,20 @@ impl PoolMap {
         unsafe { &*(self.data.wrapping_add(slot * self.stride) as *const SlotHead) }
     }
 
-    /// Drops one reference to `slot`; the last one frees it.
+    /// Drops one reference to `slot`; the last one frees it. A pool with
+    /// one reader frees with a plain store (that reader holds the only
+    /// reference): a locked read-modify-write would stall the reader until
+    /// the count's line came back from the writer's core, right when it
+    /// should start polling for its next sample.
     #[inline(always)]
     fn release(&self, slot: usize, mode: WaitMode) {
-        if self.count(slot).fetch_sub(1, Ordering::Release) == 1 && mode == WaitMode::Block {
+        let freed = if self.sole {
+            self.count(slot).store(0, Ordering::Release);
+            true
+        } else {
+            self.count(slot).fetch_sub(1, Ordering::Release) == 1
+        };
+        if freed && mode == WaitMode::Block {
             wait::notify(&self.hdr().free);
         }
     }
