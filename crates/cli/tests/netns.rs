@@ -247,6 +247,31 @@ impl Lab {
         pid
     }
 
+    /// Stops the relay with SIGTERM and returns how late, on average, it
+    /// delivered what it delayed (ns beyond D, from its closing line; 0 when
+    /// it delayed nothing). That lateness is part of the delay the network
+    /// really added.
+    fn stop_relay(&mut self, pid: u32) -> f64 {
+        let i = self
+            .procs
+            .iter()
+            .position(|c| c.id() == pid)
+            .expect("relay of this lab");
+        let mut c = self.procs.remove(i);
+        signal(pid, libc::SIGTERM);
+        let status = wait_exit(&mut c, Duration::from_secs(5), "relay after SIGTERM");
+        let mut err = String::new();
+        std::io::Read::read_to_string(c.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert!(status.success(), "relay: {status}: {err}");
+        let late_us = err
+            .split("late by ")
+            .nth(1)
+            .and_then(|t| t.split(" us mean").next())
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("no lateness in the relay's closing line: {err}"));
+        late_us * 1e3
+    }
+
     /// Kills and reaps one of this lab's processes.
     fn kill(&mut self, pid: u32) {
         if let Some(i) = self.procs.iter().position(|c| c.id() == pid) {
@@ -589,8 +614,9 @@ fn reliable_bindings_deliver_everything_in_order_through_loss() {
     }
 }
 
-/// p50 of a latency run through the relay with `delay`, in ns.
-fn p50_through_relay(binding: &str, delay: &str) -> u64 {
+/// p50 of a latency run through the relay with `delay`, and the relay's
+/// mean lateness beyond `delay` (0 with no delay), in ns.
+fn p50_through_relay(binding: &str, delay: &str) -> (u64, f64) {
     let (mut lab, a, r, b) = Lab::three_hosts();
     let relay = lab.relay(&r, delay);
     let sub_at = format!("198.18.2.2:{CTRL}");
@@ -625,8 +651,8 @@ fn p50_through_relay(binding: &str, delay: &str) -> u64 {
     );
     let r0 = &json(&j)["runs"][0];
     assert_eq!(u(&r0["latency_ns"]["count"]), 2000);
-    lab.kill(relay);
-    u(&r0["latency_ns"]["p50"])
+    let late = lab.stop_relay(relay);
+    (u(&r0["latency_ns"]["p50"]), late)
 }
 
 fn median(mut v: Vec<u64>) -> u64 {
@@ -652,11 +678,13 @@ fn procs_running() -> u64 {
 // Both endpoints busy-poll, so that the two runs differ only by the relay:
 // with blocking waits the D = 1 ms run also pays the endpoints' wake-up after
 // 2 ms of idle (20-90 us on this VM), which back-to-back D = 0 does not.
-// Known failure, kept runnable with `cargo test -- --ignored`: four runs by
-// hand gave udp +0.55..+1.09 %, tcp +0.86..+1.86 %, but a fresh CI run gave
-// tcp +3.76 % (README, section "Across hosts and under faults").
+//
+// The known answer is the delay the relay really added: D plus how late it
+// delivered (its own count, SCHED_FIFO threads spinning the last 400 us;
+// a few us here). The measured difference must equal it within 3 % of D, and
+// the test prints how far it is from D alone. A run once measured tcp
+// +3.76 % of 1 ms in CI when only D was the answer.
 #[test]
-#[ignore = "known failure: tcp through the relay measured +3.76 % once in CI (bound +-3 %); udp and other runs within"]
 fn relay_delay_of_1ms_is_measured_as_1ms() {
     require_netns!();
     let _serial = serial();
@@ -678,21 +706,26 @@ fn relay_delay_of_1ms_is_measured_as_1ms() {
     for binding in ["udp", "tcp"] {
         // Alternate the two delays three times and take the median p50 of
         // each: a run disturbed by the rest of the machine does not decide.
-        let (mut base, mut delayed) = (Vec::new(), Vec::new());
+        let (mut base, mut delayed, mut late) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..3 {
-            base.push(p50_through_relay(binding, "0"));
-            delayed.push(p50_through_relay(binding, "1ms"));
+            base.push(p50_through_relay(binding, "0").0);
+            let (p50, l) = p50_through_relay(binding, "1ms");
+            delayed.push(p50);
+            late.push(l as u64);
         }
         let (b, d) = (median(base.clone()), median(delayed.clone()));
         let added = d as f64 - b as f64;
+        let real = 1e6 + median(late.clone()) as f64;
         eprintln!(
-            "{binding}: p50 one-way through the relay (3 runs each): D=0 {base:?} ns, D=1ms {delayed:?} ns; medians {:.1} us and {:.1} us, added {:.1} us ({:+.2} % of 1 ms)",
+            "{binding}: p50 one-way through the relay (3 runs each): D=0 {base:?} ns, D=1ms {delayed:?} ns (relay late by {late:?} ns mean); medians {:.1} us and {:.1} us, added {:.1} us: {:+.2} % of the {:.1} us the relay added, {:+.2} % of 1 ms",
             b as f64 / 1e3,
             d as f64 / 1e3,
             added / 1e3,
+            (added - real) / real * 100.0,
+            real / 1e3,
             (added - 1e6) / 1e4
         );
-        results.push((binding, added));
+        results.push((binding, added, real));
     }
     stop.store(true, Ordering::Relaxed);
     let busy = sampler.join().unwrap();
@@ -704,10 +737,10 @@ fn relay_delay_of_1ms_is_measured_as_1ms() {
         return;
     }
     eprintln!("machine load during the runs: {busy:.1} runnable tasks on average");
-    for (binding, added) in results {
+    for (binding, added, real) in results {
         assert!(
-            (added - 1e6).abs() <= 30_000.0,
-            "{binding}: added {added} ns, expected 1 ms +- 3 %"
+            (added - real).abs() <= 30_000.0,
+            "{binding}: added {added} ns, the relay added {real} ns: expected within +- 3 % of 1 ms"
         );
     }
 }
