@@ -452,6 +452,7 @@ impl Binding for CycloneDds {
             },
             busy: self.cfg.wait == WaitMode::Busy,
             cancel: self.cfg.cancel.clone(),
+            full: false,
             ptrs: [std::ptr::null_mut(); TAKE_MAX],
             valid: [0; TAKE_MAX],
             topic: name.clone(),
@@ -752,6 +753,9 @@ pub struct CycloneReader {
     /// Flat over shm: where a sample that did not come in a chunk is copied.
     scratch: Vec<u32>,
     busy: bool,
+    /// The last take filled every entry: samples may be left, and the
+    /// DATA_AVAILABLE status the waitset waits on was reset by that take.
+    full: bool,
     cancel: CancelToken,
     ptrs: [*mut c_void; TAKE_MAX],
     valid: [u8; TAKE_MAX],
@@ -759,8 +763,9 @@ pub struct CycloneReader {
     _part: Arc<Participant>,
 }
 
-// SAFETY: `ptrs` and `raw` only hold loans and serdata between a take and
-// their release within one `recv` call; CycloneDDS entities may be used from any thread.
+// SAFETY: `ptrs` holds the reader's loan (its samples, owned by this
+// reader until Drop returns it) and `raw` serdata between a take and their
+// release within one `recv` call; CycloneDDS entities may be used from any thread.
 unsafe impl Send for CycloneReader {}
 
 /// The data of a flat sample at `p` (`hdr` bytes of `[id,] len` before
@@ -795,6 +800,7 @@ impl CycloneReader {
                 TAKE_MAX as u32,
             )
         };
+        self.full = n == TAKE_MAX as i32;
         if n <= 0 {
             return if n < 0 {
                 Err(mw(&format!("taking from {}", self.topic), n))
@@ -855,6 +861,7 @@ impl CycloneReader {
                 TAKE_MAX as u32,
             )
         };
+        self.full = n == TAKE_MAX as i32;
         if n <= 0 {
             return if n < 0 {
                 Err(mw(&format!("taking from {}", self.topic), n))
@@ -898,8 +905,7 @@ impl CycloneReader {
             }
             delivered += 1;
         }
-        // SAFETY: returning the n loans just taken.
-        unsafe { sys::pp_return_loan(self.rd, self.ptrs.as_mut_ptr(), n) };
+        // The loan stays ours for the next take (see pp_take); Drop returns it.
         if let Some(len) = bad {
             return Err(BindingError::Malformed(format!(
                 "flat sample says {len} bytes, the type holds {}",
@@ -947,10 +953,10 @@ impl Reader for CycloneReader {
     ) -> Result<usize, BindingError> {
         let start = Instant::now();
         loop {
-            if !self.busy {
-                // Wait first: the read condition holds while the reader has
-                // samples, so the wait returns at once when some are there,
-                // and a ping that has not arrived yet costs no empty take.
+            if !self.busy && !self.full {
+                // Wait first, for DATA_AVAILABLE: a ping that has not
+                // arrived yet costs no empty take. After a full take, take
+                // again first (the status was reset; samples may be left).
                 let left = timeout.saturating_sub(start.elapsed());
                 let wait = left.min(pubsubperf_core::binding::CANCEL_POLL);
                 // SAFETY: valid waitset.
@@ -975,8 +981,12 @@ impl Reader for CycloneReader {
 
 impl Drop for CycloneReader {
     fn drop(&mut self) {
-        // SAFETY: our entities (already gone if the participant was deleted).
+        // SAFETY: our entities (already gone if the participant was deleted);
+        // the loan kept since the last take, if any.
         unsafe {
+            if !self.in_place && !self.ptrs[0].is_null() {
+                sys::pp_return_loan(self.rd, self.ptrs.as_mut_ptr(), TAKE_MAX as i32);
+            }
             sys::pp_delete(self.ws);
             sys::pp_delete(self.rd);
         }
