@@ -1,6 +1,7 @@
 //! Integration tests: run the real binary. No test asserts a latency or
 //! throughput figure; they check behaviour, accounting and clean-up.
 
+use pubsubperf_core::conformance::process::{children, wait_gone_within};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
@@ -471,28 +472,10 @@ fn missing_peer_is_a_clear_error_not_a_hang() {
     assert!(start.elapsed() < Duration::from_secs(5));
 }
 
-fn children_of(pid: u32) -> Vec<u32> {
-    let mut v = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) {
-            // Field 4 (after the parenthesised name) is the parent pid.
-            let after = &stat[stat.rfind(')').unwrap() + 2..];
-            let ppid: u32 = after.split(' ').nth(1).unwrap().parse().unwrap();
-            if ppid == pid {
-                v.push(p);
-            }
-        }
-    }
-    v
-}
-
 fn wait_for_child(pid: u32) -> u32 {
     let start = Instant::now();
     loop {
-        if let Some(c) = children_of(pid).first() {
+        if let Some(c) = children(pid).first() {
             return *c;
         }
         assert!(
@@ -501,13 +484,6 @@ fn wait_for_child(pid: u32) -> u32 {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-fn alive(pid: u32) -> bool {
-    // A zombie still has /proc/PID; check its state.
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| !s[s.rfind(')').unwrap() + 2..].starts_with('Z'))
-        .unwrap_or(false)
 }
 
 #[test]
@@ -608,14 +584,7 @@ fn ctrl_c_writes_partial_results_and_reaps_the_subscriber() {
         let mut out = String::new();
         std::io::Read::read_to_string(p.stdout.as_mut().unwrap(), &mut out).unwrap();
         assert!(out.contains("(partial)"), "{out}");
-        let start = Instant::now();
-        while alive(child) {
-            assert!(
-                start.elapsed() < Duration::from_secs(3),
-                "subscriber {child} left running"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_gone_within(child, "the subscriber", Duration::from_secs(3));
     }
 }
 

@@ -537,11 +537,16 @@ pub mod process {
     /// Waits until no thread of `pid` runs (an orphan is reaped by init);
     /// fails the test after 20 s, naming `what`.
     pub fn wait_gone(pid: u32, what: &str) {
+        wait_gone_within(pid, what, Duration::from_secs(20));
+    }
+
+    /// [`wait_gone`] with its own bound.
+    pub fn wait_gone_within(pid: u32, what: &str, within: Duration) {
         let start = Instant::now();
         while alive(pid) {
             assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "{what} ({pid}) still runs after 20 s"
+                start.elapsed() < within,
+                "{what} ({pid}) still runs after {within:?}"
             );
             std::thread::sleep(Duration::from_millis(20));
         }
