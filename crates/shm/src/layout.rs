@@ -140,23 +140,27 @@ const _: () = assert!(std::mem::size_of::<EntryHead>() == ENTRY_HEAD);
 /// faster way to the same sample. When the writer publishes a sample, it
 /// already knows the slot of its next one (it keeps two free slots in hand)
 /// and writes it into `next`; for each reader it delivers to (the first
-/// [`FAST_READERS`]) it stores that reader's ring position + 1 into
-/// `posted[reader]` with release ordering, and then fills the ring entry. A
-/// reader that read a sample from slot `s` knows the next one will be in
-/// `s.next`, and polls `posted[self]` there together with its ring entry:
-/// `posted[self] == position + 1` means the slot holds the sample of that
-/// position, referenced for this reader. A sample then moves from core to
-/// core in one cache line (index, length and the sample's header together)
-/// instead of two (ring entry, then slot). The writer zeroes `posted` when it
-/// takes a free slot in hand, so a word never holds a stale position.
+/// [`FAST_READERS`]) it stores a mark of that reader's ring position (its
+/// low 31 bits with the top bit set, never 0) into `posted[reader]` with
+/// release ordering, and then fills the ring entry. A reader that read a
+/// sample from slot `s` knows the next one will be in `s.next`, and polls
+/// `posted[self]` there (and, now and then, its ring entry): the mark of
+/// its position means the slot holds the sample of that position,
+/// referenced for this reader. A sample then moves from core to core in one
+/// cache line (index, length and the sample's header together) instead of
+/// two (ring entry, then slot). With several readers the writer zeroes
+/// `posted` when it takes a free slot in hand (a slot a slow reader holds
+/// may stay unused for long); with one reader it does not need to: every
+/// slot is used again within a few pool-fulls of positions, far from the
+/// 2^31 positions after which a mark repeats.
 #[repr(C)]
 pub struct SlotHead {
     /// Sample length.
     pub len: AtomicU32,
     /// Slot of the writer's next sample, or [`NONE`].
     pub next: AtomicU32,
-    /// Per reader: ring position + 1 (low 32 bits) of this sample, 0 if not
-    /// delivered to that reader.
+    /// Per reader: the mark of this sample's ring position (low 31 bits,
+    /// top bit set), 0 or an older mark if not delivered to that reader.
     pub posted: [AtomicU32; FAST_READERS],
     /// With `--data-type bytes`: the length prefix, right before the sample.
     pub prefix: u32,
