@@ -168,7 +168,7 @@ pub struct ShmReader {
     cancel: CancelToken,
     /// Copy mode: the private buffer samples are copied out into.
     private: Vec<u8>,
-    pool: Option<PoolMap>,
+    pool: Option<Box<PoolMap>>,
     /// Zero-copy: our word in every slot head's `posted`, if we have one.
     fast: Option<usize>,
     /// Zero-copy: the slot the writer said its next sample goes into
@@ -251,7 +251,7 @@ impl ShmReader {
         }
         let n = (link.pool_len.load(Ordering::Acquire) as usize).min(NAME_CAP);
         let name = String::from_utf8_lossy(&link.pool_name[..n]).into_owned();
-        let pool = PoolMap::open(&name)?;
+        let pool = Box::new(PoolMap::open(&name)?);
         let fast = link.fast_index.load(Ordering::Acquire) as usize;
         self.fast = (fast < FAST_READERS).then_some(fast);
         let ph = pool.hdr();
