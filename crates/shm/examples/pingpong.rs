@@ -1,11 +1,16 @@
 //! Zero-copy ping-pong between two pinned threads of one process, no
 //! harness and no clock read per sample (round trips timed in batches, as
 //! the calibration's cache-line ping-pong is):
-//! `cargo run --release -p pubsubperf-shm --example pingpong -- [SIZE] [ROUND TRIPS] [copy] [block] [flat]`.
+//! `cargo run --release -p pubsubperf-shm --example pingpong -- [SIZE] [ROUND TRIPS] [copy] [block] [flat] [stamp]`.
 //! Prints one-way = RTT p50 / 2 of the binding alone, beside the cache-line
-//! floor measured right before. A development aid; the real figures come
-//! from `pubsubperf latency -b shm` (two processes, the harness).
+//! floor measured right before. `stamp` also stamps every ping with the TSC
+//! as the harness's busy round trips do (`rdtsc` into the sample, `rdtscp`
+//! when the echo is seen) and prints the per-round-trip p50 too: the
+//! difference is the cost of timing each round trip. A development aid; the
+//! real figures come from `pubsubperf latency -b shm` (two processes, the
+//! harness).
 
+use pubsubperf_core::clock::{RoundTrip, Tsc};
 use pubsubperf_core::{Binding, DataType, EndpointConfig, Reader, TopicSpec, WaitMode, Writer};
 use pubsubperf_shm::Shm;
 use std::time::Duration;
@@ -23,6 +28,7 @@ fn main() {
     } else {
         WaitMode::Busy
     };
+    let stamp = args.iter().any(|a| a == "stamp") && Tsc::usable();
     if args.iter().any(|a| a == "flat") {
         cfg.data_type = DataType::Flat;
     }
@@ -48,8 +54,12 @@ fn main() {
         while n < trips {
             let _ = ping_r.recv(Duration::from_secs(1), &mut |s: &[u8]| {
                 let v = u64::from_le_bytes(s[..8].try_into().unwrap());
+                let t = u64::from_le_bytes(s[8..16].try_into().unwrap());
                 pong_w
-                    .send(s.len(), |b| b[..8].copy_from_slice(&v.to_le_bytes()))
+                    .send(s.len(), |b| {
+                        b[..8].copy_from_slice(&v.to_le_bytes());
+                        b[8..16].copy_from_slice(&t.to_le_bytes());
+                    })
                     .unwrap();
                 n += 1;
             });
@@ -58,17 +68,26 @@ fn main() {
     let _ = pubsubperf_core::sys::pin_to_cpu(0);
     const BATCH: u64 = 100;
     let mut batches = Vec::with_capacity((trips / BATCH) as usize);
+    let mut per = Vec::with_capacity(if stamp { trips as usize } else { 0 });
     let mut i = 0u64;
     while i < trips {
         let t0 = pubsubperf_core::clock::now_ns();
         for _ in 0..BATCH.min(trips - i) {
             ping_w
-                .send(size, |b| b[..8].copy_from_slice(&i.to_le_bytes()))
+                .send(size, |b| {
+                    b[..8].copy_from_slice(&i.to_le_bytes());
+                    let t = if stamp { Tsc::start() } else { 0 };
+                    b[8..16].copy_from_slice(&t.to_le_bytes());
+                })
                 .unwrap();
             let mut got = false;
             while !got {
                 pong_r
                     .recv(Duration::from_secs(1), &mut |s: &[u8]| {
+                        if stamp {
+                            let t = Tsc::stop();
+                            per.push(t - u64::from_le_bytes(s[8..16].try_into().unwrap()));
+                        }
                         got = u64::from_le_bytes(s[..8].try_into().unwrap()) == i
                     })
                     .unwrap();
@@ -82,6 +101,12 @@ fn main() {
     let mut v = batches.split_off(batches.len() / 10);
     v.sort_by(|a, b| a.total_cmp(b));
     let p50 = v[v.len() / 2] / 2.0;
+    if stamp {
+        let mut p = per.split_off(per.len() / 10);
+        p.sort_unstable();
+        let ns = p[p.len() / 2] as f64 * Tsc::calibrate(50_000_000) / 2.0;
+        println!("{size} B: stamped per round trip (TSC): one-way p50 {ns:.1} ns");
+    }
     match floor {
         Ok(f) => println!(
             "{size} B: one-way p50 {p50:.1} ns, cache-line floor {f:.1} ns, ratio {:.2}",
