@@ -1060,6 +1060,9 @@ impl ShmWriter {
                 (p.sub(4) as *mut u32).write_unaligned(len as u32);
             }
         }
+        if self.sole.is_some() {
+            return self.deliver_sole(slot, len);
+        }
         // Who gets it: room in every ring first (a reliable writer may wait
         // here), then one reference per reader that gets it.
         let mut result = Ok(());
@@ -1089,22 +1092,7 @@ impl ShmWriter {
         h.len.store(len as u32, Ordering::Relaxed);
         h.next
             .store(self.after.map_or(NONE, |s| s as u32), Ordering::Relaxed);
-        match &mut self.sole {
-            Some(sole) => {
-                // refs == 1: the only target takes it at its tail. Its
-                // entry in `held` may still name the slot of the position a
-                // lap back, consumed (the ring had room) but not yet
-                // reclaimed: reclaim up to the consumer position the ring
-                // check saw first.
-                let t = &self.targets[0];
-                let cap = sole.held.len() as u64;
-                if t.tail - sole.reclaimed >= cap {
-                    sole.reclaim(t.head);
-                }
-                sole.held[(t.tail % cap) as usize] = slot as u32;
-            }
-            None => pool.count(slot).store(refs, Ordering::Relaxed),
-        }
+        pool.count(slot).store(refs, Ordering::Relaxed);
         // The one-line way first (readers poll it), then the ring entries.
         for (i, t) in self.targets.iter().enumerate().take(FAST_READERS) {
             if t.deliver {
@@ -1120,6 +1108,49 @@ impl ShmWriter {
         self.next = self.after.take();
         self.prepare_ahead();
         result
+    }
+
+    /// Hands the filled `slot` to the only reader: the shortest way from the
+    /// fill to the store that publishes it (in a ping-pong the echo's whole
+    /// send lies between the reader seeing the ping and the writer seeing
+    /// the echo).
+    #[inline(always)]
+    fn deliver_sole(&mut self, slot: usize, len: usize) -> Result<(), BindingError> {
+        let t = &self.targets[0];
+        let room = if t.closed {
+            Ok(false)
+        } else if t.tail - t.head < t.capacity {
+            Ok(true)
+        } else {
+            self.reserve(0)
+        };
+        if !matches!(room, Ok(true)) {
+            // Nobody took it: the slot is still free, and the next sample's.
+            self.next = Some(slot);
+            return room.map(|_| ());
+        }
+        let pool = self.pool.as_ref().expect("pool");
+        let t = &mut self.targets[0];
+        let h = pool.head(slot);
+        h.len.store(len as u32, Ordering::Relaxed);
+        h.next
+            .store(self.after.map_or(NONE, |s| s as u32), Ordering::Relaxed);
+        let pos = t.tail;
+        h.posted[0].store(posted_mark(pos), Ordering::Release);
+        t.publish(len, slot, false, self.wait);
+        // Recorded under its position, for `Sole::reclaim`. The entry may
+        // still name the slot of the position a lap back, consumed (the
+        // ring had room) but not yet reclaimed: reclaim up to the consumer
+        // position the ring check saw first.
+        let sole = self.sole.as_mut().expect("one reader");
+        let cap = sole.held.len() as u64;
+        if pos - sole.reclaimed >= cap {
+            sole.reclaim(t.head);
+        }
+        sole.held[(pos % cap) as usize] = slot as u32;
+        self.next = self.after.take();
+        self.prepare_ahead();
+        Ok(())
     }
 
     /// Keeps the next two loans ready, off the path of the next sample:
@@ -1386,6 +1417,53 @@ mod tests {
         }
     }
 
+    /// Slots a one-reader writer knows of: free, recorded under a position
+    /// not yet reclaimed, or in hand. Every slot of the pool, always.
+    fn slots_accounted(w: &ShmWriter) -> usize {
+        let sole = w.sole.as_ref().expect("one reader");
+        sole.free.len()
+            + (w.targets[0].tail - sole.reclaimed) as usize
+            + usize::from(w.next.is_some())
+            + usize::from(w.after.is_some())
+    }
+
+    /// A reliable send that timed out keeps its slot (zero copy): after
+    /// several timeouts, once the reader caught up, the writer fills the
+    /// whole ring again (a slot lost per timeout would leave too few).
+    #[test]
+    fn timed_out_sends_lose_no_slot() {
+        for wait in [Busy, Block] {
+            let mut cfg = base(&pubsubperf_core::conformance::unique_id("keep"));
+            cfg.zero_copy = true;
+            cfg.wait = wait;
+            cfg.receive_queue = 4;
+            cfg.reliable_block_timeout_ms = 50;
+            let (_p, mut w, _s, mut r) = stalled(&cfg);
+            let mut got = Vec::new();
+            for lap in 0..2 {
+                for seq in 0..4 {
+                    send_seq(&mut w, lap * 4 + seq).unwrap();
+                }
+                for _ in 0..3 {
+                    let e = send_seq(&mut w, 99).unwrap_err();
+                    assert!(matches!(e, BindingError::WriteTimeout(_)), "{e}");
+                }
+                while got.len() < 4 * (lap as usize + 1) {
+                    r.recv(Duration::from_millis(500), &mut |s: &[u8]| {
+                        got.push(u64::from_le_bytes(s[..8].try_into().unwrap()))
+                    })
+                    .unwrap();
+                }
+                assert_eq!(
+                    slots_accounted(&w),
+                    w.pool.as_ref().unwrap().slots,
+                    "lap {lap}"
+                );
+            }
+            assert_eq!(got, (0..8).collect::<Vec<_>>(), "{wait:?}");
+        }
+    }
+
     /// A blocked reader wakes for a sample through the futex, and returns
     /// at its timeout when nothing comes.
     #[test]
@@ -1559,6 +1637,11 @@ mod tests {
                         .unwrap() as u64;
                 }
                 assert_eq!(got, burst.min(4), "lap {lap}");
+                assert_eq!(
+                    slots_accounted(&w),
+                    w.pool.as_ref().unwrap().slots,
+                    "lap {lap}"
+                );
             }
             assert_eq!(expect, seq, "the last sample arrived");
         }
