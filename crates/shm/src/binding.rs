@@ -421,7 +421,12 @@ impl ShmReader {
                 // The only reader: consuming the position releases the slot
                 // (the writer reclaims the slots of consumed positions), so
                 // it comes after the sample was used, and the reader touches
-                // no count line (see `Sole`).
+                // no count line (see `Sole`). (Consuming first would happen
+                // to be harmless with first-in, first-out reuse and a pool
+                // of ring depth + 2 slots: the slot is the writer's `after`
+                // when the ring is full; the test
+                // `sole_reader_consumes_after_its_callback` fails for any
+                // other reuse order.)
                 on_sample(sample);
                 self.consume();
             } else {
@@ -739,9 +744,13 @@ impl Sole {
     }
 
     /// Puts the slots of positions the reader consumed up to `head` back in
-    /// `free`. No allocation: `free` has room for every slot.
+    /// `free`. No allocation: `free` has room for every slot. `head` comes
+    /// from the reader's segment and is not trusted beyond `tail` (the
+    /// writer's next position): a corrupt or foreign value must not make the
+    /// writer hand out slots it never recorded.
     #[inline(always)]
-    fn reclaim(&mut self, head: u64) {
+    fn reclaim(&mut self, head: u64, tail: u64) {
+        let head = head.min(tail);
         let cap = self.held.len() as u64;
         while self.reclaimed < head {
             self.free
@@ -910,15 +919,16 @@ impl ShmWriter {
     }
 
     /// Makes room for one entry in target `i`. `Ok(false)`: deliver nothing
-    /// to it (best effort and full, or the reader is gone).
+    /// to it (best effort and full, or the reader is gone). A consumer
+    /// position beyond the tail (a corrupt reader segment) looks full.
     #[inline(always)]
     fn reserve(&mut self, i: usize) -> Result<bool, BindingError> {
         let t = &mut self.targets[i];
-        if t.tail - t.head < t.capacity {
+        if t.tail.wrapping_sub(t.head) < t.capacity {
             return Ok(true);
         }
         t.head = t.hdr().consumer.pos.load(Ordering::Acquire);
-        if t.tail - t.head < t.capacity {
+        if t.tail.wrapping_sub(t.head) < t.capacity {
             return Ok(true);
         }
         if t.closed {
@@ -943,7 +953,7 @@ impl ShmWriter {
             &self.cancel,
             || {
                 head = consumer.pos.load(Ordering::Acquire);
-                tail - head < cap
+                tail.wrapping_sub(head) < cap
             },
             || t.reader_gone(),
         )?;
@@ -1119,7 +1129,7 @@ impl ShmWriter {
         let t = &self.targets[0];
         let room = if t.closed {
             Ok(false)
-        } else if t.tail - t.head < t.capacity {
+        } else if t.tail.wrapping_sub(t.head) < t.capacity {
             Ok(true)
         } else {
             self.reserve(0)
@@ -1145,7 +1155,7 @@ impl ShmWriter {
         let sole = self.sole.as_mut().expect("one reader");
         let cap = sole.held.len() as u64;
         if pos - sole.reclaimed >= cap {
-            sole.reclaim(t.head);
+            sole.reclaim(t.head, pos);
         }
         sole.held[(pos % cap) as usize] = slot as u32;
         self.next = self.after.take();
@@ -1176,15 +1186,16 @@ impl ShmWriter {
         if let Some(sole) = &mut self.sole {
             // The slots in hand (`next`, `after`) are never in `free`.
             if sole.free.is_empty() {
-                let head = self.targets[0].hdr().consumer.pos.load(Ordering::Acquire);
-                sole.reclaim(head);
+                let t = &self.targets[0];
+                sole.reclaim(t.hdr().consumer.pos.load(Ordering::Acquire), t.tail);
             }
             // Its `posted` word is not cleared: it holds the mark of the
-            // slot's last delivery, a position at most a few pool-fulls
-            // back (every slot in `free` is used before the next reclaim),
-            // which never equals a position the reader waits for (see
-            // [`posted_mark`]). Clearing it cost a store to a line the
-            // reader still had, ~15 ns each way in a busy ping-pong.
+            // slot's last delivery, at most about 2 x slots + ring depth
+            // positions back (`free` is first in, first out, and holds at
+            // most every slot), far below the 2^31 after which a mark
+            // repeats (see [`posted_mark`]), so never a position the reader
+            // waits for. Clearing it cost a store to a line the reader still
+            // had, ~15 ns each way in a busy ping-pong.
             return sole.free.pop_front().map(|s| s as usize);
         }
         let n = pool.slots;
@@ -1418,13 +1429,80 @@ mod tests {
     }
 
     /// Slots a one-reader writer knows of: free, recorded under a position
-    /// not yet reclaimed, or in hand. Every slot of the pool, always.
-    fn slots_accounted(w: &ShmWriter) -> usize {
+    /// not yet reclaimed, or in hand, sorted. Every slot of the pool exactly
+    /// once, always.
+    fn slots_accounted(w: &ShmWriter) -> Vec<usize> {
         let sole = w.sole.as_ref().expect("one reader");
-        sole.free.len()
-            + (w.targets[0].tail - sole.reclaimed) as usize
-            + usize::from(w.next.is_some())
-            + usize::from(w.after.is_some())
+        let cap = sole.held.len() as u64;
+        let mut v: Vec<usize> = sole.free.iter().map(|&s| s as usize).collect();
+        v.extend(
+            (sole.reclaimed..w.targets[0].tail).map(|p| sole.held[(p % cap) as usize] as usize),
+        );
+        v.extend(w.next.iter().chain(w.after.iter()));
+        v.sort_unstable();
+        v
+    }
+
+    /// A sample does not change under the only reader's callback: the
+    /// writer reclaims the slots of consumed positions, and the reader
+    /// consumes after its callback. Here, after `warm` sample-by-sample
+    /// rounds, the callback of a sample itself sends `burst` samples (best
+    /// effort: a send that finds a slot fills it even when the ring is full)
+    /// and then checks that its sample did not change; every combination, as
+    /// the slot the writer would refill depends on where its free list
+    /// stands. Consuming before the callback fails here with a last-in,
+    /// first-out free list (warm 1, burst 5); with first in, first out the
+    /// pool's two spare slots happen to cover it.
+    #[test]
+    fn sole_reader_consumes_after_its_callback() {
+        for warm in 0..12u64 {
+            for burst in 1..10u64 {
+                let mut cfg = base(&pubsubperf_core::conformance::unique_id("held"));
+                cfg.zero_copy = true;
+                cfg.wait = Busy;
+                cfg.reliability = BestEffort;
+                cfg.max_sample_size = 256;
+                cfg.receive_queue = 4;
+                let (_p, mut w, _s, mut r) = stalled(&cfg);
+                let mut next = 0u64;
+                let mut seen = Vec::new();
+                for _ in 0..warm {
+                    send_seq(&mut w, next).unwrap();
+                    next += 1;
+                    r.recv(Duration::from_millis(500), &mut |_: &[u8]| {})
+                        .unwrap();
+                }
+                send_seq(&mut w, next).unwrap();
+                r.recv(Duration::from_millis(500), &mut |s: &[u8]| {
+                    if seen.is_empty() {
+                        for k in 1..=burst {
+                            send_seq(&mut w, 1000 + k).unwrap();
+                        }
+                    }
+                    seen.push(u64::from_le_bytes(s[..8].try_into().unwrap()));
+                })
+                .unwrap();
+                assert_eq!(
+                    seen[0], next,
+                    "warm {warm}, burst {burst}: the sample changed"
+                );
+            }
+        }
+    }
+
+    /// A consumer position beyond the writer's tail (a corrupt or foreign
+    /// reader segment) is cut at the tail when the writer reclaims slots:
+    /// only slots it recorded come back, never a position's empty entry.
+    #[test]
+    fn reclaim_does_not_trust_the_consumer_position() {
+        let mut sole = Sole::new(6, 4);
+        sole.free.clear();
+        for (pos, slot) in [(0u64, 3u32), (1, 5), (2, 0)] {
+            sole.held[pos as usize] = slot;
+        }
+        sole.reclaim(2 + 3, 3);
+        assert_eq!(sole.free, [3, 5, 0]);
+        assert_eq!(sole.reclaimed, 3);
     }
 
     /// A reliable send that timed out keeps its slot (zero copy): after
@@ -1456,7 +1534,7 @@ mod tests {
                 }
                 assert_eq!(
                     slots_accounted(&w),
-                    w.pool.as_ref().unwrap().slots,
+                    (0..w.pool.as_ref().unwrap().slots).collect::<Vec<_>>(),
                     "lap {lap}"
                 );
             }
@@ -1639,7 +1717,7 @@ mod tests {
                 assert_eq!(got, burst.min(4), "lap {lap}");
                 assert_eq!(
                     slots_accounted(&w),
-                    w.pool.as_ref().unwrap().slots,
+                    (0..w.pool.as_ref().unwrap().slots).collect::<Vec<_>>(),
                     "lap {lap}"
                 );
             }

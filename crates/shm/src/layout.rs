@@ -31,8 +31,10 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64};
 
-/// Marks a segment of this binding, version 2.
-pub const MAGIC: u64 = 0x7073_7073_686d_0002;
+/// Marks a segment of this binding, version 3 (version 2 readers consumed
+/// a zero-copy position before their callback, and `posted` held
+/// position + 1).
+pub const MAGIC: u64 = 0x7073_7073_686d_0003;
 /// Bytes before the first entry or slot of a segment (one page).
 pub const HEAD_BYTES: usize = 4096;
 /// Bytes before the sample in a copy-mode entry.
