@@ -97,14 +97,16 @@ fn main() {
         batches.push((pubsubperf_core::clock::now_ns() - t0) as f64 / BATCH as f64);
     }
     echo.join().unwrap();
-    // The first tenth is warm-up.
-    let mut v = batches.split_off(batches.len() / 10);
-    v.sort_by(|a, b| a.total_cmp(b));
-    let p50 = v[v.len() / 2] / 2.0;
+    // The median after the first tenth (warm-up).
+    let median = |mut v: Vec<f64>| {
+        let mut v = v.split_off(v.len() / 10);
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[v.len() / 2]
+    };
+    let p50 = median(batches) / 2.0;
     if stamp {
-        let mut p = per.split_off(per.len() / 10);
-        p.sort_unstable();
-        let ns = p[p.len() / 2] as f64 * Tsc::calibrate(50_000_000) / 2.0;
+        let ticks = median(per.iter().map(|&t| t as f64).collect());
+        let ns = ticks * Tsc::calibrate(50_000_000) / 2.0;
         println!("{size} B: stamped per round trip (TSC): one-way p50 {ns:.1} ns");
     }
     match floor {

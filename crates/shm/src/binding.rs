@@ -1126,11 +1126,8 @@ impl ShmWriter {
     /// the echo).
     #[inline(always)]
     fn deliver_sole(&mut self, slot: usize, len: usize) -> Result<(), BindingError> {
-        let t = &self.targets[0];
-        let room = if t.closed {
+        let room = if self.targets[0].closed {
             Ok(false)
-        } else if t.tail.wrapping_sub(t.head) < t.capacity {
-            Ok(true)
         } else {
             self.reserve(0)
         };
@@ -1370,6 +1367,17 @@ mod tests {
         (publ, w, sub, r)
     }
 
+    /// Zero copy into a 4-entry ring of samples up to 256 bytes.
+    fn small_zero_copy(tag: &str, rel: Reliability, wait: WaitMode) -> EndpointConfig {
+        let mut cfg = base(&pubsubperf_core::conformance::unique_id(tag));
+        cfg.zero_copy = true;
+        cfg.wait = wait;
+        cfg.reliability = rel;
+        cfg.max_sample_size = 256;
+        cfg.receive_queue = 4;
+        cfg
+    }
+
     fn send_seq(w: &mut ShmWriter, seq: u64) -> Result<(), BindingError> {
         w.send(64, |b| b[..8].copy_from_slice(&seq.to_le_bytes()))
     }
@@ -1428,10 +1436,10 @@ mod tests {
         }
     }
 
-    /// Slots a one-reader writer knows of: free, recorded under a position
-    /// not yet reclaimed, or in hand, sorted. Every slot of the pool exactly
-    /// once, always.
-    fn slots_accounted(w: &ShmWriter) -> Vec<usize> {
+    /// Asserts that a one-reader writer knows of every slot of its pool
+    /// exactly once: free, recorded under a position not yet reclaimed, or
+    /// in hand.
+    fn assert_slots_accounted(w: &ShmWriter, what: &str) {
         let sole = w.sole.as_ref().expect("one reader");
         let cap = sole.held.len() as u64;
         let mut v: Vec<usize> = sole.free.iter().map(|&s| s as usize).collect();
@@ -1440,7 +1448,8 @@ mod tests {
         );
         v.extend(w.next.iter().chain(w.after.iter()));
         v.sort_unstable();
-        v
+        let all: Vec<usize> = (0..w.pool.as_ref().unwrap().slots).collect();
+        assert_eq!(v, all, "{what}");
     }
 
     /// A sample does not change under the only reader's callback: the
@@ -1457,12 +1466,7 @@ mod tests {
     fn sole_reader_consumes_after_its_callback() {
         for warm in 0..12u64 {
             for burst in 1..10u64 {
-                let mut cfg = base(&pubsubperf_core::conformance::unique_id("held"));
-                cfg.zero_copy = true;
-                cfg.wait = Busy;
-                cfg.reliability = BestEffort;
-                cfg.max_sample_size = 256;
-                cfg.receive_queue = 4;
+                let cfg = small_zero_copy("held", BestEffort, Busy);
                 let (_p, mut w, _s, mut r) = stalled(&cfg);
                 let mut next = 0u64;
                 let mut seen = Vec::new();
@@ -1511,10 +1515,7 @@ mod tests {
     #[test]
     fn timed_out_sends_lose_no_slot() {
         for wait in [Busy, Block] {
-            let mut cfg = base(&pubsubperf_core::conformance::unique_id("keep"));
-            cfg.zero_copy = true;
-            cfg.wait = wait;
-            cfg.receive_queue = 4;
+            let mut cfg = small_zero_copy("keep", Reliable, wait);
             cfg.reliable_block_timeout_ms = 50;
             let (_p, mut w, _s, mut r) = stalled(&cfg);
             let mut got = Vec::new();
@@ -1532,11 +1533,7 @@ mod tests {
                     })
                     .unwrap();
                 }
-                assert_eq!(
-                    slots_accounted(&w),
-                    (0..w.pool.as_ref().unwrap().slots).collect::<Vec<_>>(),
-                    "lap {lap}"
-                );
+                assert_slots_accounted(&w, &format!("lap {lap}"));
             }
             assert_eq!(got, (0..8).collect::<Vec<_>>(), "{wait:?}");
         }
@@ -1677,12 +1674,7 @@ mod tests {
     #[test]
     fn sole_reader_slots_come_back_over_many_laps() {
         for (rel, wait) in [(Reliable, Busy), (Reliable, Block), (BestEffort, Busy)] {
-            let mut cfg = base(&pubsubperf_core::conformance::unique_id("laps"));
-            cfg.zero_copy = true;
-            cfg.wait = wait;
-            cfg.reliability = rel;
-            cfg.max_sample_size = 256;
-            cfg.receive_queue = 4;
+            let mut cfg = small_zero_copy("laps", rel, wait);
             cfg.reliable_block_timeout_ms = 200;
             let (_p, mut w, _s, mut r) = stalled(&cfg);
             let (mut seq, mut expect) = (0u64, 0u64);
@@ -1715,11 +1707,7 @@ mod tests {
                         .unwrap() as u64;
                 }
                 assert_eq!(got, burst.min(4), "lap {lap}");
-                assert_eq!(
-                    slots_accounted(&w),
-                    (0..w.pool.as_ref().unwrap().slots).collect::<Vec<_>>(),
-                    "lap {lap}"
-                );
+                assert_slots_accounted(&w, &format!("lap {lap}"));
             }
             assert_eq!(expect, seq, "the last sample arrived");
         }
