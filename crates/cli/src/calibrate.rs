@@ -1,12 +1,12 @@
 //! `pubsubperf calibrate`: this machine's floors (clock cost, cross-core
 //! cache-line round trip, memcpy bandwidth), measured by
-//! `pubsubperf_shm::calibrate` (its documentation has the method). The
+//! `pubsubperf_core::calibrate` (its documentation has the method). The
 //! result is printed, saved to the user's data directory and then travels
 //! in the `environment.calibration` of every later result, so latencies
 //! can be read as multiples of the floor.
 
 use anyhow::Context;
-use pubsubperf_shm::calibrate::{Calibration, measure_on};
+use pubsubperf_core::calibrate::{Calibration, measure_on};
 use std::path::PathBuf;
 
 /// Arguments of `pubsubperf calibrate`.

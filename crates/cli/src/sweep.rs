@@ -281,21 +281,6 @@ mod tests {
     use pubsubperf_harness::registry;
     use std::path::Path;
 
-    /// Every binding of the project, whether compiled into this build or not.
-    const ALL_BINDINGS: &[&str] = &[
-        "udp",
-        "tcp",
-        "uds",
-        "intra",
-        "shm",
-        "cyclonedds",
-        "fastdds",
-        "iceoryx",
-        "iceoryx2",
-        "zenoh",
-        "mock",
-    ];
-
     /// Refusals that depend on this machine, not on the sweep file: a
     /// binding whose middleware is not installed, or someone else's RouDi
     /// with small chunks.
@@ -324,7 +309,7 @@ mod tests {
             let sweep = pubsubperf_report::sweep::load(f).unwrap_or_else(|e| panic!("{e}"));
             for c in sweep.cells.iter().filter(|c| c.repetition == 1) {
                 assert!(
-                    ALL_BINDINGS.contains(&c.binding.as_str()),
+                    registry::ALL.contains(&c.binding.as_str()),
                     "{name}: {}: no binding '{}'",
                     c.key,
                     c.binding

@@ -1,7 +1,7 @@
 //! Integration tests: run the real binary. No test asserts a latency or
 //! throughput figure; they check behaviour, accounting and clean-up.
 
-use pubsubperf_core::conformance::process::{children, wait_gone_within};
+use pubsubperf_testkit::process::{children, wait_gone_within};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};

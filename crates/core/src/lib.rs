@@ -14,9 +14,8 @@
 //!   operating-system knobs (affinity, priority, mlock, resource usage).
 
 pub mod binding;
+pub mod calibrate;
 pub mod clock;
-#[cfg(feature = "conformance")]
-pub mod conformance;
 pub mod environment;
 pub mod result;
 pub mod sample;

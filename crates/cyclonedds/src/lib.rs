@@ -1065,21 +1065,21 @@ mod tests {
         c
     }
 
-    pubsubperf_core::conformance_suite!(udp_block, CycloneDds, udp);
-    pubsubperf_core::conformance_suite!(udp_busy_poll, CycloneDds, udp_busy);
-    pubsubperf_core::conformance_suite!(udp_best, CycloneDds, udp_best_effort);
-    pubsubperf_core::conformance_suite!(udp_flat_type, CycloneDds, udp_flat);
-    pubsubperf_core::conformance_suite!(shm_copy, CycloneDds, shm);
-    pubsubperf_core::conformance_suite!(shm_flat_copy_busy, CycloneDds, shm_flat_busy);
-    pubsubperf_core::conformance_suite!(shm_loan, CycloneDds, shm_zero_copy);
-    pubsubperf_core::conformance_suite!(shm_loan_busy, CycloneDds, shm_zero_copy_busy);
+    pubsubperf_testkit::conformance_suite!(udp_block, CycloneDds, udp);
+    pubsubperf_testkit::conformance_suite!(udp_busy_poll, CycloneDds, udp_busy);
+    pubsubperf_testkit::conformance_suite!(udp_best, CycloneDds, udp_best_effort);
+    pubsubperf_testkit::conformance_suite!(udp_flat_type, CycloneDds, udp_flat);
+    pubsubperf_testkit::conformance_suite!(shm_copy, CycloneDds, shm);
+    pubsubperf_testkit::conformance_suite!(shm_flat_copy_busy, CycloneDds, shm_flat_busy);
+    pubsubperf_testkit::conformance_suite!(shm_loan, CycloneDds, shm_zero_copy);
+    pubsubperf_testkit::conformance_suite!(shm_loan_busy, CycloneDds, shm_zero_copy_busy);
 
     /// Reliable over shm: every check of the suite except the unpaced burst.
     macro_rules! paced_checks {
         ($name:ident, $cfg:expr) => {
             mod $name {
                 use super::*;
-                use pubsubperf_core::conformance as c;
+                use pubsubperf_testkit::conformance as c;
                 fn config(check: &str) -> EndpointConfig {
                     let f: fn(&str) -> EndpointConfig = $cfg;
                     f(&c::unique_id(check))
@@ -1140,7 +1140,7 @@ mod tests {
 
     #[test]
     fn unmatched_writer_times_out_clearly() {
-        let mut b = CycloneDds::open(&udp(&pubsubperf_core::conformance::unique_id("lonely")))
+        let mut b = CycloneDds::open(&udp(&pubsubperf_testkit::conformance::unique_id("lonely")))
             .expect("open");
         let t = TopicSpec {
             name: "data".into(),

@@ -61,15 +61,15 @@ fn zero_copy_be_busy(id: &str) -> EndpointConfig {
     c
 }
 
-pubsubperf_core::conformance_suite!(udp_reliable_block, FastDds, udp_rel_block);
-pubsubperf_core::conformance_suite!(udp_reliable_busy, FastDds, udp_rel_busy);
-pubsubperf_core::conformance_suite!(udp_best_effort_block, FastDds, udp_be_block);
-pubsubperf_core::conformance_suite!(udp_best_effort_busy, FastDds, udp_be_busy);
-pubsubperf_core::conformance_suite!(udp_multicast_best_effort, FastDds, udp_multicast);
-pubsubperf_core::conformance_suite!(udp_flat_copy, FastDds, udp_flat);
-pubsubperf_core::conformance_suite!(tcp_reliable_block, FastDds, tcp_rel_block);
-pubsubperf_core::conformance_suite!(tcp_best_effort_busy, FastDds, tcp_be_busy);
-pubsubperf_core::conformance_suite!(shm_reliable_block, FastDds, shm_rel_block);
-pubsubperf_core::conformance_suite!(shm_best_effort_busy, FastDds, shm_be_busy);
-pubsubperf_core::conformance_suite!(zero_copy_reliable_block, FastDds, zero_copy_rel_block);
-pubsubperf_core::conformance_suite!(zero_copy_best_effort_busy, FastDds, zero_copy_be_busy);
+pubsubperf_testkit::conformance_suite!(udp_reliable_block, FastDds, udp_rel_block);
+pubsubperf_testkit::conformance_suite!(udp_reliable_busy, FastDds, udp_rel_busy);
+pubsubperf_testkit::conformance_suite!(udp_best_effort_block, FastDds, udp_be_block);
+pubsubperf_testkit::conformance_suite!(udp_best_effort_busy, FastDds, udp_be_busy);
+pubsubperf_testkit::conformance_suite!(udp_multicast_best_effort, FastDds, udp_multicast);
+pubsubperf_testkit::conformance_suite!(udp_flat_copy, FastDds, udp_flat);
+pubsubperf_testkit::conformance_suite!(tcp_reliable_block, FastDds, tcp_rel_block);
+pubsubperf_testkit::conformance_suite!(tcp_best_effort_busy, FastDds, tcp_be_busy);
+pubsubperf_testkit::conformance_suite!(shm_reliable_block, FastDds, shm_rel_block);
+pubsubperf_testkit::conformance_suite!(shm_best_effort_busy, FastDds, shm_be_busy);
+pubsubperf_testkit::conformance_suite!(zero_copy_reliable_block, FastDds, zero_copy_rel_block);
+pubsubperf_testkit::conformance_suite!(zero_copy_best_effort_busy, FastDds, zero_copy_be_busy);

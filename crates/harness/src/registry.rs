@@ -1,9 +1,19 @@
-//! The bindings compiled into this build, by name.
+//! The binding table: every binding of the project, one row each.
 //!
-//! To add a binding: implement [`pubsubperf_core::Binding`] in its own crate,
-//! add the crate as an optional dependency behind a cargo feature of this
-//! crate, and add one line to [`with_binding!`] and one to [`infos`]. Nothing
-//! else in the harness changes.
+//! The [`bindings!`] invocation below is the only list of bindings. It
+//! generates the dispatch ([`with_binding!`]: a name to a type), the list of
+//! every binding's name ([`ALL`]) and the capability list of the bindings
+//! compiled in ([`infos`]). Each row is gated by the cargo feature of the
+//! same name, so adding a middleware is:
+//!
+//! 1. one crate implementing [`pubsubperf_core::Binding`] (`crates/NAME`);
+//! 2. one feature in this crate's `Cargo.toml` (`NAME = ["dep:CRATE"]`, the
+//!    optional dependency, and the name in `default`);
+//! 3. one row here.
+//!
+//! `docs/architecture.md` walks through it; the test `the_table_agrees` in
+//! `crates/harness/tests/registry.rs` checks that the rows, the features and
+//! `pubsubperf bindings` agree.
 
 use crate::spec::RunSpec;
 use pubsubperf_core::binding::BindingInfo;
@@ -11,98 +21,56 @@ use pubsubperf_core::sample::HEADER_LEN;
 use pubsubperf_core::size::format_size;
 use pubsubperf_core::{Binding, Reliability};
 
-/// Runs `$body` with `$B` bound to the binding type named `$name`, or
-/// evaluates `$unknown` when no such binding is compiled in.
-#[macro_export]
-macro_rules! with_binding {
-    ($name:expr, $B:ident => $body:expr, unknown => $unknown:expr) => {
-        match $name {
-            #[cfg(feature = "raw")]
-            "udp" => {
-                type $B = pubsubperf_raw::Udp;
-                $body
-            }
-            #[cfg(feature = "raw")]
-            "tcp" => {
-                type $B = pubsubperf_raw::Tcp;
-                $body
-            }
-            #[cfg(feature = "raw")]
-            "uds" => {
-                type $B = pubsubperf_raw::Uds;
-                $body
-            }
-            #[cfg(feature = "raw")]
-            "intra" => {
-                type $B = pubsubperf_raw::Intra;
-                $body
-            }
-            #[cfg(feature = "shm")]
-            "shm" => {
-                type $B = pubsubperf_shm::Shm;
-                $body
-            }
-            #[cfg(feature = "cyclonedds")]
-            "cyclonedds" => {
-                type $B = pubsubperf_cyclonedds::CycloneDds;
-                $body
-            }
-            #[cfg(feature = "iceoryx")]
-            "iceoryx" => {
-                type $B = pubsubperf_iceoryx::Iceoryx;
-                $body
-            }
-            #[cfg(feature = "fastdds")]
-            "fastdds" => {
-                type $B = pubsubperf_fastdds::FastDds;
-                $body
-            }
-            #[cfg(feature = "zenoh")]
-            "zenoh" => {
-                type $B = pubsubperf_zenoh::Zenoh;
-                $body
-            }
-            #[cfg(feature = "iceoryx2")]
-            "iceoryx2" => {
-                type $B = pubsubperf_iceoryx2::Iceoryx2;
-                $body
-            }
-            #[cfg(feature = "mock")]
-            "mock" => {
-                type $B = pubsubperf_mock::Mock;
-                $body
-            }
-            _ => $unknown,
+/// Generates the dispatch macro, [`ALL`] and [`infos`] from rows of
+/// `"name" => Type`, each gated by the cargo feature `"name"`. The leading
+/// `$` is passed in so that the generated macro can have variables of its
+/// own.
+macro_rules! bindings {
+    ($d:tt $( $name:literal => $ty:ty ),+ $(,)?) => {
+        /// Runs `$body` with `$B` bound to the binding type named `$name`,
+        /// or evaluates `$unknown` when no such binding is compiled in.
+        macro_rules! with_binding {
+            ($d n:expr, $d B:ident => $d body:expr, unknown => $d unknown:expr) => {
+                match $d n {
+                    $(
+                        #[cfg(feature = $name)]
+                        $name => {
+                            type $d B = $ty;
+                            $d body
+                        }
+                    )+
+                    _ => $d unknown,
+                }
+            };
+        }
+        pub(crate) use with_binding;
+
+        /// Every binding of the project, compiled into this build or not,
+        /// in the order `pubsubperf bindings` lists them.
+        pub const ALL: &[&str] = &[$($name),+];
+
+        /// Every binding compiled in, in the order of [`ALL`].
+        pub fn infos() -> Vec<BindingInfo> {
+            vec![$(
+                #[cfg(feature = $name)]
+                <$ty>::info(),
+            )+]
         }
     };
 }
 
-/// Every binding compiled in, in the order `pubsubperf bindings` lists them.
-pub fn infos() -> Vec<BindingInfo> {
-    #[allow(unused_mut)]
-    let mut v: Vec<BindingInfo> = Vec::new();
-    #[cfg(feature = "raw")]
-    {
-        v.push(pubsubperf_raw::Udp::info());
-        v.push(pubsubperf_raw::Tcp::info());
-        v.push(pubsubperf_raw::Uds::info());
-        v.push(pubsubperf_raw::Intra::info());
-    }
-    #[cfg(feature = "shm")]
-    v.push(pubsubperf_shm::Shm::info());
-    #[cfg(feature = "iceoryx2")]
-    v.push(pubsubperf_iceoryx2::Iceoryx2::info());
-    #[cfg(feature = "cyclonedds")]
-    v.push(pubsubperf_cyclonedds::CycloneDds::info());
-    #[cfg(feature = "iceoryx")]
-    v.push(pubsubperf_iceoryx::Iceoryx::info());
-    #[cfg(feature = "fastdds")]
-    v.push(pubsubperf_fastdds::FastDds::info());
-    #[cfg(feature = "zenoh")]
-    v.push(pubsubperf_zenoh::Zenoh::info());
-    #[cfg(feature = "mock")]
-    v.push(pubsubperf_mock::Mock::info());
-    v
+bindings! {$
+    "udp" => pubsubperf_raw::Udp,
+    "tcp" => pubsubperf_raw::Tcp,
+    "uds" => pubsubperf_raw::Uds,
+    "intra" => pubsubperf_raw::Intra,
+    "shm" => pubsubperf_shm::Shm,
+    "iceoryx2" => pubsubperf_iceoryx2::Iceoryx2,
+    "cyclonedds" => pubsubperf_cyclonedds::CycloneDds,
+    "iceoryx" => pubsubperf_iceoryx::Iceoryx,
+    "fastdds" => pubsubperf_fastdds::FastDds,
+    "zenoh" => pubsubperf_zenoh::Zenoh,
+    "mock" => pubsubperf_mock::Mock,
 }
 
 /// True when the binding's clock is virtual ([`Binding::VIRTUAL_CLOCK`],
@@ -134,12 +102,20 @@ pub fn info(name: &str) -> Option<BindingInfo> {
     infos().into_iter().find(|i| i.name == name)
 }
 
-/// The error for an unknown binding name, listing the known ones.
+/// The error for a binding name that is not in this build: one the table
+/// has but this build left out (its cargo feature), or an unknown one.
 pub fn unknown_binding(flag: &str, name: &str) -> String {
-    format!(
-        "{flag}: unknown binding '{name}' (known: {})",
-        names().join(", ")
-    )
+    if ALL.contains(&name) {
+        format!(
+            "{flag}: binding '{name}' is not compiled into this build (rebuild with the cargo feature pubsubperf-harness/{name}; in this build: {})",
+            names().join(", ")
+        )
+    } else {
+        format!(
+            "{flag}: unknown binding '{name}' (known: {})",
+            names().join(", ")
+        )
+    }
 }
 
 /// Checks a run against the capabilities of its bindings before anything

@@ -4,8 +4,9 @@
 
 use crate::protocol::{self, ControlError, Msg};
 use crate::publisher::{self, RunOutcome};
+use crate::registry::with_binding;
 use crate::spec::RunSpec;
-use crate::{Fault, INTERRUPTED, VERSION, with_binding};
+use crate::{Fault, INTERRUPTED, VERSION};
 use pubsubperf_core::environment::Environment;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};

@@ -597,10 +597,10 @@ mod tests {
         c
     }
 
-    pubsubperf_core::conformance_suite!(copy_block, Iceoryx, base);
-    pubsubperf_core::conformance_suite!(zero_copy_block, Iceoryx, zc_block);
-    pubsubperf_core::conformance_suite!(zero_copy_busy, Iceoryx, zc_busy);
-    pubsubperf_core::conformance_suite!(zero_copy_best_effort, Iceoryx, zc_best_effort);
+    pubsubperf_testkit::conformance_suite!(copy_block, Iceoryx, base);
+    pubsubperf_testkit::conformance_suite!(zero_copy_block, Iceoryx, zc_block);
+    pubsubperf_testkit::conformance_suite!(zero_copy_busy, Iceoryx, zc_busy);
+    pubsubperf_testkit::conformance_suite!(zero_copy_best_effort, Iceoryx, zc_best_effort);
 
     /// `c` is refused with a one-line message that starts with `flag`.
     fn refused(c: &EndpointConfig, flag: &str) {

@@ -1,8 +1,9 @@
 //! An iceoryx run in its own process leaves no RouDi, no shared
 //! memory and no iceoryx files behind once that process exits.
 
-use pubsubperf_core::{DataType, EndpointConfig, Reliability, conformance};
+use pubsubperf_core::{DataType, EndpointConfig, Reliability};
 use pubsubperf_iceoryx::Iceoryx;
+use pubsubperf_testkit::conformance;
 use std::process::Command;
 
 const CHILD: &str = "PUBSUBPERF_ICEORYX_SHM_CHILD";

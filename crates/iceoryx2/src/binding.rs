@@ -714,12 +714,12 @@ mod tests {
     variant!(copy_busy_rel, false, Busy, Reliable);
     variant!(copy_block_be, false, Block, BestEffort);
 
-    pubsubperf_core::conformance_suite!(zero_copy_busy_reliable, Iceoryx2, zc_busy_rel);
-    pubsubperf_core::conformance_suite!(zero_copy_busy_best_effort, Iceoryx2, zc_busy_be);
-    pubsubperf_core::conformance_suite!(zero_copy_block_reliable, Iceoryx2, zc_block_rel);
-    pubsubperf_core::conformance_suite!(zero_copy_block_best_effort, Iceoryx2, zc_block_be);
-    pubsubperf_core::conformance_suite!(copy_busy_reliable, Iceoryx2, copy_busy_rel);
-    pubsubperf_core::conformance_suite!(copy_block_best_effort, Iceoryx2, copy_block_be);
+    pubsubperf_testkit::conformance_suite!(zero_copy_busy_reliable, Iceoryx2, zc_busy_rel);
+    pubsubperf_testkit::conformance_suite!(zero_copy_busy_best_effort, Iceoryx2, zc_busy_be);
+    pubsubperf_testkit::conformance_suite!(zero_copy_block_reliable, Iceoryx2, zc_block_rel);
+    pubsubperf_testkit::conformance_suite!(zero_copy_block_best_effort, Iceoryx2, zc_block_be);
+    pubsubperf_testkit::conformance_suite!(copy_busy_reliable, Iceoryx2, copy_busy_rel);
+    pubsubperf_testkit::conformance_suite!(copy_block_best_effort, Iceoryx2, copy_block_be);
 
     fn topic(name: &str) -> TopicSpec {
         TopicSpec {
@@ -748,7 +748,7 @@ mod tests {
     #[test]
     fn reliable_writer_times_out_on_a_stalled_reader() {
         for wait in [Busy, Block] {
-            let mut cfg = base(&pubsubperf_core::conformance::unique_id("stall"));
+            let mut cfg = base(&pubsubperf_testkit::conformance::unique_id("stall"));
             cfg.wait = wait;
             cfg.max_sample_size = 64;
             cfg.receive_queue = 4;
@@ -769,7 +769,7 @@ mod tests {
     /// Reliable: cancelling the run releases a blocked writer.
     #[test]
     fn cancel_releases_a_blocked_writer() {
-        let mut cfg = base(&pubsubperf_core::conformance::unique_id("cancel"));
+        let mut cfg = base(&pubsubperf_testkit::conformance::unique_id("cancel"));
         cfg.max_sample_size = 64;
         cfg.receive_queue = 2;
         cfg.reliable_block_timeout_ms = 60_000;
@@ -790,7 +790,7 @@ mod tests {
     #[test]
     fn best_effort_overflow_drops_the_oldest() {
         for wait in [Busy, Block] {
-            let mut cfg = base(&pubsubperf_core::conformance::unique_id("overflow"));
+            let mut cfg = base(&pubsubperf_testkit::conformance::unique_id("overflow"));
             cfg.wait = wait;
             cfg.reliability = BestEffort;
             cfg.max_sample_size = 64;
@@ -815,7 +815,7 @@ mod tests {
     #[test]
     fn recv_times_out_and_cancels() {
         for wait in [Busy, Block] {
-            let mut cfg = base(&pubsubperf_core::conformance::unique_id("idle"));
+            let mut cfg = base(&pubsubperf_testkit::conformance::unique_id("idle"));
             cfg.wait = wait;
             let (_p, _w, _s, mut r) = stalled(&cfg);
             let t = Instant::now();

@@ -11,9 +11,9 @@
 //! (`cargo build [--release] -p pubsubperf`), or `PUBSUBPERF_BIN`; without
 //! it they say so and pass.
 
-use pubsubperf_core::conformance::process::{children, cli_binary, kill9, wait_gone};
 use pubsubperf_core::{Binding, EndpointConfig, Reader, TopicSpec, WaitMode, Writer};
 use pubsubperf_iceoryx2::{Iceoryx2, tidy};
+use pubsubperf_testkit::process::{children, cli_binary, kill9, wait_gone};
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};

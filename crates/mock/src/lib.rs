@@ -401,8 +401,8 @@ mod tests {
         c
     }
 
-    pubsubperf_core::conformance_suite!(mock_reliable, Mock, reliable);
-    pubsubperf_core::conformance_suite!(mock_best_effort, Mock, best_effort);
+    pubsubperf_testkit::conformance_suite!(mock_reliable, Mock, reliable);
+    pubsubperf_testkit::conformance_suite!(mock_best_effort, Mock, best_effort);
 
     #[test]
     fn delays_cycle() {

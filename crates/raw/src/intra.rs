@@ -352,7 +352,7 @@ mod tests {
         c
     }
 
-    pubsubperf_core::conformance_suite!(intra_block, Intra, block);
-    pubsubperf_core::conformance_suite!(intra_busy, Intra, busy);
-    pubsubperf_core::conformance_suite!(intra_best_effort, Intra, best_effort);
+    pubsubperf_testkit::conformance_suite!(intra_block, Intra, block);
+    pubsubperf_testkit::conformance_suite!(intra_busy, Intra, busy);
+    pubsubperf_testkit::conformance_suite!(intra_best_effort, Intra, best_effort);
 }

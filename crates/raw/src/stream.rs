@@ -506,10 +506,10 @@ mod tests {
         c
     }
 
-    pubsubperf_core::conformance_suite!(tcp_block, Tcp, tcp);
-    pubsubperf_core::conformance_suite!(tcp_busy_poll, Tcp, tcp_busy);
-    pubsubperf_core::conformance_suite!(tcp_batched, Tcp, tcp_batch);
-    pubsubperf_core::conformance_suite!(tcp_ipv6, Tcp, tcp_v6);
-    pubsubperf_core::conformance_suite!(uds_block, Uds, uds);
-    pubsubperf_core::conformance_suite!(uds_busy_poll, Uds, uds_busy);
+    pubsubperf_testkit::conformance_suite!(tcp_block, Tcp, tcp);
+    pubsubperf_testkit::conformance_suite!(tcp_busy_poll, Tcp, tcp_busy);
+    pubsubperf_testkit::conformance_suite!(tcp_batched, Tcp, tcp_batch);
+    pubsubperf_testkit::conformance_suite!(tcp_ipv6, Tcp, tcp_v6);
+    pubsubperf_testkit::conformance_suite!(uds_block, Uds, uds);
+    pubsubperf_testkit::conformance_suite!(uds_busy_poll, Uds, uds_busy);
 }

@@ -451,11 +451,11 @@ mod tests {
         c
     }
 
-    pubsubperf_core::conformance_suite!(ipv4_block, Udp, cfg);
-    pubsubperf_core::conformance_suite!(ipv4_busy, Udp, busy);
-    pubsubperf_core::conformance_suite!(ipv4_batch, Udp, batched);
-    pubsubperf_core::conformance_suite!(ipv6, Udp, v6);
-    pubsubperf_core::conformance_suite!(ipv4_multicast, Udp, multicast);
+    pubsubperf_testkit::conformance_suite!(ipv4_block, Udp, cfg);
+    pubsubperf_testkit::conformance_suite!(ipv4_busy, Udp, busy);
+    pubsubperf_testkit::conformance_suite!(ipv4_batch, Udp, batched);
+    pubsubperf_testkit::conformance_suite!(ipv6, Udp, v6);
+    pubsubperf_testkit::conformance_suite!(ipv4_multicast, Udp, multicast);
 
     #[test]
     fn multicast_groups_differ_per_run() {

@@ -1,4 +1,4 @@
-//! Prints this machine's calibration as JSON (see `pubsubperf_shm::calibrate`).
+//! Prints this machine's calibration as JSON (see `pubsubperf_core::calibrate`).
 //!
 //! `cargo run --release -p pubsubperf-shm --example calibrate [cache-line]`:
 //! everything, or only the cross-core cache-line measurement (about 0.1 s;
@@ -7,7 +7,7 @@
 
 fn main() {
     let json = if std::env::args().nth(1).as_deref() == Some("cache-line") {
-        match pubsubperf_shm::calibrate::cache_line([0, 1]) {
+        match pubsubperf_core::calibrate::cache_line([0, 1]) {
             Ok(c) => serde_json::to_string_pretty(&c),
             Err(e) => {
                 eprintln!("cache line: {e}");
@@ -15,7 +15,7 @@ fn main() {
             }
         }
     } else {
-        serde_json::to_string_pretty(&pubsubperf_shm::calibrate::measure())
+        serde_json::to_string_pretty(&pubsubperf_core::calibrate::measure())
     };
     println!("{}", json.expect("calibration serializes"));
 }

@@ -36,7 +36,7 @@ fn main() {
         name: name.into(),
         index: 0,
     };
-    let floor = pubsubperf_shm::calibrate::cache_line([0, 1]).map(|c| c.one_way_p50_ns);
+    let floor = pubsubperf_core::calibrate::cache_line([0, 1]).map(|c| c.one_way_p50_ns);
     let mut a = Shm::open(&cfg).unwrap();
     let mut b = Shm::open(&cfg).unwrap();
     let (mut ping_r, ping_loc) = b.create_reader(&topic("ping")).unwrap();

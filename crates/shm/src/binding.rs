@@ -1369,7 +1369,7 @@ mod tests {
 
     /// Zero copy into a 4-entry ring of samples up to 256 bytes.
     fn small_zero_copy(tag: &str, rel: Reliability, wait: WaitMode) -> EndpointConfig {
-        let mut cfg = base(&pubsubperf_core::conformance::unique_id(tag));
+        let mut cfg = base(&pubsubperf_testkit::conformance::unique_id(tag));
         cfg.zero_copy = true;
         cfg.wait = wait;
         cfg.reliability = rel;
@@ -1387,7 +1387,7 @@ mod tests {
     #[test]
     fn best_effort_writer_never_blocks_on_a_stalled_reader() {
         for zc in [false, true] {
-            let mut cfg = base(&pubsubperf_core::conformance::unique_id("stall"));
+            let mut cfg = base(&pubsubperf_testkit::conformance::unique_id("stall"));
             cfg.reliability = BestEffort;
             cfg.zero_copy = zc;
             cfg.max_sample_size = 4096;
@@ -1420,7 +1420,7 @@ mod tests {
     #[test]
     fn reliable_writer_times_out_on_a_stalled_reader() {
         for (zc, wait) in [(false, Block), (true, Block), (false, Busy), (true, Busy)] {
-            let mut cfg = base(&pubsubperf_core::conformance::unique_id("timeout"));
+            let mut cfg = base(&pubsubperf_testkit::conformance::unique_id("timeout"));
             cfg.zero_copy = zc;
             cfg.wait = wait;
             cfg.receive_queue = 4;
@@ -1543,7 +1543,7 @@ mod tests {
     /// at its timeout when nothing comes.
     #[test]
     fn blocked_reader_wakes_and_times_out() {
-        let cfg = base(&pubsubperf_core::conformance::unique_id("wake"));
+        let cfg = base(&pubsubperf_testkit::conformance::unique_id("wake"));
         let (_p, mut w, _s, mut r) = stalled(&cfg);
         let start = Instant::now();
         let n = r.recv(Duration::from_millis(150), &mut |_| {}).unwrap();
@@ -1569,7 +1569,7 @@ mod tests {
     #[test]
     fn zero_copy_more_readers_than_fast_words() {
         for rel in [Reliable, BestEffort] {
-            let mut cfg = base(&pubsubperf_core::conformance::unique_id("manyreaders"));
+            let mut cfg = base(&pubsubperf_testkit::conformance::unique_id("manyreaders"));
             cfg.zero_copy = true;
             cfg.wait = Busy;
             cfg.reliability = rel;
@@ -1716,7 +1716,7 @@ mod tests {
     /// A ring takes one writer; a second is refused, not allowed to corrupt it.
     #[test]
     fn second_writer_on_a_ring_is_refused() {
-        let cfg = base(&pubsubperf_core::conformance::unique_id("twowriters"));
+        let cfg = base(&pubsubperf_testkit::conformance::unique_id("twowriters"));
         let topic = TopicSpec {
             name: "data".into(),
             index: 0,
@@ -1771,12 +1771,12 @@ mod tests {
         );
     }
 
-    pubsubperf_core::conformance_suite!(shm_copy_block_bytes_rel, Shm, copy_block_bytes_rel);
-    pubsubperf_core::conformance_suite!(shm_copy_block_flat_be, Shm, copy_block_flat_be);
-    pubsubperf_core::conformance_suite!(shm_copy_busy_bytes_be, Shm, copy_busy_bytes_be);
-    pubsubperf_core::conformance_suite!(shm_copy_busy_flat_rel, Shm, copy_busy_flat_rel);
-    pubsubperf_core::conformance_suite!(shm_zc_block_bytes_be, Shm, zc_block_bytes_be);
-    pubsubperf_core::conformance_suite!(shm_zc_block_flat_rel, Shm, zc_block_flat_rel);
-    pubsubperf_core::conformance_suite!(shm_zc_busy_bytes_rel, Shm, zc_busy_bytes_rel);
-    pubsubperf_core::conformance_suite!(shm_zc_busy_flat_be, Shm, zc_busy_flat_be);
+    pubsubperf_testkit::conformance_suite!(shm_copy_block_bytes_rel, Shm, copy_block_bytes_rel);
+    pubsubperf_testkit::conformance_suite!(shm_copy_block_flat_be, Shm, copy_block_flat_be);
+    pubsubperf_testkit::conformance_suite!(shm_copy_busy_bytes_be, Shm, copy_busy_bytes_be);
+    pubsubperf_testkit::conformance_suite!(shm_copy_busy_flat_rel, Shm, copy_busy_flat_rel);
+    pubsubperf_testkit::conformance_suite!(shm_zc_block_bytes_be, Shm, zc_block_bytes_be);
+    pubsubperf_testkit::conformance_suite!(shm_zc_block_flat_rel, Shm, zc_block_flat_rel);
+    pubsubperf_testkit::conformance_suite!(shm_zc_busy_bytes_rel, Shm, zc_busy_bytes_rel);
+    pubsubperf_testkit::conformance_suite!(shm_zc_busy_flat_be, Shm, zc_busy_flat_be);
 }

@@ -24,11 +24,11 @@
 //!   [`Binding::open`](pubsubperf_core::Binding::open) removes the segments
 //!   of dead processes (names carry the creator's pid).
 //!
-//! [`calibrate`] measures the machine's floors (clock cost, cross-core
-//! cache-line latency, memcpy bandwidth) that the binding is compared with.
+//! The machine's floors that the binding is compared with (clock cost,
+//! cross-core cache-line latency, memcpy bandwidth) are measured by
+//! `pubsubperf_core::calibrate`.
 
 pub mod binding;
-pub mod calibrate;
 pub mod layout;
 pub mod sys;
 mod wait;

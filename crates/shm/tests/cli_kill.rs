@@ -9,7 +9,7 @@
 //! it the checks say so and pass (the binding-level SIGKILL tests in
 //! `kill.rs` always run).
 
-use pubsubperf_core::conformance::process::{children, cli_binary, kill9, wait_gone};
+use pubsubperf_testkit::process::{children, cli_binary, kill9, wait_gone};
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};

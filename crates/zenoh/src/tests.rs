@@ -46,14 +46,14 @@ fn shm_zero_copy(id: &str) -> EndpointConfig {
     c
 }
 
-pubsubperf_core::conformance_suite!(tcp_block_suite, Zenoh, tcp_block);
-pubsubperf_core::conformance_suite!(tcp_busy_suite, Zenoh, tcp_busy);
-pubsubperf_core::conformance_suite!(tcp_best_effort_suite, Zenoh, tcp_best_effort);
-pubsubperf_core::conformance_suite!(tcp_batched_suite, Zenoh, tcp_batched);
-pubsubperf_core::conformance_suite!(udp_block_suite, Zenoh, udp_block);
-pubsubperf_core::conformance_suite!(udp_busy_suite, Zenoh, udp_busy);
-pubsubperf_core::conformance_suite!(shm_copy_suite, Zenoh, shm_copy);
-pubsubperf_core::conformance_suite!(shm_zero_copy_suite, Zenoh, shm_zero_copy);
+pubsubperf_testkit::conformance_suite!(tcp_block_suite, Zenoh, tcp_block);
+pubsubperf_testkit::conformance_suite!(tcp_busy_suite, Zenoh, tcp_busy);
+pubsubperf_testkit::conformance_suite!(tcp_best_effort_suite, Zenoh, tcp_best_effort);
+pubsubperf_testkit::conformance_suite!(tcp_batched_suite, Zenoh, tcp_batched);
+pubsubperf_testkit::conformance_suite!(udp_block_suite, Zenoh, udp_block);
+pubsubperf_testkit::conformance_suite!(udp_busy_suite, Zenoh, udp_busy);
+pubsubperf_testkit::conformance_suite!(shm_copy_suite, Zenoh, shm_copy);
+pubsubperf_testkit::conformance_suite!(shm_zero_copy_suite, Zenoh, shm_zero_copy);
 
 fn refused(c: &EndpointConfig, flag: &str) {
     match Zenoh::validate(c) {

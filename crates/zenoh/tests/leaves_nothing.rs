@@ -17,7 +17,7 @@
 //! it they say so and pass. The binding check runs a ping-pong in a child
 //! process of this test binary.
 
-use pubsubperf_core::conformance::process::{children, cli_binary, kill9, wait_gone};
+use pubsubperf_testkit::process::{children, cli_binary, kill9, wait_gone};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::MetadataExt;
@@ -130,12 +130,13 @@ fn child_shm_run() {
     let Some(mode) = std::env::var_os(CHILD) else {
         return;
     };
-    let mut c =
-        pubsubperf_core::EndpointConfig::for_test(&pubsubperf_core::conformance::unique_id("zshm"));
+    let mut c = pubsubperf_core::EndpointConfig::for_test(
+        &pubsubperf_testkit::conformance::unique_id("zshm"),
+    );
     c.transport = "shm".into();
     c.max_sample_size = 4096;
     c.zero_copy = mode == "zero-copy";
-    pubsubperf_core::conformance::ping_pong::<pubsubperf_zenoh::Zenoh>(&c);
+    pubsubperf_testkit::conformance::ping_pong::<pubsubperf_zenoh::Zenoh>(&c);
 }
 
 #[test]

@@ -1,10 +1,10 @@
-//! The binding conformance suite: the contract of [`crate::Binding`],
+//! The binding conformance suite: the contract of [`Binding`](pubsubperf_core::Binding),
 //! executable. Written once, instantiated for every binding (and every mode
 //! of it) with [`conformance_suite!`](crate::conformance_suite):
 //!
 //! ```ignore
 //! fn cfg(run_id: &str) -> EndpointConfig { /* this binding's settings */ }
-//! pubsubperf_core::conformance_suite!(udp_block, Udp, cfg);
+//! pubsubperf_testkit::conformance_suite!(udp_block, Udp, cfg);
 //! ```
 //!
 //! Each check opens a publisher side and a subscriber side in this process
@@ -13,9 +13,9 @@
 //! shutdown check count this process's threads and file descriptors.
 //! No check asserts a time: bounded waits only turn a hang into a failure.
 
-use crate::sample::{Header, check_pattern, fill_pattern};
-use crate::seq::SeqTracker;
-use crate::{Binding, EndpointConfig, Reader, Reliability, TopicSpec, Writer};
+use pubsubperf_core::sample::{Header, check_pattern, fill_pattern};
+use pubsubperf_core::seq::SeqTracker;
+use pubsubperf_core::{Binding, EndpointConfig, Reader, Reliability, TopicSpec, Writer};
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -96,7 +96,7 @@ fn send_seq<W: Writer>(w: &mut W, seq: u64, len: usize, check: bool) {
             seq,
             publisher: 0,
             flags: 0,
-            timestamp: crate::clock::now_ns(),
+            timestamp: pubsubperf_core::clock::now_ns(),
         }
         .write(buf);
         if check {
@@ -298,7 +298,7 @@ fn ping_pong_inner<B: Binding>(cfg: &EndpointConfig, rounds: u64) {
             match r {
                 Ok(_) => {}
                 // The pinging side is done.
-                Err(crate::BindingError::Cancelled) => break,
+                Err(pubsubperf_core::BindingError::Cancelled) => break,
                 Err(e) => panic!("recv: {e}"),
             }
         }
@@ -419,7 +419,7 @@ pub fn clean_shutdown<B: Binding>(cfg: &EndpointConfig) {
 fn fresh(cfg: &EndpointConfig, what: &str) -> EndpointConfig {
     let mut c = cfg.clone();
     c.run_id = format!("{}-{what}", cfg.run_id);
-    c.cancel = crate::CancelToken::new();
+    c.cancel = pubsubperf_core::CancelToken::new();
     c
 }
 
@@ -443,8 +443,8 @@ macro_rules! conformance_suite {
             #[allow(unused_imports)]
             use super::*;
             use $crate::conformance as c;
-            fn __config(check: &str) -> $crate::EndpointConfig {
-                let f: fn(&str) -> $crate::EndpointConfig = $cfg;
+            fn __config(check: &str) -> $crate::pubsubperf_core::EndpointConfig {
+                let f: fn(&str) -> $crate::pubsubperf_core::EndpointConfig = $cfg;
                 f(&c::unique_id(check))
             }
             #[test]
@@ -479,76 +479,4 @@ macro_rules! conformance_suite {
             }
         }
     };
-}
-
-/// Process helpers for the tests that run the `pubsubperf` binary and kill
-/// its sides (each binding's leave-nothing-behind tests).
-pub mod process {
-    use std::path::PathBuf;
-    use std::time::{Duration, Instant};
-
-    /// The CLI binary of this build: `$PUBSUBPERF_BIN`, else the release or
-    /// debug `pubsubperf` of the target directory the test runs from
-    /// (`<target>/<profile>/deps/`).
-    pub fn cli_binary() -> Option<PathBuf> {
-        if let Some(p) = std::env::var_os("PUBSUBPERF_BIN") {
-            return Some(PathBuf::from(p));
-        }
-        let exe = std::env::current_exe().ok()?;
-        let target = exe.parent()?.parent()?.parent()?;
-        ["release", "debug"]
-            .iter()
-            .map(|p| target.join(p).join("pubsubperf"))
-            .find(|p| p.is_file())
-    }
-
-    /// Child processes of `pid` (of any of its threads).
-    pub fn children(pid: u32) -> Vec<u32> {
-        let mut v = Vec::new();
-        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
-            for t in tasks.flatten() {
-                if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
-                    v.extend(s.split_whitespace().filter_map(|x| x.parse::<u32>().ok()));
-                }
-            }
-        }
-        v
-    }
-
-    /// Sends SIGKILL to `pid`.
-    pub fn kill9(pid: u32) {
-        // SAFETY: a signal to a process the test started (or its child).
-        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-    }
-
-    /// True while any thread of `pid` runs: a zombie thread-group leader
-    /// whose other threads still run still holds its files and mappings.
-    pub fn alive(pid: u32) -> bool {
-        std::fs::read_dir(format!("/proc/{pid}/task")).is_ok_and(|tasks| {
-            tasks.flatten().any(|t| {
-                std::fs::read_to_string(t.path().join("stat")).is_ok_and(|s| {
-                    !s.rsplit_once(')')
-                        .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
-                })
-            })
-        })
-    }
-
-    /// Waits until no thread of `pid` runs (an orphan is reaped by init);
-    /// fails the test after 20 s, naming `what`.
-    pub fn wait_gone(pid: u32, what: &str) {
-        wait_gone_within(pid, what, Duration::from_secs(20));
-    }
-
-    /// [`wait_gone`] with its own bound.
-    pub fn wait_gone_within(pid: u32, what: &str, within: Duration) {
-        let start = Instant::now();
-        while alive(pid) {
-            assert!(
-                start.elapsed() < within,
-                "{what} ({pid}) still runs after {within:?}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
 }

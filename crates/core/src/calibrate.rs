@@ -35,7 +35,7 @@
 //!
 //! Nothing here allocates or locks inside the timed loops.
 
-use pubsubperf_core::clock::now_ns;
+use crate::clock::now_ns;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -102,7 +102,7 @@ pub fn measure() -> Calibration {
 /// on threads of its own).
 pub fn measure_on(cores: [usize; 2]) -> Calibration {
     let (clock_ns, memcpy) = std::thread::spawn(move || {
-        let _ = pubsubperf_core::sys::pin_to_cpu(cores[0]);
+        let _ = crate::sys::pin_to_cpu(cores[0]);
         let clock = clock_cost();
         let m = MEMCPY_SIZES
             .iter()
@@ -219,7 +219,7 @@ pub fn cache_line(cores: [usize; 2]) -> Result<CacheLine, String> {
     const WARMUP: u64 = 10_000;
     const BATCH: u64 = 100;
     const BATCHES: usize = 2_000;
-    if pubsubperf_core::sys::cores() < 2 {
+    if crate::sys::cores() < 2 {
         return Err("needs two cores".into());
     }
     let line = Arc::new(Line(AtomicU64::new(0)));
@@ -227,7 +227,7 @@ pub fn cache_line(cores: [usize; 2]) -> Result<CacheLine, String> {
     let l2 = line.clone();
     let (tx, rx) = std::sync::mpsc::channel();
     let echo = std::thread::spawn(move || -> Result<(), String> {
-        let pinned = pubsubperf_core::sys::pin_to_cpu(cores[1]);
+        let pinned = crate::sys::pin_to_cpu(cores[1]);
         let _ = tx.send(pinned.clone());
         pinned?;
         for i in 0..total {
@@ -246,7 +246,7 @@ pub fn cache_line(cores: [usize; 2]) -> Result<CacheLine, String> {
     }
     let line2 = line.clone();
     let samples = std::thread::spawn(move || -> Result<Vec<f64>, String> {
-        let pinned = pubsubperf_core::sys::pin_to_cpu(cores[0]);
+        let pinned = crate::sys::pin_to_cpu(cores[0]);
         let mut samples = vec![0f64; BATCHES];
         let mut i = 0u64;
         let round = |i: &mut u64| {

@@ -1,0 +1,61 @@
+//! The binding table, the cargo features and the lists built from them agree.
+
+use pubsubperf_harness::registry;
+use std::collections::BTreeSet;
+
+fn features() -> toml::Table {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
+        .expect("read the harness's Cargo.toml");
+    let manifest: toml::Table = text.parse().expect("Cargo.toml parses");
+    manifest["features"]
+        .as_table()
+        .expect("a [features] table")
+        .clone()
+}
+
+/// Every row of the table has a feature of its name, every feature (but
+/// `default`) is a row, and `default` turns every row on.
+#[test]
+fn the_table_agrees_with_the_features() {
+    let features = features();
+    let rows: BTreeSet<&str> = registry::ALL.iter().copied().collect();
+    assert_eq!(rows.len(), registry::ALL.len(), "a row appears twice");
+    let named: BTreeSet<&str> = features
+        .keys()
+        .map(String::as_str)
+        .filter(|k| *k != "default")
+        .collect();
+    assert_eq!(
+        named, rows,
+        "features other than default vs the table's rows"
+    );
+    let default: BTreeSet<&str> = features["default"]
+        .as_array()
+        .expect("default is a list")
+        .iter()
+        .map(|v| v.as_str().expect("a feature name"))
+        .collect();
+    assert_eq!(default, rows, "default features vs the table's rows");
+}
+
+/// With the default features (as this test is built) every row is compiled
+/// in, listed in the table's order, and dispatches to a binding of its name.
+#[test]
+fn every_row_is_compiled_in_and_named_by_its_binding() {
+    let infos = registry::infos();
+    let listed: Vec<&str> = infos.iter().map(|i| i.name).collect();
+    assert_eq!(listed, registry::ALL);
+    assert_eq!(registry::names(), registry::ALL);
+    for name in registry::ALL {
+        assert_eq!(registry::info(name).map(|i| i.name), Some(*name));
+    }
+}
+
+#[test]
+fn an_unknown_name_lists_the_known_ones() {
+    let e = registry::unknown_binding("--binding", "nosuch");
+    assert!(
+        e.starts_with("--binding: unknown binding 'nosuch' (known: udp, tcp"),
+        "{e}"
+    );
+}

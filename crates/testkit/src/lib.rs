@@ -1,0 +1,22 @@
+//! pubsubperf's test kit, for the tests of every crate (a dev-dependency
+//! only):
+//!
+//! - [`conformance`]: the binding conformance suite, the contract of
+//!   [`Binding`](pubsubperf_core::Binding) written once and instantiated in
+//!   each binding's `tests/conformance.rs` with [`conformance_suite!`];
+//! - [`config`]: chainable test configurations,
+//!   `EndpointConfig::for_test(id).transport("udp").busy()`;
+//! - [`process`]: the CLI binary of this build, child processes, SIGKILL and
+//!   waiting until a process is gone;
+//! - [`require`]: prerequisites (root, a command, a library, a daemon) that
+//!   fail the test naming what is missing instead of letting it pass
+//!   unchecked.
+
+pub mod config;
+pub mod conformance;
+pub mod process;
+pub mod require;
+
+pub use config::TestConfig;
+/// The core crate, for the macros' paths.
+pub use pubsubperf_core;
