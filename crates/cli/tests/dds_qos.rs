@@ -1,8 +1,10 @@
 //! The DDS QoS flags through the real binary: refused (exit code 2, one
 //! line naming the flag) where they do not apply, mapped by `cyclonedds` and
 //! `fastdds`, and recorded in the results' config. No test asserts a
-//! latency or throughput figure.
+//! latency or throughput figure. The DDS tests need both DDS libraries
+//! (`scripts/setup.sh` installs them); without one they fail naming it.
 
+use pubsubperf_testkit::require;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -25,14 +27,32 @@ fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).expect("json written")).expect("valid json")
 }
 
-/// True when this build has `name` and it runs here.
-fn available(name: &str) -> bool {
+/// Fails the test, naming what is missing, unless the DDS binding `name`
+/// can run here: its library (from the Debian package `scripts/setup.sh`
+/// installs), the binding in this build, and the binding's own check.
+fn require_dds(name: &str) {
+    match name {
+        "cyclonedds" => require::library("libddsc.so", "cyclonedds-dev"),
+        "fastdds" => require::library("libfastrtps.so", "libfastrtps-dev"),
+        _ => unreachable!("not a DDS binding: {name}"),
+    }
     let o = run(&["bindings", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("bindings json");
-    v.as_array()
+    let b = v
+        .as_array()
         .expect("list")
         .iter()
-        .any(|b| b["name"] == name && b["available"].get("Ok").is_some())
+        .find(|b| b["name"] == name)
+        .unwrap_or_else(|| {
+            panic!(
+                "prerequisite missing: this build has no {name} binding (the harness feature '{name}' is off)"
+            )
+        });
+    assert!(
+        b["available"].get("Ok").is_some(),
+        "prerequisite missing: the binding {name} cannot run here: {}",
+        b["available"]["Err"]
+    );
 }
 
 /// Asserts a one-line error on stderr, exit code 2, starting with `start`.
@@ -81,66 +101,62 @@ fn qos_flags_are_refused_where_they_do_not_apply() {
 
 #[test]
 fn dds_refusals_name_the_flag() {
-    if available("cyclonedds") {
-        usage_error(
-            &["latency", "-b", "cyclonedds", "--domain", "231"],
-            "--domain 231",
-        );
-        usage_error(
-            &["latency", "-b", "cyclonedds", "--opt", "history=keep-all"],
-            "--opt history: now a flag, use --history",
-        );
-        usage_error(
-            &[
-                "latency",
-                "-b",
-                "cyclonedds",
-                "-t",
-                "shm",
-                "--history",
-                "keep-all",
-            ],
-            "--history keep-all",
-        );
-    }
-    if available("fastdds") {
-        usage_error(
-            &["latency", "-b", "fastdds", "--opt", "qos-file=/x.xml"],
-            "--opt qos-file: now a flag, use --qos-file",
-        );
-        usage_error(
-            &[
-                "latency",
-                "-b",
-                "fastdds",
-                "-t",
-                "shm",
-                "--zero-copy",
-                "--data-type",
-                "flat",
-                "--instances",
-                "2",
-            ],
+    require_dds("cyclonedds");
+    require_dds("fastdds");
+    usage_error(
+        &["latency", "-b", "cyclonedds", "--domain", "231"],
+        "--domain 231",
+    );
+    usage_error(
+        &["latency", "-b", "cyclonedds", "--opt", "history=keep-all"],
+        "--opt history: now a flag, use --history",
+    );
+    usage_error(
+        &[
+            "latency",
+            "-b",
+            "cyclonedds",
+            "-t",
+            "shm",
+            "--history",
+            "keep-all",
+        ],
+        "--history keep-all",
+    );
+    usage_error(
+        &["latency", "-b", "fastdds", "--opt", "qos-file=/x.xml"],
+        "--opt qos-file: now a flag, use --qos-file",
+    );
+    usage_error(
+        &[
+            "latency",
+            "-b",
+            "fastdds",
+            "-t",
+            "shm",
+            "--zero-copy",
+            "--data-type",
+            "flat",
             "--instances",
-        );
-    }
-    if available("cyclonedds") && available("fastdds") {
-        let d = tempfile::tempdir().expect("tempdir");
-        let f = d.path().join("q.xml");
-        std::fs::write(&f, "<x/>").expect("write");
-        usage_error(
-            &[
-                "latency",
-                "-b",
-                "cyclonedds",
-                "--peer-binding",
-                "fastdds",
-                "--qos-file",
-                f.to_str().unwrap(),
-            ],
+            "2",
+        ],
+        "--instances",
+    );
+    let d = tempfile::tempdir().expect("tempdir");
+    let f = d.path().join("q.xml");
+    std::fs::write(&f, "<x/>").expect("write");
+    usage_error(
+        &[
+            "latency",
+            "-b",
+            "cyclonedds",
+            "--peer-binding",
+            "fastdds",
             "--qos-file",
-        );
-    }
+            f.to_str().unwrap(),
+        ],
+        "--qos-file",
+    );
 }
 
 /// The vendor file of each binding used below: harmless settings.
@@ -215,10 +231,7 @@ fn exact_run(binding: &str, peer: &str, count: u64, extra: &[&str]) -> serde_jso
 #[test]
 fn dds_bindings_map_every_flag_and_record_it() {
     for b in ["cyclonedds", "fastdds"] {
-        if !available(b) {
-            eprintln!("{b} not available here: skipped");
-            continue;
-        }
+        require_dds(b);
         let d = tempfile::tempdir().expect("tempdir");
         let q = qos_file(b, d.path());
         let r = exact_run(
@@ -303,10 +316,8 @@ fn dds_bindings_map_every_flag_and_record_it() {
 
 #[test]
 fn keyed_runs_across_vendors_count_exactly() {
-    if !(available("cyclonedds") && available("fastdds")) {
-        eprintln!("cyclonedds and fastdds needed: skipped");
-        return;
-    }
+    require_dds("cyclonedds");
+    require_dds("fastdds");
     for (b, p) in [("cyclonedds", "fastdds"), ("fastdds", "cyclonedds")] {
         let r = exact_run(
             b,

@@ -5,7 +5,8 @@
 //! (nftables for loss, `pubsubperf relay` for delay; see the README, section "Across hosts and under faults").
 //!
 //! Needs root, `ip` (iproute2) and `nft` (nftables); without them each test
-//! prints why it is skipped and passes. Hosts use 198.18.0.0/15 (reserved
+//! fails with a line naming what is missing (`scripts/test.sh` installs them
+//! and runs as root). Hosts use 198.18.0.0/15 (reserved
 //! for benchmarking), only inside namespaces the test created. Every
 //! namespace and process a test creates is removed by a guard's Drop, also
 //! when the test fails.
@@ -13,6 +14,7 @@
 //! The only latency figure asserted is the delay known answer the issue asks
 //! for: p50(D = 1 ms) - p50(D = 0) = 1 ms ± 3 %.
 
+use pubsubperf_testkit::require;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
@@ -26,38 +28,13 @@ const CTRL: u16 = 7400;
 /// so a rule can match "the test's port".
 const DATA_PORTS: &str = "40000-40999";
 
-fn have(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("-V")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok()
-}
-
-/// Why this machine cannot run namespace tests, if it cannot.
-fn skip_reason() -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Some("not root (network namespaces need CAP_NET_ADMIN)".into());
-    }
-    for t in ["ip", "nft"] {
-        if !have(t) {
-            return Some(format!(
-                "'{t}' is missing (apt-get install iproute2 nftables)"
-            ));
-        }
-    }
-    None
-}
-
-macro_rules! require_netns {
-    () => {
-        if let Some(why) = skip_reason() {
-            eprintln!("SKIPPED {}: {why}", module_path!());
-            return;
-        }
-    };
+/// Fails the test, naming what is missing, unless this machine can build
+/// namespaces: root (CAP_NET_ADMIN), `ip` (iproute2) and `nft` (nftables).
+/// `scripts/test.sh` installs both and runs as root, so CI runs these tests.
+fn require_netns() {
+    require::root("network namespaces and veth pairs (CAP_NET_ADMIN)");
+    require::command("ip", "iproute2");
+    require::command("nft", "nftables");
 }
 
 fn sh(args: &[&str]) -> Output {
@@ -350,7 +327,8 @@ fn u(v: &serde_json::Value) -> u64 {
 }
 
 /// The bindings compiled in that can run between two hosts, with their
-/// reliability support: (name, reliable, best_effort).
+/// reliability support: (name, reliable, best_effort). Fails the test if one
+/// of them cannot run on this machine.
 fn networked_bindings() -> Vec<(String, bool, bool)> {
     let o = Command::new(BIN)
         .args(["bindings", "--json"])
@@ -362,7 +340,17 @@ fn networked_bindings() -> Vec<(String, bool, bool)> {
         .iter()
         .filter(|b| {
             let c = &b["capabilities"];
-            c["remote"] == true && c["in_process"] == false && b["available"].get("Ok").is_some()
+            c["remote"] == true && c["in_process"] == false
+        })
+        // A networked binding this build has but that cannot run here is a
+        // missing prerequisite, not one binding fewer to test.
+        .inspect(|b| {
+            assert!(
+                b["available"].get("Ok").is_some(),
+                "prerequisite missing: the binding {} cannot run here: {}",
+                b["name"],
+                b["available"]["Err"]
+            )
         })
         .map(|b| {
             let c = &b["capabilities"];
@@ -394,7 +382,7 @@ fn tmp() -> tempfile::TempDir {
 
 #[test]
 fn every_networked_binding_runs_between_two_namespaces() {
-    require_netns!();
+    require_netns();
     let _serial = serial();
     let bindings = networked_bindings();
     assert!(bindings.iter().any(|b| b.0 == "udp") && bindings.iter().any(|b| b.0 == "tcp"));
@@ -498,7 +486,7 @@ fn dropped(ns: &str) -> u64 {
 
 #[test]
 fn udp_loss_equals_the_nftables_drop_counter() {
-    require_netns!();
+    require_netns();
     let _serial = serial();
     let (mut lab, a, b) = Lab::two_hosts();
     drop_rule(&b, "udp", 10);
@@ -544,7 +532,7 @@ fn udp_loss_equals_the_nftables_drop_counter() {
 
 #[test]
 fn reliable_bindings_deliver_everything_in_order_through_loss() {
-    require_netns!();
+    require_netns();
     let _serial = serial();
     for (name, reliable, _) in networked_bindings() {
         if !reliable {
@@ -705,7 +693,7 @@ fn relay_series(binding: &str) -> (f64, f64) {
 // +3.76 % of 1 ms in CI when only D was the answer.
 #[test]
 fn relay_delay_of_1ms_is_measured_as_1ms() {
-    require_netns!();
+    require_netns();
     let _serial = serial();
     // How busy the machine is while we measure: other work that competes
     // for the two cores with the spinning endpoints and the relay stretches
@@ -778,7 +766,7 @@ fn publisher(lab: &mut Lab, ns: &str, args: &[&str]) -> usize {
 
 #[test]
 fn killed_subscriber_ends_the_run_and_keeps_results() {
-    require_netns!();
+    require_netns();
     let _serial = serial();
     for (test, binding) in [("latency", "tcp"), ("throughput", "udp")] {
         let (mut lab, a, b) = Lab::two_hosts();
@@ -827,7 +815,7 @@ fn killed_subscriber_ends_the_run_and_keeps_results() {
 
 #[test]
 fn killed_publisher_releases_the_subscriber_and_keeps_finished_runs() {
-    require_netns!();
+    require_netns();
     let _serial = serial();
     let (mut lab, a, b) = Lab::two_hosts();
     let sub_at = format!("198.18.0.2:{CTRL}");
@@ -949,7 +937,7 @@ fn gap(r: &serde_json::Value) -> (f64, u64) {
 
 #[test]
 fn stopped_subscriber_or_link_down_for_2s_shows_as_a_gap() {
-    require_netns!();
+    require_netns();
     let _serial = serial();
     for fault in ["stop", "link"] {
         for binding in ["udp", "tcp"] {
