@@ -24,4 +24,27 @@ if ! command -v cargo >/dev/null 2>&1; then
     exit 1
   fi
 fi
+# The programs and libraries the tests need, each from a package above: a
+# test fails naming a missing one, so say it here first, before building.
+missing=()
+for need in ip:iproute2 nft:nftables sysctl:procps iox-roudi:iceoryx chromium:chromium \
+  sockperf:sockperf idlc:cyclonedds-tools ddsperf:cyclonedds-tools fastdds:fastdds-tools \
+  pkg-config:pkg-config; do
+  command -v "${need%%:*}" >/dev/null 2>&1 || missing+=("${need%%:*} (${need#*:})")
+done
+ldconfig=$(command -v ldconfig || echo /sbin/ldconfig)
+for need in libddsc.so:cyclonedds-dev libfastrtps.so:libfastrtps-dev \
+  libiceoryx_binding_c.so:libiceoryx-binding-c-dev libsqlite3.so:libsqlite3-dev; do
+  "$ldconfig" -p | grep -qF "${need%%:*}" || missing+=("${need%%:*} (${need#*:})")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: still missing after installing: ${missing[*]}" >&2
+  exit 1
+fi
+# cargo fmt and cargo clippy (scripts/test.sh) are rustup components.
+if command -v rustup >/dev/null 2>&1; then
+  for c in rustfmt clippy; do
+    rustup component list --installed 2>/dev/null | grep -q "^$c" || rustup component add "$c" >&2
+  done
+fi
 cargo build --release --locked -p pubsubperf >&2
