@@ -28,7 +28,9 @@ pub fn command(program: &str, package: &str) {
 /// Fails the test unless the shared library `soname` can be found by the
 /// dynamic loader (`ldconfig -p`); `package` is the Debian package.
 pub fn library(soname: &str, package: &str) {
-    let listed = std::process::Command::new("ldconfig")
+    // ldconfig lives in /sbin, which a user's PATH may lack.
+    let ldconfig = find_on_path("ldconfig").unwrap_or_else(|| "/sbin/ldconfig".into());
+    let listed = std::process::Command::new(ldconfig)
         .arg("-p")
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).contains(soname))
