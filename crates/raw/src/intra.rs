@@ -330,29 +330,3 @@ impl Reader for IntraReader {
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn block(id: &str) -> EndpointConfig {
-        let mut c = EndpointConfig::for_test(id);
-        c.transport = "intra".into();
-        c.max_sample_size = 1 << 20;
-        c
-    }
-    fn busy(id: &str) -> EndpointConfig {
-        let mut c = block(id);
-        c.wait = WaitMode::Busy;
-        c
-    }
-    fn best_effort(id: &str) -> EndpointConfig {
-        let mut c = block(id);
-        c.reliability = Reliability::BestEffort;
-        c
-    }
-
-    pubsubperf_testkit::conformance_suite!(intra_block, Intra, block);
-    pubsubperf_testkit::conformance_suite!(intra_busy, Intra, busy);
-    pubsubperf_testkit::conformance_suite!(intra_best_effort, Intra, best_effort);
-}
