@@ -1,59 +1,24 @@
-//! Conformance suite over every transport and mode, and the refusals.
+//! The binding's refusals and options (the conformance suite is in
+//! tests/conformance.rs).
 
 use super::*;
+use pubsubperf_testkit::TestConfig;
 
 fn base(run_id: &str, transport: &str) -> EndpointConfig {
-    let mut c = EndpointConfig::for_test(run_id);
-    c.transport = transport.into();
-    c
+    EndpointConfig::for_test(run_id).transport(transport)
 }
-
 fn tcp_block(id: &str) -> EndpointConfig {
     base(id, "tcp")
 }
-fn tcp_busy(id: &str) -> EndpointConfig {
-    let mut c = base(id, "tcp");
-    c.wait = WaitMode::Busy;
-    c
-}
-fn tcp_best_effort(id: &str) -> EndpointConfig {
-    let mut c = base(id, "tcp");
-    c.reliability = Reliability::BestEffort;
-    c
-}
-fn tcp_batched(id: &str) -> EndpointConfig {
-    let mut c = base(id, "tcp");
-    c.options.insert("express".into(), "false".into());
-    c
-}
 fn udp_block(id: &str) -> EndpointConfig {
-    let mut c = base(id, "udp");
-    c.reliability = Reliability::BestEffort;
-    c
+    base(id, "udp").best_effort()
 }
 fn udp_busy(id: &str) -> EndpointConfig {
-    let mut c = udp_block(id);
-    c.wait = WaitMode::Busy;
-    c
-}
-fn shm_copy(id: &str) -> EndpointConfig {
-    base(id, "shm")
+    udp_block(id).busy()
 }
 fn shm_zero_copy(id: &str) -> EndpointConfig {
-    let mut c = base(id, "shm");
-    c.zero_copy = true;
-    c.wait = WaitMode::Busy;
-    c
+    base(id, "shm").zero_copy().busy()
 }
-
-pubsubperf_testkit::conformance_suite!(tcp_block_suite, Zenoh, tcp_block);
-pubsubperf_testkit::conformance_suite!(tcp_busy_suite, Zenoh, tcp_busy);
-pubsubperf_testkit::conformance_suite!(tcp_best_effort_suite, Zenoh, tcp_best_effort);
-pubsubperf_testkit::conformance_suite!(tcp_batched_suite, Zenoh, tcp_batched);
-pubsubperf_testkit::conformance_suite!(udp_block_suite, Zenoh, udp_block);
-pubsubperf_testkit::conformance_suite!(udp_busy_suite, Zenoh, udp_busy);
-pubsubperf_testkit::conformance_suite!(shm_copy_suite, Zenoh, shm_copy);
-pubsubperf_testkit::conformance_suite!(shm_zero_copy_suite, Zenoh, shm_zero_copy);
 
 fn refused(c: &EndpointConfig, flag: &str) {
     match Zenoh::validate(c) {

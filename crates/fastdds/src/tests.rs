@@ -1,0 +1,29 @@
+use super::*;
+
+#[test]
+fn topic_names_are_plain_identifiers() {
+    assert_eq!(dds_topic("ct12-0-order", "echo0"), "pp_ct12_0_order_echo0");
+}
+
+#[test]
+fn refusals_name_the_flag() {
+    /// `validate` refuses `c` with a message starting with `flag`.
+    fn refused(c: &EndpointConfig, flag: &str) {
+        let e = FastDds::validate(c).unwrap_err().to_string();
+        assert!(e.starts_with(flag), "{e}");
+    }
+    let mut c = EndpointConfig::for_test("r");
+    c.transport = "udp".into();
+    c.zero_copy = true;
+    refused(&c, "--zero-copy");
+    c.zero_copy = false;
+    c.transport = "quic".into();
+    refused(&c, "--transport");
+    c.transport = "tcp".into();
+    c.bind_ip = "198.18.0.1".into();
+    refused(&c, "--transport tcp");
+    c.bind_ip = "127.0.0.1".into();
+    c.transport = "udp".into();
+    c.options.insert("bogus".into(), "1".into());
+    refused(&c, "--opt bogus");
+}

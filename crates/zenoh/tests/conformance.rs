@@ -1,0 +1,25 @@
+//! The binding conformance suite over every transport and mode of `zenoh`.
+
+use pubsubperf_core::EndpointConfig;
+use pubsubperf_testkit::{TestConfig, conformance_suite};
+use pubsubperf_zenoh::Zenoh;
+
+fn on(id: &str, transport: &str) -> EndpointConfig {
+    EndpointConfig::for_test(id).transport(transport)
+}
+
+conformance_suite!(tcp_block_suite, Zenoh, |id| on(id, "tcp"));
+conformance_suite!(tcp_busy_suite, Zenoh, |id| on(id, "tcp").busy());
+conformance_suite!(tcp_best_effort_suite, Zenoh, |id| on(id, "tcp")
+    .best_effort());
+// Zenoh batches unless `express` is set; the binding sets it by default.
+conformance_suite!(tcp_batched_suite, Zenoh, |id| on(id, "tcp")
+    .option("express", "false"));
+conformance_suite!(udp_block_suite, Zenoh, |id| on(id, "udp").best_effort());
+conformance_suite!(udp_busy_suite, Zenoh, |id| on(id, "udp")
+    .best_effort()
+    .busy());
+conformance_suite!(shm_copy_suite, Zenoh, |id| on(id, "shm"));
+conformance_suite!(shm_zero_copy_suite, Zenoh, |id| on(id, "shm")
+    .zero_copy()
+    .busy());
