@@ -167,11 +167,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Sub(a)) => {
             let r = if let Some(addr) = &a.connect_back {
                 // Started by a publisher: it handles Ctrl-C and stops us.
-                pubsubperf_harness::session::connect_back(addr)
+                pubsubperf_harness::serve::connect_back(addr)
             } else {
                 install_ctrlc();
                 let addr = a.listen.as_deref().unwrap_or("0.0.0.0:7400");
-                pubsubperf_harness::session::listen(addr, &mut |local| {
+                pubsubperf_harness::serve::listen(addr, &mut |local| {
                     eprintln!("pubsubperf sub: listening on {local}");
                 })
             };
@@ -192,8 +192,8 @@ fn find_max(
     spec: &pubsubperf_harness::spec::RunSpec,
     max_loss: f64,
     quiet: bool,
-) -> pubsubperf_harness::publisher::RunOutcome {
-    use pubsubperf_harness::publisher::RunOutcome;
+) -> pubsubperf_harness::run::RunOutcome {
+    use pubsubperf_harness::run::RunOutcome;
     use pubsubperf_harness::search::{SearchParams, find_max};
     let params = SearchParams {
         max_loss_percent: max_loss,
@@ -206,7 +206,7 @@ fn find_max(
         s.rate = rate;
         s.endpoint.run_id = options::new_run_id();
         s.endpoint.cancel = pubsubperf_core::CancelToken::new();
-        let o = session.run(&s, &mut |_| {});
+        let o = pubsubperf_harness::run::run(session, &s, &mut |_| {});
         if let Some(f) = o.fault {
             fault = Some(f);
             if let Some(r) = o.run {
@@ -328,7 +328,7 @@ pub fn execute(plan: &options::TestPlan, sink: &mut output::Sink) -> anyhow::Res
         };
         let outcome = match plan.find_max {
             Some(max_loss) => find_max(&mut session, spec, max_loss, quiet),
-            None => session.run(spec, &mut on_interval),
+            None => pubsubperf_harness::run::run(&mut session, spec, &mut on_interval),
         };
         if let Some(run) = outcome.run {
             sink.push(run)?;

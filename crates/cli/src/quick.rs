@@ -101,7 +101,7 @@ pub fn run(q: &QuickArgs) -> anyhow::Result<ExitCode> {
                 }
             };
             for spec in &plan.specs {
-                let o = session.run(spec, &mut |_| {});
+                let o = pubsubperf_harness::run::run(&mut session, spec, &mut |_| {});
                 if let Some(r) = o.run {
                     sink.push(r.clone())?;
                     runs.push(r);

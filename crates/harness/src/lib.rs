@@ -5,17 +5,23 @@
 //!   name to the generic code (the one place a new binding is registered);
 //! - [`spec`]: the specification of one run;
 //! - [`protocol`]: the control channel between publisher and subscribers;
-//! - [`publisher`] and [`subscriber`]: the two sides of a run, generic over
-//!   the binding so the measuring loops are monomorphized (no dynamic
-//!   dispatch per sample);
-//! - [`session`]: starting subscriber processes (or threads), connecting to
-//!   remote ones, and running a list of runs over them.
+//! - [`session`]: the publisher's control connections to its subscribers
+//!   (processes it starts, threads, or remote hosts);
+//! - [`run`] and [`subscriber`]: the two sides of a run, generic over the
+//!   binding so the measuring loops are monomorphized (no dynamic dispatch
+//!   per sample); [`extra`]: an extra publisher's side;
+//! - [`serve`]: the subscriber host's end of a session;
+//! - [`search`]: the maximum throughput search.
+//!
+//! Modules depend one way: `run` on `session`, `serve` on `subscriber` and
+//! `extra`, all of them on `protocol`, `spec` and `stream`.
 
 pub mod extra;
 pub mod protocol;
-pub mod publisher;
 pub mod registry;
+pub mod run;
 pub mod search;
+pub mod serve;
 pub mod session;
 pub mod spec;
 mod stream;

@@ -1,5 +1,6 @@
-//! The publisher side of a run: sets the run up on every subscriber, sends,
-//! measures, and assembles the result.
+//! One run, on the publisher's side: sets it up on every subscriber of a
+//! [`Session`], sends, measures, collects the subscribers' results and
+//! assembles the [`Run`].
 //!
 //! ## Latency method
 //! Ping-pong: the publisher stamps a sample with the binding's clock
@@ -28,6 +29,7 @@
 //! / 2 of those echoes in a separate thread (latency under load).
 
 use crate::protocol::Msg;
+use crate::registry::with_binding;
 use crate::session::Session;
 use crate::spec::RunSpec;
 use crate::stream::{Poll, fill_sample, real_time, send_stream};
@@ -42,6 +44,18 @@ use pubsubperf_core::{
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+mod collect;
+mod latency;
+mod setup;
+mod throughput;
+
+use collect::{
+    assemble, collect_publishers, collect_subscribers, keep_late_intervals, total_throughput,
+};
+use latency::latency_loop;
+use setup::{Endpoints, expected_intervals, start};
+use throughput::throughput_loop;
 
 /// What a run produced: a result (complete or partial) and, if it was cut
 /// short, why.
@@ -124,382 +138,71 @@ pub fn latency_method(spec: &RunSpec) -> String {
     }
 }
 
-struct Endpoints<B: Binding> {
-    _binding: B,
-    writer: B::Writer,
-    echo: Vec<B::Reader>,
-}
-
-fn setup<B: Binding>(s: &mut Session, spec: &RunSpec) -> Result<Endpoints<B>, Fault> {
-    let timeout = s.connect_timeout;
-    for sub in s.subs.iter_mut() {
-        let mut sp = spec.clone();
-        sp.subscriber_index = sub.index;
-        sub.send(&Msg::Setup { spec: Box::new(sp) })?;
-    }
-    let mut locators = Vec::new();
-    for sub in &s.subs {
-        match sub.recv(timeout)? {
-            Msg::Locators { data } => locators.push(data),
-            other => return Err(Fault::Peer(format!("unexpected {other:?} during set-up"))),
-        }
-    }
-    for (i, p) in s.pubs.iter_mut().enumerate() {
-        p.send(&Msg::PubSetup {
-            spec: Box::new(spec.clone()),
-            publisher: (i + 1) as u8,
-            data: locators.clone(),
-        })?;
-    }
-    let mut cfg = spec.endpoint.clone();
-    cfg.bind_ip = s
-        .subs
-        .first()
-        .map_or_else(|| "127.0.0.1".into(), |c| c.local_ip());
-    let bind = |e: BindingError| Fault::Binding(format!("{}: {e}", spec.binding));
-    let mut binding = B::open(&cfg).map_err(bind)?;
-    let needs_echo = spec.test == TestKind::Latency || spec.latency_every > 0;
-    let mut echo = Vec::new();
-    let mut echo_locs = Vec::new();
-    for sub in &s.subs {
-        if needs_echo {
-            let (r, l) = binding
-                .create_reader(&TopicSpec {
-                    name: format!("echo{}", sub.index),
-                    index: 0,
-                })
-                .map_err(bind)?;
-            echo.push(r);
-            echo_locs.push(l);
-        } else {
-            echo_locs.push(String::new());
-        }
-    }
-    let writer = binding
-        .create_writer(
-            &TopicSpec {
-                name: "data".into(),
-                index: 0,
-            },
-            &locators,
-        )
-        .map_err(bind)?;
-    for (sub, l) in s.subs.iter_mut().zip(echo_locs) {
-        sub.send(&Msg::Peer { echo: l })?;
-    }
-    let mut endpoints = Endpoints {
-        _binding: binding,
-        writer,
-        echo,
-    };
-    let n = s.subs.len();
-    endpoints.writer.wait_matched(n, timeout).map_err(|e| {
-        Fault::Peer(format!(
-            "subscribers never matched: {e} (--connect-timeout {:.1} s)",
-            timeout.as_secs_f64()
-        ))
-    })?;
-    for r in endpoints.echo.iter_mut() {
-        r.wait_matched(timeout).map_err(|e| {
-            Fault::Peer(format!(
-                "echo never matched: {e} (--connect-timeout {:.1} s)",
-                timeout.as_secs_f64()
-            ))
-        })?;
-    }
-    for sub in s.subs.iter().chain(s.pubs.iter()) {
-        match sub.recv(timeout)? {
-            Msg::Ready => {}
-            other => return Err(Fault::Peer(format!("unexpected {other:?} during set-up"))),
-        }
-    }
-    Ok(endpoints)
-}
-
-/// Room for every interval report a run of `--duration` makes (one per
-/// subscriber per interval in throughput runs, one per interval in latency
-/// runs, plus the partial ones at the ends), so that the measuring loops never
-/// grow the vector: no allocation or copy of it mid-run, and a long run's
-/// memory grows only by the reports themselves. Runs bounded by `--count`
-/// start with room for a minute.
-fn expected_intervals(spec: &RunSpec, subs: usize) -> usize {
-    let per_interval = spec.interval_ms.max(1) * 1_000_000;
-    let span = if spec.duration_ns > 0 {
-        spec.duration_ns
-    } else {
-        60_000_000_000
-    };
-    let n = (span / per_interval + 2) as usize;
-    let n = if spec.test == TestKind::Throughput {
-        n * subs.max(1)
-    } else {
-        n
-    };
-    n.min(1 << 20)
-}
-
-fn apply_rt(spec: &RunSpec) -> Result<(), Fault> {
-    if let Some(cpu) = spec.pub_cpu {
-        sys::pin_to_cpu(cpu).map_err(Fault::Config)?;
-    }
-    if let Some(p) = spec.rt_priority {
-        sys::set_rt_priority(p).map_err(Fault::Config)?;
-    }
-    if spec.mlock {
-        sys::mlock_all().map_err(Fault::Config)?;
-    }
-    Ok(())
+/// Runs one test on the session's subscribers, over the binding the spec
+/// names.
+pub fn run(s: &mut Session, spec: &RunSpec, on_interval: &mut dyn FnMut(&Interval)) -> RunOutcome {
+    let name = spec.binding.as_str();
+    with_binding!(name, B => run_over::<B>(s, spec, on_interval),
+        unknown => RunOutcome::failed(Fault::Config(crate::registry::unknown_binding("--binding", name))))
 }
 
 /// Runs one test over binding `B`.
-pub fn run<B: Binding>(
+fn run_over<B: Binding>(
     s: &mut Session,
     spec: &RunSpec,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> RunOutcome {
-    if let Err(f) = apply_rt(spec) {
-        return RunOutcome::failed(f);
-    }
-    for sub in &s.subs {
-        sub.touch();
-    }
-    let mut ep = match setup::<B>(s, spec) {
-        Ok(e) => e,
-        Err(f) => {
-            spec.endpoint.cancel.cancel();
-            return RunOutcome::failed(f);
-        }
+    let mut ep = match start::<B>(s, spec) {
+        Ok(ep) => ep,
+        Err(f) => return RunOutcome::failed(f),
     };
-    for sub in s.subs.iter_mut().chain(s.pubs.iter_mut()) {
-        if let Err(f) = sub.send(&Msg::Start) {
-            return RunOutcome::failed(f);
-        }
-        sub.touch();
-    }
     let started_at = pubsubperf_core::time::rfc3339_now();
     let usage0 = Usage::now();
     let mut intervals = Vec::with_capacity(expected_intervals(spec, s.subs.len()));
     let (clock_name, ns_per_tick) = round_trip_clock::<B>(spec);
-    let measured = match spec.test {
-        TestKind::Latency => match ns_per_tick {
-            Some(f) => {
-                latency_loop::<B, clock::Tsc>(s, spec, &mut ep, &mut intervals, on_interval, f)
-            }
-            None => latency_loop::<B, BindingClock<B>>(
-                s,
-                spec,
-                &mut ep,
-                &mut intervals,
-                on_interval,
-                1.0,
-            ),
-        },
-        TestKind::Throughput => throughput_loop(s, spec, &mut ep, &mut intervals, on_interval),
-    };
-    let pub_res = Usage::now().since(&usage0);
-    let Measured {
-        rec,
-        sent,
-        duration_ns,
-        mut fault,
-        echoed,
-    } = measured;
-
-    // Extra publishers: stop early if this one did, then collect their counts.
-    let mut sent_by = vec![sent];
-    let pub_wait = Duration::from_nanos(spec.duration_ns) + Duration::from_secs(10);
-    for p in s.pubs.iter_mut() {
-        if fault.is_some() {
-            let _ = p.send(&Msg::Stop {
-                sent: 0,
-                sent_by: Vec::new(),
-            });
-        }
-        let deadline = std::time::Instant::now() + pub_wait;
-        let mut got = 0;
-        loop {
-            match p.recv(deadline.saturating_duration_since(std::time::Instant::now())) {
-                Ok(Msg::PubDone { sent, .. }) => {
-                    got = sent;
-                    break;
-                }
-                Ok(_) => {}
-                Err(f) => {
-                    fault.get_or_insert(f);
-                    break;
-                }
-            }
-        }
-        sent_by.push(got);
-    }
-    // Collect every live subscriber's result (it may already be gone).
-    let mut subs_tp: Vec<Throughput> = Vec::new();
-    let mut pubs_tp: Vec<Throughput> = Vec::new();
-    let mut sub_res: Vec<Resources> = Vec::new();
-    let mut bad = 0;
-    let stop = Msg::Stop {
-        sent,
-        sent_by: if sent_by.len() > 1 {
-            sent_by.clone()
-        } else {
-            Vec::new()
-        },
-    };
-    for sub in s.subs.iter_mut() {
-        if sub.send(&stop).is_err() {
-            continue;
-        }
-        // Reliable subscribers may drain a backlog (they stop after 2 s of quiet).
-        let wait = Duration::from_secs(if spec.endpoint.reliability == Reliability::Reliable {
-            30
-        } else {
-            10
-        });
-        let deadline = std::time::Instant::now() + wait;
-        loop {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            match sub.recv(left) {
-                Ok(Msg::Result {
-                    throughput,
-                    by_publisher,
-                    bad_samples,
-                    resources,
-                    ..
-                }) => {
-                    if let Some(t) = throughput {
-                        subs_tp.push(t);
-                    }
-                    // Per publisher, summed over subscribers.
-                    for (i, t) in by_publisher.into_iter().enumerate() {
-                        if pubs_tp.len() <= i {
-                            pubs_tp.push(Throughput::default());
-                        }
-                        let p = &mut pubs_tp[i];
-                        p.sent += t.sent;
-                        p.received += t.received;
-                        p.bytes += t.bytes;
-                        p.lost += t.lost;
-                        p.duplicates += t.duplicates;
-                        p.out_of_order += t.out_of_order;
-                        p.samples_per_s += t.samples_per_s;
-                        p.mbps += t.mbps;
-                    }
-                    sub_res.push(resources);
-                    bad += bad_samples;
-                    break;
-                }
-                Ok(Msg::Interval { interval }) if spec.test == TestKind::Throughput => {
-                    on_interval(&interval);
-                    intervals.push(interval);
-                }
-                Ok(_) => {}
-                Err(f) => {
-                    fault.get_or_insert(f);
-                    break;
-                }
-            }
-        }
-    }
-    // Late interval reports.
-    for sub in &s.subs {
-        while let Some(m) = sub.try_recv() {
-            if let Msg::Interval { interval } = m
-                && spec.test == TestKind::Throughput
-            {
-                intervals.push(interval);
-            }
-        }
-    }
+    let mut m = measure(s, spec, &mut ep, &mut intervals, on_interval, ns_per_tick);
+    let publisher = Usage::now().since(&usage0);
+    let sent_by = collect_publishers(s, spec, m.sent, &mut m.fault);
+    let peers = collect_subscribers(s, spec, &sent_by, &mut intervals, on_interval, &mut m.fault);
+    keep_late_intervals(s, spec, &mut intervals);
     spec.endpoint.cancel.cancel();
     drop(ep);
-
-    let throughput = if spec.test == TestKind::Throughput {
-        let mut total = Throughput::default();
-        if subs_tp.is_empty() {
-            // Subscriber gone: what its interval reports said.
-            total.received = intervals.iter().map(|i| i.received).sum();
-            total.lost = intervals.iter().map(|i| i.lost).sum();
-            total.bytes = total.received * spec.size as u64;
-            total.sent = sent;
-            let secs = duration_ns as f64 / 1e9;
-            total.finish(secs);
-        } else {
-            for t in &subs_tp {
-                total.sent += t.sent;
-                total.received += t.received;
-                total.bytes += t.bytes;
-                total.lost += t.lost;
-                total.duplicates += t.duplicates;
-                total.out_of_order += t.out_of_order;
-                total.samples_per_s += t.samples_per_s;
-                total.mbps += t.mbps;
-            }
-            // Totals over all subscribers; `sent` counts each delivery the
-            // publisher owed (sent × subscribers), so loss % stays per delivery.
-            total.lost_percent = if total.sent > 0 {
-                total.lost as f64 * 100.0 / total.sent as f64
-            } else {
-                0.0
-            };
-        }
-        total.sent_per_s =
-            sent_by.iter().sum::<u64>() as f64 / (duration_ns as f64 / 1e9).max(1e-9);
-        Some(total)
-    } else {
-        None
-    };
-    let latency = rec.filter(|r| r.count() > 0 || spec.test == TestKind::Latency);
-    let run = Run {
-        binding: spec.binding.clone(),
-        transport: spec.endpoint.transport.clone(),
-        test: spec.test,
-        size: spec.size,
-        zero_copy: spec.endpoint.zero_copy,
-        data_type: serde_json::to_value(spec.endpoint.data_type)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default(),
-        reliable: spec.endpoint.reliability == Reliability::Reliable,
-        config: spec.config_json(),
-        latency_method: latency.as_ref().map(|_| latency_method(spec)),
-        latency_clock: (spec.test == TestKind::Latency).then(|| clock_name.to_owned()),
-        latency_ns: latency.map(|r| r.summary()),
-        pings: (spec.test == TestKind::Latency).then_some(Pings {
-            sent,
-            echoed,
-            lost: sent - echoed,
-        }),
-        throughput,
-        intervals,
-        subscribers: if subs_tp.len() > 1 {
-            subs_tp
-        } else {
-            Vec::new()
-        },
-        publishers: pubs_tp
-            .into_iter()
-            .map(|mut t| {
-                t.lost_percent = if t.sent > 0 {
-                    t.lost as f64 * 100.0 / t.sent as f64
-                } else {
-                    0.0
-                };
-                t
-            })
-            .collect(),
-        resources: RunResources {
-            publisher: pub_res,
-            subscriber: sub_res.first().cloned().unwrap_or_default(),
-        },
-        bad_samples: bad,
-        complete: fault.is_none(),
-        error: fault.as_ref().map(|f| f.to_string()),
-        started_at,
-        duration_s: duration_ns as f64 / 1e9,
-    };
+    let throughput = (spec.test == TestKind::Throughput).then(|| {
+        total_throughput(
+            spec,
+            &peers.subscribers,
+            &intervals,
+            &sent_by,
+            m.duration_ns,
+        )
+    });
+    let fault = m.fault.take();
+    let run = assemble(
+        spec, m, peers, throughput, intervals, publisher, clock_name, started_at, &fault,
+    );
     RunOutcome {
         run: Some(run),
-        fault: fault.take(),
+        fault,
+    }
+}
+
+/// The test's loop, with the round-trip clock chosen for the run.
+fn measure<B: Binding>(
+    s: &Session,
+    spec: &RunSpec,
+    ep: &mut Endpoints<B>,
+    intervals: &mut Vec<Interval>,
+    on_interval: &mut dyn FnMut(&Interval),
+    ns_per_tick: Option<f64>,
+) -> Measured {
+    match (spec.test, ns_per_tick) {
+        (TestKind::Latency, Some(f)) => {
+            latency_loop::<B, clock::Tsc>(s, spec, ep, intervals, on_interval, f)
+        }
+        (TestKind::Latency, None) => {
+            latency_loop::<B, BindingClock<B>>(s, spec, ep, intervals, on_interval, 1.0)
+        }
+        (TestKind::Throughput, _) => throughput_loop(s, spec, ep, intervals, on_interval),
     }
 }
 
@@ -555,174 +258,6 @@ fn drain_intervals(
     }
 }
 
-/// Ping-pong with round trips timed by `C` (`ns_per_tick` converts its
-/// readings); everything else (warm-up, duration, intervals) on `B`'s clock.
-fn latency_loop<B: Binding, C: clock::RoundTrip>(
-    s: &Session,
-    spec: &RunSpec,
-    ep: &mut Endpoints<B>,
-    intervals: &mut Vec<Interval>,
-    on_interval: &mut dyn FnMut(&Interval),
-    ns_per_tick: f64,
-) -> Measured {
-    let mut rec = LatencyRecorder::new();
-    let size = spec.size;
-    let nsubs = s.subs.len().max(1) as u64;
-    let echo_timeout = spec.echo_timeout_ms.max(1) * 1_000_000;
-    let period = if spec.rate > 0.0 {
-        (1e9 / spec.rate) as u64
-    } else {
-        0
-    };
-    let one_way = spec.one_way;
-    let start = B::now_ns();
-    let warm_end = start + spec.warmup_ns;
-    let mut measure_start = warm_end;
-    let mut warm = spec.warmup_ns > 0;
-    let mut seq = 0u64;
-    let mut echoed = 0u64;
-    let mut warm_seq = 0u64;
-    let mut next_send = start;
-    let interval_ns = spec.interval_ms.max(1) * 1_000_000;
-    let mut next_report = warm_end + interval_ns;
-    let (mut i_count, mut i_sum, mut i_max) = (0u64, 0u128, 0u64);
-    let mut checked_at = start;
-    let fault = loop {
-        let now = B::now_ns();
-        if warm && now >= warm_end {
-            warm = false;
-            measure_start = now;
-            next_send = now;
-            next_report = now + interval_ns;
-        }
-        if !warm
-            && ((spec.count > 0 && seq >= spec.count)
-                || (spec.duration_ns > 0 && now - measure_start >= spec.duration_ns))
-        {
-            break None;
-        }
-        if now - checked_at > 50_000_000 {
-            checked_at = now;
-            if let Err(f) = check_peers(s) {
-                break Some(f);
-            }
-        }
-        if now >= next_report {
-            if i_count > 0 {
-                let iv = Interval {
-                    t_s: (now - measure_start) as f64 / 1e9,
-                    received: i_count,
-                    samples_per_s: i_count as f64 * 1e9 / interval_ns as f64,
-                    latency_mean_ns: Some(i_sum as f64 / i_count as f64),
-                    latency_max_ns: Some(i_max),
-                    ..Default::default()
-                };
-                on_interval(&iv);
-                intervals.push(iv);
-            }
-            (i_count, i_sum, i_max) = (0, 0, 0);
-            next_report += interval_ns;
-            // Subscribers' heartbeats; their figures are not needed here.
-            for sub in &s.subs {
-                while sub.try_recv().is_some() {}
-            }
-        }
-        let (this_seq, flags) = if warm {
-            (warm_seq, FLAG_ECHO | FLAG_WARMUP)
-        } else {
-            (seq, FLAG_ECHO)
-        };
-        if period > 0 && !warm {
-            B::wait_until(next_send);
-            next_send += period;
-        }
-        let mut sent_at = 0;
-        if let Err(e) = ep
-            .writer
-            .send(size, |b| {
-                sent_at = fill_sample(b, this_seq, 0, flags, spec.check, C::start);
-            })
-            .and_then(|_| ep.writer.flush())
-        {
-            break Some(send_fault(e, s));
-        }
-        let target = (this_seq % nsubs) as usize;
-        let want = (this_seq, flags);
-        // The echo timeout runs from the ping's own timestamp (or, when the
-        // round trip has its own clock, from the loop's reading just before
-        // the send): no clock read between the send and the echo.
-        let real_sent_at = if C::MONOTONIC {
-            real_time::<B>(sent_at)
-        } else {
-            real_time::<B>(now)
-        };
-        let mut got: Option<(u64, u64)> = None;
-        let reader = &mut ep.echo[target];
-        let res = loop {
-            let r = reader.recv(Duration::from_millis(100), &mut |b: &[u8]| {
-                let t = C::stop();
-                if let Some(h) = Header::read(b)
-                    && (h.seq, h.flags & !FLAG_CHECK) == want
-                {
-                    let sub_rx = if b.len() >= HEADER_LEN + 8 {
-                        u64::from_le_bytes(
-                            b[HEADER_LEN..HEADER_LEN + 8].try_into().expect("8 bytes"),
-                        )
-                    } else {
-                        0
-                    };
-                    got = Some((
-                        C::ns(t.saturating_sub(h.timestamp), ns_per_tick),
-                        sub_rx.saturating_sub(h.timestamp),
-                    ));
-                }
-            });
-            match r {
-                Err(e) => break Err(send_fault(e, s)),
-                Ok(_) if got.is_some() => break Ok(()),
-                Ok(_) => {
-                    if let Err(f) = check_peers(s) {
-                        break Err(f);
-                    }
-                    if clock::now_ns() - real_sent_at > echo_timeout {
-                        break Ok(());
-                    }
-                }
-            }
-        };
-        if let Err(f) = res {
-            break Some(f);
-        }
-        if warm {
-            warm_seq += 1;
-            continue;
-        }
-        seq += 1;
-        // No echo within --echo-timeout: the ping is lost and not recorded.
-        if let Some((rtt, ow)) = got {
-            echoed += 1;
-            let v = if one_way { ow } else { rtt / 2 };
-            if period > 0 {
-                rec.record_corrected(v, period / 2);
-            } else {
-                rec.record(v);
-            }
-            i_count += 1;
-            i_sum += u128::from(v);
-            i_max = i_max.max(v);
-        }
-    };
-    drain_intervals(s, false, intervals, on_interval);
-    let duration = B::now_ns().saturating_sub(measure_start);
-    Measured {
-        rec: Some(rec),
-        sent: seq,
-        duration_ns: duration,
-        fault,
-        echoed,
-    }
-}
-
 fn send_fault(e: BindingError, s: &Session) -> Fault {
     if INTERRUPTED.load(Ordering::Relaxed) {
         return Fault::Interrupted;
@@ -735,70 +270,5 @@ fn send_fault(e: BindingError, s: &Session) -> Fault {
             Fault::Peer(format!("subscriber connection lost: {e}"))
         }
         e => Fault::Binding(e.to_string()),
-    }
-}
-
-fn throughput_loop<B: Binding>(
-    s: &Session,
-    spec: &RunSpec,
-    ep: &mut Endpoints<B>,
-    intervals: &mut Vec<Interval>,
-    on_interval: &mut dyn FnMut(&Interval),
-) -> Measured {
-    let every = spec.latency_every;
-    // Latency under load: a thread records echoes while this one sends.
-    let stop = Arc::new(AtomicBool::new(false));
-    let echo_thread = if every > 0 {
-        let mut readers = std::mem::take(&mut ep.echo);
-        let stop = stop.clone();
-        Some(std::thread::spawn(move || {
-            // Left unpinned: it shares the publisher's core budget.
-            let mut rec = LatencyRecorder::new();
-            let slice = Duration::from_millis(if readers.len() > 1 { 1 } else { 20 });
-            while !stop.load(Ordering::Acquire) {
-                for r in readers.iter_mut() {
-                    let _ = r.recv(slice, &mut |b: &[u8]| {
-                        if let Some(h) = Header::read(b)
-                            && h.flags & FLAG_WARMUP == 0
-                        {
-                            rec.record((B::now_ns().saturating_sub(h.timestamp)) / 2);
-                        }
-                    });
-                }
-            }
-            (rec, readers)
-        }))
-    } else {
-        None
-    };
-    let (seq, duration, fault) = send_stream::<B>(
-        &mut ep.writer,
-        spec,
-        0,
-        every,
-        &mut || {
-            check_peers(s)?;
-            drain_intervals(s, true, intervals, on_interval);
-            Ok(Poll::Go)
-        },
-        &|e| send_fault(e, s),
-    );
-    drain_intervals(s, true, intervals, on_interval);
-    let rec = echo_thread.map(|t| {
-        // Let the last echoes come back.
-        std::thread::sleep(Duration::from_millis(50));
-        stop.store(true, Ordering::Release);
-        let (rec, readers) = t
-            .join()
-            .unwrap_or_else(|_| (LatencyRecorder::new(), Vec::new()));
-        ep.echo = readers;
-        rec
-    });
-    Measured {
-        rec,
-        sent: seq,
-        duration_ns: duration,
-        fault,
-        echoed: 0,
     }
 }

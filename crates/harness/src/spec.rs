@@ -55,7 +55,7 @@ pub struct RunSpec {
     /// timestamp (same host only) instead of round trip / 2.
     pub one_way: bool,
     /// Latency test: the clock that times round trips
-    /// ([`crate::publisher::round_trip_clock`]); recorded in the config only
+    /// ([`crate::run::round_trip_clock`]); recorded in the config only
     /// when not `auto`, so that results of earlier versions compare with it.
     #[serde(default, skip_serializing_if = "RoundTripClock::is_auto")]
     pub clock: RoundTripClock,

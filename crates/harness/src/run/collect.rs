@@ -1,0 +1,247 @@
+//! After the loop: the extra publishers' counts, the subscribers' results,
+//! the totals, and the [`Run`] as the output contract has it.
+
+use super::*;
+
+/// The samples each publisher sent: this one's `sent` first, then each
+/// extra publisher's count (told to stop early if this one was cut short).
+pub(super) fn collect_publishers(
+    s: &mut Session,
+    spec: &RunSpec,
+    sent: u64,
+    fault: &mut Option<Fault>,
+) -> Vec<u64> {
+    let mut sent_by = vec![sent];
+    let pub_wait = Duration::from_nanos(spec.duration_ns) + Duration::from_secs(10);
+    for p in s.pubs.iter_mut() {
+        if fault.is_some() {
+            let _ = p.send(&Msg::Stop {
+                sent: 0,
+                sent_by: Vec::new(),
+            });
+        }
+        let deadline = std::time::Instant::now() + pub_wait;
+        let mut got = 0;
+        loop {
+            match p.recv(deadline.saturating_duration_since(std::time::Instant::now())) {
+                Ok(Msg::PubDone { sent, .. }) => {
+                    got = sent;
+                    break;
+                }
+                Ok(_) => {}
+                Err(f) => {
+                    fault.get_or_insert(f);
+                    break;
+                }
+            }
+        }
+        sent_by.push(got);
+    }
+    sent_by
+}
+
+/// What the subscribers reported at the end of a run.
+#[derive(Default)]
+pub(super) struct PeerResults {
+    /// Each subscriber's counts.
+    pub(super) subscribers: Vec<Throughput>,
+    /// Per publisher, summed over subscribers.
+    publishers: Vec<Throughput>,
+    /// Each subscriber's resource use.
+    resources: Vec<Resources>,
+    /// Samples whose content did not check out, over all subscribers.
+    bad_samples: u64,
+}
+
+/// Tells every live subscriber how many samples were sent and collects its
+/// result (it may already be gone); interval reports that arrive meanwhile
+/// are kept in throughput runs.
+pub(super) fn collect_subscribers(
+    s: &mut Session,
+    spec: &RunSpec,
+    sent_by: &[u64],
+    intervals: &mut Vec<Interval>,
+    on_interval: &mut dyn FnMut(&Interval),
+    fault: &mut Option<Fault>,
+) -> PeerResults {
+    let mut out = PeerResults::default();
+    let stop = Msg::Stop {
+        sent: sent_by[0],
+        sent_by: if sent_by.len() > 1 {
+            sent_by.to_vec()
+        } else {
+            Vec::new()
+        },
+    };
+    // Reliable subscribers may drain a backlog (they stop after 2 s of quiet).
+    let wait = Duration::from_secs(if spec.endpoint.reliability == Reliability::Reliable {
+        30
+    } else {
+        10
+    });
+    for sub in s.subs.iter_mut() {
+        if sub.send(&stop).is_err() {
+            continue;
+        }
+        let deadline = std::time::Instant::now() + wait;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match sub.recv(left) {
+                Ok(Msg::Result {
+                    throughput,
+                    by_publisher,
+                    bad_samples,
+                    resources,
+                    ..
+                }) => {
+                    if let Some(t) = throughput {
+                        out.subscribers.push(t);
+                    }
+                    for (i, t) in by_publisher.iter().enumerate() {
+                        if out.publishers.len() <= i {
+                            out.publishers.push(Throughput::default());
+                        }
+                        add_counts(&mut out.publishers[i], t);
+                    }
+                    out.resources.push(resources);
+                    out.bad_samples += bad_samples;
+                    break;
+                }
+                Ok(Msg::Interval { interval }) if spec.test == TestKind::Throughput => {
+                    on_interval(&interval);
+                    intervals.push(interval);
+                }
+                Ok(_) => {}
+                Err(f) => {
+                    fault.get_or_insert(f);
+                    break;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Interval reports that came after the subscribers' results.
+pub(super) fn keep_late_intervals(s: &Session, spec: &RunSpec, intervals: &mut Vec<Interval>) {
+    for sub in &s.subs {
+        while let Some(m) = sub.try_recv() {
+            if let Msg::Interval { interval } = m
+                && spec.test == TestKind::Throughput
+            {
+                intervals.push(interval);
+            }
+        }
+    }
+}
+
+/// Adds `t`'s counts and rates to `into` (rates of different subscribers or
+/// publishers add up; loss percent is derived afterwards).
+fn add_counts(into: &mut Throughput, t: &Throughput) {
+    into.sent += t.sent;
+    into.received += t.received;
+    into.bytes += t.bytes;
+    into.lost += t.lost;
+    into.duplicates += t.duplicates;
+    into.out_of_order += t.out_of_order;
+    into.samples_per_s += t.samples_per_s;
+    into.mbps += t.mbps;
+}
+
+fn lost_percent(t: &Throughput) -> f64 {
+    if t.sent > 0 {
+        t.lost as f64 * 100.0 / t.sent as f64
+    } else {
+        0.0
+    }
+}
+
+/// A throughput run's totals over all subscribers; when no subscriber
+/// reported (it died), what its interval reports said.
+pub(super) fn total_throughput(
+    spec: &RunSpec,
+    subscribers: &[Throughput],
+    intervals: &[Interval],
+    sent_by: &[u64],
+    duration_ns: u64,
+) -> Throughput {
+    let mut total = Throughput::default();
+    if subscribers.is_empty() {
+        total.received = intervals.iter().map(|i| i.received).sum();
+        total.lost = intervals.iter().map(|i| i.lost).sum();
+        total.bytes = total.received * spec.size as u64;
+        total.sent = sent_by[0];
+        total.finish(duration_ns as f64 / 1e9);
+    } else {
+        for t in subscribers {
+            add_counts(&mut total, t);
+        }
+        // `sent` counts each delivery the publisher owed (sent ×
+        // subscribers), so loss % stays per delivery.
+        total.lost_percent = lost_percent(&total);
+    }
+    total.sent_per_s = sent_by.iter().sum::<u64>() as f64 / (duration_ns as f64 / 1e9).max(1e-9);
+    total
+}
+
+/// The run's result as the output contract has it.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn assemble(
+    spec: &RunSpec,
+    m: Measured,
+    peers: PeerResults,
+    throughput: Option<Throughput>,
+    intervals: Vec<Interval>,
+    publisher: Resources,
+    clock_name: &str,
+    started_at: String,
+    fault: &Option<Fault>,
+) -> Run {
+    let latency_test = spec.test == TestKind::Latency;
+    let latency = m.rec.filter(|r| r.count() > 0 || latency_test);
+    let mut subscribers = peers.subscribers;
+    if subscribers.len() < 2 {
+        subscribers.clear();
+    }
+    Run {
+        binding: spec.binding.clone(),
+        transport: spec.endpoint.transport.clone(),
+        test: spec.test,
+        size: spec.size,
+        zero_copy: spec.endpoint.zero_copy,
+        data_type: serde_json::to_value(spec.endpoint.data_type)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default(),
+        reliable: spec.endpoint.reliability == Reliability::Reliable,
+        config: spec.config_json(),
+        latency_method: latency.as_ref().map(|_| latency_method(spec)),
+        latency_clock: latency_test.then(|| clock_name.to_owned()),
+        latency_ns: latency.map(|r| r.summary()),
+        pings: latency_test.then_some(Pings {
+            sent: m.sent,
+            echoed: m.echoed,
+            lost: m.sent - m.echoed,
+        }),
+        throughput,
+        intervals,
+        subscribers,
+        publishers: peers
+            .publishers
+            .into_iter()
+            .map(|mut t| {
+                t.lost_percent = lost_percent(&t);
+                t
+            })
+            .collect(),
+        resources: RunResources {
+            publisher,
+            subscriber: peers.resources.first().cloned().unwrap_or_default(),
+        },
+        bad_samples: peers.bad_samples,
+        complete: fault.is_none(),
+        error: fault.as_ref().map(|f| f.to_string()),
+        started_at,
+        duration_s: m.duration_ns as f64 / 1e9,
+    }
+}

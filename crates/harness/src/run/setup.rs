@@ -1,0 +1,146 @@
+//! Before the loop: this thread pinned and prioritised, the run set up on
+//! every subscriber and extra publisher, endpoints matched, and the start.
+
+use super::*;
+
+pub(super) struct Endpoints<B: Binding> {
+    pub(super) _binding: B,
+    pub(super) writer: B::Writer,
+    pub(super) echo: Vec<B::Reader>,
+}
+
+pub(super) fn setup<B: Binding>(s: &mut Session, spec: &RunSpec) -> Result<Endpoints<B>, Fault> {
+    let timeout = s.connect_timeout;
+    for sub in s.subs.iter_mut() {
+        let mut sp = spec.clone();
+        sp.subscriber_index = sub.index;
+        sub.send(&Msg::Setup { spec: Box::new(sp) })?;
+    }
+    let mut locators = Vec::new();
+    for sub in &s.subs {
+        match sub.recv(timeout)? {
+            Msg::Locators { data } => locators.push(data),
+            other => return Err(Fault::Peer(format!("unexpected {other:?} during set-up"))),
+        }
+    }
+    for (i, p) in s.pubs.iter_mut().enumerate() {
+        p.send(&Msg::PubSetup {
+            spec: Box::new(spec.clone()),
+            publisher: (i + 1) as u8,
+            data: locators.clone(),
+        })?;
+    }
+    let mut cfg = spec.endpoint.clone();
+    cfg.bind_ip = s
+        .subs
+        .first()
+        .map_or_else(|| "127.0.0.1".into(), |c| c.local_ip());
+    let bind = |e: BindingError| Fault::Binding(format!("{}: {e}", spec.binding));
+    let mut binding = B::open(&cfg).map_err(bind)?;
+    let needs_echo = spec.test == TestKind::Latency || spec.latency_every > 0;
+    let mut echo = Vec::new();
+    let mut echo_locs = Vec::new();
+    for sub in &s.subs {
+        if needs_echo {
+            let (r, l) = binding
+                .create_reader(&TopicSpec {
+                    name: format!("echo{}", sub.index),
+                    index: 0,
+                })
+                .map_err(bind)?;
+            echo.push(r);
+            echo_locs.push(l);
+        } else {
+            echo_locs.push(String::new());
+        }
+    }
+    let writer = binding
+        .create_writer(
+            &TopicSpec {
+                name: "data".into(),
+                index: 0,
+            },
+            &locators,
+        )
+        .map_err(bind)?;
+    for (sub, l) in s.subs.iter_mut().zip(echo_locs) {
+        sub.send(&Msg::Peer { echo: l })?;
+    }
+    let mut endpoints = Endpoints {
+        _binding: binding,
+        writer,
+        echo,
+    };
+    let n = s.subs.len();
+    endpoints.writer.wait_matched(n, timeout).map_err(|e| {
+        Fault::Peer(format!(
+            "subscribers never matched: {e} (--connect-timeout {:.1} s)",
+            timeout.as_secs_f64()
+        ))
+    })?;
+    for r in endpoints.echo.iter_mut() {
+        r.wait_matched(timeout).map_err(|e| {
+            Fault::Peer(format!(
+                "echo never matched: {e} (--connect-timeout {:.1} s)",
+                timeout.as_secs_f64()
+            ))
+        })?;
+    }
+    for sub in s.subs.iter().chain(s.pubs.iter()) {
+        match sub.recv(timeout)? {
+            Msg::Ready => {}
+            other => return Err(Fault::Peer(format!("unexpected {other:?} during set-up"))),
+        }
+    }
+    Ok(endpoints)
+}
+
+/// Room for every interval report a run of `--duration` makes (one per
+/// subscriber per interval in throughput runs, one per interval in latency
+/// runs, plus the partial ones at the ends), so that the measuring loops never
+/// grow the vector: no allocation or copy of it mid-run, and a long run's
+/// memory grows only by the reports themselves. Runs bounded by `--count`
+/// start with room for a minute.
+pub(super) fn expected_intervals(spec: &RunSpec, subs: usize) -> usize {
+    let per_interval = spec.interval_ms.max(1) * 1_000_000;
+    let span = if spec.duration_ns > 0 {
+        spec.duration_ns
+    } else {
+        60_000_000_000
+    };
+    let n = (span / per_interval + 2) as usize;
+    let n = if spec.test == TestKind::Throughput {
+        n * subs.max(1)
+    } else {
+        n
+    };
+    n.min(1 << 20)
+}
+
+fn apply_rt(spec: &RunSpec) -> Result<(), Fault> {
+    if let Some(cpu) = spec.pub_cpu {
+        sys::pin_to_cpu(cpu).map_err(Fault::Config)?;
+    }
+    if let Some(p) = spec.rt_priority {
+        sys::set_rt_priority(p).map_err(Fault::Config)?;
+    }
+    if spec.mlock {
+        sys::mlock_all().map_err(Fault::Config)?;
+    }
+    Ok(())
+}
+
+/// Pins and prioritises this thread, sets the run up on every subscriber
+/// and extra publisher, and tells them to start.
+pub(super) fn start<B: Binding>(s: &mut Session, spec: &RunSpec) -> Result<Endpoints<B>, Fault> {
+    apply_rt(spec)?;
+    for sub in &s.subs {
+        sub.touch();
+    }
+    let ep = setup::<B>(s, spec).inspect_err(|_| spec.endpoint.cancel.cancel())?;
+    for sub in s.subs.iter_mut().chain(s.pubs.iter_mut()) {
+        sub.send(&Msg::Start)?;
+        sub.touch();
+    }
+    Ok(ep)
+}

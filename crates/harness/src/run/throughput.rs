@@ -1,0 +1,69 @@
+//! The throughput test's loop: samples as fast as the binding takes them (or
+//! at `--rate`), with an echo thread for latency under load.
+
+use super::*;
+
+pub(super) fn throughput_loop<B: Binding>(
+    s: &Session,
+    spec: &RunSpec,
+    ep: &mut Endpoints<B>,
+    intervals: &mut Vec<Interval>,
+    on_interval: &mut dyn FnMut(&Interval),
+) -> Measured {
+    let every = spec.latency_every;
+    // Latency under load: a thread records echoes while this one sends.
+    let stop = Arc::new(AtomicBool::new(false));
+    let echo_thread = if every > 0 {
+        let mut readers = std::mem::take(&mut ep.echo);
+        let stop = stop.clone();
+        Some(std::thread::spawn(move || {
+            // Left unpinned: it shares the publisher's core budget.
+            let mut rec = LatencyRecorder::new();
+            let slice = Duration::from_millis(if readers.len() > 1 { 1 } else { 20 });
+            while !stop.load(Ordering::Acquire) {
+                for r in readers.iter_mut() {
+                    let _ = r.recv(slice, &mut |b: &[u8]| {
+                        if let Some(h) = Header::read(b)
+                            && h.flags & FLAG_WARMUP == 0
+                        {
+                            rec.record((B::now_ns().saturating_sub(h.timestamp)) / 2);
+                        }
+                    });
+                }
+            }
+            (rec, readers)
+        }))
+    } else {
+        None
+    };
+    let (seq, duration, fault) = send_stream::<B>(
+        &mut ep.writer,
+        spec,
+        0,
+        every,
+        &mut || {
+            check_peers(s)?;
+            drain_intervals(s, true, intervals, on_interval);
+            Ok(Poll::Go)
+        },
+        &|e| send_fault(e, s),
+    );
+    drain_intervals(s, true, intervals, on_interval);
+    let rec = echo_thread.map(|t| {
+        // Let the last echoes come back.
+        std::thread::sleep(Duration::from_millis(50));
+        stop.store(true, Ordering::Release);
+        let (rec, readers) = t
+            .join()
+            .unwrap_or_else(|_| (LatencyRecorder::new(), Vec::new()));
+        ep.echo = readers;
+        rec
+    });
+    Measured {
+        rec,
+        sent: seq,
+        duration_ns: duration,
+        fault,
+        echoed: 0,
+    }
+}
