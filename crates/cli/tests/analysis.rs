@@ -143,10 +143,9 @@ fn report_renders_in_chromium() {
     ] {
         assert!(svgs.iter().any(|s| s == want), "{want} missing in {svgs:?}");
     }
-    let Some(exe) = chromium() else {
-        eprintln!("SKIPPED the browser part: chromium is not installed (apt-get install chromium)");
-        return;
-    };
+    let exe = chromium().expect(
+        "prerequisite missing: chromium, for the browser part (Debian package chromium; scripts/setup.sh installs it)",
+    );
     let url = format!("file://{}", out.display());
     // The DOM as Chromium parsed it: every plot is an svg with data points.
     let dom = headless(&exe, &["--dump-dom".into(), url.clone()]);
