@@ -1,11 +1,12 @@
 //! The analysis commands (`report`, `merge`, `compare`, `history`,
-//! `export`) and saving results in the results database. Their clap
-//! definitions live here rather than in `cli.rs` so that the analysis side
-//! grows without touching the test commands; they still only turn flags
-//! into the plain types of pubsubperf-report, which does the work.
+//! `export`) and saving results in the results database. Their arguments
+//! are defined in `cli/analysis.rs`; this turns them into the plain types
+//! of pubsubperf-report, which does the work.
 
-use crate::options::UsageError;
-use clap::Args;
+use crate::cli::{
+    CompareArgs, ExportArgs, FilterArgs, HistoryArgs, ImportArgs, MergeArgs, ReportArgs, SaveArgs,
+};
+use crate::plan::UsageError;
 use pubsubperf_core::result::ResultsFile;
 use pubsubperf_report::ReportError;
 use pubsubperf_report::db::{self, Database, Filter, StoredRun};
@@ -14,20 +15,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 pub use pubsubperf_report::db::SaveMeta;
-
-/// `--db` and `--no-save` for commands that measure (latency, throughput,
-/// sweep): flatten into their arguments with `#[command(flatten)]`.
-#[derive(Debug, Clone, Default, Args)]
-pub struct SaveArgs {
-    /// Results database to save runs in (default: $PUBSUBPERF_DB, else
-    /// $XDG_DATA_HOME/pubsubperf/results.sqlite, else
-    /// ~/.local/share/pubsubperf/results.sqlite).
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
-    /// Do not save the results in the database.
-    #[arg(long, conflicts_with = "db")]
-    pub no_save: bool,
-}
 
 /// Saves a finished results file in the results database, unless
 /// `--no-save`. Returns the database path and the run-group id of the
@@ -44,36 +31,6 @@ pub fn save_results(
     db::store(args.db.as_deref(), file, meta)
         .map(Some)
         .map_err(|e| flag_error("--db", e))
-}
-
-/// Filters of a database selection.
-#[derive(Debug, Clone, Default, Args)]
-pub struct FilterArgs {
-    /// Only runs of this binding.
-    #[arg(short, long, value_name = "NAME")]
-    pub binding: Option<String>,
-    /// Only runs over this transport.
-    #[arg(short, long, value_name = "NAME")]
-    pub transport: Option<String>,
-    /// Only runs of this test: latency or throughput.
-    #[arg(long, value_name = "TEST")]
-    pub test: Option<String>,
-    /// Only runs of this sample size (64, 1KiB, ...).
-    #[arg(short, long, value_name = "SIZE")]
-    pub size: Option<String>,
-    /// Only runs started since a date (2026-11-21), a UTC time
-    /// (2026-11-21T10:00:00Z) or an age (12h, 7d).
-    #[arg(long, value_name = "WHEN")]
-    pub since: Option<String>,
-    /// Only runs of this sweep.
-    #[arg(long, value_name = "NAME")]
-    pub sweep: Option<String>,
-    /// Only runs of this run group (id or prefix, as 'history' shows it).
-    #[arg(long, value_name = "ID")]
-    pub group: Option<String>,
-    /// Only the most recent N runs.
-    #[arg(short = 'n', long, value_name = "N")]
-    pub limit: Option<usize>,
 }
 
 impl FilterArgs {
@@ -124,84 +81,6 @@ impl FilterArgs {
             limit: self.limit,
         })
     }
-}
-
-#[derive(Debug, Args)]
-pub struct ReportArgs {
-    /// Results JSON files to report on (default: runs from the database,
-    /// selected with the filters).
-    #[arg(value_name = "RESULTS")]
-    pub results: Vec<PathBuf>,
-    /// Results database (default: see 'pubsubperf latency --help').
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
-    #[command(flatten)]
-    pub filter: FilterArgs,
-    /// The HTML file to write.
-    #[arg(short, long, default_value = "report.html", value_name = "FILE")]
-    pub out: PathBuf,
-    /// Also write every plot as an SVG file into this directory.
-    #[arg(long, value_name = "DIR")]
-    pub svg_dir: Option<PathBuf>,
-    /// Page title.
-    #[arg(long, default_value = "pubsubperf report", value_name = "TEXT")]
-    pub title: String,
-}
-
-#[derive(Debug, Args)]
-pub struct MergeArgs {
-    /// Results JSON files to merge (runs of the same cell become one run:
-    /// histograms merged exactly, counters summed).
-    #[arg(value_name = "RESULTS", required = true)]
-    pub results: Vec<PathBuf>,
-    /// The merged results JSON file to write.
-    #[arg(short, long, value_name = "FILE")]
-    pub out: PathBuf,
-}
-
-#[derive(Debug, Args)]
-pub struct CompareArgs {
-    /// The baseline: a results JSON file, or a database selection
-    /// 'db:KEY=VALUE,...' (keys: group, sweep, binding, transport, test,
-    /// size, since, limit; 'db:ID' is short for 'db:group=ID').
-    #[arg(value_name = "BASE")]
-    pub base: String,
-    /// The new results, in the same forms as BASE.
-    #[arg(value_name = "NEW")]
-    pub new: String,
-    /// Exit with code 3 when a condition holds for a matched cell (a
-    /// regression; 1 stays a failure to compare, 2 bad input), e.g.
-    /// 'p99>+10%', 'samples_per_s<-5%', 'p50>+2us', 'lost_percent>1'
-    /// (repeatable; see the README, section "Analysis").
-    #[arg(long = "fail-if", value_name = "EXPR")]
-    pub fail_if: Vec<String>,
-    /// Results database for 'db:' selections.
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
-}
-
-#[derive(Debug, Args)]
-pub struct HistoryArgs {
-    /// Results database (default: see 'pubsubperf latency --help').
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
-    #[command(flatten)]
-    pub filter: FilterArgs,
-}
-
-#[derive(Debug, Args)]
-pub struct ExportArgs {
-    /// Results database (default: see 'pubsubperf latency --help').
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
-    #[command(flatten)]
-    pub filter: FilterArgs,
-    /// Write the selection as CSV ('-' for standard output).
-    #[arg(long, value_name = "FILE", required_unless_present = "json")]
-    pub csv: Option<PathBuf>,
-    /// Write the selection as a results JSON file ('-' for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
 }
 
 /// A library error as a CLI error: bad input becomes a [`UsageError`]
@@ -424,19 +303,6 @@ pub fn compare(a: &CompareArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-#[derive(Debug, Args)]
-pub struct ImportArgs {
-    /// Results JSON files to store in the database (one run group each).
-    #[arg(value_name = "RESULTS", required = true)]
-    pub results: Vec<PathBuf>,
-    /// Results database (default: see 'pubsubperf latency --help').
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
-    /// Record the runs as part of this sweep.
-    #[arg(long, value_name = "NAME")]
-    pub sweep: Option<String>,
-}
-
 /// `pubsubperf import`.
 pub fn import(a: &ImportArgs) -> anyhow::Result<ExitCode> {
     let mut files = Vec::new();
@@ -510,23 +376,6 @@ pub fn export(a: &ExportArgs) -> anyhow::Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Every cell of the shipped sweep files is a valid command line for
-    /// this CLI (flags and values; capabilities are checked at run time).
-    #[test]
-    fn shipped_sweeps_parse_as_commands() {
-        use clap::Parser;
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sweeps");
-        for name in ["quick.toml", "perftest-seeds.toml"] {
-            let s = pubsubperf_report::sweep::load(&dir.join(name)).unwrap();
-            for c in s.cells.iter().filter(|c| c.repetition == 1) {
-                let argv = std::iter::once("pubsubperf".to_string()).chain(c.args.iter().cloned());
-                if let Err(e) = crate::cli::Cli::try_parse_from(argv) {
-                    panic!("{name}: {}: {e}", c.key);
-                }
-            }
-        }
-    }
 
     #[test]
     fn db_selectors() {

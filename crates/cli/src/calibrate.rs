@@ -5,23 +5,10 @@
 //! in the `environment.calibration` of every later result, so latencies
 //! can be read as multiples of the floor.
 
+use crate::cli::CalibrateArgs;
 use anyhow::Context;
 use pubsubperf_core::calibrate::{Calibration, measure_on};
 use std::path::PathBuf;
-
-/// Arguments of `pubsubperf calibrate`.
-#[derive(Debug, clap::Args)]
-pub struct CalibrateArgs {
-    /// The two cores of the cache-line ping-pong (the first also copies).
-    #[arg(long, default_value = "0,1", value_name = "A,B")]
-    pub cpu: String,
-    /// Also write the calibration as JSON here.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Do not save it for later results.
-    #[arg(long)]
-    pub no_save: bool,
-}
 
 /// Where the last calibration is kept.
 pub fn saved_path() -> Option<PathBuf> {
@@ -45,7 +32,7 @@ pub fn floor_ns(cal: &serde_json::Value) -> Option<f64> {
 
 /// Runs `pubsubperf calibrate`.
 pub fn run(a: &CalibrateArgs) -> anyhow::Result<std::process::ExitCode> {
-    let cores = crate::options::parse_cpu(Some(&a.cpu), pubsubperf_core::sys::cores())?;
+    let cores = crate::plan::parse_cpu(Some(&a.cpu), pubsubperf_core::sys::cores())?;
     let (p, q) = (cores.0.unwrap_or(0), cores.1.unwrap_or(1));
     eprintln!("pubsubperf calibrate: measuring on cores {p},{q} (a few seconds)...");
     let c: Calibration = measure_on([p, q]);

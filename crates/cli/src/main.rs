@@ -1,20 +1,22 @@
-//! pubsubperf: the command-line front end. Parsing lives in `cli.rs` and
-//! `options.rs`, output in `output.rs`; the work is done by the library
-//! crates (pubsubperf-harness, pubsubperf-core and the bindings).
+//! pubsubperf: the command-line front end. The command line is parsed in
+//! `cli/` (the only module that uses clap); `plan.rs` validates a test and
+//! builds its run specs from plain values (the command line, sweep cells and
+//! the quick job all go through it); output is in `output.rs`. The work is
+//! done by the library crates (pubsubperf-harness, pubsubperf-core and the
+//! bindings).
 
 mod analysis;
 mod calibrate;
 mod cli;
-mod options;
 mod output;
+mod plan;
 mod quick;
 mod relay;
 mod sweep;
 
 use anyhow::Context;
-use clap::Parser;
 use cli::{Cli, Command};
-use options::UsageError;
+use plan::UsageError;
 use pubsubperf_core::environment::Environment;
 use pubsubperf_core::result::{Run, TestKind};
 use pubsubperf_harness::session::{Peers, Session};
@@ -31,30 +33,9 @@ pub const EXIT_FAIL_IF: u8 = 3;
 /// 2 bad input, 3 a `compare --fail-if` condition held (a regression),
 /// 130 interrupted.
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match cli::parse() {
         Ok(c) => c,
-        Err(e) => {
-            use clap::error::ErrorKind;
-            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-                let _ = e.print();
-                return ExitCode::SUCCESS;
-            }
-            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                let _ = e.print();
-                return ExitCode::from(2);
-            }
-            // One line: clap's first line, and where to read more.
-            let text = e.render().to_string();
-            let first = text
-                .lines()
-                .next()
-                .unwrap_or("error")
-                .trim_start_matches("error: ");
-            eprintln!(
-                "pubsubperf: {first} (see 'pubsubperf --help' or 'pubsubperf COMMAND --help')"
-            );
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let outcome = if std::env::var_os(CHECK_ONLY).is_some() {
         check_only(cli)
@@ -123,10 +104,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         None => {
             install_ctrlc();
             // The main job is `pubsubperf quick` with its defaults.
-            match Cli::parse_from(["pubsubperf", "quick"]).command {
-                Some(Command::Quick(a)) => quick::run(&a),
-                _ => unreachable!("parsed a quick command"),
-            }
+            quick::run(&cli::QuickArgs::default())
         }
         Some(Command::Quick(a)) => {
             install_ctrlc();
@@ -204,7 +182,7 @@ fn find_max(
     let (trials, best) = find_max(params, |rate| {
         let mut s = spec.clone();
         s.rate = rate;
-        s.endpoint.run_id = options::new_run_id();
+        s.endpoint.run_id = plan::new_run_id();
         s.endpoint.cancel = pubsubperf_core::CancelToken::new();
         let o = pubsubperf_harness::run::run(session, &s, &mut |_| {});
         if let Some(f) = o.fault {
@@ -289,7 +267,7 @@ pub fn bindings_env(specs: &[pubsubperf_harness::spec::RunSpec]) -> Environment 
 /// Runs every spec of a plan on one session, pushing each finished run into
 /// `sink` (which rewrites the output files at once). Returns why it stopped
 /// early, if it did; set-up failures are returned the same way.
-pub fn execute(plan: &options::TestPlan, sink: &mut output::Sink) -> anyhow::Result<Option<Fault>> {
+pub fn execute(plan: &plan::TestPlan, sink: &mut output::Sink) -> anyhow::Result<Option<Fault>> {
     let first = plan.specs.first().context("no run")?;
     let peers = peers_for(&first.peer_binding, &plan.connect, first.subscribers)?;
     let mut session = match Session::start(peers, plan.connect_timeout) {
@@ -363,11 +341,7 @@ pub fn print_tables(runs: &[Run], env: &Environment) {
     }
 }
 
-fn test(
-    plan: options::TestPlan,
-    save: &analysis::SaveArgs,
-    command: &str,
-) -> anyhow::Result<ExitCode> {
+fn test(plan: plan::TestPlan, save: &cli::SaveArgs, command: &str) -> anyhow::Result<ExitCode> {
     let mut sink = output::Sink::new(
         bindings_env(&plan.specs),
         plan.json.as_deref(),

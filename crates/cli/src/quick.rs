@@ -2,9 +2,8 @@
 //! that can run on this machine, printed as one table.
 
 use crate::cli::QuickArgs;
-use crate::cli::TestArgs;
-use crate::options::{UsageError, parse_duration};
 use crate::output;
+use crate::plan::{TestRequest, UsageError, parse_duration};
 use pubsubperf_core::binding::BindingInfo;
 use pubsubperf_core::result::{Run, TestKind};
 use pubsubperf_harness::registry;
@@ -13,24 +12,14 @@ use pubsubperf_harness::{Fault, INTERRUPTED};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
-fn args(binding: &str, size: &str, duration: &str) -> TestArgs {
-    use clap::Parser;
-    let cli = crate::cli::Cli::parse_from([
-        "pubsubperf",
-        "latency",
-        "--binding",
-        binding,
-        "--size",
-        size,
-        "--duration",
-        duration,
-        "--warmup",
-        "200ms",
-        "--quiet",
-    ]);
-    match cli.command {
-        Some(crate::cli::Command::Latency(a)) => a,
-        _ => unreachable!("parsed a latency command"),
+fn request(binding: &str, size: &str, duration: &str) -> TestRequest {
+    TestRequest {
+        binding: binding.into(),
+        size: size.into(),
+        duration: Some(duration.into()),
+        warmup: "200ms".into(),
+        quiet: true,
+        ..TestRequest::default()
     }
 }
 
@@ -91,7 +80,7 @@ pub fn run(q: &QuickArgs) -> anyhow::Result<ExitCode> {
             if INTERRUPTED.load(Ordering::Relaxed) {
                 break;
             }
-            let plan = args(info.name, size, &dur).plan(test)?;
+            let plan = request(info.name, size, &dur).plan(test)?;
             let peers = crate::peers_for(info.name, &[], 1)?;
             let mut session = match Session::start(peers, plan.connect_timeout) {
                 Ok(s) => s,

@@ -5,42 +5,20 @@
 //! for this sweep with the same settings. A progress bar with ETA is drawn
 //! on a terminal; plain lines otherwise.
 
-use crate::analysis::{SaveArgs, SaveMeta, save_results};
-use crate::cli::{Cli, Command};
-use crate::options::{TestPlan, UsageError};
+use crate::analysis::{SaveMeta, save_results};
+use crate::cli::SweepArgs;
 use crate::output;
+use crate::plan::{TestPlan, TestRequest, UsageError};
 use anyhow::Context;
-use clap::Parser;
 use pubsubperf_core::result::TestKind;
 use pubsubperf_harness::{Fault, INTERRUPTED};
 use pubsubperf_report::db::{Database, Filter};
 use pubsubperf_report::sweep::Cell;
 use std::collections::HashSet;
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
-
-/// Arguments of `pubsubperf sweep`.
-#[derive(Debug, clap::Args)]
-pub struct SweepArgs {
-    /// The sweep file (TOML).
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
-    /// Skip the cells this sweep already finished (found in the database).
-    #[arg(long)]
-    pub resume: bool,
-    /// Only list the cells, run nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Also write every run of this invocation as JSON (rewritten per cell).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Results database options.
-    #[command(flatten)]
-    pub save: SaveArgs,
-}
 
 /// The cell id stored in the database: the cell key and a digest of its
 /// arguments, so a resumed sweep re-runs cells whose settings changed.
@@ -54,7 +32,7 @@ fn estimate_s(args: &[String]) -> f64 {
         args.iter()
             .position(|a| a == flag)
             .and_then(|i| args.get(i + 1))
-            .and_then(|v| crate::options::parse_duration(flag, v).ok())
+            .and_then(|v| crate::plan::parse_duration(flag, v).ok())
             .map_or(default, |d| d.as_secs_f64())
     };
     get("--duration", 5.0) + get("--warmup", 1.0) + 1.0
@@ -65,29 +43,25 @@ fn fmt_s(s: f64) -> String {
     format!("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
 }
 
-/// Checks a cell as its run would: its arguments parsed by the CLI and
+/// Checks a cell as its run would: its settings applied by name to a test
+/// request (the same table the command line's options end in) and
 /// validated against its binding (capabilities, the binding's own checks,
 /// whether it is available here). Returns the plan to run, or the one-line
 /// reason the cell is skipped.
 pub(crate) fn check_cell(cell: &Cell) -> Result<TestPlan, String> {
-    let mut argv = vec!["pubsubperf".to_string()];
-    argv.extend(cell.args.iter().cloned());
-    argv.push("--quiet".into());
-    let parsed = Cli::try_parse_from(&argv).map_err(|e| {
-        e.render()
-            .to_string()
-            .lines()
-            .next()
-            .unwrap_or("")
-            .trim_start_matches("error: ")
-            .to_string()
-    })?;
-    let (args, test) = match parsed.command {
-        Some(Command::Latency(t)) => (t, TestKind::Latency),
-        Some(Command::Throughput(t)) => (t, TestKind::Throughput),
-        _ => return Err("not a latency or throughput test".into()),
+    let test = match cell.test.as_str() {
+        "latency" => TestKind::Latency,
+        "throughput" => TestKind::Throughput,
+        other => return Err(format!("'{other}': not a latency or throughput test")),
     };
-    args.plan(test).map_err(|e| e.0)
+    let mut req = TestRequest {
+        quiet: true,
+        ..TestRequest::default()
+    };
+    for (name, value) in cell.settings() {
+        req.set(&name, value.as_deref()).map_err(|e| e.0)?;
+    }
+    req.plan(test).map_err(|e| e.0)
 }
 
 /// Runs a sweep.

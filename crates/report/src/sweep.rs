@@ -78,6 +78,28 @@ pub struct Cell {
     pub digest: String,
 }
 
+impl Cell {
+    /// The cell's settings as (option name, value) pairs, in order: every
+    /// argument after the test's name is `--NAME` followed by its value,
+    /// unless it is a flag (the next argument is another `--NAME`). The
+    /// runner applies them by name; `args` stays the stable form the digest
+    /// is computed from and the dry run shows.
+    pub fn settings(&self) -> Vec<(String, Option<String>)> {
+        let mut out: Vec<(String, Option<String>)> = Vec::new();
+        for a in self.args.iter().skip(1) {
+            match a.strip_prefix("--") {
+                Some(name) => out.push((name.to_string(), None)),
+                None => {
+                    if let Some((_, v @ None)) = out.last_mut() {
+                        *v = Some(a.clone());
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawSweep {
@@ -604,6 +626,29 @@ socket_buffer = "1MiB"
         let keys: std::collections::HashSet<_> =
             s.cells.iter().map(|c| (&c.key, c.repetition)).collect();
         assert_eq!(keys.len(), s.cells.len());
+    }
+
+    #[test]
+    fn settings_pair_names_and_values() {
+        let s = parse(
+            "[matrix]\nbindings = [\"udp\"]\nsizes = [64]\nreliability = [\"best-effort\"]\n[settings]\nduration = \"2s\"\nopts = [\"a=1\", \"b=2\"]",
+            "t",
+        )
+        .unwrap();
+        let c = &s.cells[0];
+        let pairs: Vec<(String, Option<String>)> = c.settings();
+        let want: Vec<(String, Option<String>)> = [
+            ("binding", Some("udp")),
+            ("size", Some("64")),
+            ("best-effort", None),
+            ("duration", Some("2s")),
+            ("opt", Some("a=1")),
+            ("opt", Some("b=2")),
+        ]
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.map(String::from)))
+        .collect();
+        assert_eq!(pairs, want);
     }
 
     #[test]

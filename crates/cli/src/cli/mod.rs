@@ -1,8 +1,23 @@
-//! The command line, as clap sees it. Nothing outside this file and
-//! `options.rs` touches clap: `options.rs` turns these values into the
-//! harness's plain types.
+//! The command line, as clap sees it: the only module that uses clap. Its
+//! types convert into the plain option structs the rest of the crate works
+//! with (a test's arguments into a [`TestRequest`], which
+//! `crate::plan` validates and turns into run specs).
 
+mod analysis;
+mod calibrate;
+mod relay;
+mod sweep;
+
+pub use analysis::*;
+pub use calibrate::*;
+pub use relay::*;
+pub use sweep::*;
+
+use crate::plan::{TestPlan, TestRequest, UsageError};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use pubsubperf_core::result::TestKind;
+use pubsubperf_core::{DataType, Durability, WaitMode};
+use pubsubperf_harness::spec::RoundTripClock;
 use std::path::PathBuf;
 
 /// Performance tests for publish/subscribe middleware: latency (ping-pong,
@@ -38,24 +53,24 @@ pub enum Command {
     /// Quick comparison of every available binding (the default command).
     Quick(QuickArgs),
     /// Run a matrix of tests from a TOML sweep file (see sweeps/).
-    Sweep(crate::sweep::SweepArgs),
+    Sweep(SweepArgs),
     /// Measure this machine's floors: clock cost, cross-core cache-line round
     /// trip, memcpy bandwidth (saved and attached to later results).
-    Calibrate(crate::calibrate::CalibrateArgs),
+    Calibrate(CalibrateArgs),
     /// Forward UDP and TCP with a delay added to each direction (a netem stand-in).
-    Relay(crate::relay::RelayArgs),
+    Relay(RelayArgs),
     /// Write an HTML report (plots as inline SVG) from results files or the database.
-    Report(crate::analysis::ReportArgs),
+    Report(ReportArgs),
     /// Merge results files: repetitions of a cell become one run (exact).
-    Merge(crate::analysis::MergeArgs),
+    Merge(MergeArgs),
     /// Compare BASE with NEW: deltas, t-test over repetitions, --fail-if (exit 3).
-    Compare(crate::analysis::CompareArgs),
+    Compare(CompareArgs),
     /// List runs stored in the results database.
-    History(crate::analysis::HistoryArgs),
+    History(HistoryArgs),
     /// Export runs from the results database as CSV or results JSON.
-    Export(crate::analysis::ExportArgs),
+    Export(ExportArgs),
     /// Store results JSON files in the results database.
-    Import(crate::analysis::ImportArgs),
+    Import(ImportArgs),
 }
 
 /// Reliability choice.
@@ -243,7 +258,7 @@ pub struct TestArgs {
     pub max_loss: Option<f64>,
     /// Results database options.
     #[command(flatten)]
-    pub save: crate::analysis::SaveArgs,
+    pub save: SaveArgs,
 }
 
 #[derive(Debug, Args)]
@@ -283,5 +298,191 @@ pub struct QuickArgs {
     pub no_report: bool,
     /// Results database options.
     #[command(flatten)]
-    pub save: crate::analysis::SaveArgs,
+    pub save: SaveArgs,
+}
+
+impl From<&TestArgs> for TestRequest {
+    fn from(a: &TestArgs) -> Self {
+        TestRequest {
+            binding: a.binding.clone(),
+            peer_binding: a.peer_binding.clone(),
+            transport: a.transport.clone(),
+            size: a.size.clone(),
+            duration: a.duration.clone(),
+            count: a.count,
+            warmup: a.warmup.clone(),
+            rate: a.rate,
+            batch: a.batch.clone(),
+            latency_every: a.latency_every,
+            reliable: a.reliable,
+            best_effort: a.best_effort,
+            multicast: a.multicast,
+            ipv6: a.ipv6,
+            zero_copy: a.zero_copy,
+            data_type: a.data_type.map(|d| match d {
+                DataTypeArg::Bytes => DataType::Bytes,
+                DataTypeArg::Flat => DataType::Flat,
+            }),
+            subscribers: a.subscribers,
+            publishers: a.publishers,
+            connect_publishers: a.connect_publishers.clone(),
+            cpu: a.cpu.clone(),
+            rt_priority: a.rt_priority,
+            mlock: a.mlock,
+            wait: match a.wait {
+                WaitArg::Busy => WaitMode::Busy,
+                WaitArg::Block => WaitMode::Block,
+            },
+            check: a.check,
+            one_way: a.one_way,
+            clock: match a.clock {
+                ClockArg::Auto => RoundTripClock::Auto,
+                ClockArg::Monotonic => RoundTripClock::Monotonic,
+                ClockArg::Tsc => RoundTripClock::Tsc,
+            },
+            echo_timeout: a.echo_timeout.clone(),
+            socket_buffer: a.socket_buffer.clone(),
+            send_queue: a.send_queue,
+            receive_queue: a.receive_queue,
+            history: a.history.clone(),
+            durability: a.durability.map(|d| match d {
+                DurabilityArg::Volatile => Durability::Volatile,
+                DurabilityArg::TransientLocal => Durability::TransientLocal,
+            }),
+            async_publish: a.async_publish,
+            domain: a.domain,
+            qos_file: a.qos_file.clone(),
+            instances: a.instances,
+            opts: a.opts.clone(),
+            connect: a.connect.clone(),
+            connect_timeout: a.connect_timeout.clone(),
+            json: a.json.clone(),
+            csv: a.csv.clone(),
+            quiet: a.quiet,
+            find_max: a.find_max,
+            max_loss: a.max_loss,
+        }
+    }
+}
+
+impl TestArgs {
+    /// The plan of this test (see [`TestRequest::plan`]).
+    pub fn plan(&self, test: TestKind) -> Result<TestPlan, UsageError> {
+        TestRequest::from(self).plan(test)
+    }
+}
+
+/// Parses this process's command line. Help and version are printed (exit
+/// 0); an error is printed as one line naming where to read more (exit 2).
+pub fn parse() -> Result<Cli, std::process::ExitCode> {
+    use clap::error::ErrorKind;
+    use std::process::ExitCode;
+    match Cli::try_parse() {
+        Ok(c) => Ok(c),
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            let _ = e.print();
+            Err(ExitCode::SUCCESS)
+        }
+        Err(e) if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            Err(ExitCode::from(2))
+        }
+        Err(e) => {
+            // One line: clap's first line, and where to read more.
+            let text = e.render().to_string();
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or("error")
+                .trim_start_matches("error: ");
+            eprintln!(
+                "pubsubperf: {first} (see 'pubsubperf --help' or 'pubsubperf COMMAND --help')"
+            );
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
+impl Default for QuickArgs {
+    /// `pubsubperf quick` with no options: the main job (`pubsubperf` alone).
+    fn default() -> Self {
+        QuickArgs {
+            duration: "1s".into(),
+            bindings: None,
+            json: None,
+            out: "pubsubperf-report.html".into(),
+            no_report: false,
+            save: SaveArgs::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &str) -> Cli {
+        Cli::try_parse_from(format!("pubsubperf {args}").split_whitespace()).expect("parses")
+    }
+
+    /// The main job's defaults are those of `pubsubperf quick`.
+    #[test]
+    fn quick_defaults_are_the_main_jobs() {
+        let Some(Command::Quick(q)) = parse("quick").command else {
+            panic!("not quick")
+        };
+        let d = QuickArgs::default();
+        assert_eq!(
+            (&q.duration, &q.bindings, &q.json, &q.out, q.no_report),
+            (&d.duration, &d.bindings, &d.json, &d.out, d.no_report)
+        );
+        assert_eq!((&q.save.db, q.save.no_save), (&d.save.db, d.save.no_save));
+    }
+
+    /// A test's options on the command line and the same options set by
+    /// name (as sweep cells do) give the same request.
+    #[test]
+    fn flags_and_settings_agree() {
+        let line = "--binding tcp --size 1KiB --duration 2s --reliable --wait busy --clock monotonic --data-type flat --durability transient-local --opt a=1 --subscribers 2 --cpu none --echo-timeout 2s";
+        let Some(Command::Latency(a)) = parse(&format!("latency {line}")).command else {
+            panic!("not latency")
+        };
+        let from_flags = TestRequest::from(&a);
+        let mut by_name = TestRequest::default();
+        let mut words = line.split_whitespace().peekable();
+        while let Some(w) = words.next() {
+            let v = words.next_if(|n| !n.starts_with("--"));
+            by_name.set(w.trim_start_matches("--"), v).unwrap();
+        }
+        assert_eq!(format!("{from_flags:?}"), format!("{by_name:?}"));
+        assert_eq!(
+            format!(
+                "{:?}",
+                TestRequest::from(&{
+                    let Some(Command::Latency(a)) = parse("latency").command else {
+                        panic!()
+                    };
+                    a
+                })
+            ),
+            format!("{:?}", TestRequest::default()),
+            "the command line's defaults are the request's"
+        );
+    }
+
+    /// Every cell of the shipped sweep files is a valid command line for
+    /// this CLI (flags and values; capabilities are checked at run time).
+    #[test]
+    fn shipped_sweeps_parse_as_commands() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sweeps");
+        for name in ["quick.toml", "perftest-seeds.toml"] {
+            let s = pubsubperf_report::sweep::load(&dir.join(name)).unwrap();
+            for c in s.cells.iter().filter(|c| c.repetition == 1) {
+                let argv = std::iter::once("pubsubperf".to_string()).chain(c.args.iter().cloned());
+                if let Err(e) = Cli::try_parse_from(argv) {
+                    panic!("{name}: {}: {e}", c.key);
+                }
+            }
+        }
+    }
 }

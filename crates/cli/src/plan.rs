@@ -1,7 +1,10 @@
-//! From parsed arguments to the harness's plain types. Every error is one
-//! line naming the flag and how to fix it (the binary exits with code 2).
+//! The plan builder: from a [`TestRequest`] (plain values, no clap) to the
+//! harness's run specs. The command line (`crate::cli`), sweep cells, the
+//! quick job and the check-only mode all build a request and call
+//! [`TestRequest::plan`]; [`TestRequest::set`] is the one table of test
+//! settings by name, which sweep files use. Every error is one line naming
+//! the flag and how to fix it (the binary exits with code 2).
 
-use crate::cli::{ClockArg, DataTypeArg, DurabilityArg, TestArgs, WaitArg};
 use pubsubperf_core::result::TestKind;
 use pubsubperf_core::size::{parse_size, parse_size_list};
 use pubsubperf_core::{
@@ -130,7 +133,236 @@ pub fn new_run_id() -> String {
     )
 }
 
-impl TestArgs {
+/// A latency or throughput test as asked for, before validation: each
+/// field is one option of `pubsubperf latency|throughput` (see its `--help`
+/// for the meaning), with the command line's defaults.
+#[derive(Debug, Clone)]
+pub struct TestRequest {
+    pub binding: String,
+    pub peer_binding: Option<String>,
+    pub transport: Option<String>,
+    pub size: String,
+    pub duration: Option<String>,
+    pub count: Option<u64>,
+    pub warmup: String,
+    pub rate: Option<f64>,
+    pub batch: Option<String>,
+    pub latency_every: Option<u64>,
+    pub reliable: bool,
+    pub best_effort: bool,
+    pub multicast: bool,
+    pub ipv6: bool,
+    pub zero_copy: bool,
+    pub data_type: Option<DataType>,
+    pub subscribers: usize,
+    pub publishers: usize,
+    pub connect_publishers: Option<String>,
+    pub cpu: Option<String>,
+    pub rt_priority: Option<i32>,
+    pub mlock: bool,
+    pub wait: WaitMode,
+    pub check: bool,
+    pub one_way: bool,
+    pub clock: RoundTripClock,
+    pub echo_timeout: String,
+    pub socket_buffer: Option<String>,
+    pub send_queue: Option<usize>,
+    pub receive_queue: Option<usize>,
+    pub history: Option<String>,
+    pub durability: Option<Durability>,
+    pub async_publish: bool,
+    pub domain: Option<u32>,
+    pub qos_file: Option<PathBuf>,
+    pub instances: Option<u32>,
+    pub opts: Vec<String>,
+    pub connect: Option<String>,
+    pub connect_timeout: String,
+    pub json: Option<PathBuf>,
+    pub csv: Option<PathBuf>,
+    pub quiet: bool,
+    pub find_max: bool,
+    pub max_loss: Option<f64>,
+}
+
+impl Default for TestRequest {
+    fn default() -> Self {
+        TestRequest {
+            binding: "udp".into(),
+            peer_binding: None,
+            transport: None,
+            size: "64".into(),
+            duration: None,
+            count: None,
+            warmup: "1s".into(),
+            rate: None,
+            batch: None,
+            latency_every: None,
+            reliable: false,
+            best_effort: false,
+            multicast: false,
+            ipv6: false,
+            zero_copy: false,
+            data_type: None,
+            subscribers: 1,
+            publishers: 1,
+            connect_publishers: None,
+            cpu: None,
+            rt_priority: None,
+            mlock: false,
+            wait: WaitMode::Block,
+            check: false,
+            one_way: false,
+            clock: RoundTripClock::Auto,
+            echo_timeout: "1s".into(),
+            socket_buffer: None,
+            send_queue: None,
+            receive_queue: None,
+            history: None,
+            durability: None,
+            async_publish: false,
+            domain: None,
+            qos_file: None,
+            instances: None,
+            opts: Vec::new(),
+            connect: None,
+            connect_timeout: "10s".into(),
+            json: None,
+            csv: None,
+            quiet: false,
+            find_max: false,
+            max_loss: None,
+        }
+    }
+}
+
+/// A value parsed for a setting, or a one-line error naming it.
+fn value<T: std::str::FromStr>(name: &str, v: Option<&str>) -> Result<T, UsageError> {
+    let v = v.ok_or_else(|| UsageError(format!("--{name}: needs a value")))?;
+    v.parse()
+        .map_err(|_| UsageError(format!("--{name} '{v}': not a valid value")))
+}
+
+/// A flag without a value.
+fn flag(name: &str, v: Option<&str>) -> Result<bool, UsageError> {
+    match v {
+        None => Ok(true),
+        Some(v) => Err(UsageError(format!("--{name} '{v}': takes no value"))),
+    }
+}
+
+/// A value out of a fixed list.
+fn choice<T: Copy>(name: &str, v: Option<&str>, choices: &[(&str, T)]) -> Result<T, UsageError> {
+    let v = v.ok_or_else(|| UsageError(format!("--{name}: needs a value")))?;
+    choices
+        .iter()
+        .find(|(n, _)| *n == v)
+        .map(|(_, c)| *c)
+        .ok_or_else(|| {
+            UsageError(format!(
+                "--{name} '{v}': expected one of {}",
+                choices
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })
+}
+
+impl TestRequest {
+    /// Sets one option by its long name (without the dashes; `opt` may
+    /// repeat): the one table of test settings, used by sweep cells and by
+    /// anything else that builds a request from names and values.
+    pub fn set(&mut self, name: &str, v: Option<&str>) -> Result<(), UsageError> {
+        let text = |v: Option<&str>| -> Result<String, UsageError> {
+            v.map(String::from)
+                .ok_or_else(|| UsageError(format!("--{name}: needs a value")))
+        };
+        match name {
+            "binding" => self.binding = text(v)?,
+            "peer-binding" => self.peer_binding = Some(text(v)?),
+            "transport" => self.transport = Some(text(v)?),
+            "size" => self.size = text(v)?,
+            "duration" => self.duration = Some(text(v)?),
+            "count" => self.count = Some(value(name, v)?),
+            "warmup" => self.warmup = text(v)?,
+            "rate" => self.rate = Some(value(name, v)?),
+            "batch" => self.batch = Some(text(v)?),
+            "latency-every" => self.latency_every = Some(value(name, v)?),
+            "reliable" => self.reliable = flag(name, v)?,
+            "best-effort" => self.best_effort = flag(name, v)?,
+            "multicast" => self.multicast = flag(name, v)?,
+            "ipv6" => self.ipv6 = flag(name, v)?,
+            "zero-copy" => self.zero_copy = flag(name, v)?,
+            "data-type" => {
+                self.data_type = Some(choice(
+                    name,
+                    v,
+                    &[("bytes", DataType::Bytes), ("flat", DataType::Flat)],
+                )?)
+            }
+            "subscribers" => self.subscribers = value(name, v)?,
+            "publishers" => self.publishers = value(name, v)?,
+            "connect-publishers" => self.connect_publishers = Some(text(v)?),
+            "cpu" => self.cpu = Some(text(v)?),
+            "rt-priority" => self.rt_priority = Some(value(name, v)?),
+            "mlock" => self.mlock = flag(name, v)?,
+            "wait" => {
+                self.wait = choice(
+                    name,
+                    v,
+                    &[("busy", WaitMode::Busy), ("block", WaitMode::Block)],
+                )?
+            }
+            "check" => self.check = flag(name, v)?,
+            "one-way" => self.one_way = flag(name, v)?,
+            "clock" => {
+                self.clock = choice(
+                    name,
+                    v,
+                    &[
+                        ("auto", RoundTripClock::Auto),
+                        ("monotonic", RoundTripClock::Monotonic),
+                        ("tsc", RoundTripClock::Tsc),
+                    ],
+                )?
+            }
+            "echo-timeout" => self.echo_timeout = text(v)?,
+            "socket-buffer" => self.socket_buffer = Some(text(v)?),
+            "send-queue" => self.send_queue = Some(value(name, v)?),
+            "receive-queue" => self.receive_queue = Some(value(name, v)?),
+            "history" => self.history = Some(text(v)?),
+            "durability" => {
+                self.durability = Some(choice(
+                    name,
+                    v,
+                    &[
+                        ("volatile", Durability::Volatile),
+                        ("transient-local", Durability::TransientLocal),
+                    ],
+                )?)
+            }
+            "async" => self.async_publish = flag(name, v)?,
+            "domain" => self.domain = Some(value(name, v)?),
+            "qos-file" => self.qos_file = Some(text(v)?.into()),
+            "instances" => self.instances = Some(value(name, v)?),
+            "opt" => self.opts.push(text(v)?),
+            "connect" => self.connect = Some(text(v)?),
+            "connect-timeout" => self.connect_timeout = text(v)?,
+            "json" => self.json = Some(text(v)?.into()),
+            "csv" => self.csv = Some(text(v)?.into()),
+            "quiet" => self.quiet = flag(name, v)?,
+            "find-max" => self.find_max = flag(name, v)?,
+            "max-loss" => self.max_loss = Some(value(name, v)?),
+            _ => {
+                return Err(UsageError(format!(
+                    "--{name}: not an option of 'latency' or 'throughput' (see 'pubsubperf latency --help')"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Validates everything and builds one spec per size.
     pub fn plan(&self, test: TestKind) -> Result<TestPlan, UsageError> {
         let info = registry::info(&self.binding)
@@ -211,11 +443,11 @@ impl TestArgs {
         if self.one_way && test == TestKind::Throughput {
             return Err(UsageError("--one-way: only for 'latency'".into()));
         }
-        if self.clock != ClockArg::Auto && test == TestKind::Throughput {
+        if self.clock != RoundTripClock::Auto && test == TestKind::Throughput {
             return Err(UsageError("--clock: only for 'latency'".into()));
         }
-        if self.clock == ClockArg::Tsc {
-            if self.wait != WaitArg::Busy {
+        if self.clock == RoundTripClock::Tsc {
+            if self.wait != WaitMode::Busy {
                 return Err(UsageError(
                     "--clock tsc: needs --wait busy (across a sleep the TSC may count less than CLOCK_MONOTONIC); use --clock monotonic".into(),
                 ));
@@ -334,20 +566,13 @@ impl TestArgs {
             .transport
             .clone()
             .unwrap_or_else(|| caps.transports[0].to_string());
-        let data_type = match self.data_type {
-            None => caps.data_types[0],
-            Some(DataTypeArg::Bytes) => DataType::Bytes,
-            Some(DataTypeArg::Flat) => DataType::Flat,
-        };
+        let data_type = self.data_type.unwrap_or(caps.data_types[0]);
         let history: Option<History> = self
             .history
             .as_deref()
             .map(|h| h.parse().map_err(|e| UsageError(format!("--history {e}"))))
             .transpose()?;
-        let durability = self.durability.map(|d| match d {
-            DurabilityArg::Volatile => Durability::Volatile,
-            DurabilityArg::TransientLocal => Durability::TransientLocal,
-        });
+        let durability = self.durability;
         let qos_file = match &self.qos_file {
             None => None,
             Some(p) if peer != self.binding => {
@@ -384,10 +609,7 @@ impl TestArgs {
                 run_id: format!("{run_base}s{i}"),
                 transport: transport.clone(),
                 reliability,
-                wait: match self.wait {
-                    WaitArg::Busy => WaitMode::Busy,
-                    WaitArg::Block => WaitMode::Block,
-                },
+                wait: self.wait,
                 data_type,
                 zero_copy: self.zero_copy,
                 max_sample_size: size,
@@ -432,11 +654,7 @@ impl TestArgs {
                 echo_timeout_ms: echo_timeout.as_millis() as u64,
                 interval_ms: 1000,
                 one_way: self.one_way,
-                clock: match self.clock {
-                    ClockArg::Auto => RoundTripClock::Auto,
-                    ClockArg::Monotonic => RoundTripClock::Monotonic,
-                    ClockArg::Tsc => RoundTripClock::Tsc,
-                },
+                clock: self.clock,
             };
             registry::validate(&spec, !connect.is_empty()).map_err(UsageError)?;
             specs.push(spec);
@@ -457,17 +675,26 @@ impl TestArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Cli, Command};
-    use clap::Parser;
 
+    /// A test's plan from a command line in our flags, through the settings
+    /// table (the clap side has its own tests in `cli`).
     fn plan(args: &str) -> Result<TestPlan, UsageError> {
-        let cli =
-            Cli::try_parse_from(format!("pubsubperf {args}").split_whitespace()).expect("parses");
-        match cli.command {
-            Some(Command::Latency(a)) => a.plan(TestKind::Latency),
-            Some(Command::Throughput(a)) => a.plan(TestKind::Throughput),
-            _ => panic!("not a test"),
+        let mut words = args.split_whitespace().peekable();
+        let test = match words.next() {
+            Some("latency") => TestKind::Latency,
+            Some("throughput") => TestKind::Throughput,
+            other => panic!("not a test: {other:?}"),
+        };
+        let mut req = TestRequest::default();
+        while let Some(w) = words.next() {
+            let name = match w {
+                "-n" => "count",
+                w => w.strip_prefix("--").expect("a flag"),
+            };
+            let v = words.next_if(|n| !n.starts_with("--"));
+            req.set(name, v)?;
         }
+        req.plan(test)
     }
 
     fn err(args: &str) -> String {
