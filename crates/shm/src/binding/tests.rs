@@ -1,7 +1,13 @@
 use super::*;
+use crate::layout::FAST_READERS;
 use Reliability::{BestEffort, Reliable};
 use WaitMode::{Block, Busy};
+use pubsubperf_core::{
+    Binding, BindingError, EndpointConfig, Reader, Reliability, TopicSpec, WaitMode, Writer,
+};
 use pubsubperf_testkit::TestConfig;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
 fn base(id: &str) -> EndpointConfig {
     EndpointConfig::for_test(id)
