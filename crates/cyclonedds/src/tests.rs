@@ -1,4 +1,5 @@
 use super::*;
+use pubsubperf_core::{Binding, EndpointConfig, History, TopicSpec, Writer};
 use pubsubperf_testkit::TestConfig;
 
 fn udp(id: &str) -> EndpointConfig {

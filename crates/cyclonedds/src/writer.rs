@@ -1,0 +1,199 @@
+//! [`CycloneWriter`]: writes samples of one topic (serialized bytes, a flat
+//! copy, or a loaned shared-memory chunk).
+
+use crate::*;
+use pubsubperf_core::{BindingError, CancelToken, Writer};
+use std::ffi::c_void;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub(crate) enum Mode {
+    /// Serialized `pubsubperf::Bytes` from a scratch buffer.
+    Bytes(Vec<u8>),
+    /// A `Flat<N>` sample in a scratch buffer (u32 words: aligned for `len`), copied by write.
+    FlatCopy(Vec<u32>),
+    /// A `Flat<N>` sample in a loaned shared-memory chunk.
+    Loan,
+}
+
+/// Writes samples of one topic.
+pub struct CycloneWriter {
+    pub(crate) wr: i32,
+    pub(crate) mode: Mode,
+    /// `--instances`: the keyed type, instances written round-robin.
+    pub(crate) keyed: bool,
+    pub(crate) instances: u32,
+    pub(crate) next_key: u32,
+    /// Flat: bytes before the data (`len`, and `id` when keyed).
+    pub(crate) hdr: usize,
+    /// `--async`: wake CycloneDDS's send thread after each write.
+    pub(crate) flush: bool,
+    pub(crate) max_len: usize,
+    pub(crate) block: Duration,
+    pub(crate) reliable: bool,
+    pub(crate) shm: bool,
+    pub(crate) cancel: CancelToken,
+    pub(crate) topic: String,
+    pub(crate) _part: Arc<Participant>,
+}
+
+impl CycloneWriter {
+    /// A loaned chunk, if RouDi's pool for this size has one.
+    #[inline(always)]
+    pub(crate) fn loan(&self) -> Option<*mut c_void> {
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: valid writer; a loan is a Flat<N> sample.
+        let rc = unsafe { sys::pp_loan(self.wr, &mut p) };
+        (rc >= 0 && !p.is_null()).then_some(p)
+    }
+
+    /// RouDi's pool for this size is empty (its chunks still queued at
+    /// readers): best effort drops the sample like a full queue (`None`);
+    /// reliable waits for a chunk, at most the block timeout.
+    #[cold]
+    pub(crate) fn wait_loan(&self) -> Result<Option<*mut c_void>, BindingError> {
+        if !self.reliable {
+            return Ok(None);
+        }
+        let start = Instant::now();
+        while start.elapsed() < self.block {
+            if self.cancel.is_cancelled() {
+                return Err(BindingError::Cancelled);
+            }
+            std::thread::sleep(Duration::from_micros(50));
+            if let Some(p) = self.loan() {
+                return Ok(Some(p));
+            }
+        }
+        Err(BindingError::WriteTimeout(self.block))
+    }
+
+    #[cold]
+    pub(crate) fn write_error(&self, rc: i32) -> BindingError {
+        if rc == sys::RETCODE_TIMEOUT {
+            BindingError::WriteTimeout(self.block)
+        } else {
+            mw(&format!("writing to {}", self.topic), rc)
+        }
+    }
+}
+
+/// Fills a flat sample at `p`: `Flat<N>` (`hdr` 4: `len`, then data) or
+/// `KeyedFlat<N>` (`hdr` 8: `id`, `len`, then data).
+///
+/// # Safety
+/// `p` must point to `hdr` + `flat_len` writable bytes aligned to 4.
+#[inline(always)]
+unsafe fn fill_flat<F: FnOnce(&mut [u8])>(p: *mut u8, hdr: usize, id: u32, len: usize, fill: F) {
+    // SAFETY: the caller guarantees hdr + flat_len bytes; len <= flat_len.
+    unsafe {
+        if hdr == 8 {
+            (p as *mut u32).write(id);
+        }
+        (p.add(hdr - 4) as *mut u32).write(len as u32);
+        fill(std::slice::from_raw_parts_mut(p.add(hdr), len));
+    }
+}
+
+impl Writer for CycloneWriter {
+    fn wait_matched(&mut self, readers: usize, timeout: Duration) -> Result<(), BindingError> {
+        let start = Instant::now();
+        loop {
+            let mut n = 0u32;
+            // SAFETY: valid writer and out pointer.
+            let rc = unsafe { sys::pp_publication_matched(self.wr, &mut n) };
+            if rc < 0 {
+                return Err(mw("reading the publication matched status", rc));
+            }
+            if n as usize >= readers {
+                break;
+            }
+            if self.cancel.is_cancelled() {
+                return Err(BindingError::Cancelled);
+            }
+            if start.elapsed() >= timeout {
+                return Err(BindingError::MatchTimeout(
+                    timeout,
+                    format!(
+                        "topic {}: {n} of {readers} readers discovered (both sides need the same --domain, --transport and QoS, and UDP between them)",
+                        self.topic
+                    ),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if self.shm {
+            std::thread::sleep(SHM_CONNECT);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn send<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> Result<(), BindingError> {
+        if len > self.max_len {
+            return Err(BindingError::TooLarge {
+                size: len,
+                limit: self.max_len,
+            });
+        }
+        // --instances: the next key, round-robin.
+        let id = self.next_key;
+        if self.keyed {
+            self.next_key += 1;
+            if self.next_key == self.instances {
+                self.next_key = 0;
+            }
+        }
+        let hdr = self.hdr;
+        let rc = match &mut self.mode {
+            Mode::Bytes(buf) => {
+                fill(&mut buf[..len]);
+                // SAFETY: valid writer; buf holds len bytes, copied by dds_write.
+                unsafe {
+                    if self.keyed {
+                        sys::pp_write_keyed_bytes(self.wr, id, buf.as_mut_ptr(), len as u32)
+                    } else {
+                        sys::pp_write_bytes(self.wr, buf.as_mut_ptr(), len as u32)
+                    }
+                }
+            }
+            Mode::FlatCopy(words) => {
+                let p = words.as_mut_ptr() as *mut u8;
+                // SAFETY: words hold hdr + flat_len bytes, 4-aligned.
+                unsafe {
+                    fill_flat(p, hdr, id, len, fill);
+                    sys::pp_write(self.wr, p as *mut c_void)
+                }
+            }
+            Mode::Loan => {
+                let p = match self.loan() {
+                    Some(p) => p,
+                    None => match self.wait_loan()? {
+                        Some(p) => p,
+                        None => return Ok(()),
+                    },
+                };
+                // SAFETY: the loan holds hdr + flat_len bytes, aligned; write consumes it.
+                unsafe {
+                    fill_flat(p as *mut u8, hdr, id, len, fill);
+                    sys::pp_write(self.wr, p)
+                }
+            }
+        };
+        if rc < 0 {
+            return Err(self.write_error(rc));
+        }
+        if self.flush {
+            // SAFETY: valid writer.
+            unsafe { sys::pp_write_flush(self.wr) };
+        }
+        Ok(())
+    }
+}
+
+impl Drop for CycloneWriter {
+    fn drop(&mut self) {
+        // SAFETY: our writer (already gone if the participant was deleted).
+        unsafe { sys::pp_delete(self.wr) };
+    }
+}
