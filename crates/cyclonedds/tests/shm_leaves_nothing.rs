@@ -3,8 +3,7 @@
 
 use pubsubperf_core::{DataType, EndpointConfig, Reliability};
 use pubsubperf_cyclonedds::CycloneDds;
-use pubsubperf_testkit::conformance;
-use std::process::Command;
+use pubsubperf_testkit::{conformance, peer};
 
 const CHILD: &str = "PUBSUBPERF_CYCLONEDDS_SHM_CHILD";
 
@@ -12,7 +11,7 @@ const CHILD: &str = "PUBSUBPERF_CYCLONEDDS_SHM_CHILD";
 #[test]
 #[ignore = "run by shm_run_leaves_nothing in a child process"]
 fn child_shm_run() {
-    if std::env::var_os(CHILD).is_none() {
+    if !peer::is_child(CHILD) {
         return;
     }
     let mut c = EndpointConfig::for_test(&conformance::unique_id("leftover"));
@@ -36,20 +35,7 @@ fn shm_run_leaves_nothing() {
         others.is_empty(),
         "a RouDi already runs here (pid {others:?}); this test starts its own and checks what it leaves: stop it and rerun"
     );
-    let exe = std::env::current_exe().unwrap();
-    let child = Command::new(exe)
-        .args(["--exact", "child_shm_run", "--ignored", "--test-threads=1"])
-        .env(CHILD, "1")
-        .output()
-        .expect("start child");
-    assert!(
-        child.status.success(),
-        "child run failed: {}{}",
-        String::from_utf8_lossy(&child.stdout),
-        String::from_utf8_lossy(&child.stderr)
-    );
-    let out = String::from_utf8_lossy(&child.stdout);
-    assert!(out.contains("1 passed"), "the child did not run: {out}");
+    peer::run_to_end("child_shm_run", &[(CHILD, "1")]);
     assert!(
         pubsubperf_roudi::running().is_empty(),
         "iox-roudi still runs"

@@ -9,8 +9,7 @@ use pubsubperf_core::{
     Binding, DataType, EndpointConfig, Reader, Reliability, TopicSpec, WaitMode, Writer,
 };
 use pubsubperf_shm::Shm;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdout, Command, Stdio};
+use pubsubperf_testkit::peer::{Peer, say};
 use std::time::{Duration, Instant};
 
 const SAMPLE: usize = 64 << 10;
@@ -33,12 +32,6 @@ fn cfg(run_id: &str, zero_copy: bool, reliable: bool) -> EndpointConfig {
 fn env_cfg() -> EndpointConfig {
     let v = |k: &str| std::env::var(k).unwrap_or_default();
     cfg(&v("SHM_RUN_ID"), v("SHM_ZC") == "1", v("SHM_REL") == "1")
-}
-
-fn say(s: &str) {
-    let mut o = std::io::stdout().lock();
-    writeln!(o, "{s}").unwrap();
-    o.flush().unwrap();
 }
 
 /// The peer processes. Each runs for `SHM_SECS` seconds, then ends normally.
@@ -88,71 +81,23 @@ fn peer() {
     }
 }
 
-struct Peer {
-    child: Child,
-    out: BufReader<ChildStdout>,
-}
-
-impl Peer {
-    fn spawn(role: &str, run_id: &str, zc: bool, rel: bool, loc: &str, secs: f64) -> Peer {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "peer", "--nocapture", "--test-threads", "1"])
-            .env("SHM_PEER_ROLE", role)
-            .env("SHM_RUN_ID", run_id)
-            .env("SHM_ZC", if zc { "1" } else { "0" })
-            .env("SHM_REL", if rel { "1" } else { "0" })
-            .env("SHM_LOC", loc)
-            .env("SHM_SECS", secs.to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let out = BufReader::new(child.stdout.take().unwrap());
-        Peer { child, out }
-    }
-
-    /// The rest of the next line starting with `tag`.
-    fn expect(&mut self, tag: &str) -> String {
-        let mut line = String::new();
-        loop {
-            line.clear();
-            assert!(
-                self.out.read_line(&mut line).unwrap() > 0,
-                "peer ended before printing {tag}"
-            );
-            // libtest may have printed "test peer ... " on the same line.
-            if let Some(at) = line.find(tag) {
-                return line[at + tag.len()..].trim().to_string();
-            }
-        }
-    }
-
-    fn kill9(&mut self) {
-        // SAFETY: plain signal to our own child.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGKILL) };
-        self.child.wait().unwrap();
-    }
-
-    /// Waits for a normal end (bounded) and returns the count it printed.
-    fn finish(&mut self) -> u64 {
-        let n = self.expect("DONE").parse().unwrap();
-        let start = Instant::now();
-        loop {
-            if let Some(st) = self.child.try_wait().unwrap() {
-                assert!(st.success(), "peer failed: {st}");
-                return n;
-            }
-            assert!(start.elapsed() < Duration::from_secs(20), "peer hangs");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+fn spawn(role: &str, run_id: &str, zc: bool, rel: bool, loc: &str, secs: f64) -> Peer {
+    let (zc, rel, secs) = (
+        if zc { "1" } else { "0" },
+        if rel { "1" } else { "0" },
+        secs.to_string(),
+    );
+    Peer::spawn(
+        "peer",
+        &[
+            ("SHM_PEER_ROLE", role),
+            ("SHM_RUN_ID", run_id),
+            ("SHM_ZC", zc),
+            ("SHM_REL", rel),
+            ("SHM_LOC", loc),
+            ("SHM_SECS", &secs),
+        ],
+    )
 }
 
 fn leftovers(run_id: &str) -> Vec<String> {
@@ -170,9 +115,9 @@ fn run_id(what: &str) -> String {
 
 /// Starts a subscriber and a publisher, returns them once samples flow.
 fn start(id: &str, zc: bool, rel: bool, sub_secs: f64, pub_secs: f64) -> (Peer, Peer) {
-    let mut sub = Peer::spawn("sub", id, zc, rel, "", sub_secs);
+    let mut sub = spawn("sub", id, zc, rel, "", sub_secs);
     let loc = sub.expect("LOC");
-    let mut publ = Peer::spawn("pub", id, zc, rel, &loc, pub_secs);
+    let mut publ = spawn("pub", id, zc, rel, &loc, pub_secs);
     publ.expect("RUNNING");
     sub.expect("RUNNING");
     // Mid-run: both sides mapped everything, so every name is gone already.
@@ -186,7 +131,7 @@ fn kill_subscriber(zc: bool, rel: bool) {
     let (mut sub, mut publ) = start(&id, zc, rel, 30.0, 1.5);
     sub.kill9();
     // The publisher keeps going: a dead reader never blocks it, even reliable.
-    let sent = publ.finish();
+    let sent = publ.finish("DONE").parse::<u64>().unwrap();
     assert!(sent > 0);
     assert_eq!(leftovers(&id), Vec::<String>::new());
 }
@@ -195,7 +140,7 @@ fn kill_publisher(zc: bool, rel: bool) {
     let id = run_id(&format!("pub-zc{zc}-rel{rel}"));
     let (mut sub, mut publ) = start(&id, zc, rel, 1.5, 30.0);
     publ.kill9();
-    let got = sub.finish();
+    let got = sub.finish("DONE").parse::<u64>().unwrap();
     assert!(got > 0);
     assert_eq!(leftovers(&id), Vec::<String>::new());
 }
@@ -240,7 +185,7 @@ fn sigkill_both() {
 #[test]
 fn stale_segment_of_dead_process_is_swept() {
     let id = run_id("stale");
-    let mut sub = Peer::spawn("sub", &id, false, true, "", 30.0);
+    let mut sub = spawn("sub", &id, false, true, "", 30.0);
     let loc = sub.expect("LOC");
     assert_eq!(leftovers(&id), vec![loc.clone()]);
     sub.kill9();

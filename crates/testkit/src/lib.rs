@@ -8,12 +8,15 @@
 //!   `EndpointConfig::for_test(id).transport("udp").busy()`;
 //! - [`process`]: the CLI binary of this build, child processes, SIGKILL and
 //!   waiting until a process is gone;
+//! - [`peer`]: this test binary as a peer process (a test of its own run in
+//!   a child), to kill it or to check what its end leaves;
 //! - [`require`]: prerequisites (root, a command, a library, a daemon) that
 //!   fail the test naming what is missing instead of letting it pass
 //!   unchecked.
 
 pub mod config;
 pub mod conformance;
+pub mod peer;
 pub mod process;
 pub mod require;
 
