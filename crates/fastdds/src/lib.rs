@@ -26,8 +26,8 @@ pub mod shm;
 use options::{History, Options};
 use pubsubperf_core::binding::BindingInfo;
 use pubsubperf_core::{
-    Binding, BindingError, CancelToken, Capabilities, DataType, EndpointConfig, Locator, Reader,
-    Reliability, TopicSpec, WaitMode, Writer,
+    Binding, BindingError, CancelToken, Capabilities, DataType, EndpointConfig, Locator,
+    Reliability, TopicSpec, WaitMode,
 };
 use std::ffi::{CStr, CString};
 use std::os::raw::c_char;
@@ -35,15 +35,21 @@ use std::os::unix::net::UnixDatagram;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod reader;
+mod writer;
+
+pub use reader::FastReader;
+pub use writer::FastWriter;
+
 /// Largest sample (bytes handed to `send`).
 pub const MAX_SAMPLE: usize = 256 << 20;
 /// Memory budget for one writer's queue (data-sharing pool, history) that
 /// sets the default queue depth for large samples.
-const QUEUE_BUDGET: usize = 256 << 20;
+pub(crate) const QUEUE_BUDGET: usize = 256 << 20;
 /// Participant ids probed by UDP discovery on a host (Fast DDS's default is 4).
-const PEER_RANGE: i32 = 40;
+pub(crate) const PEER_RANGE: i32 = 40;
 
-fn caps() -> Capabilities {
+pub(crate) fn caps() -> Capabilities {
     Capabilities {
         reliable: true,
         best_effort: true,
@@ -87,19 +93,19 @@ pub fn type_name(cfg: &EndpointConfig) -> String {
 /// a writer asynchronous), so that cross-vendor endpoints match.
 pub const ASYNC_LATENCY_BUDGET_NS: i64 = 1_000;
 
-fn version() -> String {
+pub(crate) fn version() -> String {
     // SAFETY: returns a static NUL-terminated string.
     unsafe { CStr::from_ptr(ffi::ppf_version()) }
         .to_string_lossy()
         .into_owned()
 }
 
-fn mw(e: String) -> BindingError {
+pub(crate) fn mw(e: String) -> BindingError {
     BindingError::Middleware(e)
 }
 
 /// Calls a shim constructor that reports errors into a buffer.
-fn with_err<T>(f: impl FnOnce(*mut c_char, usize) -> *mut T) -> Result<*mut T, String> {
+pub(crate) fn with_err<T>(f: impl FnOnce(*mut c_char, usize) -> *mut T) -> Result<*mut T, String> {
     let mut buf = [0 as c_char; 512];
     let p = f(buf.as_mut_ptr(), buf.len());
     if p.is_null() {
@@ -115,7 +121,7 @@ fn with_err<T>(f: impl FnOnce(*mut c_char, usize) -> *mut T) -> Result<*mut T, S
     }
 }
 
-fn fnv(s: &str) -> u32 {
+pub(crate) fn fnv(s: &str) -> u32 {
     let mut h: u32 = 2166136261;
     for b in s.bytes() {
         h = (h ^ u32::from(b)).wrapping_mul(16777619);
@@ -139,7 +145,7 @@ fn fnv(s: &str) -> u32 {
 /// participant's life, and checked free for TCP: two participants that start
 /// together (a publisher and its subscriber) would otherwise both see the
 /// same port free before Fast DDS listens on it.
-fn tcp_ports(cfg: &EndpointConfig, domain: u32) -> Result<TcpSlot, BindingError> {
+pub(crate) fn tcp_ports(cfg: &EndpointConfig, domain: u32) -> Result<TcpSlot, BindingError> {
     use std::os::linux::net::SocketAddrExt;
     let slots = (cfg.subscribers as u32 + 4).min(PEER_RANGE as u32);
     let base = 20_000 + (fnv(&cfg.run_id) % (12_000 / 72)) * 72;
@@ -174,26 +180,26 @@ fn tcp_ports(cfg: &EndpointConfig, domain: u32) -> Result<TcpSlot, BindingError>
 }
 
 /// A participant's TCP listening port, its id, and the claim on the port.
-struct TcpSlot {
-    base: u16,
-    slots: u32,
-    port: u16,
-    id: i32,
-    claim: UnixDatagram,
+pub(crate) struct TcpSlot {
+    pub(crate) base: u16,
+    pub(crate) slots: u32,
+    pub(crate) port: u16,
+    pub(crate) id: i32,
+    pub(crate) claim: UnixDatagram,
 }
 
 /// Participant ids this process holds (Fast DDS wants them unique within a
 /// process, whatever the domain): a participant's ports
 /// are not always bound yet (or at all, with shared memory) when the next
 /// one looks for a free id.
-static IDS_IN_USE: std::sync::Mutex<std::collections::BTreeSet<(u32, i32)>> =
+pub(crate) static IDS_IN_USE: std::sync::Mutex<std::collections::BTreeSet<(u32, i32)>> =
     std::sync::Mutex::new(std::collections::BTreeSet::new());
 
 /// The lowest participant id whose RTPS unicast ports (metatraffic and
 /// user, `7400 + 250 domain + 10/11 + 2 id`) are free on this host. Fast DDS
 /// would number participants per process, which in a long-lived process
 /// (tests) runs past the ids that unicast discovery probes.
-fn free_participant_id(ip: &str, domain: u32) -> Result<i32, BindingError> {
+pub(crate) fn free_participant_id(ip: &str, domain: u32) -> Result<i32, BindingError> {
     let mut used = IDS_IN_USE.lock().unwrap_or_else(|e| e.into_inner());
     for id in 0..PEER_RANGE as u32 {
         if used.iter().any(|&(_, i)| i == id as i32) {
@@ -213,7 +219,7 @@ fn free_participant_id(ip: &str, domain: u32) -> Result<i32, BindingError> {
 }
 
 /// Gives back a participant id reserved in [`IDS_IN_USE`].
-fn release_id(id: (u32, i32)) {
+pub(crate) fn release_id(id: (u32, i32)) {
     IDS_IN_USE
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -222,13 +228,13 @@ fn release_id(id: (u32, i32)) {
 
 /// The participant, shared by its writers and readers: it is deleted when
 /// the last of them is dropped.
-struct Participant {
-    raw: *mut ffi::Participant,
+pub(crate) struct Participant {
+    pub(crate) raw: *mut ffi::Participant,
     /// (domain, participant id) reserved in [`IDS_IN_USE`].
-    id: (u32, i32),
+    pub(crate) id: (u32, i32),
     /// TCP: the claim on the listening port (see [`tcp_ports`]), released
     /// after the participant is closed.
-    _tcp_claim: Option<UnixDatagram>,
+    pub(crate) _tcp_claim: Option<UnixDatagram>,
 }
 
 // SAFETY: Fast DDS participants are thread-safe; the handle is only
@@ -248,19 +254,19 @@ impl Drop for Participant {
 
 /// The `fastdds` binding: one DDS participant per side.
 pub struct FastDds {
-    p: Arc<Participant>,
-    cfg: EndpointConfig,
+    pub(crate) p: Arc<Participant>,
+    pub(crate) cfg: EndpointConfig,
 }
 
 /// What `validate` and `open` derive from the configuration.
-struct Plan {
-    opts: Options,
-    keep_all: bool,
-    writer_depth: i32,
-    reader_depth: i32,
+pub(crate) struct Plan {
+    pub(crate) opts: Options,
+    pub(crate) keep_all: bool,
+    pub(crate) writer_depth: i32,
+    pub(crate) reader_depth: i32,
 }
 
-fn plan(cfg: &EndpointConfig) -> Result<Plan, BindingError> {
+pub(crate) fn plan(cfg: &EndpointConfig) -> Result<Plan, BindingError> {
     let opts = Options::parse(cfg)?;
     if !caps().transports.contains(&cfg.transport.as_str()) {
         return Err(BindingError::Unsupported(format!(
@@ -505,7 +511,7 @@ impl Binding for FastDds {
 }
 
 /// Polls `matched` until it reaches `want`, `timeout` passes or `cancel` is set.
-fn wait_count(
+pub(crate) fn wait_count(
     want: i32,
     timeout: Duration,
     cancel: &CancelToken,
@@ -521,263 +527,6 @@ fn wait_count(
             return Err(n);
         }
         std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
-/// A DataWriter of one topic.
-pub struct FastWriter {
-    raw: *mut ffi::WriterH,
-    _p: Arc<Participant>,
-    scratch: *mut u8,
-    max: usize,
-    loans: bool,
-    /// `--instances`: the keyed type, instances written round-robin.
-    keyed: bool,
-    instances: u32,
-    next_key: u32,
-    block_timeout: Duration,
-    cancel: CancelToken,
-    topic: String,
-    describe: String,
-}
-
-// SAFETY: the writer is used by one thread at a time (Writer takes &mut self);
-// Fast DDS writers may be used from any thread.
-unsafe impl Send for FastWriter {}
-
-impl Drop for FastWriter {
-    fn drop(&mut self) {
-        // SAFETY: raw came from ppf_create_writer; the participant is alive (_p).
-        unsafe { ffi::ppf_delete_writer(self.raw) };
-    }
-}
-
-impl FastWriter {
-    fn write_error(&self, rc: i32) -> BindingError {
-        match rc {
-            ffi::RC_TIMEOUT => BindingError::WriteTimeout(self.block_timeout),
-            ffi::RC_OUT_OF_RESOURCES => BindingError::Middleware(format!(
-                "Fast DDS write on {}: out of resources (history full)",
-                self.topic
-            )),
-            _ => BindingError::Middleware(format!("Fast DDS write on {} failed", self.topic)),
-        }
-    }
-
-    /// A loan from the writer's pool; waits (bounded) while every slot is in flight.
-    #[inline]
-    fn loan(&mut self) -> Result<*mut u8, BindingError> {
-        let mut rc = 0;
-        // SAFETY: raw is a live writer.
-        let p = unsafe { ffi::ppf_loan(self.raw, &mut rc) };
-        if !p.is_null() {
-            return Ok(p);
-        }
-        let start = Instant::now();
-        loop {
-            if rc != ffi::RC_OUT_OF_RESOURCES {
-                return Err(BindingError::Middleware(format!(
-                    "Fast DDS loan_sample on {} failed",
-                    self.topic
-                )));
-            }
-            if self.cancel.is_cancelled() {
-                return Err(BindingError::Cancelled);
-            }
-            if start.elapsed() > self.block_timeout {
-                return Err(BindingError::WriteTimeout(self.block_timeout));
-            }
-            std::thread::yield_now();
-            // SAFETY: as above.
-            let p = unsafe { ffi::ppf_loan(self.raw, &mut rc) };
-            if !p.is_null() {
-                return Ok(p);
-            }
-        }
-    }
-}
-
-impl Writer for FastWriter {
-    fn wait_matched(&mut self, readers: usize, timeout: Duration) -> Result<(), BindingError> {
-        let raw = self.raw;
-        // SAFETY: raw is a live writer.
-        wait_count(readers as i32, timeout, &self.cancel, || unsafe {
-            ffi::ppf_writer_matched(raw)
-        })
-        .map_err(|n| {
-            if self.cancel.is_cancelled() {
-                return BindingError::Cancelled;
-            }
-            BindingError::MatchTimeout(
-                timeout,
-                format!(
-                    "fastdds writer on {} matched {n} of {readers} readers ({}); is the subscriber running with the same transport, data type, size and domain?",
-                    self.topic, self.describe
-                ),
-            )
-        })
-    }
-
-    #[inline]
-    fn send<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> Result<(), BindingError> {
-        if len > self.max {
-            return Err(BindingError::TooLarge {
-                size: len,
-                limit: self.max,
-            });
-        }
-        // --instances: the next key, round-robin.
-        let id = self.next_key;
-        if self.keyed {
-            self.next_key += 1;
-            if self.next_key == self.instances {
-                self.next_key = 0;
-            }
-        }
-        if self.loans {
-            let p = self.loan()?;
-            // SAFETY: the loaned sample has max >= len octets after its length field.
-            fill(unsafe { std::slice::from_raw_parts_mut(p, len) });
-            // SAFETY: publishes the loan taken above.
-            let rc = unsafe { ffi::ppf_write_loan(self.raw, len as u32, id) };
-            return if rc == ffi::RC_OK {
-                Ok(())
-            } else {
-                Err(self.write_error(rc))
-            };
-        }
-        // SAFETY: scratch holds max >= len octets and is only touched here.
-        fill(unsafe { std::slice::from_raw_parts_mut(self.scratch, len) });
-        // SAFETY: raw is a live writer.
-        let rc = unsafe { ffi::ppf_write(self.raw, len as u32, id) };
-        if rc == ffi::RC_OK {
-            Ok(())
-        } else {
-            Err(self.write_error(rc))
-        }
-    }
-}
-
-/// A DataReader of one topic.
-pub struct FastReader {
-    raw: *mut ffi::ReaderH,
-    _p: Arc<Participant>,
-    busy: bool,
-    cancel: CancelToken,
-    topic: String,
-}
-
-// SAFETY: used by one thread at a time (&mut self); Fast DDS readers may be
-// used from any thread.
-unsafe impl Send for FastReader {}
-
-impl Drop for FastReader {
-    fn drop(&mut self) {
-        // SAFETY: raw came from ppf_create_reader; the participant is alive (_p).
-        unsafe { ffi::ppf_delete_reader(self.raw) };
-    }
-}
-
-impl FastReader {
-    /// Delivers every sample available now; returns how many.
-    #[inline]
-    fn drain<F: FnMut(&[u8])>(&mut self, on_sample: &mut F) -> Result<usize, BindingError> {
-        let mut n = 0;
-        loop {
-            let mut data: *const u8 = std::ptr::null();
-            let mut len: u32 = 0;
-            // SAFETY: raw is a live reader; data/len are valid out pointers.
-            let rc = unsafe { ffi::ppf_take(self.raw, &mut data, &mut len) };
-            match rc {
-                1 => {
-                    // SAFETY: the shim lends len octets at data until ppf_release.
-                    on_sample(unsafe { std::slice::from_raw_parts(data, len as usize) });
-                    // SAFETY: gives back what ppf_take lent.
-                    unsafe { ffi::ppf_release(self.raw) };
-                    n += 1;
-                }
-                0 => return Ok(n),
-                -2 => {
-                    // SAFETY: as above.
-                    unsafe { ffi::ppf_release(self.raw) };
-                    return Err(BindingError::Malformed(format!(
-                        "flat sample on {} claims more octets than its type holds",
-                        self.topic
-                    )));
-                }
-                _ => {
-                    return Err(BindingError::Middleware(format!(
-                        "Fast DDS take on {} failed",
-                        self.topic
-                    )));
-                }
-            }
-        }
-    }
-}
-
-impl Reader for FastReader {
-    fn wait_matched(&mut self, timeout: Duration) -> Result<(), BindingError> {
-        let raw = self.raw;
-        // SAFETY: raw is a live reader.
-        wait_count(1, timeout, &self.cancel, || unsafe {
-            ffi::ppf_reader_matched(raw)
-        })
-        .map_err(|_| {
-            if self.cancel.is_cancelled() {
-                return BindingError::Cancelled;
-            }
-            BindingError::MatchTimeout(
-                timeout,
-                format!(
-                    "fastdds reader on {} found no writer; is the publisher running with the same transport, data type, size and domain?",
-                    self.topic
-                ),
-            )
-        })
-    }
-
-    #[inline]
-    fn recv<F: FnMut(&[u8])>(
-        &mut self,
-        timeout: Duration,
-        on_sample: &mut F,
-    ) -> Result<usize, BindingError> {
-        let n = self.drain(on_sample)?;
-        if n > 0 {
-            return Ok(n);
-        }
-        let start = Instant::now();
-        let mut spins: u32 = 0;
-        loop {
-            if self.busy {
-                spins = spins.wrapping_add(1);
-                if spins.is_multiple_of(1024) {
-                    if self.cancel.is_cancelled() {
-                        return Err(BindingError::Cancelled);
-                    }
-                    if start.elapsed() >= timeout {
-                        return Ok(0);
-                    }
-                }
-                std::hint::spin_loop();
-            } else {
-                if self.cancel.is_cancelled() {
-                    return Err(BindingError::Cancelled);
-                }
-                let left = timeout.saturating_sub(start.elapsed());
-                if left.is_zero() {
-                    return Ok(0);
-                }
-                let slice = left.min(pubsubperf_core::binding::CANCEL_POLL);
-                // SAFETY: raw is a live reader.
-                unsafe { ffi::ppf_wait(self.raw, slice.as_nanos() as i64) };
-            }
-            let n = self.drain(on_sample)?;
-            if n > 0 {
-                return Ok(n);
-            }
-        }
     }
 }
 

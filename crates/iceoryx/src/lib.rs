@@ -13,40 +13,40 @@
 //! (publishing waits, inside iceoryx, for room in a full subscriber queue);
 //! best effort = both `DISCARD_OLDEST_DATA`.
 
-use pubsubperf_core::binding::{BindingInfo, CANCEL_POLL};
+use pubsubperf_core::binding::BindingInfo;
 use pubsubperf_core::{
-    Binding, BindingError, CancelToken, Capabilities, DataType, EndpointConfig, Locator, Reader,
-    Reliability, TopicSpec, WaitMode, Writer,
+    Binding, BindingError, Capabilities, DataType, EndpointConfig, Locator, Reliability, TopicSpec,
+    WaitMode,
 };
 use std::ffi::{CString, c_char, c_int, c_void};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[cfg(has_iceoryx)]
 unsafe extern "C" {
-    fn ppx_runtime_init(name: *const c_char);
-    fn ppx_pub_new(
+    pub(crate) fn ppx_runtime_init(name: *const c_char);
+    pub(crate) fn ppx_pub_new(
         svc: *const c_char,
         inst: *const c_char,
         ev: *const c_char,
         reliable: c_int,
     ) -> *mut c_void;
-    fn ppx_pub_free(p: *mut c_void);
-    fn ppx_pub_has_subscribers(p: *mut c_void) -> c_int;
-    fn ppx_pub_loan(p: *mut c_void, chunk: *mut *mut c_void, size: u32) -> c_int;
-    fn ppx_pub_publish(p: *mut c_void, chunk: *mut c_void);
-    fn ppx_sub_new(
+    pub(crate) fn ppx_pub_free(p: *mut c_void);
+    pub(crate) fn ppx_pub_has_subscribers(p: *mut c_void) -> c_int;
+    pub(crate) fn ppx_pub_loan(p: *mut c_void, chunk: *mut *mut c_void, size: u32) -> c_int;
+    pub(crate) fn ppx_pub_publish(p: *mut c_void, chunk: *mut c_void);
+    pub(crate) fn ppx_sub_new(
         svc: *const c_char,
         inst: *const c_char,
         ev: *const c_char,
         queue: u64,
         reliable: c_int,
     ) -> *mut c_void;
-    fn ppx_sub_free(s: *mut c_void);
-    fn ppx_sub_subscribed(s: *mut c_void) -> c_int;
-    fn ppx_sub_take(s: *mut c_void, chunk: *mut *const c_void) -> c_int;
-    fn ppx_sub_release(s: *mut c_void, chunk: *const c_void);
-    fn ppx_sub_wait(s: *mut c_void, timeout_ns: i64) -> u64;
+    pub(crate) fn ppx_sub_free(s: *mut c_void);
+    pub(crate) fn ppx_sub_subscribed(s: *mut c_void) -> c_int;
+    pub(crate) fn ppx_sub_take(s: *mut c_void, chunk: *mut *const c_void) -> c_int;
+    pub(crate) fn ppx_sub_release(s: *mut c_void, chunk: *const c_void);
+    pub(crate) fn ppx_sub_wait(s: *mut c_void, timeout_ns: i64) -> u64;
 }
 
 /// Without iceoryx at build time nothing is created: `open` refuses first.
@@ -95,6 +95,12 @@ mod missing {
 #[cfg(not(has_iceoryx))]
 use missing::*;
 
+mod reader;
+mod writer;
+
+pub use reader::IoxReader;
+pub use writer::IoxWriter;
+
 /// Largest sample: 256 MiB (and RouDi's largest chunk minus [`PREFIX`]).
 pub const MAX_SAMPLE: usize = 256 * 1024 * 1024;
 /// Bytes before the sample in a chunk: its length (u64, keeps data 8-aligned).
@@ -102,7 +108,7 @@ pub const PREFIX: usize = 8;
 /// iceoryx 2.0's largest subscriber queue.
 pub const MAX_QUEUE: usize = 256;
 
-fn caps() -> Capabilities {
+pub(crate) fn caps() -> Capabilities {
     Capabilities {
         reliable: true,
         best_effort: true,
@@ -119,7 +125,7 @@ fn caps() -> Capabilities {
     }
 }
 
-fn availability() -> Result<(), String> {
+pub(crate) fn availability() -> Result<(), String> {
     let missing = env!("PUBSUBPERF_ICEORYX_MISSING");
     if !missing.is_empty() {
         return Err(missing.to_string());
@@ -134,9 +140,9 @@ fn availability() -> Result<(), String> {
 /// `pubsubperf_iox_<pid>` (the RouDi crate recognises its socket), created
 /// once RouDi runs (iceoryx would wait for ever otherwise). It stays until
 /// the process exits, as iceoryx's runtime does.
-static RUNTIME: Mutex<bool> = Mutex::new(false);
+pub(crate) static RUNTIME: Mutex<bool> = Mutex::new(false);
 
-fn ensure_runtime() {
+pub(crate) fn ensure_runtime() {
     let mut up = RUNTIME.lock().unwrap_or_else(|e| e.into_inner());
     if !*up {
         let name = CString::new(format!("pubsubperf_iox_{}", std::process::id())).expect("name");
@@ -148,13 +154,13 @@ fn ensure_runtime() {
 
 /// The `iceoryx` binding.
 pub struct Iceoryx {
-    cfg: EndpointConfig,
-    instance: CString,
+    pub(crate) cfg: EndpointConfig,
+    pub(crate) instance: CString,
     /// RouDi's largest chunk user payload.
-    max_payload: usize,
+    pub(crate) max_payload: usize,
 }
 
-fn c(s: &str) -> CString {
+pub(crate) fn c(s: &str) -> CString {
     CString::new(s).unwrap_or_else(|_| CString::new("x").expect("literal"))
 }
 
@@ -344,227 +350,6 @@ impl Binding for Iceoryx {
             cancel: self.cfg.cancel.clone(),
             topic: topic.name.clone(),
         })
-    }
-}
-
-/// Publishes samples of one topic in loaned chunks.
-pub struct IoxWriter {
-    publisher: *mut c_void,
-    reliable: bool,
-    zero_copy: bool,
-    scratch: Vec<u8>,
-    max_len: usize,
-    block: Duration,
-    cancel: CancelToken,
-    topic: String,
-}
-
-// SAFETY: the publisher is used from one thread at a time (the owner's).
-unsafe impl Send for IoxWriter {}
-
-impl IoxWriter {
-    /// The pool for this size is empty: best effort drops the sample
-    /// (`None`), reliable waits for a chunk at most the block timeout.
-    #[cold]
-    fn wait_loan(&mut self, size: u32, first: c_int) -> Result<Option<*mut c_void>, BindingError> {
-        if !self.reliable {
-            return Ok(None);
-        }
-        let start = Instant::now();
-        let mut rc = first;
-        while start.elapsed() < self.block {
-            if self.cancel.is_cancelled() {
-                return Err(BindingError::Cancelled);
-            }
-            std::thread::sleep(Duration::from_micros(50));
-            let mut p = std::ptr::null_mut();
-            // SAFETY: valid publisher.
-            rc = unsafe { ppx_pub_loan(self.publisher, &mut p, size) };
-            if rc == 0 {
-                return Ok(Some(p));
-            }
-        }
-        let _ = rc;
-        Err(BindingError::WriteTimeout(self.block))
-    }
-}
-
-impl Writer for IoxWriter {
-    fn wait_matched(&mut self, readers: usize, timeout: Duration) -> Result<(), BindingError> {
-        // iceoryx tells whether there is a subscriber, not how many; each
-        // reader waits for its own subscription (Reader::wait_matched).
-        let start = Instant::now();
-        // SAFETY: valid publisher.
-        while unsafe { ppx_pub_has_subscribers(self.publisher) } == 0 {
-            if self.cancel.is_cancelled() {
-                return Err(BindingError::Cancelled);
-            }
-            if start.elapsed() >= timeout {
-                return Err(BindingError::MatchTimeout(
-                    timeout,
-                    format!(
-                        "topic {}: no subscriber connected through RouDi (0 of {readers})",
-                        self.topic
-                    ),
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        Ok(())
-    }
-
-    #[inline]
-    fn send<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> Result<(), BindingError> {
-        if len > self.max_len {
-            return Err(BindingError::TooLarge {
-                size: len,
-                limit: self.max_len,
-            });
-        }
-        let size = (PREFIX + len) as u32;
-        let mut p = std::ptr::null_mut();
-        // SAFETY: valid publisher.
-        let rc = unsafe { ppx_pub_loan(self.publisher, &mut p, size) };
-        if rc != 0 {
-            match self.wait_loan(size, rc)? {
-                Some(q) => p = q,
-                None => return Ok(()),
-            }
-        }
-        // SAFETY: the chunk holds PREFIX + len bytes, 8-aligned, ours until published.
-        unsafe {
-            (p as *mut u64).write(len as u64);
-            let data = std::slice::from_raw_parts_mut((p as *mut u8).add(PREFIX), len);
-            if self.zero_copy {
-                fill(data);
-            } else {
-                fill(&mut self.scratch[..len]);
-                data.copy_from_slice(&self.scratch[..len]);
-            }
-            ppx_pub_publish(self.publisher, p);
-        }
-        Ok(())
-    }
-}
-
-impl Drop for IoxWriter {
-    fn drop(&mut self) {
-        // SAFETY: our publisher, freed once.
-        unsafe { ppx_pub_free(self.publisher) };
-    }
-}
-
-/// Takes samples of one topic from RouDi's shared memory.
-pub struct IoxReader {
-    sub: *mut c_void,
-    busy: bool,
-    zero_copy: bool,
-    scratch: Vec<u8>,
-    max_len: usize,
-    cancel: CancelToken,
-    topic: String,
-}
-
-// SAFETY: the subscriber is used from one thread at a time (the owner's);
-// chunks are released within the `recv` call that took them.
-unsafe impl Send for IoxReader {}
-
-impl IoxReader {
-    #[inline]
-    fn take<F: FnMut(&[u8])>(&mut self, on_sample: &mut F) -> Result<usize, BindingError> {
-        let mut n = 0;
-        loop {
-            let mut p: *const c_void = std::ptr::null();
-            // SAFETY: valid subscriber.
-            let rc = unsafe { ppx_sub_take(self.sub, &mut p) };
-            if rc == 0 {
-                return Ok(n);
-            }
-            if rc < 0 {
-                return Err(BindingError::Middleware(format!(
-                    "taking a chunk of {} (iox_ChunkReceiveResult {})",
-                    self.topic,
-                    -rc - 1
-                )));
-            }
-            // SAFETY: a chunk we published: u64 length, then the sample.
-            let len = unsafe { (p as *const u64).read() } as usize;
-            if len > self.max_len {
-                // SAFETY: releasing the chunk just taken.
-                unsafe { ppx_sub_release(self.sub, p) };
-                return Err(BindingError::Malformed(format!(
-                    "chunk says {len} bytes, the run's largest is {}",
-                    self.max_len
-                )));
-            }
-            // SAFETY: len bytes follow the length while the chunk is held.
-            let data = unsafe { std::slice::from_raw_parts((p as *const u8).add(PREFIX), len) };
-            if self.zero_copy {
-                on_sample(data);
-                // SAFETY: releasing the chunk just read.
-                unsafe { ppx_sub_release(self.sub, p) };
-            } else {
-                self.scratch[..len].copy_from_slice(data);
-                // SAFETY: as above.
-                unsafe { ppx_sub_release(self.sub, p) };
-                on_sample(&self.scratch[..len]);
-            }
-            n += 1;
-        }
-    }
-}
-
-impl Reader for IoxReader {
-    fn wait_matched(&mut self, timeout: Duration) -> Result<(), BindingError> {
-        let start = Instant::now();
-        // SAFETY: valid subscriber.
-        while unsafe { ppx_sub_subscribed(self.sub) } == 0 {
-            if self.cancel.is_cancelled() {
-                return Err(BindingError::Cancelled);
-            }
-            if start.elapsed() >= timeout {
-                return Err(BindingError::MatchTimeout(
-                    timeout,
-                    format!("topic {}: no publisher offered through RouDi", self.topic),
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        Ok(())
-    }
-
-    #[inline]
-    fn recv<F: FnMut(&[u8])>(
-        &mut self,
-        timeout: Duration,
-        on_sample: &mut F,
-    ) -> Result<usize, BindingError> {
-        let start = Instant::now();
-        loop {
-            let n = self.take(on_sample)?;
-            if n > 0 {
-                return Ok(n);
-            }
-            if self.cancel.is_cancelled() {
-                return Err(BindingError::Cancelled);
-            }
-            let elapsed = start.elapsed();
-            if elapsed >= timeout {
-                return Ok(0);
-            }
-            if !self.busy {
-                let wait = (timeout - elapsed).min(CANCEL_POLL);
-                // SAFETY: valid subscriber and waitset.
-                unsafe { ppx_sub_wait(self.sub, wait.as_nanos() as i64) };
-            }
-        }
-    }
-}
-
-impl Drop for IoxReader {
-    fn drop(&mut self) {
-        // SAFETY: our subscriber, freed once.
-        unsafe { ppx_sub_free(self.sub) };
     }
 }
 

@@ -1,22 +1,23 @@
 //! [`Iceoryx2`], [`Iceoryx2Writer`], [`Iceoryx2Reader`].
 
 use crate::tidy::{self, Tidy};
-use iceoryx2::port::listener::{Listener, ListenerWaitError};
-use iceoryx2::port::notifier::Notifier;
-use iceoryx2::port::publisher::Publisher;
-use iceoryx2::port::subscriber::Subscriber;
-use iceoryx2::port::update_connections::UpdateConnections;
-use iceoryx2::port::{BackpressureAction, BackpressureInfo, LoanError, SendError};
+use iceoryx2::port::{BackpressureAction, BackpressureInfo};
 use iceoryx2::prelude::*;
 use iceoryx2::service::port_factory::event::PortFactory as EventService;
 use iceoryx2::service::port_factory::publish_subscribe::PortFactory as PubSubService;
-use pubsubperf_core::binding::{BindingInfo, CANCEL_POLL};
+use pubsubperf_core::binding::BindingInfo;
 use pubsubperf_core::{
-    Binding, BindingError, CancelToken, Capabilities, DataType, EndpointConfig, Locator, Reader,
-    Reliability, TopicSpec, WaitMode, Writer,
+    Binding, BindingError, CancelToken, Capabilities, DataType, EndpointConfig, Locator,
+    Reliability, TopicSpec, WaitMode,
 };
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+mod reader;
+mod writer;
+
+pub use reader::Iceoryx2Reader;
+pub use writer::Iceoryx2Writer;
 
 /// Inter-process iceoryx2. Its ports are not `Send` because they count
 /// references with `Rc` (see the `unsafe impl Send` below); the thread-safe
@@ -36,14 +37,14 @@ pub const QUEUE_BYTES: usize = 32 << 20;
 pub const MAX_BUFFER: usize = 256;
 
 /// The transport this binding offers.
-const TRANSPORT: &str = "shm";
+pub(crate) const TRANSPORT: &str = "shm";
 
 /// The iceoryx2 binding: one iceoryx2 node per side per run.
 pub struct Iceoryx2 {
-    cfg: EndpointConfig,
-    node: Node<Svc>,
+    pub(crate) cfg: EndpointConfig,
+    pub(crate) node: Node<Svc>,
     /// Declared last: dropped after the node.
-    tidy: Arc<Tidy>,
+    pub(crate) tidy: Arc<Tidy>,
 }
 
 impl Binding for Iceoryx2 {
@@ -269,15 +270,15 @@ pub fn buffer_size(cfg: &EndpointConfig) -> usize {
 /// The settings of one topic's services. Both sides derive them from the
 /// same configuration: iceoryx2 refuses to open a service with settings
 /// beyond those of its creator.
-struct Shape {
-    publishers: usize,
-    subscribers: usize,
-    buffer: usize,
-    reliable: bool,
+pub(crate) struct Shape {
+    pub(crate) publishers: usize,
+    pub(crate) subscribers: usize,
+    pub(crate) buffer: usize,
+    pub(crate) reliable: bool,
 }
 
 impl Shape {
-    fn of(cfg: &EndpointConfig, topic: &str) -> Shape {
+    pub(crate) fn of(cfg: &EndpointConfig, topic: &str) -> Shape {
         // `data` fans out to every subscriber (and in from every
         // publisher); each `echo<i>` has one writer and one reader.
         let (publishers, subscribers) = if topic == "data" {
@@ -294,20 +295,20 @@ impl Shape {
     }
 }
 
-fn mw(msg: String) -> BindingError {
+pub(crate) fn mw(msg: String) -> BindingError {
     BindingError::Middleware(msg)
 }
 
-fn iox_name(name: &str) -> Result<ServiceName, BindingError> {
+pub(crate) fn iox_name(name: &str) -> Result<ServiceName, BindingError> {
     ServiceName::new(name).map_err(|e| mw(format!("service name {name}: {e:?}")))
 }
 
 /// How long opening a service may be retried while the peer creates it.
-const OPEN_RETRY: Duration = Duration::from_secs(2);
+pub(crate) const OPEN_RETRY: Duration = Duration::from_secs(2);
 
 /// `open_or_create` of a service, retried briefly: when both sides open the
 /// same service at once, one of them can see it half-created.
-fn retry_open<T, E: std::fmt::Debug>(
+pub(crate) fn retry_open<T, E: std::fmt::Debug>(
     what: &str,
     mut f: impl FnMut() -> Result<T, E>,
 ) -> Result<T, BindingError> {
@@ -323,7 +324,7 @@ fn retry_open<T, E: std::fmt::Debug>(
     }
 }
 
-fn open_pubsub(
+pub(crate) fn open_pubsub(
     node: &Node<Svc>,
     name: &str,
     s: &Shape,
@@ -345,7 +346,11 @@ fn open_pubsub(
     })
 }
 
-fn open_event(node: &Node<Svc>, name: &str, s: &Shape) -> Result<EventService<Svc>, BindingError> {
+pub(crate) fn open_event(
+    node: &Node<Svc>,
+    name: &str,
+    s: &Shape,
+) -> Result<EventService<Svc>, BindingError> {
     let ev_name = format!("{name}/event");
     let sn = iox_name(&ev_name)?;
     retry_open(&ev_name, || {
@@ -360,7 +365,7 @@ fn open_event(node: &Node<Svc>, name: &str, s: &Shape) -> Result<EventService<Sv
 
 /// Polls `done` until it holds, `timeout` passes or the run is cancelled.
 /// Set-up only: matching is never measured.
-fn wait_until(
+pub(crate) fn wait_until(
     timeout: Duration,
     cancel: &CancelToken,
     what: impl Fn() -> String,
@@ -382,305 +387,6 @@ fn wait_until(
 }
 
 // ---------------------------------------------------------------- writer
-
-/// Writer of the iceoryx2 binding: a publisher (and, when readers block, a
-/// notifier) of one topic's services.
-pub struct Iceoryx2Writer {
-    publisher: Publisher<Svc, [u8], ()>,
-    notifier: Option<Notifier<Svc>>,
-    service: PubSubService<Svc, [u8], ()>,
-    events: Option<EventService<Svc>>,
-    /// Copy mode: the application's private sample.
-    scratch: Vec<u8>,
-    max: usize,
-    zero_copy: bool,
-    reliable: bool,
-    block_timeout: Duration,
-    cancel: CancelToken,
-    name: String,
-    /// Declared last: dropped after the ports.
-    _tidy: Arc<Tidy>,
-}
-
-// SAFETY: iceoryx2's `ipc::Service` ports are `!Send` only because a port
-// shares its state through an `Rc` with the samples it loans or receives
-// (`SingleThreaded` arc policy). Those samples never outlive a `send` or
-// `recv` call, so every clone of each `Rc` moves with the port; the service
-// and node handles the ports reach are `Arc`s with their own locking.
-unsafe impl Send for Iceoryx2Writer {}
-
-impl Iceoryx2Writer {
-    /// Maps an iceoryx2 send error; `UnableToDeliver` is the backpressure
-    /// handler's verdict (block timeout or cancellation).
-    #[cold]
-    fn send_error(&self, e: SendError) -> BindingError {
-        match e {
-            SendError::UnableToDeliver if self.cancel.is_cancelled() => BindingError::Cancelled,
-            SendError::UnableToDeliver => BindingError::WriteTimeout(self.block_timeout),
-            SendError::ConnectionBrokenSinceSenderNoLongerExists => BindingError::Disconnected,
-            e => mw(format!("send on {}: {e:?}", self.name)),
-        }
-    }
-
-    /// A loan failed. Every chunk is in use only when a reader holds more
-    /// than its share, which iceoryx2 prevents; so this is an error, except
-    /// `OutOfMemory` under best effort, which drops the sample.
-    #[cold]
-    fn loan_error(&self, len: usize, e: LoanError) -> Result<(), BindingError> {
-        match e {
-            LoanError::ExceedsMaxLoanSize => Err(BindingError::TooLarge {
-                size: len,
-                limit: self.max,
-            }),
-            LoanError::OutOfMemory if !self.reliable => Ok(()),
-            e => Err(mw(format!("loan on {}: {e:?}", self.name))),
-        }
-    }
-
-    #[inline(always)]
-    fn notify(&self) {
-        if let Some(n) = &self.notifier {
-            // A failed notification only delays the reader: it polls at
-            // least every 100 ms.
-            let _ = n.notify();
-        }
-    }
-}
-
-impl Writer for Iceoryx2Writer {
-    fn wait_matched(&mut self, readers: usize, timeout: Duration) -> Result<(), BindingError> {
-        let cancel = self.cancel.clone();
-        let (service, events) = (&self.service, &self.events);
-        let counts = || {
-            (
-                service.dynamic_config().number_of_subscribers(),
-                events
-                    .as_ref()
-                    .map_or(readers, |e| e.dynamic_config().number_of_listeners()),
-            )
-        };
-        wait_until(
-            timeout,
-            &cancel,
-            || {
-                let (s, l) = counts();
-                format!(
-                    "{s} of {readers} subscribers ({l} listeners) on {}",
-                    self.name
-                )
-            },
-            || {
-                let (s, l) = counts();
-                Ok(s >= readers && l >= readers)
-            },
-        )?;
-        // Connect now, so the first sample is not the one that does it.
-        self.publisher
-            .update_connections()
-            .map_err(|e| mw(format!("connecting {}: {e:?}", self.name)))?;
-        if let Some(n) = &self.notifier {
-            n.update_connections()
-                .map_err(|e| mw(format!("connecting {} events: {e:?}", self.name)))?;
-        }
-        Ok(())
-    }
-
-    #[inline]
-    fn send<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> Result<(), BindingError> {
-        if len > self.max {
-            return Err(BindingError::TooLarge {
-                size: len,
-                limit: self.max,
-            });
-        }
-        let mut loan = match self.publisher.loan_slice_uninit(len) {
-            Ok(l) => l,
-            Err(e) => return self.loan_error(len, e),
-        };
-        let sample = if self.zero_copy {
-            let p = loan.payload_mut();
-            // SAFETY: the loaned chunk is `len` bytes of the publisher's
-            // mmap'd data segment, ours until `send`. Its bytes are always
-            // initialized memory (zero pages, then earlier samples):
-            // `MaybeUninit` only records that iceoryx2 did not write them,
-            // and `fill` may write fewer than all of them.
-            let buf = unsafe { std::slice::from_raw_parts_mut(p.as_mut_ptr().cast::<u8>(), len) };
-            fill(buf);
-            // SAFETY: as above, every byte is initialized.
-            unsafe { loan.assume_init() }
-        } else {
-            let buf = &mut self.scratch[..len];
-            fill(buf);
-            loan.write_from_slice(buf)
-        };
-        if let Err(e) = sample.send() {
-            let err = self.send_error(e);
-            // Under reliable delivery the sample may have reached other
-            // readers; wake them anyway.
-            self.notify();
-            return Err(err);
-        }
-        self.notify();
-        Ok(())
-    }
-}
-
-// ---------------------------------------------------------------- reader
-
-/// Reader of the iceoryx2 binding: a subscriber (and, when it blocks, a
-/// listener) of one topic's services.
-pub struct Iceoryx2Reader {
-    subscriber: Subscriber<Svc, [u8], ()>,
-    listener: Option<Listener<Svc>>,
-    service: PubSubService<Svc, [u8], ()>,
-    events: Option<EventService<Svc>>,
-    publishers: usize,
-    /// Copy mode: the application's private buffer samples are copied into.
-    private: Vec<u8>,
-    zero_copy: bool,
-    wait: WaitMode,
-    /// Most samples delivered by one `recv` (the buffer and one more), so a
-    /// fast writer cannot keep `recv` from returning.
-    drain_max: usize,
-    cancel: CancelToken,
-    name: String,
-    /// Declared last: dropped after the ports.
-    _tidy: Arc<Tidy>,
-}
-
-// SAFETY: see `Iceoryx2Writer`: samples never outlive `recv`.
-unsafe impl Send for Iceoryx2Reader {}
-
-impl Iceoryx2Reader {
-    /// Delivers the samples available now (at most `drain_max`).
-    #[inline(always)]
-    fn drain<F: FnMut(&[u8])>(&mut self, on_sample: &mut F) -> Result<usize, BindingError> {
-        let mut n = 0;
-        while n < self.drain_max {
-            let sample = match self.subscriber.receive() {
-                Ok(Some(s)) => s,
-                Ok(None) => break,
-                Err(e) => return Err(mw(format!("receive on {}: {e:?}", self.name))),
-            };
-            n += 1;
-            if self.zero_copy {
-                on_sample(sample.payload());
-                drop(sample);
-            } else {
-                let p = sample.payload();
-                let len = p.len();
-                if len > self.private.len() {
-                    return Err(BindingError::Malformed(format!(
-                        "{len}-byte sample on {} (largest {})",
-                        self.name,
-                        self.private.len()
-                    )));
-                }
-                self.private[..len].copy_from_slice(p);
-                // The chunk goes back to the publisher before the
-                // application looks at its copy.
-                drop(sample);
-                on_sample(&self.private[..len]);
-            }
-        }
-        Ok(n)
-    }
-
-    #[cold]
-    fn wait_event(&self, left: Duration) -> Result<(), BindingError> {
-        let Some(l) = &self.listener else {
-            return Ok(());
-        };
-        match l.timed_wait(|_| {}, left.min(CANCEL_POLL)) {
-            Ok(_) | Err(ListenerWaitError::InterruptSignal) => Ok(()),
-            Err(e) => Err(mw(format!("waiting on {} events: {e:?}", self.name))),
-        }
-    }
-}
-
-impl Reader for Iceoryx2Reader {
-    fn wait_matched(&mut self, timeout: Duration) -> Result<(), BindingError> {
-        let want = self.publishers;
-        let (service, events) = (&self.service, &self.events);
-        let counts = || {
-            (
-                service.dynamic_config().number_of_publishers(),
-                events
-                    .as_ref()
-                    .map_or(want, |e| e.dynamic_config().number_of_notifiers()),
-            )
-        };
-        wait_until(
-            timeout,
-            &self.cancel,
-            || {
-                let (p, n) = counts();
-                format!("{p} of {want} publishers ({n} notifiers) on {}", self.name)
-            },
-            || {
-                let (p, n) = counts();
-                Ok(p >= want && n >= want)
-            },
-        )?;
-        // Attach to the publishers' connections now: until the subscriber
-        // has, a reliable publisher does not block on its full buffer (it
-        // drops instead), and the first `recv` would pay for connecting.
-        self.subscriber
-            .has_samples()
-            .map_err(|e| mw(format!("connecting {}: {e:?}", self.name)))?;
-        Ok(())
-    }
-
-    #[inline]
-    fn recv<F: FnMut(&[u8])>(
-        &mut self,
-        timeout: Duration,
-        on_sample: &mut F,
-    ) -> Result<usize, BindingError> {
-        let n = self.drain(on_sample)?;
-        if n > 0 {
-            return Ok(n);
-        }
-        let start = Instant::now();
-        match self.wait {
-            WaitMode::Busy => {
-                let mut spins = 0u32;
-                loop {
-                    let n = self.drain(on_sample)?;
-                    if n > 0 {
-                        return Ok(n);
-                    }
-                    spins = spins.wrapping_add(1);
-                    if spins.is_multiple_of(256) {
-                        if self.cancel.is_cancelled() {
-                            return Err(BindingError::Cancelled);
-                        }
-                        if start.elapsed() >= timeout {
-                            return Ok(0);
-                        }
-                    }
-                    std::hint::spin_loop();
-                }
-            }
-            WaitMode::Block => loop {
-                if self.cancel.is_cancelled() {
-                    return Err(BindingError::Cancelled);
-                }
-                let elapsed = start.elapsed();
-                if elapsed >= timeout {
-                    return Ok(0);
-                }
-                // The writer notifies after each send, so a sample that
-                // arrives after the drain above wakes this wait.
-                self.wait_event(timeout - elapsed)?;
-                let n = self.drain(on_sample)?;
-                if n > 0 {
-                    return Ok(n);
-                }
-            },
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests;

@@ -50,24 +50,24 @@
 mod options;
 
 use options::Options;
-use pubsubperf_core::binding::{BindingInfo, CANCEL_POLL};
+use pubsubperf_core::binding::BindingInfo;
 use pubsubperf_core::{
-    Binding, BindingError, Capabilities, DataType, EndpointConfig, Locator, Reader, Reliability,
-    TopicSpec, WaitMode, Writer,
+    Binding, BindingError, Capabilities, DataType, EndpointConfig, Locator, Reliability, TopicSpec,
 };
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use zenoh::bytes::ZBytes;
-use zenoh::handlers::{FifoChannel, FifoChannelHandler, RingChannel, RingChannelHandler};
-use zenoh::liveliness::LivelinessToken;
-use zenoh::pubsub::{Publisher, Subscriber};
+use zenoh::handlers::{FifoChannel, RingChannel};
 use zenoh::qos::{CongestionControl, Reliability as ZReliability};
-use zenoh::sample::Sample;
-use zenoh::shm::{
-    Defragment, GarbageCollect, PosixShmProviderBackend, ShmClientStorage, ShmProvider,
-};
+use zenoh::shm::ShmClientStorage;
 use zenoh::{Config, Session, Wait};
+
+mod reader;
+mod writer;
+
+use reader::Sub;
+pub use reader::ZenohReader;
+pub use writer::ZenohWriter;
 
 /// Largest sample over tcp and shm that the binding accepts. 64 MiB was
 /// checked end to end (see the README, section "zenoh"); zenoh's own default limit is the
@@ -81,7 +81,7 @@ pub const MAX_UDP: usize = 64 << 10;
 /// The version of the zenoh crate this binding is built with.
 pub const ZENOH_VERSION: &str = "1.10.2";
 
-fn caps() -> Capabilities {
+pub(crate) fn caps() -> Capabilities {
     Capabilities {
         reliable: true,
         best_effort: true,
@@ -100,23 +100,23 @@ fn caps() -> Capabilities {
 
 /// The `zenoh` binding: one side of a run.
 pub struct Zenoh {
-    cfg: EndpointConfig,
-    opts: Options,
+    pub(crate) cfg: EndpointConfig,
+    pub(crate) opts: Options,
     /// The listening session, opened by the first reader.
-    listener: Option<Session>,
+    pub(crate) listener: Option<Session>,
     /// Locator of the listening session.
-    locator: String,
-    writers: usize,
+    pub(crate) locator: String,
+    pub(crate) writers: usize,
 }
 
-fn mw(what: &str) -> impl FnOnce(zenoh::Error) -> BindingError + '_ {
+pub(crate) fn mw(what: &str) -> impl FnOnce(zenoh::Error) -> BindingError + '_ {
     move |e| BindingError::Middleware(format!("zenoh {what}: {e}"))
 }
 
 /// Runs `f` on a helper thread whose CPU affinity is every CPU of the
 /// machine, so zenoh threads created meanwhile are not tied to the caller's
 /// pinned core.
-fn unpinned<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+pub(crate) fn unpinned<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     std::thread::scope(|s| {
         s.spawn(|| {
             unpin_current_thread();
@@ -127,7 +127,7 @@ fn unpinned<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     })
 }
 
-fn unpin_current_thread() {
+pub(crate) fn unpin_current_thread() {
     // SAFETY: cpu_set_t is plain data; CPU_SET writes within it for indices
     // below CPU_SETSIZE; sched_setaffinity(0, ..) acts on this thread. The
     // kernel intersects the mask with the allowed CPUs (cgroup cpuset).
@@ -143,7 +143,7 @@ fn unpin_current_thread() {
 
 /// The address to listen on: the control channel's local address, mapped to
 /// the right family for `--ipv6`.
-fn listen_ip(cfg: &EndpointConfig) -> Result<IpAddr, BindingError> {
+pub(crate) fn listen_ip(cfg: &EndpointConfig) -> Result<IpAddr, BindingError> {
     let ip: IpAddr = cfg.bind_ip.parse().map_err(|_| {
         BindingError::Unsupported(format!(
             "bind address '{}' is not an IP address",
@@ -159,7 +159,7 @@ fn listen_ip(cfg: &EndpointConfig) -> Result<IpAddr, BindingError> {
 }
 
 /// zenoh's link protocol for a transport (shm runs its control over tcp).
-fn link_protocol(transport: &str) -> &'static str {
+pub(crate) fn link_protocol(transport: &str) -> &'static str {
     match transport {
         "udp" => "udp",
         _ => "tcp",
@@ -168,7 +168,7 @@ fn link_protocol(transport: &str) -> &'static str {
 
 /// A key expression chunk from a run id or topic: only characters that are
 /// plain in key expressions.
-fn chunk(s: &str) -> String {
+pub(crate) fn chunk(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
@@ -180,17 +180,17 @@ fn chunk(s: &str) -> String {
         .collect()
 }
 
-fn key(cfg: &EndpointConfig, topic: &str) -> String {
+pub(crate) fn key(cfg: &EndpointConfig, topic: &str) -> String {
     format!("pubsubperf/{}/{}", chunk(&cfg.run_id), chunk(topic))
 }
 
-fn json_str(s: &str) -> String {
+pub(crate) fn json_str(s: &str) -> String {
     format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
 /// The session configuration of this binding: peer mode, no scouting, SHM
 /// only for the shm transport, endpoints as given.
-fn session_config(
+pub(crate) fn session_config(
     cfg: &EndpointConfig,
     listen: &[String],
     connect: &[String],
@@ -235,7 +235,7 @@ fn session_config(
     Ok(c)
 }
 
-fn open_session(
+pub(crate) fn open_session(
     cfg: &EndpointConfig,
     listen: &[String],
     connect: &[String],
@@ -522,7 +522,7 @@ extern "C" fn unlink_own_segments_at_exit() {
 }
 
 /// How many distinct liveliness tokens match `key_expr`, as seen from `session`.
-fn count_tokens(session: &Session, key_expr: &str) -> Result<usize, BindingError> {
+pub(crate) fn count_tokens(session: &Session, key_expr: &str) -> Result<usize, BindingError> {
     let replies = session
         .liveliness()
         .get(key_expr)
@@ -541,7 +541,7 @@ fn count_tokens(session: &Session, key_expr: &str) -> Result<usize, BindingError
     Ok(keys.len())
 }
 
-fn wait_tokens(
+pub(crate) fn wait_tokens(
     session: &Session,
     key_expr: &str,
     n: usize,
@@ -565,205 +565,6 @@ fn wait_tokens(
             ));
         }
         std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-/// Writer of the `zenoh` binding: its own session, connected to the readers.
-pub struct ZenohWriter {
-    publisher: Option<Publisher<'static>>,
-    _token: Option<LivelinessToken>,
-    session: Option<Session>,
-    provider: Option<ShmProvider<PosixShmProviderBackend>>,
-    readers_key: String,
-    scratch: Vec<u8>,
-    max: usize,
-    zero_copy: bool,
-    reliable: bool,
-    block_timeout: Duration,
-    cancel: pubsubperf_core::CancelToken,
-}
-
-impl ZenohWriter {
-    /// A buffer of `len` bytes from the SHM provider; waits for buffers the
-    /// readers still hold (bounded for reliable, `None` = drop for best effort).
-    fn shm_buffer(&self, len: usize) -> Result<Option<zenoh::shm::ZShmMut>, BindingError> {
-        let provider = self.provider.as_ref().expect("shm writer has a provider");
-        let start = Instant::now();
-        loop {
-            match provider
-                .alloc(len)
-                .with_policy::<Defragment<GarbageCollect>>()
-                .wait()
-            {
-                Ok(b) => return Ok(Some(b)),
-                Err(_) => {
-                    if !self.reliable {
-                        return Ok(None);
-                    }
-                    if self.cancel.is_cancelled() {
-                        return Err(BindingError::Cancelled);
-                    }
-                    if start.elapsed() >= self.block_timeout {
-                        return Err(BindingError::WriteTimeout(self.block_timeout));
-                    }
-                    std::hint::spin_loop();
-                }
-            }
-        }
-    }
-}
-
-impl Writer for ZenohWriter {
-    fn wait_matched(&mut self, readers: usize, timeout: Duration) -> Result<(), BindingError> {
-        let session = self.session.as_ref().expect("open writer");
-        let publisher = self.publisher.as_ref().expect("open writer");
-        let matched = || {
-            publisher
-                .matching_status()
-                .wait()
-                .map(|m| m.matching())
-                .unwrap_or(false)
-        };
-        wait_tokens(
-            session,
-            &self.readers_key,
-            readers,
-            timeout,
-            &self.cancel,
-            matched,
-        )
-    }
-
-    #[inline]
-    fn send<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> Result<(), BindingError> {
-        if len > self.max {
-            return Err(BindingError::TooLarge {
-                size: len,
-                limit: self.max,
-            });
-        }
-        let payload = if self.provider.is_some() {
-            let Some(mut buf) = self.shm_buffer(len)? else {
-                return Ok(());
-            };
-            if self.zero_copy {
-                fill(&mut buf[..len]);
-            } else {
-                let s = &mut self.scratch[..len];
-                fill(s);
-                buf[..len].copy_from_slice(s);
-            }
-            ZBytes::from(buf)
-        } else {
-            // zenoh's put takes an owned payload: one allocation and one copy
-            // per sample, as in any zenoh application.
-            let s = &mut self.scratch[..len];
-            fill(s);
-            ZBytes::from(&*s)
-        };
-        self.publisher
-            .as_ref()
-            .expect("open writer")
-            .put(payload)
-            .wait()
-            .map_err(mw("put"))
-    }
-}
-
-impl Drop for ZenohWriter {
-    fn drop(&mut self) {
-        // Undeclare, close the session, then free the SHM pool and remove
-        // segments nobody holds any more.
-        self.publisher.take();
-        self._token.take();
-        if let Some(s) = self.session.take() {
-            let _ = unpinned(|| s.close().wait());
-        }
-        if self.provider.take().is_some() {
-            zenoh::shm::cleanup_orphaned_shm_segments();
-        }
-    }
-}
-
-enum Sub {
-    Fifo(Subscriber<FifoChannelHandler<Sample>>),
-    Ring(Subscriber<RingChannelHandler<Sample>>),
-}
-
-impl Sub {
-    #[inline]
-    fn try_recv(&self) -> zenoh::Result<Option<Sample>> {
-        match self {
-            Sub::Fifo(s) => s.try_recv(),
-            Sub::Ring(s) => s.try_recv(),
-        }
-    }
-    #[inline]
-    fn recv_timeout(&self, t: Duration) -> zenoh::Result<Option<Sample>> {
-        match self {
-            Sub::Fifo(s) => s.recv_timeout(t),
-            Sub::Ring(s) => s.recv_timeout(t),
-        }
-    }
-}
-
-/// Reader of the `zenoh` binding: a subscriber with a FIFO (reliable) or ring
-/// (best effort) channel on the listening session.
-pub struct ZenohReader {
-    sub: Sub,
-    _token: LivelinessToken,
-    writers_key: String,
-    session: Session,
-    wait: WaitMode,
-    cancel: pubsubperf_core::CancelToken,
-}
-
-impl Reader for ZenohReader {
-    fn wait_matched(&mut self, timeout: Duration) -> Result<(), BindingError> {
-        wait_tokens(
-            &self.session,
-            &self.writers_key,
-            1,
-            timeout,
-            &self.cancel,
-            || true,
-        )
-    }
-
-    #[inline]
-    fn recv<F: FnMut(&[u8])>(
-        &mut self,
-        timeout: Duration,
-        on_sample: &mut F,
-    ) -> Result<usize, BindingError> {
-        let start = Instant::now();
-        let sample = loop {
-            let got = match self.wait {
-                WaitMode::Busy => self.sub.try_recv(),
-                WaitMode::Block => {
-                    let left = timeout.saturating_sub(start.elapsed()).min(CANCEL_POLL);
-                    self.sub.recv_timeout(left)
-                }
-            }
-            .map_err(|e| BindingError::Middleware(format!("zenoh receive: {e}")))?;
-            if let Some(s) = got {
-                break s;
-            }
-            if self.cancel.is_cancelled() {
-                return Err(BindingError::Cancelled);
-            }
-            if start.elapsed() >= timeout {
-                return Ok(0);
-            }
-            if self.wait == WaitMode::Busy {
-                std::hint::spin_loop();
-            }
-        };
-        // Contiguous payloads (every one here: small messages, defragmented
-        // large ones, SHM buffers) are borrowed, not copied.
-        let bytes = sample.payload().to_bytes();
-        on_sample(&bytes);
-        Ok(1)
     }
 }
 

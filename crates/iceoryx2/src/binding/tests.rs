@@ -1,6 +1,7 @@
 use super::*;
 use Reliability::BestEffort;
 use WaitMode::{Block, Busy};
+use pubsubperf_core::{Reader, Writer};
 use pubsubperf_testkit::TestConfig;
 
 fn base(id: &str) -> EndpointConfig {

@@ -1,0 +1,132 @@
+//! [`FastReader`]: takes samples of one topic and waits for data.
+
+use crate::*;
+use pubsubperf_core::{BindingError, CancelToken, Reader};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A DataReader of one topic.
+pub struct FastReader {
+    pub(crate) raw: *mut ffi::ReaderH,
+    pub(crate) _p: Arc<Participant>,
+    pub(crate) busy: bool,
+    pub(crate) cancel: CancelToken,
+    pub(crate) topic: String,
+}
+
+// SAFETY: used by one thread at a time (&mut self); Fast DDS readers may be
+// used from any thread.
+unsafe impl Send for FastReader {}
+
+impl Drop for FastReader {
+    fn drop(&mut self) {
+        // SAFETY: raw came from ppf_create_reader; the participant is alive (_p).
+        unsafe { ffi::ppf_delete_reader(self.raw) };
+    }
+}
+
+impl FastReader {
+    /// Delivers every sample available now; returns how many.
+    #[inline]
+    pub(crate) fn drain<F: FnMut(&[u8])>(
+        &mut self,
+        on_sample: &mut F,
+    ) -> Result<usize, BindingError> {
+        let mut n = 0;
+        loop {
+            let mut data: *const u8 = std::ptr::null();
+            let mut len: u32 = 0;
+            // SAFETY: raw is a live reader; data/len are valid out pointers.
+            let rc = unsafe { ffi::ppf_take(self.raw, &mut data, &mut len) };
+            match rc {
+                1 => {
+                    // SAFETY: the shim lends len octets at data until ppf_release.
+                    on_sample(unsafe { std::slice::from_raw_parts(data, len as usize) });
+                    // SAFETY: gives back what ppf_take lent.
+                    unsafe { ffi::ppf_release(self.raw) };
+                    n += 1;
+                }
+                0 => return Ok(n),
+                -2 => {
+                    // SAFETY: as above.
+                    unsafe { ffi::ppf_release(self.raw) };
+                    return Err(BindingError::Malformed(format!(
+                        "flat sample on {} claims more octets than its type holds",
+                        self.topic
+                    )));
+                }
+                _ => {
+                    return Err(BindingError::Middleware(format!(
+                        "Fast DDS take on {} failed",
+                        self.topic
+                    )));
+                }
+            }
+        }
+    }
+}
+
+impl Reader for FastReader {
+    fn wait_matched(&mut self, timeout: Duration) -> Result<(), BindingError> {
+        let raw = self.raw;
+        // SAFETY: raw is a live reader.
+        wait_count(1, timeout, &self.cancel, || unsafe {
+            ffi::ppf_reader_matched(raw)
+        })
+        .map_err(|_| {
+            if self.cancel.is_cancelled() {
+                return BindingError::Cancelled;
+            }
+            BindingError::MatchTimeout(
+                timeout,
+                format!(
+                    "fastdds reader on {} found no writer; is the publisher running with the same transport, data type, size and domain?",
+                    self.topic
+                ),
+            )
+        })
+    }
+
+    #[inline]
+    fn recv<F: FnMut(&[u8])>(
+        &mut self,
+        timeout: Duration,
+        on_sample: &mut F,
+    ) -> Result<usize, BindingError> {
+        let n = self.drain(on_sample)?;
+        if n > 0 {
+            return Ok(n);
+        }
+        let start = Instant::now();
+        let mut spins: u32 = 0;
+        loop {
+            if self.busy {
+                spins = spins.wrapping_add(1);
+                if spins.is_multiple_of(1024) {
+                    if self.cancel.is_cancelled() {
+                        return Err(BindingError::Cancelled);
+                    }
+                    if start.elapsed() >= timeout {
+                        return Ok(0);
+                    }
+                }
+                std::hint::spin_loop();
+            } else {
+                if self.cancel.is_cancelled() {
+                    return Err(BindingError::Cancelled);
+                }
+                let left = timeout.saturating_sub(start.elapsed());
+                if left.is_zero() {
+                    return Ok(0);
+                }
+                let slice = left.min(pubsubperf_core::binding::CANCEL_POLL);
+                // SAFETY: raw is a live reader.
+                unsafe { ffi::ppf_wait(self.raw, slice.as_nanos() as i64) };
+            }
+            let n = self.drain(on_sample)?;
+            if n > 0 {
+                return Ok(n);
+            }
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! [`FastWriter`]: writes samples of one topic through the C shim (copies
+//! or data-sharing loans).
+
+use crate::*;
+use pubsubperf_core::{BindingError, CancelToken, Writer};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A DataWriter of one topic.
+pub struct FastWriter {
+    pub(crate) raw: *mut ffi::WriterH,
+    pub(crate) _p: Arc<Participant>,
+    pub(crate) scratch: *mut u8,
+    pub(crate) max: usize,
+    pub(crate) loans: bool,
+    /// `--instances`: the keyed type, instances written round-robin.
+    pub(crate) keyed: bool,
+    pub(crate) instances: u32,
+    pub(crate) next_key: u32,
+    pub(crate) block_timeout: Duration,
+    pub(crate) cancel: CancelToken,
+    pub(crate) topic: String,
+    pub(crate) describe: String,
+}
+
+// SAFETY: the writer is used by one thread at a time (Writer takes &mut self);
+// Fast DDS writers may be used from any thread.
+unsafe impl Send for FastWriter {}
+
+impl Drop for FastWriter {
+    fn drop(&mut self) {
+        // SAFETY: raw came from ppf_create_writer; the participant is alive (_p).
+        unsafe { ffi::ppf_delete_writer(self.raw) };
+    }
+}
+
+impl FastWriter {
+    pub(crate) fn write_error(&self, rc: i32) -> BindingError {
+        match rc {
+            ffi::RC_TIMEOUT => BindingError::WriteTimeout(self.block_timeout),
+            ffi::RC_OUT_OF_RESOURCES => BindingError::Middleware(format!(
+                "Fast DDS write on {}: out of resources (history full)",
+                self.topic
+            )),
+            _ => BindingError::Middleware(format!("Fast DDS write on {} failed", self.topic)),
+        }
+    }
+
+    /// A loan from the writer's pool; waits (bounded) while every slot is in flight.
+    #[inline]
+    pub(crate) fn loan(&mut self) -> Result<*mut u8, BindingError> {
+        let mut rc = 0;
+        // SAFETY: raw is a live writer.
+        let p = unsafe { ffi::ppf_loan(self.raw, &mut rc) };
+        if !p.is_null() {
+            return Ok(p);
+        }
+        let start = Instant::now();
+        loop {
+            if rc != ffi::RC_OUT_OF_RESOURCES {
+                return Err(BindingError::Middleware(format!(
+                    "Fast DDS loan_sample on {} failed",
+                    self.topic
+                )));
+            }
+            if self.cancel.is_cancelled() {
+                return Err(BindingError::Cancelled);
+            }
+            if start.elapsed() > self.block_timeout {
+                return Err(BindingError::WriteTimeout(self.block_timeout));
+            }
+            std::thread::yield_now();
+            // SAFETY: as above.
+            let p = unsafe { ffi::ppf_loan(self.raw, &mut rc) };
+            if !p.is_null() {
+                return Ok(p);
+            }
+        }
+    }
+}
+
+impl Writer for FastWriter {
+    fn wait_matched(&mut self, readers: usize, timeout: Duration) -> Result<(), BindingError> {
+        let raw = self.raw;
+        // SAFETY: raw is a live writer.
+        wait_count(readers as i32, timeout, &self.cancel, || unsafe {
+            ffi::ppf_writer_matched(raw)
+        })
+        .map_err(|n| {
+            if self.cancel.is_cancelled() {
+                return BindingError::Cancelled;
+            }
+            BindingError::MatchTimeout(
+                timeout,
+                format!(
+                    "fastdds writer on {} matched {n} of {readers} readers ({}); is the subscriber running with the same transport, data type, size and domain?",
+                    self.topic, self.describe
+                ),
+            )
+        })
+    }
+
+    #[inline]
+    fn send<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> Result<(), BindingError> {
+        if len > self.max {
+            return Err(BindingError::TooLarge {
+                size: len,
+                limit: self.max,
+            });
+        }
+        // --instances: the next key, round-robin.
+        let id = self.next_key;
+        if self.keyed {
+            self.next_key += 1;
+            if self.next_key == self.instances {
+                self.next_key = 0;
+            }
+        }
+        if self.loans {
+            let p = self.loan()?;
+            // SAFETY: the loaned sample has max >= len octets after its length field.
+            fill(unsafe { std::slice::from_raw_parts_mut(p, len) });
+            // SAFETY: publishes the loan taken above.
+            let rc = unsafe { ffi::ppf_write_loan(self.raw, len as u32, id) };
+            return if rc == ffi::RC_OK {
+                Ok(())
+            } else {
+                Err(self.write_error(rc))
+            };
+        }
+        // SAFETY: scratch holds max >= len octets and is only touched here.
+        fill(unsafe { std::slice::from_raw_parts_mut(self.scratch, len) });
+        // SAFETY: raw is a live writer.
+        let rc = unsafe { ffi::ppf_write(self.raw, len as u32, id) };
+        if rc == ffi::RC_OK {
+            Ok(())
+        } else {
+            Err(self.write_error(rc))
+        }
+    }
+}

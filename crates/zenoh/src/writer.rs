@@ -1,0 +1,131 @@
+//! [`ZenohWriter`]: puts samples on one key expression (copies, or loaned
+//! shared-memory buffers).
+
+use crate::*;
+use pubsubperf_core::{BindingError, Writer};
+use std::time::{Duration, Instant};
+use zenoh::bytes::ZBytes;
+use zenoh::liveliness::LivelinessToken;
+use zenoh::pubsub::Publisher;
+use zenoh::shm::{Defragment, GarbageCollect, PosixShmProviderBackend, ShmProvider};
+use zenoh::{Session, Wait};
+
+/// Writer of the `zenoh` binding: its own session, connected to the readers.
+pub struct ZenohWriter {
+    pub(crate) publisher: Option<Publisher<'static>>,
+    pub(crate) _token: Option<LivelinessToken>,
+    pub(crate) session: Option<Session>,
+    pub(crate) provider: Option<ShmProvider<PosixShmProviderBackend>>,
+    pub(crate) readers_key: String,
+    pub(crate) scratch: Vec<u8>,
+    pub(crate) max: usize,
+    pub(crate) zero_copy: bool,
+    pub(crate) reliable: bool,
+    pub(crate) block_timeout: Duration,
+    pub(crate) cancel: pubsubperf_core::CancelToken,
+}
+
+impl ZenohWriter {
+    /// A buffer of `len` bytes from the SHM provider; waits for buffers the
+    /// readers still hold (bounded for reliable, `None` = drop for best effort).
+    pub(crate) fn shm_buffer(
+        &self,
+        len: usize,
+    ) -> Result<Option<zenoh::shm::ZShmMut>, BindingError> {
+        let provider = self.provider.as_ref().expect("shm writer has a provider");
+        let start = Instant::now();
+        loop {
+            match provider
+                .alloc(len)
+                .with_policy::<Defragment<GarbageCollect>>()
+                .wait()
+            {
+                Ok(b) => return Ok(Some(b)),
+                Err(_) => {
+                    if !self.reliable {
+                        return Ok(None);
+                    }
+                    if self.cancel.is_cancelled() {
+                        return Err(BindingError::Cancelled);
+                    }
+                    if start.elapsed() >= self.block_timeout {
+                        return Err(BindingError::WriteTimeout(self.block_timeout));
+                    }
+                    std::hint::spin_loop();
+                }
+            }
+        }
+    }
+}
+
+impl Writer for ZenohWriter {
+    fn wait_matched(&mut self, readers: usize, timeout: Duration) -> Result<(), BindingError> {
+        let session = self.session.as_ref().expect("open writer");
+        let publisher = self.publisher.as_ref().expect("open writer");
+        let matched = || {
+            publisher
+                .matching_status()
+                .wait()
+                .map(|m| m.matching())
+                .unwrap_or(false)
+        };
+        wait_tokens(
+            session,
+            &self.readers_key,
+            readers,
+            timeout,
+            &self.cancel,
+            matched,
+        )
+    }
+
+    #[inline]
+    fn send<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> Result<(), BindingError> {
+        if len > self.max {
+            return Err(BindingError::TooLarge {
+                size: len,
+                limit: self.max,
+            });
+        }
+        let payload = if self.provider.is_some() {
+            let Some(mut buf) = self.shm_buffer(len)? else {
+                return Ok(());
+            };
+            if self.zero_copy {
+                fill(&mut buf[..len]);
+            } else {
+                let s = &mut self.scratch[..len];
+                fill(s);
+                buf[..len].copy_from_slice(s);
+            }
+            ZBytes::from(buf)
+        } else {
+            // zenoh's put takes an owned payload: one allocation and one copy
+            // per sample, as in any zenoh application.
+            let s = &mut self.scratch[..len];
+            fill(s);
+            ZBytes::from(&*s)
+        };
+        self.publisher
+            .as_ref()
+            .expect("open writer")
+            .put(payload)
+            .wait()
+            .map_err(mw("put"))
+    }
+}
+
+impl Drop for ZenohWriter {
+    fn drop(&mut self) {
+        // Undeclare, close the session, then free the SHM pool and remove
+        // segments nobody holds any more.
+        self.publisher.take();
+        self._token.take();
+        if let Some(s) = self.session.take() {
+            let _ = unpinned(|| s.close().wait());
+        }
+        if self.provider.take().is_some() {
+            zenoh::shm::cleanup_orphaned_shm_segments();
+        }
+    }
+}
