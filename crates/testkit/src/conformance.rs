@@ -2,7 +2,7 @@
 //! executable. Written once, instantiated for every binding (and every mode
 //! of it) with [`conformance_suite!`](crate::conformance_suite):
 //!
-//! ```ignore
+//! ```text
 //! fn cfg(run_id: &str) -> EndpointConfig { /* this binding's settings */ }
 //! pubsubperf_testkit::conformance_suite!(udp_block, Udp, cfg);
 //! ```
