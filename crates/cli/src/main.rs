@@ -5,6 +5,7 @@
 //! done by the library crates (pubsubperf-harness, pubsubperf-core and the
 //! bindings).
 
+mod agent;
 mod analysis;
 mod calibrate;
 mod cli;
@@ -19,7 +20,7 @@ use cli::{Cli, Command};
 use plan::UsageError;
 use pubsubperf_core::environment::Environment;
 use pubsubperf_core::result::{Run, TestKind};
-use pubsubperf_harness::session::{Peers, Session};
+use pubsubperf_harness::session::{Peers, RemoteAccess, Session};
 use pubsubperf_harness::{Fault, INTERRUPTED, registry};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
@@ -146,21 +147,52 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let r = if let Some(addr) = &a.connect_back {
                 // Started by a publisher: it handles Ctrl-C and stops us.
                 pubsubperf_harness::serve::connect_back(addr)
+            } else if a.session_stdin {
+                // Started by an agent: SIGTERM (the agent stopping) ends the
+                // session cleanly.
+                install_ctrlc_quietly();
+                let settings = agent::session_settings(a.session.as_deref())?;
+                pubsubperf_harness::serve::serve_stdin(&settings)
             } else {
                 install_ctrlc();
                 let addr = a.listen.as_deref().unwrap_or("0.0.0.0:7400");
-                pubsubperf_harness::serve::listen(addr, &mut |local| {
-                    eprintln!("pubsubperf sub: listening on {local}");
-                })
+                agent::run(agent::Mode::Listen { addr, once: true }, &a.host)?
             };
-            match r {
-                Ok(()) => Ok(ExitCode::SUCCESS),
-                Err(Fault::Config(m)) => Err(UsageError(m).into()),
-                Err(Fault::Interrupted) => Ok(ExitCode::from(130)),
-                Err(e) => Err(anyhow::anyhow!("{e}")),
-            }
+            serve_exit(r)
+        }
+        Some(Command::Agent(a)) => {
+            install_ctrlc_quietly();
+            let mode = if a.stdio {
+                agent::Mode::Stdio
+            } else {
+                agent::Mode::Listen {
+                    addr: &a.listen,
+                    once: false,
+                }
+            };
+            serve_exit(agent::run(mode, &a.host)?)
         }
     }
+}
+
+/// The exit code of a subscriber host's process.
+fn serve_exit(r: Result<(), Fault>) -> anyhow::Result<ExitCode> {
+    match r {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(Fault::Config(m)) => Err(UsageError(m).into()),
+        Err(Fault::Interrupted) => Ok(ExitCode::from(130)),
+        Err(e) => Err(anyhow::anyhow!("{e}")),
+    }
+}
+
+/// Ctrl-C and SIGTERM end the process's work cleanly, without the
+/// publisher's message about writing results.
+fn install_ctrlc_quietly() {
+    let _ = ctrlc::set_handler(|| {
+        if INTERRUPTED.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+    });
 }
 
 /// Runs the maximum throughput search for one size; the result is the run of
@@ -235,11 +267,55 @@ fn find_max(
     RunOutcome { run, fault }
 }
 
+/// The token this publisher presents to agents: the token file's contents,
+/// or none when there is no token file at the default place (an agent that
+/// wants one then refuses, saying how to get it).
+pub fn agent_token(flag: Option<&std::path::Path>) -> anyhow::Result<Option<String>> {
+    use pubsubperf_harness::token::{self, TokenError};
+    let bad = |e: TokenError| UsageError(format!("--token-file: {e}"));
+    let path = token::path(flag).map_err(bad)?;
+    match token::load(&path) {
+        Ok(t) => Ok(Some(t)),
+        Err(TokenError::Io(_, e)) if e.kind() == std::io::ErrorKind::NotFound && flag.is_none() => {
+            Ok(None)
+        }
+        Err(e) => Err(bad(e).into()),
+    }
+}
+
+/// How this plan reaches remote agents: the token (read only when an agent
+/// is reached by address; over SSH none is needed) and the remote binary.
+pub fn remote_access(
+    plan: &plan::TestPlan,
+    pool: Option<&std::sync::Arc<pubsubperf_harness::ssh::Pool>>,
+) -> anyhow::Result<RemoteAccess> {
+    let by_address = plan
+        .connect
+        .iter()
+        .chain(&plan.connect_publishers)
+        .any(|a| !a.starts_with("ssh://"));
+    Ok(RemoteAccess {
+        token: if by_address {
+            agent_token(plan.token_file.as_deref())?
+        } else {
+            None
+        },
+        remote_path: plan.remote_path.clone(),
+        pool: pool.cloned(),
+    })
+}
+
 /// Chooses where the subscribers run.
-pub fn peers_for(binding: &str, connect: &[String], n: usize) -> anyhow::Result<Peers> {
+pub fn peers_for(
+    binding: &str,
+    connect: &[String],
+    access: RemoteAccess,
+    n: usize,
+) -> anyhow::Result<Peers> {
     if !connect.is_empty() {
         return Ok(Peers::Remote {
             addrs: connect.to_vec(),
+            access,
         });
     }
     let in_process = registry::info(binding).is_some_and(|i| i.capabilities.in_process);
@@ -267,9 +343,19 @@ pub fn bindings_env(specs: &[pubsubperf_harness::spec::RunSpec]) -> Environment 
 /// Runs every spec of a plan on one session, pushing each finished run into
 /// `sink` (which rewrites the output files at once). Returns why it stopped
 /// early, if it did; set-up failures are returned the same way.
-pub fn execute(plan: &plan::TestPlan, sink: &mut output::Sink) -> anyhow::Result<Option<Fault>> {
+pub fn execute(
+    plan: &plan::TestPlan,
+    sink: &mut output::Sink,
+    pool: Option<&std::sync::Arc<pubsubperf_harness::ssh::Pool>>,
+) -> anyhow::Result<Option<Fault>> {
     let first = plan.specs.first().context("no run")?;
-    let peers = peers_for(&first.peer_binding, &plan.connect, first.subscribers)?;
+    let access = remote_access(plan, pool)?;
+    let peers = peers_for(
+        &first.peer_binding,
+        &plan.connect,
+        access.clone(),
+        first.subscribers,
+    )?;
     let mut session = match Session::start(peers, plan.connect_timeout) {
         Ok(s) => s,
         Err(f) => return Ok(Some(f)),
@@ -284,6 +370,7 @@ pub fn execute(plan: &plan::TestPlan, sink: &mut output::Sink) -> anyhow::Result
         } else {
             Peers::Remote {
                 addrs: plan.connect_publishers.clone(),
+                access,
             }
         };
         if let Err(f) = session.add_publishers(extra) {
@@ -347,7 +434,7 @@ fn test(plan: plan::TestPlan, save: &cli::SaveArgs, command: &str) -> anyhow::Re
         plan.json.as_deref(),
         plan.csv.as_deref(),
     );
-    let failure = execute(&plan, &mut sink)?;
+    let failure = execute(&plan, &mut sink, None)?;
     print_tables(&sink.file.runs, &sink.file.environment);
     sink.write()?;
     if !sink.file.runs.is_empty() {

@@ -35,6 +35,10 @@ pub struct TestPlan {
     pub specs: Vec<RunSpec>,
     /// Remote subscribers, if any.
     pub connect: Vec<String>,
+    /// The agents' token file (`--token-file`; None: the default place).
+    pub token_file: Option<PathBuf>,
+    /// The pubsubperf binary on `ssh://` hosts (`--remote-path`).
+    pub remote_path: Option<String>,
     /// Remote extra publishers, if any.
     pub connect_publishers: Vec<String>,
     /// Set-up timeout.
@@ -176,6 +180,9 @@ pub struct TestRequest {
     pub instances: Option<u32>,
     pub opts: Vec<String>,
     pub connect: Option<String>,
+    pub token_file: Option<PathBuf>,
+    pub remote_path: Option<String>,
+    pub data_address: Option<String>,
     pub connect_timeout: String,
     pub json: Option<PathBuf>,
     pub csv: Option<PathBuf>,
@@ -225,6 +232,9 @@ impl Default for TestRequest {
             instances: None,
             opts: Vec::new(),
             connect: None,
+            token_file: None,
+            remote_path: None,
+            data_address: None,
             connect_timeout: "10s".into(),
             json: None,
             csv: None,
@@ -270,6 +280,32 @@ fn choice<T: Copy>(name: &str, v: Option<&str>, choices: &[(&str, T)]) -> Result
 }
 
 impl TestRequest {
+    /// The publisher's data address (`--data-address ADDR|NIC`) as an
+    /// address of this host, for a binding with a network path.
+    fn data_address(
+        &self,
+        caps: &pubsubperf_core::binding::Capabilities,
+    ) -> Result<Option<String>, UsageError> {
+        let Some(a) = &self.data_address else {
+            return Ok(None);
+        };
+        if !caps.remote {
+            return Err(UsageError(format!(
+                "--data-address: {} has no network path (bindings with one: {})",
+                self.binding,
+                registry::infos()
+                    .iter()
+                    .filter(|i| i.capabilities.remote)
+                    .map(|i| i.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        pubsubperf_core::sys::data_address(a)
+            .map(Some)
+            .map_err(|e| UsageError(format!("--data-address {a}: {e}")))
+    }
+
     /// Sets one option by its long name (without the dashes; `opt` may
     /// repeat): the one table of test settings, used by sweep cells and by
     /// anything else that builds a request from names and values.
@@ -348,6 +384,9 @@ impl TestRequest {
             "instances" => self.instances = Some(value(name, v)?),
             "opt" => self.opts.push(text(v)?),
             "connect" => self.connect = Some(text(v)?),
+            "token-file" => self.token_file = Some(PathBuf::from(text(v)?)),
+            "remote-path" => self.remote_path = Some(text(v)?),
+            "data-address" | "nic" => self.data_address = Some(text(v)?),
             "connect-timeout" => self.connect_timeout = text(v)?,
             "json" => self.json = Some(text(v)?.into()),
             "csv" => self.csv = Some(text(v)?.into()),
@@ -378,6 +417,7 @@ impl TestRequest {
             )));
         }
         let caps = &info.capabilities;
+        let data_address = self.data_address(caps)?;
         let sizes = parse_size_list(&self.size).map_err(|e| UsageError(format!("--size: {e}")))?;
         let duration = self
             .duration
@@ -481,7 +521,7 @@ impl TestRequest {
             .unwrap_or_default();
         if self.connect.is_some() && connect.is_empty() {
             return Err(UsageError(
-                "--connect: expected HOST:PORT of a 'pubsubperf sub --listen'".into(),
+                "--connect: expected HOST:PORT of a 'pubsubperf agent --listen'".into(),
             ));
         }
         let subscribers = if connect.is_empty() {
@@ -655,13 +695,36 @@ impl TestRequest {
                 interval_ms: 1000,
                 one_way: self.one_way,
                 clock: self.clock,
+                data_address: data_address.clone(),
             };
             registry::validate(&spec, !connect.is_empty()).map_err(UsageError)?;
             specs.push(spec);
         }
+        for a in connect.iter().chain(&connect_publishers) {
+            if let Some(Err(why)) = pubsubperf_harness::ssh::Target::parse(a) {
+                return Err(UsageError(why));
+            }
+        }
+        let over_ssh = connect
+            .iter()
+            .chain(&connect_publishers)
+            .any(|a| a.starts_with("ssh://"));
+        if self.remote_path.is_some() && !over_ssh {
+            return Err(UsageError(
+                "--remote-path: only with an ssh:// address in --connect or --connect-publishers"
+                    .into(),
+            ));
+        }
+        if self.token_file.is_some() && connect.is_empty() && connect_publishers.is_empty() {
+            return Err(UsageError(
+                "--token-file: only with --connect or --connect-publishers (local subscribers need no token)".into(),
+            ));
+        }
         Ok(TestPlan {
             specs,
             connect,
+            token_file: self.token_file.clone(),
+            remote_path: self.remote_path.clone(),
             connect_publishers,
             connect_timeout,
             json: self.json.clone(),

@@ -81,7 +81,7 @@ pub fn run(q: &QuickArgs) -> anyhow::Result<ExitCode> {
                 break;
             }
             let plan = request(info.name, size, &dur).plan(test)?;
-            let peers = crate::peers_for(info.name, &[], 1)?;
+            let peers = crate::peers_for(info.name, &[], Default::default(), 1)?;
             let mut session = match Session::start(peers, plan.connect_timeout) {
                 Ok(s) => s,
                 Err(e) => {

@@ -144,6 +144,8 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
     let total_est: f64 = todo.iter().map(|c| estimate_s(&c.args)).sum();
     let (mut spent_est, mut failed, mut skipped) = (0.0f64, 0usize, 0usize);
     let start = Instant::now();
+    // One agent per ssh:// host for every cell (ended when the sweep ends).
+    let agents = std::sync::Arc::new(pubsubperf_harness::ssh::Pool::new());
     for (i, cell) in todo.iter().enumerate() {
         if INTERRUPTED.load(Ordering::Relaxed) {
             break;
@@ -191,7 +193,7 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
         // Each cell is saved as its own results file in the database.
         let mut cell_sink = output::Sink::new(crate::bindings_env(&plan.specs), None, None);
         cell_sink.file.environment.calibration = sink.file.environment.calibration.clone();
-        let fault = crate::execute(&plan, &mut cell_sink)?;
+        let fault = crate::execute(&plan, &mut cell_sink, Some(&agents))?;
         let meta = SaveMeta {
             sweep: Some(sweep.name.clone()),
             cell: Some(cell_id(cell)),

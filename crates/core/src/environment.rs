@@ -22,12 +22,68 @@ pub struct Environment {
     pub os: String,
     /// Version of every binding used, by name.
     pub bindings: BTreeMap<String, String>,
+    /// The pubsubperf version that measured.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub pubsubperf: String,
+    /// The kernel's clock source (`current_clocksource`: tsc, arch_sys_counter, ...).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub clocksource: String,
+    /// The network interfaces other than loopback, with their addresses,
+    /// speed and driver (where the kernel tells).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interfaces: Vec<Interface>,
     /// Environment of the subscriber's host, when it is another host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subscriber_host: Option<Box<Environment>>,
     /// Machine floors from `pubsubperf calibrate`, if measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<serde_json::Value>,
+}
+
+/// A network interface of a host.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Interface {
+    /// Its name (eth0).
+    pub name: String,
+    /// Its addresses.
+    pub addresses: Vec<String>,
+    /// Link speed in Mbit/s (`/sys/class/net/NAME/speed`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed_mbps: Option<u64>,
+    /// Its driver (virtio_net, igb, veth, ...), when known.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub driver: String,
+}
+
+/// This host's interfaces other than loopback.
+pub fn interfaces() -> Vec<Interface> {
+    let mut out: Vec<Interface> = Vec::new();
+    for (name, ip) in crate::sys::interface_addresses() {
+        if ip.is_loopback() {
+            continue;
+        }
+        match out.iter_mut().find(|i| i.name == name) {
+            Some(i) => i.addresses.push(ip.to_string()),
+            None => {
+                let sys = std::path::Path::new("/sys/class/net").join(&name);
+                let speed_mbps = std::fs::read_to_string(sys.join("speed"))
+                    .ok()
+                    .and_then(|s| s.trim().parse::<i64>().ok())
+                    .and_then(|s| u64::try_from(s).ok());
+                let driver = std::fs::read_link(sys.join("device/driver"))
+                    .ok()
+                    .and_then(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()))
+                    .unwrap_or_default();
+                out.push(Interface {
+                    name,
+                    addresses: vec![ip.to_string()],
+                    speed_mbps,
+                    driver,
+                });
+            }
+        }
+    }
+    out
 }
 
 impl Environment {
@@ -55,6 +111,13 @@ impl Environment {
             hostname: uname_field(|u| &u.nodename),
             os,
             bindings: BTreeMap::new(),
+            pubsubperf: env!("CARGO_PKG_VERSION").to_string(),
+            clocksource: std::fs::read_to_string(
+                "/sys/devices/system/clocksource/clocksource0/current_clocksource",
+            )
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default(),
+            interfaces: interfaces(),
             subscriber_host: None,
             calibration: None,
         }

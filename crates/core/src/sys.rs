@@ -135,6 +135,79 @@ pub struct Resources {
     pub involuntary_cs: u64,
 }
 
+/// The addresses of this host's interfaces: (interface name, address).
+pub fn interface_addresses() -> Vec<(String, std::net::IpAddr)> {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    let mut out = Vec::new();
+    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills `list` with a linked list we free below; every
+    // pointer read is checked for null and each sockaddr is read as the
+    // family it names.
+    unsafe {
+        if libc::getifaddrs(&mut list) != 0 {
+            return out;
+        }
+        let mut p = list;
+        while !p.is_null() {
+            let ifa = &*p;
+            p = ifa.ifa_next;
+            if ifa.ifa_addr.is_null() || ifa.ifa_name.is_null() {
+                continue;
+            }
+            let name = std::ffi::CStr::from_ptr(ifa.ifa_name)
+                .to_string_lossy()
+                .into_owned();
+            let ip = match (*ifa.ifa_addr).sa_family as i32 {
+                libc::AF_INET => {
+                    let a = &*(ifa.ifa_addr as *const libc::sockaddr_in);
+                    IpAddr::V4(Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr)))
+                }
+                libc::AF_INET6 => {
+                    let a = &*(ifa.ifa_addr as *const libc::sockaddr_in6);
+                    IpAddr::V6(Ipv6Addr::from(a.sin6_addr.s6_addr))
+                }
+                _ => continue,
+            };
+            out.push((name, ip));
+        }
+        libc::freeifaddrs(list);
+    }
+    out
+}
+
+/// The address a data interface option names (Perftest's `-nic`): an
+/// address of this host as it is, or an interface's name as its first
+/// IPv4 address (else its first IPv6 one). The error says what exists.
+pub fn data_address(s: &str) -> Result<String, String> {
+    let addrs = interface_addresses();
+    let known = || {
+        addrs
+            .iter()
+            .map(|(n, a)| format!("{n} {a}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if let Ok(ip) = s.parse::<std::net::IpAddr>() {
+        return if addrs.iter().any(|(_, a)| *a == ip) {
+            Ok(ip.to_string())
+        } else {
+            Err(format!("not an address of this host (it has: {})", known()))
+        };
+    }
+    let of = |v4: bool| {
+        addrs
+            .iter()
+            .find(|(n, a)| n == s && a.is_ipv4() == v4)
+            .map(|(_, a)| a.to_string())
+    };
+    of(true).or_else(|| of(false)).ok_or_else(|| {
+        format!(
+            "no interface or address of this host by that name (it has: {})",
+            known()
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -106,9 +106,18 @@ pub fn seeds(target: &str) -> Vec<Vec<u8>> {
                 .unwrap_or_else(|_| "{}".into());
             vec![
                 s(r#"{"type":"hello","version":"0.1.0","protocol":1}"#),
+                s(
+                    r#"{"type":"hello","version":"0.1.0","protocol":2,"token":"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}"#,
+                ),
                 s(&format!(
                     r#"{{"type":"welcome","version":"0.1.0","environment":{env}}}"#
                 )),
+                s(&format!(
+                    r#"{{"type":"welcome","version":"0.1.0","environment":{env},"seen_from":"198.18.0.1"}}"#
+                )),
+                s(
+                    r#"{"type":"error","message":"busy, running session 3 from 198.18.0.1:41234 (for 12 s)"}"#,
+                ),
                 s(r#"{"type":"error","message":"version mismatch"}"#),
                 s(r#"{"type":"locators","data":"198.18.0.2:40000"}"#),
                 s(r#"{"type":"peer","echo":"198.18.0.1:40001"}"#),
@@ -172,9 +181,14 @@ pub fn seeds(target: &str) -> Vec<Vec<u8>> {
         .iter()
         .map(|x| s(x))
         .collect(),
-        "sweep" => vec![s(
-            "name = \"quick\"\nrepetitions = 2\n\n[matrix]\nbindings = [\"udp\", \"tcp\"]\ntests = [\"latency\", \"throughput\"]\nsizes = [64, \"1KiB\"]\ntransports = { udp = [\"udp\"] }\nreliability = [\"default\"]\nzero_copy = [false]\nwait = [\"block\", \"busy\"]\nrate = [\"default\", 1000]\nsubscribers = [1, 2]\n\n[settings]\nduration = \"2s\"\n\n[settings.throughput]\nlatency_every = 100\n\n[binding.udp]\nsocket_buffer = \"4MiB\"\n",
-        )],
+        "sweep" => vec![
+            s(
+                "name = \"quick\"\nrepetitions = 2\n\n[matrix]\nbindings = [\"udp\", \"tcp\"]\ntests = [\"latency\", \"throughput\"]\nsizes = [64, \"1KiB\"]\ntransports = { udp = [\"udp\"] }\nreliability = [\"default\"]\nzero_copy = [false]\nwait = [\"block\", \"busy\"]\nrate = [\"default\", 1000]\nsubscribers = [1, 2]\n\n[settings]\nduration = \"2s\"\n\n[settings.throughput]\nlatency_every = 100\n\n[binding.udp]\nsocket_buffer = \"4MiB\"\n",
+            ),
+            s(
+                "[hosts.b1]\nconnect = \"ssh://pi@b1:22\"\ndata_address = \"eth1\"\nremote_path = \"/opt/pubsubperf\"\n\n[hosts.b2]\nconnect = \"198.18.0.2:7400\"\ntoken_file = \"lab.token\"\n\n[matrix]\nbindings = [\"udp\"]\nsizes = [64]\nhosts = [\"local\", \"b1\", \"b2\"]\n",
+            ),
+        ],
         _ => Vec::new(),
     }
 }

@@ -28,11 +28,8 @@ pub fn serve_publisher<B: Binding>(
     readers: &[String],
     setup_timeout: Duration,
 ) -> Result<(), Fault> {
-    let mut cfg = spec.endpoint.clone();
-    cfg.bind_ip = ctl
-        .local_addr()
-        .map(|a| a.ip().to_string())
-        .unwrap_or_else(|_| "127.0.0.1".into());
+    // The serving side set `bind_ip` (crate::serve).
+    let cfg = spec.endpoint.clone();
     if let Some(p) = spec.rt_priority {
         sys::set_rt_priority(p).map_err(Fault::Config)?;
     }

@@ -10,12 +10,16 @@
 //! - [`run`] and [`subscriber`]: the two sides of a run, generic over the
 //!   binding so the measuring loops are monomorphized (no dynamic dispatch
 //!   per sample); [`extra`]: an extra publisher's side;
-//! - [`serve`]: the subscriber host's end of a session;
+//! - [`serve`]: the subscriber host's end of a session; [`agent`]: a host
+//!   that serves sessions one after another, each in a process of its own,
+//!   to publishers that present its [`token`];
 //! - [`search`]: the maximum throughput search.
 //!
-//! Modules depend one way: `run` on `session`, `serve` on `subscriber` and
-//! `extra`, all of them on `protocol`, `spec` and `stream`.
+//! Modules depend one way: `run` on `session`, `agent` on `serve`, `serve`
+//! on `subscriber` and `extra`, all of them on `protocol`, `spec` and
+//! `stream`.
 
+pub mod agent;
 pub mod extra;
 pub mod protocol;
 pub mod registry;
@@ -24,8 +28,10 @@ pub mod search;
 pub mod serve;
 pub mod session;
 pub mod spec;
+pub mod ssh;
 mod stream;
 pub mod subscriber;
+pub mod token;
 
 use std::sync::atomic::AtomicBool;
 

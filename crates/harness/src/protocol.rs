@@ -18,7 +18,7 @@ use std::time::Duration;
 
 /// Bumped whenever a message changes shape. Peers with different tool
 /// versions refuse each other (see [`Msg::Hello`]).
-pub const PROTOCOL: u32 = 1;
+pub const PROTOCOL: u32 = 2;
 /// Largest control message accepted (a decoder never allocates more).
 pub const MAX_MESSAGE: usize = 16 << 20;
 
@@ -32,6 +32,11 @@ pub enum Msg {
         version: String,
         /// Protocol version of the sender.
         protocol: u32,
+        /// The agent's secret ([`crate::token`]); checked before anything
+        /// else of the session is read. Not needed by the subscribers a
+        /// publisher starts itself, nor over SSH.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<String>,
     },
     /// Subscriber → publisher: accepted; here is my host.
     Welcome {
@@ -39,6 +44,11 @@ pub enum Msg {
         version: String,
         /// The subscriber host's environment.
         environment: Box<Environment>,
+        /// The publisher's address as the subscriber's host sees it, when
+        /// the control connection cannot tell (an agent over SSH): the
+        /// publisher's endpoints bind there.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seen_from: Option<String>,
     },
     /// Either side: refused or failed, with the reason. Ends the session.
     Error {

@@ -1,49 +1,186 @@
 //! The subscriber's side of a session: serves a publisher's session on one
 //! control connection (runs as subscriber or extra publisher, one after
-//! another), listening for publishers (`pubsubperf sub --listen`) or
-//! connecting back to the publisher that started this process.
+//! another): a session process an agent started ([`crate::agent`]), a
+//! process or thread that connects back to the publisher that started it.
 
 use crate::protocol::{self, ControlError, Msg};
 use crate::registry::with_binding;
 use crate::spec::RunSpec;
 use crate::{Fault, INTERRUPTED, VERSION};
 use pubsubperf_core::environment::Environment;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use serde::{Deserialize, Serialize};
+use std::net::TcpStream;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+/// What an agent lets a publisher ask of its host. A run that exceeds them
+/// is refused with a line naming the flag and the limit.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Limits {
+    /// Longest run (warm-up and measurement), ns (`--max-duration`).
+    pub max_duration_ns: Option<u64>,
+    /// Largest sample, bytes (`--max-size`).
+    pub max_size: Option<usize>,
+    /// `--rt-priority` allowed (`--allow-rt-priority`).
+    pub rt_priority: bool,
+    /// `--mlock` allowed (`--allow-mlock`).
+    pub mlock: bool,
+}
+
+impl Limits {
+    /// No limit: the subscribers a publisher starts on its own host.
+    pub fn unlimited() -> Limits {
+        Limits {
+            max_duration_ns: None,
+            max_size: None,
+            rt_priority: true,
+            mlock: true,
+        }
+    }
+
+    /// Refuses a run that exceeds the limits; the message names the
+    /// publisher's flag and the agent's.
+    pub fn check(&self, spec: &RunSpec) -> Result<(), Fault> {
+        let refuse = |m: String| Err(Fault::Config(format!("refused by the agent: {m}")));
+        if let Some(max) = self.max_size
+            && spec.size > max
+        {
+            return refuse(format!("--size {} exceeds its --max-size {max}", spec.size));
+        }
+        if let Some(max) = self.max_duration_ns {
+            let measured = if spec.duration_ns > 0 {
+                Some(spec.duration_ns)
+            } else if spec.rate > 0.0 {
+                Some((spec.count as f64 / spec.rate * 1e9) as u64)
+            } else {
+                None
+            };
+            let secs = |ns: u64| ns as f64 / 1e9;
+            match measured {
+                None => {
+                    return refuse(format!(
+                        "--count without --rate or --duration has no time bound, and the agent has --max-duration {:.1}s",
+                        secs(max)
+                    ));
+                }
+                Some(d) if d.saturating_add(spec.warmup_ns) > max => {
+                    return refuse(format!(
+                        "a run of {:.1} s (warm-up included) exceeds its --max-duration {:.1}s",
+                        secs(d.saturating_add(spec.warmup_ns)),
+                        secs(max)
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        if spec.rt_priority.is_some() && !self.rt_priority {
+            return refuse(
+                "--rt-priority is not allowed (start the agent with --allow-rt-priority)".into(),
+            );
+        }
+        if spec.mlock && !self.mlock {
+            return refuse("--mlock is not allowed (start the agent with --allow-mlock)".into());
+        }
+        Ok(())
+    }
+}
+
+/// What an agent tells the process that serves one session.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct SessionSettings {
+    /// What runs may ask of this host.
+    pub limits: Limits,
+    /// The address this host's endpoints use for data (None: the address
+    /// the publisher's control connection arrived at).
+    pub data_address: Option<String>,
+    /// The publisher's address as this host sees it, told to the publisher
+    /// in the Welcome (an agent over SSH, whose control connection is a
+    /// loopback one).
+    pub seen_from: Option<String>,
+}
+
+impl SessionSettings {
+    /// The subscribers a publisher starts itself: no limits, addresses from
+    /// the connection.
+    pub fn local() -> SessionSettings {
+        SessionSettings {
+            limits: Limits::unlimited(),
+            data_address: None,
+            seen_from: None,
+        }
+    }
+}
+
+/// How long a publisher has to say Hello, and a subscriber to set up.
+const SETUP_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Subscriber side: serves one publisher's session on `stream` until it
-/// says goodbye or goes away.
+/// says goodbye or goes away (the subscribers a publisher starts itself:
+/// no token, no limits).
 pub fn serve_session(mut stream: TcpStream) -> Result<(), Fault> {
+    admit(&mut stream, None, SETUP_TIMEOUT)?;
+    serve_admitted(stream, &SessionSettings::local())
+}
+
+/// Reads the publisher's Hello and checks it: the token first (when
+/// `token` is set; nothing else of a stranger's session is read), then the
+/// version. A refusal is sent to the publisher and returned.
+pub fn admit(stream: &mut TcpStream, token: Option<&str>, timeout: Duration) -> Result<(), Fault> {
     let _ = stream.set_nodelay(true);
-    let setup_timeout = Duration::from_secs(30);
-    match protocol::recv(&mut stream, Some(setup_timeout)) {
+    let (version, p, presented) = match protocol::recv(stream, Some(timeout)) {
         Ok(Msg::Hello {
             version,
             protocol: p,
-        }) => {
-            if version != VERSION || p != protocol::PROTOCOL {
-                let message = format!(
-                    "version mismatch: publisher runs pubsubperf {version} (protocol {p}), this subscriber runs {VERSION} (protocol {}); run the same version on both hosts",
-                    protocol::PROTOCOL
-                );
-                let _ = protocol::send(
-                    &mut stream,
-                    &Msg::Error {
-                        message: message.clone(),
-                    },
-                );
-                return Err(Fault::Peer(message));
-            }
-        }
-        Ok(other) => return Err(Fault::Peer(format!("expected Hello, got {other:?}"))),
+            token: presented,
+        }) => (version, p, presented),
+        Ok(_) => return Err(Fault::Peer("expected Hello, got another message".into())),
         Err(e) => return Err(Fault::Peer(format!("publisher: {e}"))),
+    };
+    let refusal = if token.is_some_and(|t| !crate::token::matches(t, presented.as_deref())) {
+        Some(format!(
+            "{} token: this agent takes only publishers that present its token; copy its token file to the publisher's host (~/.config/pubsubperf/agent.token, or --token-file) or start the agent over SSH (--connect ssh://HOST)",
+            if presented.is_some() { "wrong" } else { "no" },
+        ))
+    } else if version != VERSION || p != protocol::PROTOCOL {
+        Some(format!(
+            "version mismatch: publisher runs pubsubperf {version} (protocol {p}), this subscriber runs {VERSION} (protocol {}); run the same version on both hosts",
+            protocol::PROTOCOL
+        ))
+    } else {
+        None
+    };
+    match refusal {
+        Some(message) => {
+            let _ = protocol::send(
+                stream,
+                &Msg::Error {
+                    message: message.clone(),
+                },
+            );
+            Err(Fault::Peer(message))
+        }
+        None => Ok(()),
     }
+}
+
+/// Serves an admitted publisher's session: says Welcome, then serves its
+/// runs one after another, refusing any that exceed the limits.
+pub fn serve_admitted(mut stream: TcpStream, settings: &SessionSettings) -> Result<(), Fault> {
+    let setup_timeout = SETUP_TIMEOUT;
+    let limits = &settings.limits;
+    let data_ip = match &settings.data_address {
+        Some(a) => a.clone(),
+        None => stream
+            .local_addr()
+            .map(|a| a.ip().to_string())
+            .unwrap_or_else(|_| "127.0.0.1".into()),
+    };
     protocol::send(
         &mut stream,
         &Msg::Welcome {
             version: VERSION.into(),
             environment: Box::new(Environment::detect()),
+            seen_from: settings.seen_from.clone(),
         },
     )
     .map_err(|e| Fault::Peer(e.to_string()))?;
@@ -59,75 +196,64 @@ pub fn serve_session(mut stream: TcpStream) -> Result<(), Fault> {
             Err(ControlError::Closed) => return Ok(()),
             Err(e) => return Err(Fault::Peer(format!("publisher: {e}"))),
         };
-        match msg {
-            Msg::Setup { spec } => {
-                let spec: RunSpec = *spec;
+        let r = match msg {
+            Msg::Setup { mut spec } => {
+                spec.endpoint.bind_ip = data_ip.clone();
                 let name = spec.peer_binding.clone();
-                let r = with_binding!(name.as_str(), B => crate::subscriber::serve_run::<B>(&mut stream, &spec, setup_timeout),
-                    unknown => Err(Fault::Config(crate::registry::unknown_binding("--peer-binding", &name))));
-                if let Err(e) = r {
-                    let _ = protocol::send(
-                        &mut stream,
-                        &Msg::Error {
-                            message: e.to_string(),
-                        },
-                    );
-                    if matches!(e, Fault::Interrupted) {
-                        return Err(e);
-                    }
-                }
+                limits.check(&spec).and_then(|()| with_binding!(name.as_str(), B => crate::subscriber::serve_run::<B>(&mut stream, &spec, setup_timeout),
+                    unknown => Err(Fault::Config(crate::registry::unknown_binding("--peer-binding", &name)))))
             }
             Msg::PubSetup {
-                spec,
+                mut spec,
                 publisher,
                 data,
             } => {
-                let spec: RunSpec = *spec;
+                spec.endpoint.bind_ip = data_ip.clone();
                 let name = spec.binding.clone();
-                let r = with_binding!(name.as_str(), B => crate::extra::serve_publisher::<B>(&mut stream, &spec, publisher, &data, setup_timeout),
-                    unknown => Err(Fault::Config(crate::registry::unknown_binding("--binding", &name))));
-                if let Err(e) = r {
-                    let _ = protocol::send(
-                        &mut stream,
-                        &Msg::Error {
-                            message: e.to_string(),
-                        },
-                    );
-                    if matches!(e, Fault::Interrupted) {
-                        return Err(e);
-                    }
-                }
+                limits.check(&spec).and_then(|()| with_binding!(name.as_str(), B => crate::extra::serve_publisher::<B>(&mut stream, &spec, publisher, &data, setup_timeout),
+                    unknown => Err(Fault::Config(crate::registry::unknown_binding("--binding", &name)))))
             }
             Msg::Bye => return Ok(()),
             // Anything else outside a run (late Stop, Start) is stale.
-            _ => {}
+            _ => continue,
+        };
+        if let Err(e) = r {
+            let _ = protocol::send(
+                &mut stream,
+                &Msg::Error {
+                    message: e.to_string(),
+                },
+            );
+            if matches!(e, Fault::Interrupted) {
+                return Err(e);
+            }
         }
     }
 }
 
-/// `pubsubperf sub --listen ADDR`: waits for one publisher and serves its session.
-pub fn listen(addr: &str, on_ready: &mut dyn FnMut(SocketAddr)) -> Result<(), Fault> {
-    let l = TcpListener::bind(addr).map_err(|e| Fault::Config(format!("--listen {addr}: {e}")))?;
-    let local = l.local_addr().map_err(|e| Fault::Config(e.to_string()))?;
-    on_ready(local);
-    l.set_nonblocking(true)
-        .map_err(|e| Fault::Peer(e.to_string()))?;
-    loop {
-        match l.accept() {
-            Ok((s, _)) => {
-                s.set_nonblocking(false)
-                    .map_err(|e| Fault::Peer(e.to_string()))?;
-                return serve_session(s);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                if INTERRUPTED.load(Ordering::Relaxed) {
-                    return Err(Fault::Interrupted);
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            Err(e) => return Err(Fault::Peer(e.to_string())),
-        }
+/// A session process started by an agent ([`crate::agent`]): the admitted
+/// publisher's connection is this process's standard input.
+pub fn serve_stdin(settings: &SessionSettings) -> Result<(), Fault> {
+    use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+    // The connection must be a socket: anything else on fd 0 is a misuse.
+    let is_socket = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .ok()
+        .and_then(|fd| TcpStream::from(fd).peer_addr().ok())
+        .is_some();
+    if !is_socket {
+        return Err(Fault::Config(
+            "sub --session-stdin: standard input is not a TCP connection (this mode is started by 'pubsubperf agent')".into(),
+        ));
     }
+    // SAFETY: fd 0 is open (checked above) and owned by nothing else in
+    // this process from here on.
+    let stream = TcpStream::from(unsafe { OwnedFd::from_raw_fd(0) });
+    stream
+        .set_nonblocking(false)
+        .map_err(|e| Fault::Peer(e.to_string()))?;
+    serve_admitted(stream, settings)
 }
 
 /// `pubsubperf sub --connect-back ADDR`: a subscriber child process.

@@ -33,6 +33,9 @@ pub struct SubConn {
     pub environment: Environment,
     /// Where it is (for messages).
     pub peer: String,
+    /// This host's address as the subscriber's host sees it (from its
+    /// Welcome; an agent over SSH).
+    seen_from: Option<String>,
 }
 
 impl SubConn {
@@ -40,6 +43,7 @@ impl SubConn {
         index: usize,
         stream: TcpStream,
         peer: String,
+        token: Option<&str>,
         timeout: Duration,
     ) -> Result<SubConn, Fault> {
         let _ = stream.set_nodelay(true);
@@ -49,11 +53,16 @@ impl SubConn {
             &Msg::Hello {
                 version: VERSION.into(),
                 protocol: protocol::PROTOCOL,
+                token: token.map(String::from),
             },
         )
         .map_err(|e| Fault::Peer(format!("subscriber {peer}: {e}")))?;
-        let environment = match protocol::recv(&mut s, Some(timeout)) {
-            Ok(Msg::Welcome { environment, .. }) => *environment,
+        let (environment, seen_from) = match protocol::recv(&mut s, Some(timeout)) {
+            Ok(Msg::Welcome {
+                environment,
+                seen_from,
+                ..
+            }) => (*environment, seen_from),
             Ok(Msg::Error { message }) => {
                 return Err(Fault::Peer(format!("subscriber {peer} refused: {message}")));
             }
@@ -86,6 +95,7 @@ impl SubConn {
             last_heard_ns: last,
             environment,
             peer,
+            seen_from,
         })
     }
 
@@ -171,12 +181,16 @@ impl SubConn {
             .store(pubsubperf_core::clock::now_ns(), Ordering::Release);
     }
 
-    /// The local address of the control connection (where readers bind).
+    /// This host's address towards the subscriber (where this side's
+    /// endpoints bind): as the subscriber's host saw it, else the local
+    /// address of the control connection.
     pub fn local_ip(&self) -> String {
-        self.stream
-            .local_addr()
-            .map(|a| a.ip().to_string())
-            .unwrap_or_else(|_| "127.0.0.1".into())
+        self.seen_from.clone().unwrap_or_else(|| {
+            self.stream
+                .local_addr()
+                .map(|a| a.ip().to_string())
+                .unwrap_or_else(|_| "127.0.0.1".into())
+        })
     }
 }
 
@@ -194,11 +208,28 @@ pub enum Peers {
         /// Number of subscribers.
         n: usize,
     },
-    /// Connect to subscribers started with `pubsubperf sub --listen`.
+    /// Connect to agents: `HOST:PORT` of a `pubsubperf agent` (or `sub
+    /// --listen`), or `ssh://[user@]host[:port]` to start one over SSH.
     Remote {
         /// Their addresses.
         addrs: Vec<String>,
+        /// How to reach them.
+        access: RemoteAccess,
     },
+}
+
+/// What a publisher needs to reach remote agents.
+#[derive(Debug, Clone, Default)]
+pub struct RemoteAccess {
+    /// The agents' token ([`crate::token`]), if this host has one (not
+    /// needed over SSH).
+    pub token: Option<String>,
+    /// The pubsubperf binary on `ssh://` hosts (default `pubsubperf`, found
+    /// on the remote user's PATH).
+    pub remote_path: Option<String>,
+    /// Agents started over SSH by earlier sessions, kept for the next (a
+    /// sweep's cells); None: each session starts its own.
+    pub pool: Option<Arc<crate::ssh::Pool>>,
 }
 
 /// The publisher's session: subscribers connected, ready for runs.
@@ -209,6 +240,10 @@ pub struct Session {
     pub pubs: Vec<SubConn>,
     children: Vec<Child>,
     threads: Vec<std::thread::JoinHandle<()>>,
+    /// Agents started over SSH, by address; after the goodbyes they go
+    /// back to the pool (a clean end) or are dropped, which ends them.
+    remotes: Vec<(String, crate::ssh::Remote)>,
+    pool: Option<Arc<crate::ssh::Pool>>,
     /// Time allowed for set-up steps (connect, match).
     pub connect_timeout: Duration,
 }
@@ -221,15 +256,15 @@ impl Session {
             pubs: Vec::new(),
             children: Vec::new(),
             threads: Vec::new(),
+            remotes: Vec::new(),
+            pool: None,
             connect_timeout,
         };
         match peers {
-            Peers::Remote { addrs } => {
+            Peers::Remote { addrs, access } => {
                 for (i, a) in addrs.iter().enumerate() {
-                    let stream = connect(a, connect_timeout)?;
-                    session
-                        .subs
-                        .push(SubConn::new(i, stream, a.clone(), connect_timeout)?);
+                    let conn = session.connect_remote(i, a, &access)?;
+                    session.subs.push(conn);
                 }
             }
             Peers::Local { n, exe } => {
@@ -246,6 +281,7 @@ impl Session {
                         i,
                         stream,
                         format!("local process {i}"),
+                        None,
                         connect_timeout,
                     )?);
                 }
@@ -267,6 +303,7 @@ impl Session {
                         i,
                         stream,
                         format!("thread {i}"),
+                        None,
                         connect_timeout,
                     )?);
                 }
@@ -280,11 +317,10 @@ impl Session {
     pub fn add_publishers(&mut self, peers: Peers) -> Result<(), Fault> {
         let timeout = self.connect_timeout;
         match peers {
-            Peers::Remote { addrs } => {
+            Peers::Remote { addrs, access } => {
                 for a in &addrs {
-                    let stream = connect(a, timeout)?;
-                    let i = self.pubs.len() + 1;
-                    self.pubs.push(SubConn::new(i, stream, a.clone(), timeout)?);
+                    let conn = self.connect_remote(self.pubs.len() + 1, a, &access)?;
+                    self.pubs.push(conn);
                 }
             }
             Peers::Local { n, exe } => {
@@ -302,6 +338,7 @@ impl Session {
                         i,
                         stream,
                         format!("local publisher process {i}"),
+                        None,
                         timeout,
                     )?);
                 }
@@ -313,6 +350,41 @@ impl Session {
         Ok(())
     }
 
+    /// Connects to the agent at `addr`, starting it over SSH for an
+    /// `ssh://` address.
+    fn connect_remote(
+        &mut self,
+        index: usize,
+        addr: &str,
+        access: &RemoteAccess,
+    ) -> Result<SubConn, Fault> {
+        let timeout = self.connect_timeout;
+        let Some(target) = crate::ssh::Target::parse(addr) else {
+            let stream = connect(addr, timeout)?;
+            return SubConn::new(index, stream, addr.into(), access.token.as_deref(), timeout);
+        };
+        let target = target.map_err(Fault::Config)?;
+        self.pool = access.pool.clone();
+        let kept = access.pool.as_ref().and_then(|p| p.take(addr));
+        let mut remote = match kept {
+            Some(r) => r,
+            None => crate::ssh::Remote::start(
+                &target,
+                access.remote_path.as_deref().unwrap_or("pubsubperf"),
+            )?,
+        };
+        let stream = remote.open()?;
+        match SubConn::new(index, stream, target.display(), None, timeout) {
+            Ok(conn) => {
+                self.remotes.push((addr.to_string(), remote));
+                Ok(conn)
+            }
+            // The agent answered and refused (another version): as it said.
+            Err(f @ Fault::Peer(_)) if f.to_string().contains(" refused: ") => Err(f),
+            Err(f) => Err(remote.explain(&f.to_string())),
+        }
+    }
+
     /// True while every subscriber is connected.
     pub fn healthy(&self) -> bool {
         self.subs
@@ -321,12 +393,15 @@ impl Session {
             .all(|s| s.alive.load(Ordering::Acquire))
     }
 
-    /// Ends the session: says goodbye, waits briefly, reaps every child.
+    /// Ends the session: says goodbye, waits briefly, reaps every child;
+    /// agents started over SSH go back to the pool, if there is one.
     pub fn close(mut self) {
-        self.shutdown();
+        self.shutdown(true);
     }
 
-    fn shutdown(&mut self) {
+    /// Ends the session; `clean` when every run ended as planned (a remote
+    /// agent's connection is then quiet and can serve another session).
+    fn shutdown(&mut self, clean: bool) {
         for s in self.subs.iter_mut().chain(self.pubs.iter_mut()) {
             let _ = protocol::send(&mut s.stream, &Msg::Bye);
             let _ = s.stream.shutdown(std::net::Shutdown::Write);
@@ -354,12 +429,18 @@ impl Session {
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
+        for (addr, mut r) in self.remotes.drain(..) {
+            r.close();
+            if let (true, Some(p)) = (clean, &self.pool) {
+                p.give(addr, r);
+            }
+        }
     }
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
-        self.shutdown();
+        self.shutdown(false);
     }
 }
 
@@ -388,7 +469,7 @@ fn connect(addr: &str, timeout: Duration) -> Result<TcpStream, Fault> {
         std::thread::sleep(Duration::from_millis(100));
     }
     Err(Fault::Peer(format!(
-        "no subscriber at {addr} within --connect-timeout {:.1} s ({last}); start 'pubsubperf sub --listen {addr}' there first",
+        "no subscriber at {addr} within --connect-timeout {:.1} s ({last}); start 'pubsubperf agent --listen {addr}' there first",
         timeout.as_secs_f64()
     )))
 }

@@ -59,6 +59,10 @@ pub struct RunSpec {
     /// when not `auto`, so that results of earlier versions compare with it.
     #[serde(default, skip_serializing_if = "RoundTripClock::is_auto")]
     pub clock: RoundTripClock,
+    /// The publisher's data address (`--data-address`; None: its address
+    /// towards the first subscriber). Each subscriber's host chooses its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_address: Option<String>,
 }
 
 /// The user's choice of round-trip clock (`--clock`).

@@ -37,11 +37,8 @@ pub fn serve_run<B: Binding>(
     spec: &RunSpec,
     setup_timeout: Duration,
 ) -> Result<(), Fault> {
-    let mut cfg = spec.endpoint.clone();
-    cfg.bind_ip = ctl
-        .local_addr()
-        .map(|a| a.ip().to_string())
-        .unwrap_or_else(|_| "127.0.0.1".into());
+    // The serving side set `bind_ip` (crate::serve).
+    let cfg = spec.endpoint.clone();
     if let Some(cpu) = spec.sub_cpu {
         sys::pin_to_cpu(cpu).map_err(Fault::Config)?;
     }

@@ -25,7 +25,18 @@
 //!
 //! [binding.udp]             # only cells of this binding
 //! socket_buffer = "4MiB"
+//!
+//! [hosts.board1]            # an inventory of subscriber hosts
+//! connect = "ssh://pi@board1"         # or an agent's "HOST:PORT"
+//! data_address = "eth1"               # ssh: the remote agent's --data-address
+//! remote_path = "/usr/local/bin/pubsubperf"   # ssh: the remote binary
+//! token_file = "lab.token"            # HOST:PORT: the agent's token
 //! ```
+//!
+//! A matrix axis `hosts = ["local", "board1"]` puts each cell's subscriber
+//! on this host (`local`) or a named host of the inventory (the publisher
+//! is the host that runs the sweep); the host is part of the cell's key.
+//! The runner keeps one agent per `ssh://` host for all cells.
 //!
 //! Each cell of the matrix (one binding, transport, test, size and QoS
 //! choice) becomes an argument vector for the CLI (`["latency",
@@ -111,6 +122,59 @@ struct RawSweep {
     settings: toml::Table,
     #[serde(default)]
     binding: BTreeMap<String, toml::Table>,
+    #[serde(default)]
+    hosts: BTreeMap<String, RawHost>,
+}
+
+/// A host of the inventory (`[hosts.NAME]`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHost {
+    /// `ssh://[user@]host[:port]` or an agent's `HOST:PORT`.
+    connect: String,
+    /// Its data address or interface (ssh only).
+    data_address: Option<String>,
+    /// Its pubsubperf binary (ssh only).
+    remote_path: Option<String>,
+    /// The agent's token file (`HOST:PORT` only).
+    token_file: Option<String>,
+}
+
+impl RawHost {
+    /// The arguments that put a cell's subscriber on this host.
+    fn args(&self, name: &str) -> std::result::Result<Vec<String>, String> {
+        let at = format!("hosts.{name}");
+        let ssh = self.connect.starts_with("ssh://");
+        if self.connect.contains(',') || self.connect.contains('?') {
+            return Err(format!(
+                "{at}.connect: one address, without parameters (use data_address, remote_path)"
+            ));
+        }
+        if !ssh && (self.data_address.is_some() || self.remote_path.is_some()) {
+            return Err(format!(
+                "{at}: data_address and remote_path are for ssh:// hosts (an agent reached by address chooses its own with 'agent --data-address')"
+            ));
+        }
+        if ssh && self.token_file.is_some() {
+            return Err(format!("{at}.token_file: an ssh:// host needs no token"));
+        }
+        let mut query = Vec::new();
+        if let Some(d) = &self.data_address {
+            query.push(format!("data={d}"));
+        }
+        if let Some(p) = &self.remote_path {
+            query.push(format!("path={p}"));
+        }
+        let mut url = self.connect.clone();
+        if !query.is_empty() {
+            url = format!("{url}?{}", query.join("&"));
+        }
+        let mut args = vec!["--connect".to_string(), url];
+        if let Some(t) = &self.token_file {
+            args.extend(["--token-file".to_string(), t.clone()]);
+        }
+        Ok(args)
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -135,6 +199,9 @@ struct RawMatrix {
     rate: Vec<toml::Value>,
     #[serde(default)]
     subscribers: Vec<i64>,
+    /// Where the subscriber runs: `local` or a host of the inventory.
+    #[serde(default)]
+    hosts: Vec<String>,
     /// Settings for this matrix only (override [settings]).
     #[serde(default)]
     settings: toml::Table,
@@ -154,6 +221,7 @@ const AXIS_FLAGS: &[&str] = &[
     "subscribers",
     "json",
     "csv",
+    "connect",
 ];
 
 /// Reads and expands a sweep file.
@@ -214,7 +282,8 @@ pub fn parse(text: &str, default_name: &str) -> std::result::Result<Sweep, Strin
             "matrix".into()
         };
         check_settings(&format!("{at}.settings"), &m.settings, true)?;
-        base_cells.extend(expand(&at, m, &raw.settings, &raw.binding)?);
+        let cells = expand(&at, m, &raw.settings, &raw.binding)?;
+        base_cells.extend(on_hosts(&at, cells, &m.hosts, &raw.hosts)?);
     }
     let mut seen = std::collections::HashSet::new();
     for c in &base_cells {
@@ -255,7 +324,7 @@ fn check_settings(at: &str, t: &toml::Table, per_test: bool) -> std::result::Res
         }
         if AXIS_FLAGS.contains(&k.as_str()) || k == "best-effort" || k == "zero-copy" {
             return Err(format!(
-                "{at}.{k}: set by the matrix (use the matrix's axes: bindings, sizes, transports, reliability, zero_copy, data_type, wait, rate, subscribers)"
+                "{at}.{k}: set by the matrix (use the matrix's axes: bindings, sizes, transports, reliability, zero_copy, data_type, wait, rate, subscribers, hosts)"
             ));
         }
         if k.is_empty()
@@ -541,6 +610,43 @@ fn transports_for(
         },
         Some(x) => list(x, format!("{at}.transports")),
     }
+}
+
+/// The cells once per host of the matrix's `hosts` axis (unchanged when it
+/// has none): `host=NAME` in the key, the host's `--connect` in the
+/// arguments.
+fn on_hosts(
+    at: &str,
+    cells: Vec<Cell>,
+    hosts: &[String],
+    inventory: &BTreeMap<String, RawHost>,
+) -> std::result::Result<Vec<Cell>, String> {
+    if hosts.is_empty() {
+        return Ok(cells);
+    }
+    let mut out = Vec::with_capacity(cells.len() * hosts.len());
+    for name in hosts {
+        let extra = match (name.as_str(), inventory.get(name)) {
+            ("local", None) => Vec::new(),
+            (_, Some(h)) => h.args(name)?,
+            (_, None) => {
+                return Err(format!(
+                    "{at}.hosts: '{name}' is not in the inventory (add [hosts.{name}] with connect = ..., or use \"local\")"
+                ));
+            }
+        };
+        for c in &cells {
+            let mut args = c.args.clone();
+            args.extend(extra.iter().cloned());
+            out.push(Cell {
+                key: format!("{}/host={name}", c.key),
+                digest: fnv1a(&args.join("\u{1f}")),
+                args,
+                ..c.clone()
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// FNV-1a 64-bit hash as 16 hex digits (stable across builds and hosts).

@@ -133,3 +133,77 @@ fn perftest_seed_sizes() {
         assert!(s.cells.iter().any(|c| c.test == t));
     }
 }
+
+#[test]
+fn hosts_put_each_cell_on_a_host_of_the_inventory() {
+    let text = r#"
+[hosts.board1]
+connect = "ssh://pi@board1"
+data_address = "eth1"
+remote_path = "/opt/pubsubperf"
+
+[hosts.lab]
+connect = "198.18.0.2:7400"
+token_file = "lab.token"
+
+[matrix]
+bindings = ["udp"]
+sizes = [64]
+hosts = ["local", "board1", "lab"]
+"#;
+    let s = sweep::parse(text, "h").unwrap();
+    let got: Vec<(String, String)> = s
+        .cells
+        .iter()
+        .map(|c| (c.key.clone(), c.args.join(" ")))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "latency/udp/transport=default/size=64/host=local".to_string(),
+                "latency --binding udp --size 64".to_string()
+            ),
+            (
+                "latency/udp/transport=default/size=64/host=board1".to_string(),
+                "latency --binding udp --size 64 --connect ssh://pi@board1?data=eth1&path=/opt/pubsubperf".to_string()
+            ),
+            (
+                "latency/udp/transport=default/size=64/host=lab".to_string(),
+                "latency --binding udp --size 64 --connect 198.18.0.2:7400 --token-file lab.token".to_string()
+            ),
+        ]
+    );
+    // Without a hosts axis, keys stay as they were (resume of older sweeps).
+    let s = sweep::parse("[matrix]\nbindings = [\"udp\"]\nsizes = [64]\n", "h").unwrap();
+    assert_eq!(s.cells[0].key, "latency/udp/transport=default/size=64");
+}
+
+#[test]
+fn host_mistakes_name_the_key() {
+    for (text, needle) in [
+        (
+            "[matrix]\nbindings = [\"udp\"]\nsizes = [64]\nhosts = [\"nope\"]\n",
+            "matrix.hosts: 'nope' is not in the inventory",
+        ),
+        (
+            "[hosts.a]\nconnect = \"h:1\"\ndata_address = \"eth0\"\n[matrix]\nbindings = [\"udp\"]\nsizes = [64]\nhosts = [\"a\"]\n",
+            "hosts.a: data_address and remote_path are for ssh:// hosts",
+        ),
+        (
+            "[hosts.a]\nconnect = \"ssh://h\"\ntoken_file = \"t\"\n[matrix]\nbindings = [\"udp\"]\nsizes = [64]\nhosts = [\"a\"]\n",
+            "hosts.a.token_file: an ssh:// host needs no token",
+        ),
+        (
+            "[matrix]\nbindings = [\"udp\"]\nsizes = [64]\n[settings]\nconnect = \"h:1\"\n",
+            "settings.connect: set by the matrix",
+        ),
+        (
+            "[hosts.a]\nconnect = \"h:1\"\nnic = \"x\"\n[matrix]\nbindings = [\"udp\"]\nsizes = [64]\n",
+            "nic",
+        ),
+    ] {
+        let e = sweep::parse(text, "h").unwrap_err();
+        assert!(e.contains(needle), "{e}");
+    }
+}

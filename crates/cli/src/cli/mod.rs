@@ -48,6 +48,9 @@ pub enum Command {
     Throughput(TestArgs),
     /// Run as a subscriber for a publisher on another host (or started by one).
     Sub(SubArgs),
+    /// Serve publishers' sessions on this host, one after another, until
+    /// stopped (the subscriber host of two-host runs).
+    Agent(AgentArgs),
     /// List the bindings, their capabilities, and whether they run here.
     Bindings(BindingsArgs),
     /// Quick comparison of every available binding (the default command).
@@ -233,10 +236,23 @@ pub struct TestArgs {
     /// Binding-specific option, KEY=VALUE (repeatable).
     #[arg(long = "opt", value_name = "KEY=VALUE")]
     pub opts: Vec<String>,
-    /// Subscriber(s) started with 'pubsubperf sub --listen ADDR' on other hosts
-    /// (comma-separated for several), instead of local subscriber processes.
+    /// Subscriber(s) on other hosts (comma-separated for several), instead
+    /// of local subscriber processes: HOST:PORT of a 'pubsubperf agent
+    /// --listen', or ssh://[user@]host[:port] to start one there over SSH.
     #[arg(long, value_name = "ADDR")]
     pub connect: Option<String>,
+    /// The agents' token file (default: $PUBSUBPERF_TOKEN_FILE, else
+    /// ~/.config/pubsubperf/agent.token), with --connect.
+    #[arg(long, value_name = "PATH")]
+    pub token_file: Option<PathBuf>,
+    /// The pubsubperf binary on ssh:// hosts (default: pubsubperf on the
+    /// remote user's PATH).
+    #[arg(long, value_name = "PATH")]
+    pub remote_path: Option<String>,
+    /// The address or interface name (eth1) this side's endpoints use for
+    /// data (Perftest's -nic; default: the address towards the subscriber).
+    #[arg(long, alias = "nic", value_name = "ADDR|NIC")]
+    pub data_address: Option<String>,
     /// How long to wait for subscribers to connect and match.
     #[arg(long, default_value = "10s", value_name = "TIME")]
     pub connect_timeout: String,
@@ -263,12 +279,67 @@ pub struct TestArgs {
 
 #[derive(Debug, Args)]
 pub struct SubArgs {
-    /// Wait for a publisher on this address (HOST:PORT).
-    #[arg(long, value_name = "ADDR", required_unless_present = "connect_back")]
+    /// Serve one publisher's session on this address (HOST:PORT), then
+    /// exit: 'agent' for one session.
+    #[arg(long, value_name = "ADDR", required_unless_present_any = ["connect_back", "session_stdin"])]
     pub listen: Option<String>,
+    /// Who may use this host, for what, and over which address.
+    #[command(flatten)]
+    pub host: HostArgs,
     /// Internal: connect to the publisher that started this process.
     #[arg(long, value_name = "ADDR", hide = true)]
     pub connect_back: Option<String>,
+    /// Internal: serve the session an agent admitted on standard input.
+    #[arg(long, hide = true)]
+    pub session_stdin: bool,
+    /// Internal: what the agent tells its session (JSON), with --session-stdin.
+    #[arg(long, value_name = "JSON", hide = true, requires = "session_stdin")]
+    pub session: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct AgentArgs {
+    /// Where to listen for publishers (HOST:PORT).
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:7400")]
+    pub listen: String,
+    /// Serve sessions on standard input and output instead of listening:
+    /// how a publisher starts an agent over SSH (no token needed).
+    #[arg(long, conflicts_with_all = ["listen", "token_file", "insecure"])]
+    pub stdio: bool,
+    /// Who may use this host, for what, and over which address.
+    #[command(flatten)]
+    pub host: HostArgs,
+}
+
+/// Who may start runs on an agent's host, what a run may ask of it, and
+/// which address its data uses.
+#[derive(Debug, Args)]
+pub struct HostArgs {
+    /// The address or interface name (eth1) this host's endpoints use for
+    /// data (default: the address the publisher reached; over SSH, the SSH
+    /// connection's).
+    #[arg(long, alias = "nic", value_name = "ADDR|NIC")]
+    pub data_address: Option<String>,
+    /// The token publishers must present: created (mode 0600) if missing
+    /// (default: $PUBSUBPERF_TOKEN_FILE, else ~/.config/pubsubperf/agent.token).
+    #[arg(long, value_name = "PATH")]
+    pub token_file: Option<PathBuf>,
+    /// Accept publishers without a token (anyone who can reach the address
+    /// can run benchmarks here).
+    #[arg(long, conflicts_with = "token_file")]
+    pub insecure: bool,
+    /// Refuse runs longer than this (warm-up included).
+    #[arg(long, value_name = "TIME")]
+    pub max_duration: Option<String>,
+    /// Refuse samples larger than this.
+    #[arg(long, value_name = "BYTES")]
+    pub max_size: Option<String>,
+    /// Allow runs with --rt-priority (SCHED_FIFO) on this host.
+    #[arg(long)]
+    pub allow_rt_priority: bool,
+    /// Allow runs with --mlock on this host.
+    #[arg(long)]
+    pub allow_mlock: bool,
 }
 
 #[derive(Debug, Args)]
@@ -355,6 +426,9 @@ impl From<&TestArgs> for TestRequest {
             instances: a.instances,
             opts: a.opts.clone(),
             connect: a.connect.clone(),
+            token_file: a.token_file.clone(),
+            remote_path: a.remote_path.clone(),
+            data_address: a.data_address.clone(),
             connect_timeout: a.connect_timeout.clone(),
             json: a.json.clone(),
             csv: a.csv.clone(),

@@ -1,0 +1,121 @@
+//! `pubsubperf agent` and `sub --listen`: the command line's side of the
+//! harness's agent (token, limits, what it prints).
+
+use crate::cli::HostArgs;
+use crate::plan::{UsageError, parse_duration};
+use pubsubperf_core::size::parse_size;
+use pubsubperf_harness::Fault;
+use pubsubperf_harness::agent::{self, AgentConfig, Event};
+use pubsubperf_harness::serve::{Limits, SessionSettings};
+use pubsubperf_harness::token;
+use std::net::{SocketAddr, ToSocketAddrs};
+
+/// How the agent is reached.
+pub enum Mode<'a> {
+    /// `agent --listen ADDR`, or `sub --listen ADDR` (one session).
+    Listen { addr: &'a str, once: bool },
+    /// `agent --stdio` (started over SSH).
+    Stdio,
+}
+
+/// Serves sessions until stopped (one with `sub --listen`). The outer
+/// error is bad input (exit 2); the inner result is the agent's.
+pub fn run(mode: Mode, host: &HostArgs) -> anyhow::Result<Result<(), Fault>> {
+    let (listen, once) = match mode {
+        Mode::Listen { addr, once } => (addr, once),
+        Mode::Stdio => ("", false),
+    };
+    let name = if once { "sub" } else { "agent" };
+    let limits = limits(host)?;
+    let data_address = host
+        .data_address
+        .as_deref()
+        .map(|a| {
+            pubsubperf_core::sys::data_address(a)
+                .map_err(|e| UsageError(format!("--data-address {a}: {e}")))
+        })
+        .transpose()?;
+    let stdio = matches!(mode, Mode::Stdio);
+    let token = if stdio {
+        None
+    } else if host.insecure {
+        if !loopback_only(listen) {
+            eprintln!(
+                "pubsubperf {name}: warning: --insecure: anyone who can reach {listen} can run benchmarks on this host"
+            );
+        }
+        None
+    } else {
+        let path = token::path(host.token_file.as_deref())
+            .map_err(|e| UsageError(format!("--token-file: {e}")))?;
+        let t =
+            token::load_or_create(&path).map_err(|e| UsageError(format!("--token-file: {e}")))?;
+        eprintln!(
+            "pubsubperf {name}: publishers must present the token in {} (copy it to their host, or pass --insecure)",
+            path.display()
+        );
+        Some(t)
+    };
+    let exe = std::env::current_exe()
+        .map_err(|e| anyhow::anyhow!("cannot find the pubsubperf binary to serve sessions: {e}"))?;
+    let cfg = AgentConfig {
+        listen: listen.to_string(),
+        token,
+        limits,
+        data_address,
+        once,
+        exe,
+    };
+    let mut report = |event| match event {
+        Event::Ready(local) => eprintln!("pubsubperf {name}: listening on {local}"),
+        Event::Started { id, peer } => eprintln!("pubsubperf {name}: session {id} from {peer}"),
+        Event::Ended { id, status } => {
+            eprintln!("pubsubperf {name}: session {id} ended ({status})")
+        }
+        Event::Refused { peer, why } => eprintln!("pubsubperf {name}: refused {peer}: {why}"),
+    };
+    Ok(if stdio {
+        agent::run_stdio(&cfg, &mut report)
+    } else {
+        agent::run(&cfg, &mut report)
+    })
+}
+
+/// What a session process's agent told it.
+pub fn session_settings(json: Option<&str>) -> anyhow::Result<SessionSettings> {
+    match json {
+        None => Ok(SessionSettings::local()),
+        Some(j) => Ok(serde_json::from_str(j)
+            .map_err(|e| UsageError(format!("--session: {e} (this option is the agent's)")))?),
+    }
+}
+
+fn limits(a: &HostArgs) -> Result<Limits, UsageError> {
+    let max_duration_ns = a
+        .max_duration
+        .as_deref()
+        .map(|d| parse_duration("--max-duration", d).map(|d| d.as_nanos() as u64))
+        .transpose()?;
+    let max_size = a
+        .max_size
+        .as_deref()
+        .map(|s| parse_size(s).map_err(|e| UsageError(format!("--max-size: {e}"))))
+        .transpose()?;
+    Ok(Limits {
+        max_duration_ns,
+        max_size,
+        rt_priority: a.allow_rt_priority,
+        mlock: a.allow_mlock,
+    })
+}
+
+/// True when every address `listen` resolves to is a loopback address.
+fn loopback_only(listen: &str) -> bool {
+    listen
+        .to_socket_addrs()
+        .map(|addrs| {
+            let v: Vec<SocketAddr> = addrs.collect();
+            !v.is_empty() && v.iter().all(|a| a.ip().is_loopback())
+        })
+        .unwrap_or(false)
+}
