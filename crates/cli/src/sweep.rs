@@ -13,7 +13,7 @@ use anyhow::Context;
 use pubsubperf_core::result::TestKind;
 use pubsubperf_harness::{Fault, INTERRUPTED};
 use pubsubperf_report::db::{Database, Filter};
-use pubsubperf_report::sweep::Cell;
+use pubsubperf_report::sweep::{Cell, PublisherHost};
 use std::collections::HashSet;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -62,6 +62,40 @@ pub(crate) fn check_cell(cell: &Cell) -> Result<TestPlan, String> {
         req.set(&name, value.as_deref()).map_err(|e| e.0)?;
     }
     req.plan(test).map_err(|e| e.0)
+}
+
+/// Runs a cell whose publisher is another host: the cell's command there
+/// over SSH; its results file (with that host's environment) becomes the
+/// cell's. Returns why it failed, if it did.
+fn remote_publisher(
+    cell: &Cell,
+    host: &PublisherHost,
+    sink: &mut output::Sink,
+) -> anyhow::Result<Option<Fault>> {
+    use pubsubperf_harness::ssh;
+    let target = ssh::Target::parse(&host.connect)
+        .and_then(Result::ok)
+        .with_context(|| format!("hosts.{}.connect: not an ssh:// address", host.name))?;
+    let path = host.remote_path.as_deref().unwrap_or("pubsubperf");
+    let run = match ssh::run_publisher(&target, path, &cell.args) {
+        Ok(r) => r,
+        Err(f) => return Ok(Some(f)),
+    };
+    if !run.json.trim().is_empty() {
+        sink.file = serde_json::from_str(&run.json).with_context(|| {
+            format!("the results file from {} does not parse", target.display())
+        })?;
+    }
+    Ok(match run.code {
+        Some(0) => None,
+        Some(130) => Some(Fault::Interrupted),
+        code => Some(Fault::Peer(format!(
+            "publisher on {} ({}): {}",
+            host.name,
+            code.map_or("no exit code".into(), |c| format!("exit {c}")),
+            run.last_line
+        ))),
+    })
 }
 
 /// Runs a sweep.
@@ -193,7 +227,10 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
         // Each cell is saved as its own results file in the database.
         let mut cell_sink = output::Sink::new(crate::bindings_env(&plan.specs), None, None);
         cell_sink.file.environment.calibration = sink.file.environment.calibration.clone();
-        let fault = crate::execute(&plan, &mut cell_sink, Some(&agents))?;
+        let fault = match &cell.publisher {
+            None => crate::execute(&plan, &mut cell_sink, Some(&agents))?,
+            Some(host) => remote_publisher(cell, host, &mut cell_sink)?,
+        };
         let meta = SaveMeta {
             sweep: Some(sweep.name.clone()),
             cell: Some(cell_id(cell)),

@@ -492,3 +492,72 @@ warmup = "0s"
         e.trim_end().lines().last().unwrap_or_default()
     );
 }
+
+#[test]
+fn a_sweep_cell_can_run_its_publisher_on_another_host() {
+    let l = SshLab::new();
+    let a = l.a.clone();
+    let d = tmp();
+    let file = d.path().join("pub.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"name = "pubhost"
+
+[hosts.lab]
+connect = "ssh://sshlab"
+remote_path = "{BIN}"
+
+[matrix]
+bindings = ["udp"]
+tests = ["latency", "throughput"]
+sizes = [64]
+publisher_hosts = ["lab"]
+rate = [20000]
+
+[settings]
+count = 300
+warmup = "0s"
+"#
+        ),
+    )
+    .unwrap();
+    let db = d.path().join("r.sqlite");
+    let j = d.path().join("r.json");
+    let o = l
+        .sshd
+        .command(
+            &a,
+            &[
+                "sweep",
+                file.to_str().unwrap(),
+                "--db",
+                db.to_str().unwrap(),
+                "--json",
+                j.to_str().unwrap(),
+            ],
+        )
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert!(o.status.success(), "{e}");
+    let v = json(&j);
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{v}");
+    for r in runs {
+        assert_eq!(r["complete"], true, "{r}");
+    }
+    // Stored here, with the publisher host's environment: its interfaces
+    // are the subscriber namespace's.
+    let o = Command::new(BIN)
+        .args(["export", "--db", db.to_str().unwrap(), "--json", "-"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        out.contains("198.18.0.2"),
+        "not measured on the other host: {out}"
+    );
+    nothing_left_in(&l.b, Duration::from_secs(5));
+}

@@ -335,6 +335,13 @@ impl std::fmt::Debug for Pool {
 /// `ssh [options] [-p port] [-l user] host -- 'remote' agent --stdio
 /// [--data-address X]`.
 fn ssh_command(target: &Target, remote_path: &str) -> Command {
+    let mut cmd = base_command(target);
+    cmd.arg(remote_command(target, remote_path));
+    cmd
+}
+
+/// `ssh [options] [-p port] [-l user] host --`, the remote command to add.
+fn base_command(target: &Target) -> Command {
     let custom = std::env::var(ENV).ok().filter(|s| !s.trim().is_empty());
     let words: Vec<String> = custom
         .as_deref()
@@ -358,9 +365,7 @@ fn ssh_command(target: &Target, remote_path: &str) -> Command {
     if let Some(u) = &target.user {
         cmd.arg("-l").arg(u);
     }
-    cmd.arg(&target.host)
-        .arg("--")
-        .arg(remote_command(target, remote_path));
+    cmd.arg(&target.host).arg("--");
     cmd
 }
 
@@ -497,4 +502,86 @@ pub fn connection_addresses() -> Option<(String, String)> {
     let v = std::env::var("SSH_CONNECTION").ok()?;
     let w: Vec<&str> = v.split_whitespace().collect();
     (w.len() == 4).then(|| (w[0].to_string(), w[2].to_string()))
+}
+
+/// What a publisher run on another host over SSH left: its results file
+/// (JSON; empty when it wrote none) and how it ended.
+#[derive(Debug)]
+pub struct RemoteRun {
+    /// The results file it wrote.
+    pub json: String,
+    /// Its exit code (None: ssh or the remote shell failed).
+    pub code: Option<i32>,
+    /// Its last line on stderr.
+    pub last_line: String,
+}
+
+/// Runs `pubsubperf ARGS --json FILE -q --no-save` on `target` over SSH (a
+/// sweep cell whose publisher is another host) and brings its results file
+/// back. When ssh ends early (Ctrl-C here, the connection lost), the remote
+/// publisher gets SIGTERM, writes what it measured and exits.
+pub fn run_publisher(
+    target: &Target,
+    remote_path: &str,
+    args: &[String],
+) -> Result<RemoteRun, Fault> {
+    use std::os::unix::process::CommandExt;
+    let path = target.path.as_deref().unwrap_or(remote_path);
+    let words: Vec<String> = std::iter::once(path.to_string())
+        .chain(args.iter().cloned())
+        .map(|w| shell_quote(&w))
+        .collect();
+    // The publisher runs in the background so that a watcher can stop it
+    // when ssh's input ends; its results file is printed afterwards.
+    let script = format!(
+        "exec 3<&0; f=$(mktemp) || exit 1; {} --json \"$f\" -q --no-save </dev/null >/dev/null & p=$!; (cat <&3 >/dev/null; kill -TERM $p) >/dev/null 2>&1 & wait $p; rc=$?; cat \"$f\"; rm -f \"$f\"; exit $rc",
+        words.join(" ")
+    );
+    let mut cmd = base_command(target);
+    cmd.arg(format!("sh -c {}", shell_quote(&script)));
+    // SAFETY: only an async-signal-safe call between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        });
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| {
+            Fault::Config(format!(
+                "{}: cannot run ssh: {e} (install OpenSSH's client, Debian package openssh-client, or set {ENV})",
+                target.display()
+            ))
+        })?;
+    let keep = Arc::new(Mutex::new(Vec::new()));
+    let err = keep_stderr(
+        child.stderr.take().expect("piped"),
+        target.display(),
+        keep.clone(),
+    );
+    let stdin = child.stdin.take();
+    let mut json = String::new();
+    let read = child
+        .stdout
+        .take()
+        .expect("piped")
+        .read_to_string(&mut json);
+    drop(stdin);
+    let status = child.wait().map_err(|e| Fault::Peer(e.to_string()))?;
+    let _ = err.join();
+    read.map_err(|e| Fault::Peer(format!("{}: {e}", target.display())))?;
+    let last_line = keep
+        .lock()
+        .ok()
+        .and_then(|l| l.last().cloned())
+        .unwrap_or_default();
+    Ok(RemoteRun {
+        json,
+        code: status.code(),
+        last_line,
+    })
 }

@@ -34,9 +34,11 @@
 //! ```
 //!
 //! A matrix axis `hosts = ["local", "board1"]` puts each cell's subscriber
-//! on this host (`local`) or a named host of the inventory (the publisher
-//! is the host that runs the sweep); the host is part of the cell's key.
-//! The runner keeps one agent per `ssh://` host for all cells.
+//! on the publisher's host (`local`) or a named host of the inventory, and
+//! `publisher_hosts = ["local", "board2"]` the publisher on this host or an
+//! `ssh://` host of the inventory (the runner runs the cell there over SSH
+//! and stores its results here); both are part of the cell's key. The
+//! runner keeps one agent per `ssh://` subscriber host for all cells.
 //!
 //! Each cell of the matrix (one binding, transport, test, size and QoS
 //! choice) becomes an argument vector for the CLI (`["latency",
@@ -87,6 +89,20 @@ pub struct Cell {
     /// A digest of `args` (FNV-1a, hex): changes when any setting changes,
     /// so a resumed sweep can tell a cell measured with other settings.
     pub digest: String,
+    /// The host that runs the publisher, when it is not this one (the
+    /// `publisher_hosts` axis): the runner runs `args` there over SSH.
+    pub publisher: Option<PublisherHost>,
+}
+
+/// A host of the inventory that runs a cell's publisher.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PublisherHost {
+    /// Its name in the inventory.
+    pub name: String,
+    /// `ssh://[user@]host[:port]`.
+    pub connect: String,
+    /// Its pubsubperf binary.
+    pub remote_path: Option<String>,
 }
 
 impl Cell {
@@ -199,9 +215,14 @@ struct RawMatrix {
     rate: Vec<toml::Value>,
     #[serde(default)]
     subscribers: Vec<i64>,
-    /// Where the subscriber runs: `local` or a host of the inventory.
+    /// Where the subscriber runs: `local` (the publisher's host) or a host
+    /// of the inventory.
     #[serde(default)]
     hosts: Vec<String>,
+    /// Where the publisher runs: `local` (this host) or an `ssh://` host of
+    /// the inventory.
+    #[serde(default)]
+    publisher_hosts: Vec<String>,
     /// Settings for this matrix only (override [settings]).
     #[serde(default)]
     settings: toml::Table,
@@ -283,7 +304,13 @@ pub fn parse(text: &str, default_name: &str) -> std::result::Result<Sweep, Strin
         };
         check_settings(&format!("{at}.settings"), &m.settings, true)?;
         let cells = expand(&at, m, &raw.settings, &raw.binding)?;
-        base_cells.extend(on_hosts(&at, cells, &m.hosts, &raw.hosts)?);
+        let cells = on_hosts(&at, cells, &m.hosts, &raw.hosts)?;
+        base_cells.extend(on_publisher_hosts(
+            &at,
+            cells,
+            &m.publisher_hosts,
+            &raw.hosts,
+        )?);
     }
     let mut seen = std::collections::HashSet::new();
     for c in &base_cells {
@@ -570,6 +597,7 @@ fn expand(
                                                 test: test.clone(),
                                                 binding: binding.clone(),
                                                 size,
+                                                publisher: None,
                                             });
                                         }
                                     }
@@ -642,6 +670,57 @@ fn on_hosts(
                 key: format!("{}/host={name}", c.key),
                 digest: fnv1a(&args.join("\u{1f}")),
                 args,
+                ..c.clone()
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The cells once per host of the matrix's `publisher_hosts` axis
+/// (unchanged when it has none): `pub=NAME` in the key, the host in
+/// [`Cell::publisher`] and in the digest.
+fn on_publisher_hosts(
+    at: &str,
+    cells: Vec<Cell>,
+    hosts: &[String],
+    inventory: &BTreeMap<String, RawHost>,
+) -> std::result::Result<Vec<Cell>, String> {
+    if hosts.is_empty() {
+        return Ok(cells);
+    }
+    let mut out = Vec::with_capacity(cells.len() * hosts.len());
+    for name in hosts {
+        let publisher = match (name.as_str(), inventory.get(name)) {
+            ("local", None) => None,
+            (_, Some(h)) if h.connect.starts_with("ssh://") => Some(PublisherHost {
+                name: name.clone(),
+                connect: h.connect.clone(),
+                remote_path: h.remote_path.clone(),
+            }),
+            (_, Some(_)) => {
+                return Err(format!(
+                    "{at}.publisher_hosts: '{name}' is reached by address; a publisher host is started over SSH (connect = \"ssh://...\")"
+                ));
+            }
+            (_, None) => {
+                return Err(format!(
+                    "{at}.publisher_hosts: '{name}' is not in the inventory (add [hosts.{name}] with connect = \"ssh://...\", or use \"local\")"
+                ));
+            }
+        };
+        for c in &cells {
+            let (key, digest) = match &publisher {
+                None => (format!("{}/pub=local", c.key), c.digest.clone()),
+                Some(p) => (
+                    format!("{}/pub={name}", c.key),
+                    fnv1a(&format!("{}\u{1f}{}", c.args.join("\u{1f}"), p.connect)),
+                ),
+            };
+            out.push(Cell {
+                key,
+                digest,
+                publisher: publisher.clone(),
                 ..c.clone()
             });
         }

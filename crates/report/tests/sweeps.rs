@@ -174,6 +174,28 @@ hosts = ["local", "board1", "lab"]
             ),
         ]
     );
+    // The publisher on another host: in the key, the digest and the cell.
+    let text2 = format!("{text}publisher_hosts = [\"local\", \"board1\"]\n");
+    let s = sweep::parse(&text2, "h").unwrap();
+    assert_eq!(s.cells.len(), 6);
+    let remote: Vec<_> = s.cells.iter().filter(|c| c.publisher.is_some()).collect();
+    assert_eq!(remote.len(), 3);
+    assert!(
+        remote[0].key.ends_with("/host=local/pub=board1"),
+        "{}",
+        remote[0].key
+    );
+    assert_eq!(
+        remote[0].publisher.as_ref().unwrap().connect,
+        "ssh://pi@board1"
+    );
+    assert_ne!(remote[0].digest, s.cells[0].digest);
+    let e = sweep::parse(
+        &text.replace("hosts = [", "publisher_hosts = [\"lab\"]\nhosts = ["),
+        "h",
+    )
+    .unwrap_err();
+    assert!(e.contains("'lab' is reached by address"), "{e}");
     // Without a hosts axis, keys stay as they were (resume of older sweeps).
     let s = sweep::parse("[matrix]\nbindings = [\"udp\"]\nsizes = [64]\n", "h").unwrap();
     assert_eq!(s.cells[0].key, "latency/udp/transport=default/size=64");
