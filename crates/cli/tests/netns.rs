@@ -139,6 +139,11 @@ fn data_goes_over_the_interface_each_side_chose() {
         let v = json(&j);
         assert_eq!(v["runs"][0]["complete"], true, "{binding}");
         assert_eq!(v["runs"][0]["config"]["data_address"], "198.18.3.1");
+        assert_eq!(v["environment"]["data_address"], "198.18.3.1");
+        assert_eq!(
+            v["environment"]["subscriber_host"]["data_address"],
+            "198.18.3.2"
+        );
         let data = rx_bytes(&b, "pq1") - data_before;
         let control = rx_bytes(&b, "pp1") - control_before;
         eprintln!("{binding}: {data} bytes over the data link, {control} over the control link");

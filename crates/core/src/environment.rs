@@ -32,6 +32,10 @@ pub struct Environment {
     /// speed and driver (where the kernel tells).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interfaces: Vec<Interface>,
+    /// The address this host's endpoints used for data (`--data-address`,
+    /// else the address towards the other host), in runs across hosts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_address: Option<String>,
     /// Environment of the subscriber's host, when it is another host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subscriber_host: Option<Box<Environment>>,
@@ -118,6 +122,7 @@ impl Environment {
             .map(|s| s.trim().to_string())
             .unwrap_or_default(),
             interfaces: interfaces(),
+            data_address: None,
             subscriber_host: None,
             calibration: None,
         }

@@ -179,7 +179,10 @@ pub fn serve_admitted(mut stream: TcpStream, settings: &SessionSettings) -> Resu
         &mut stream,
         &Msg::Welcome {
             version: VERSION.into(),
-            environment: Box::new(Environment::detect()),
+            environment: Box::new(Environment {
+                data_address: Some(data_ip.clone()),
+                ..Environment::detect()
+            }),
             seen_from: settings.seen_from.clone(),
         },
     )
