@@ -138,28 +138,7 @@ impl Remote {
     /// Starts `agent --stdio` on `target` (the binary at the target's
     /// `path`, else `remote_path`).
     pub fn start(target: &Target, remote_path: &str) -> Result<Remote, Fault> {
-        use std::os::unix::process::CommandExt;
-        let mut cmd = ssh_command(target, remote_path);
-        // SAFETY: only an async-signal-safe call between fork and exec.
-        unsafe {
-            cmd.pre_exec(|| {
-                // ssh ends with the publisher, whatever ends the publisher;
-                // the remote agent then sees its input end.
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-                Ok(())
-            });
-        }
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| {
-                Fault::Config(format!(
-                    "--connect {}: cannot run ssh: {e} (install OpenSSH's client, Debian package openssh-client, or set {ENV})",
-                    target.display()
-                ))
-            })?;
+        let mut child = spawn(ssh_command(target, remote_path), target)?;
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let stderr_pump = keep_stderr(
             child.stderr.take().expect("piped"),
@@ -330,6 +309,30 @@ impl std::fmt::Debug for Pool {
         let n = self.0.lock().map_or(0, |v| v.len());
         write!(f, "Pool({n} agents)")
     }
+}
+
+/// Starts an ssh command with its standard streams piped; it ends with
+/// this process, whatever ends this process (the remote side then sees its
+/// input end).
+fn spawn(mut cmd: Command, target: &Target) -> Result<Child, Fault> {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only an async-signal-safe call between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        });
+    }
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| {
+            Fault::Config(format!(
+                "--connect {}: cannot run ssh: {e} (install OpenSSH's client, Debian package openssh-client, or set {ENV})",
+                target.display()
+            ))
+        })
 }
 
 /// `ssh [options] [-p port] [-l user] host -- 'remote' agent --stdio
@@ -525,7 +528,6 @@ pub fn run_publisher(
     remote_path: &str,
     args: &[String],
 ) -> Result<RemoteRun, Fault> {
-    use std::os::unix::process::CommandExt;
     let path = target.path.as_deref().unwrap_or(remote_path);
     let words: Vec<String> = std::iter::once(path.to_string())
         .chain(args.iter().cloned())
@@ -539,24 +541,7 @@ pub fn run_publisher(
     );
     let mut cmd = base_command(target);
     cmd.arg(format!("sh -c {}", shell_quote(&script)));
-    // SAFETY: only an async-signal-safe call between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-            Ok(())
-        });
-    }
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| {
-            Fault::Config(format!(
-                "{}: cannot run ssh: {e} (install OpenSSH's client, Debian package openssh-client, or set {ENV})",
-                target.display()
-            ))
-        })?;
+    let mut child = spawn(cmd, target)?;
     let keep = Arc::new(Mutex::new(Vec::new()));
     let err = keep_stderr(
         child.stderr.take().expect("piped"),

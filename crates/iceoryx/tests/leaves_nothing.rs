@@ -3,7 +3,7 @@
 
 use pubsubperf_core::{DataType, EndpointConfig, Reliability};
 use pubsubperf_iceoryx::Iceoryx;
-use pubsubperf_testkit::{conformance, peer};
+use pubsubperf_testkit::{conformance, peer, roudi};
 
 const CHILD: &str = "PUBSUBPERF_ICEORYX_SHM_CHILD";
 
@@ -24,29 +24,9 @@ fn child_shm_run() {
 
 #[test]
 fn shm_run_leaves_nothing() {
-    assert!(
-        pubsubperf_roudi::find_binary().is_some(),
-        "prerequisite missing: iox-roudi (Debian package iceoryx; scripts/setup.sh installs it)"
-    );
-    // The check is of files only this run's RouDi makes: someone else's
-    // RouDi would make them too (iceoryx allows one per host).
-    let others: Vec<u32> = pubsubperf_roudi::running().iter().map(|r| r.pid).collect();
-    assert!(
-        others.is_empty(),
-        "a RouDi already runs here (pid {others:?}); this test starts its own and checks what it leaves: stop it and rerun"
-    );
+    roudi::require_alone();
     peer::run_to_end("child_shm_run", &[(CHILD, "1")]);
-    assert!(
-        pubsubperf_roudi::running().is_empty(),
-        "iox-roudi still runs"
-    );
     // Child pids are not known here; any iceoryx_rt file of a dead process
-    // would be reported by stale_files.
-    let left = pubsubperf_roudi::leftover_files("pubsubperf_iox_0");
-    assert!(left.is_empty(), "left: {left:?}");
-    assert!(
-        pubsubperf_roudi::stale_files().is_empty(),
-        "left: {:?}",
-        pubsubperf_roudi::stale_files()
-    );
+    // counts as stale.
+    roudi::assert_nothing_left("pubsubperf_iox_0");
 }

@@ -9,13 +9,14 @@
 //!
 //! The CLI checks need the `pubsubperf` binary of the same target directory
 //! (`cargo build [--release] -p pubsubperf`), or `PUBSUBPERF_BIN`; without
-//! it they say so and pass.
+//! it they fail naming it.
 
 use pubsubperf_core::{Binding, EndpointConfig, Reader, TopicSpec, WaitMode, Writer};
 use pubsubperf_iceoryx2::{Iceoryx2, tidy};
-use pubsubperf_testkit::process::{children, cli_binary, kill9, wait_gone};
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use pubsubperf_testkit::process::{
+    expect_failure_within, kill9, require_cli_binary, start_run, wait_gone,
+};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -98,8 +99,8 @@ fn a_normal_end_leaves_nothing() {
 }
 
 /// Starts a 20-second latency run and returns it with its subscriber's
-/// pid, once the run is under way (its first interval report is out).
-fn start(bin: &PathBuf, extra: &[&str]) -> (Child, u32) {
+/// pid, once the run is under way.
+fn start(bin: &Path, extra: &[&str]) -> (Child, u32) {
     let mut args = vec![
         "latency",
         "-b",
@@ -111,30 +112,11 @@ fn start(bin: &PathBuf, extra: &[&str]) -> (Child, u32) {
         "--no-save",
     ];
     args.extend_from_slice(extra);
-    let mut publ = Command::new(bin)
-        .args(&args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let err = publ.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        // Interval reports ("[ 1.0s] size 1KiB: N pings ...") go to stderr.
-        for line in BufReader::new(err).lines().map_while(Result::ok) {
-            if line.contains("pings") {
-                let _ = tx.send(());
-            }
-        }
-    });
-    rx.recv_timeout(Duration::from_secs(60))
-        .expect("no interval report: the run never got under way");
-    let sub = *children(publ.id()).first().expect("a subscriber process");
-    (publ, sub)
+    start_run(bin, &args, Duration::from_secs(60))
 }
 
 /// A short run that must end well.
-fn next_run(bin: &PathBuf) {
+fn next_run(bin: &Path) {
     let st = Command::new(bin)
         .args(["latency", "-b", "iceoryx2", "-s", "64", "--duration", "1s"])
         .args(["--warmup", "200ms", "--no-save", "-q"])
@@ -147,23 +129,11 @@ fn next_run(bin: &PathBuf) {
 #[test]
 fn cli_sigkill_of_the_subscriber_then_next_run_leaves_nothing() {
     let _g = serial();
-    let Some(bin) = cli_binary() else {
-        eprintln!("pubsubperf binary not built: CLI SIGKILL check not run");
-        return;
-    };
+    let bin = require_cli_binary();
     for extra in [&["--wait", "busy"][..], &["--zero-copy"][..]] {
         let (mut publ, sub) = start(&bin, extra);
         kill9(sub);
-        let t = Instant::now();
-        loop {
-            if let Some(st) = publ.try_wait().unwrap() {
-                // The publisher reports the lost subscriber as a failure.
-                assert!(!st.success(), "publisher succeeded without its subscriber");
-                break;
-            }
-            assert!(t.elapsed() < Duration::from_secs(30), "publisher hangs");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        expect_failure_within(&mut publ, Duration::from_secs(30));
         wait_gone(sub, "the subscriber");
         // The publisher removed the dead subscriber's node as it ended.
         assert_nothing_left("after the publisher outlived its killed subscriber");
@@ -175,10 +145,7 @@ fn cli_sigkill_of_the_subscriber_then_next_run_leaves_nothing() {
 #[test]
 fn cli_sigkill_of_both_sides_is_cleaned_by_the_next_run() {
     let _g = serial();
-    let Some(bin) = cli_binary() else {
-        eprintln!("pubsubperf binary not built: CLI SIGKILL check not run");
-        return;
-    };
+    let bin = require_cli_binary();
     let (mut publ, sub) = start(&bin, &["--wait", "block"]);
     kill9(sub);
     kill9(publ.id());

@@ -6,14 +6,14 @@
 //!
 //! Needs the `pubsubperf` binary of the same target directory
 //! (`cargo build [--release] -p pubsubperf`), or `PUBSUBPERF_BIN`; without
-//! it the checks say so and pass (the binding-level SIGKILL tests in
-//! `kill.rs` always run).
+//! it the tests fail naming it.
 
-use pubsubperf_testkit::process::{children, cli_binary, kill9, wait_gone};
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use pubsubperf_testkit::process::{
+    expect_failure_within, kill9, require_cli_binary, start_run, wait_gone,
+};
+use std::path::Path;
+use std::process::Child;
+use std::time::Duration;
 
 /// Names in /dev/shm of runs started by the publisher `pid` (run ids are
 /// `pp<pid>x...`) or created by it.
@@ -31,61 +31,27 @@ fn leftovers(pids: &[u32]) -> Vec<String> {
 }
 
 /// Starts a 10-second latency run and returns it with its subscriber's
-/// pid, once the run is under way (its first interval report is out).
-fn start(bin: &PathBuf, extra: &[&str]) -> (Child, u32) {
+/// pid, once the run is under way.
+fn start(bin: &Path, extra: &[&str]) -> (Child, u32) {
     let mut args = vec!["latency", "-b", "shm", "-s", "1KiB", "--duration", "10s"];
     args.extend_from_slice(extra);
-    let mut publ = Command::new(bin)
-        .args(&args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let err = publ.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        // Interval reports ("[ 1.0s] size 1KiB: N pings ...") go to stderr.
-        for line in BufReader::new(err).lines().map_while(Result::ok) {
-            if line.contains("pings") {
-                let _ = tx.send(());
-            }
-        }
-    });
-    rx.recv_timeout(Duration::from_secs(30))
-        .expect("no interval report: the run never got under way");
-    let sub = *children(publ.id()).first().expect("a subscriber process");
-    (publ, sub)
+    start_run(bin, &args, Duration::from_secs(30))
 }
 
 #[test]
 fn cli_sigkill_subscriber_leaves_nothing() {
-    let Some(bin) = cli_binary() else {
-        eprintln!("pubsubperf binary not built: CLI SIGKILL check not run");
-        return;
-    };
+    let bin = require_cli_binary();
     for extra in [&[][..], &["--zero-copy"][..]] {
         let (mut publ, sub) = start(&bin, extra);
         kill9(sub);
-        let t = Instant::now();
-        loop {
-            if let Some(st) = publ.try_wait().unwrap() {
-                // The publisher reports the lost subscriber as a failure.
-                assert!(!st.success(), "publisher succeeded without its subscriber");
-                break;
-            }
-            assert!(t.elapsed() < Duration::from_secs(30), "publisher hangs");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        expect_failure_within(&mut publ, Duration::from_secs(30));
         assert_eq!(leftovers(&[publ.id(), sub]), Vec::<String>::new());
     }
 }
 
 #[test]
 fn cli_sigkill_publisher_leaves_nothing() {
-    let Some(bin) = cli_binary() else {
-        eprintln!("pubsubperf binary not built: CLI SIGKILL check not run");
-        return;
-    };
+    let bin = require_cli_binary();
     for extra in [&[][..], &["--zero-copy", "--wait", "busy"][..]] {
         let (mut publ, sub) = start(&bin, extra);
         kill9(publ.id());

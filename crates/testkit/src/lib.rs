@@ -10,6 +10,8 @@
 //!   waiting until a process is gone;
 //! - [`peer`]: this test binary as a peer process (a test of its own run in
 //!   a child), to kill it or to check what its end leaves;
+//! - [`roudi`]: the checks around a run over iceoryx's RouDi (installed,
+//!   alone, nothing left behind);
 //! - [`require`]: prerequisites (root, a command, a library, a daemon) that
 //!   fail the test naming what is missing instead of letting it pass
 //!   unchecked.
@@ -19,6 +21,7 @@ pub mod conformance;
 pub mod peer;
 pub mod process;
 pub mod require;
+pub mod roudi;
 
 pub use config::TestConfig;
 /// The core crate, for the macros' paths.

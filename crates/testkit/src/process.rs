@@ -1,7 +1,9 @@
 //! Process helpers for the tests that run the `pubsubperf` binary and kill
 //! its sides (each binding's leave-nothing-behind tests).
 
-use std::path::PathBuf;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The CLI binary of this build: `$PUBSUBPERF_BIN`, else the release or
@@ -65,6 +67,67 @@ pub fn wait_gone_within(pid: u32, what: &str, within: Duration) {
             start.elapsed() < within,
             "{what} ({pid}) still runs after {within:?}"
         );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// [`cli_binary`], or the test fails naming it (`scripts/test.sh` builds
+/// the binary before the tests).
+pub fn require_cli_binary() -> PathBuf {
+    cli_binary().expect(
+        "prerequisite missing: the pubsubperf binary of this build (cargo build --release -p pubsubperf; scripts/test.sh builds it first)",
+    )
+}
+
+/// Starts `bin ARGS` (a CLI test whose interval reports go to stderr) and
+/// returns it with its first subscriber process once the run is under way
+/// (its first interval report is out); fails the test after `within`, with
+/// what the run printed.
+pub fn start_run(bin: &Path, args: &[&str], within: Duration) -> (Child, u32) {
+    let mut run = Command::new(bin)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{}: {e}", bin.display()));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let err = run.stderr.take().expect("piped");
+    std::thread::spawn(move || {
+        // Interval reports ("[ 1.0s] size 1KiB: N pings ...") go to stderr;
+        // anything else is kept in case the run fails.
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + within;
+    let mut said = Vec::new();
+    loop {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(line) if line.contains("pings") => break,
+            Ok(line) => said.push(line),
+            Err(e) => {
+                let _ = run.kill();
+                let _ = run.wait();
+                panic!("no interval report ({e}): the run never got under way: {said:?}");
+            }
+        }
+    }
+    let sub = *children(run.id()).first().expect("a subscriber process");
+    (run, sub)
+}
+
+/// Waits for a publisher whose subscriber was killed: it must report the
+/// loss by exiting with a failure within `within`.
+pub fn expect_failure_within(publisher: &mut Child, within: Duration) {
+    let start = Instant::now();
+    loop {
+        if let Some(st) = publisher.try_wait().expect("wait") {
+            assert!(!st.success(), "publisher succeeded without its subscriber");
+            return;
+        }
+        assert!(start.elapsed() < within, "publisher hangs");
         std::thread::sleep(Duration::from_millis(20));
     }
 }

@@ -14,14 +14,15 @@
 //!
 //! The CLI checks need the `pubsubperf` binary of the same target directory
 //! (`cargo build [--release] -p pubsubperf`), or `PUBSUBPERF_BIN`; without
-//! it they say so and pass. The binding check runs a ping-pong in a child
+//! it they fail naming it. The binding check runs a ping-pong in a child
 //! process of this test binary.
 
-use pubsubperf_testkit::process::{children, cli_binary, kill9, wait_gone};
+use pubsubperf_testkit::process::{
+    expect_failure_within, kill9, require_cli_binary, start_run, wait_gone,
+};
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
 use std::os::unix::fs::MetadataExt;
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -171,7 +172,7 @@ fn binding_shm_run_leaves_nothing() {
 /// zenoh's matching can take longer than the 10 s default.
 const COMMON: [&str; 5] = ["--cpu", "0,0", "--connect-timeout", "60s", "--no-save"];
 
-fn shm_run(bin: &PathBuf, extra: &[&str]) {
+fn shm_run(bin: &Path, extra: &[&str]) {
     let out = Command::new(bin)
         .args([
             "latency",
@@ -199,10 +200,7 @@ fn shm_run(bin: &PathBuf, extra: &[&str]) {
 #[test]
 fn cli_shm_run_leaves_nothing() {
     let _g = serial();
-    let Some(bin) = cli_binary() else {
-        eprintln!("pubsubperf binary not built: CLI check not run");
-        return;
-    };
+    let bin = require_cli_binary();
     for extra in [&["--wait", "block"][..], &["--zero-copy"][..]] {
         let before = names();
         shm_run(&bin, extra);
@@ -210,66 +208,34 @@ fn cli_shm_run_leaves_nothing() {
     }
 }
 
-/// Starts a 30-second shm latency run and returns it with its subscriber's
-/// pid, once the run is under way (its first interval report is out).
-fn start(bin: &PathBuf, extra: &[&str]) -> (Child, u32) {
-    let mut publ = Command::new(bin)
-        .args(["latency", "-b", "zenoh", "--transport", "shm", "-s", "1KiB"])
-        .args(["--duration", "30s"])
-        .args(COMMON)
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let err = publ.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        // Interval reports ("[ 1.0s] size 1KiB: N pings ...") go to stderr;
-        // anything else is passed on in case the run fails.
-        for line in BufReader::new(err).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let deadline = Instant::now() + Duration::from_secs(90);
-    let mut said = Vec::new();
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(line) if line.contains("pings") => break,
-            Ok(line) => said.push(line),
-            Err(e) => {
-                let _ = publ.kill();
-                let _ = publ.wait();
-                panic!("no interval report ({e}): the run never got under way: {said:?}");
-            }
-        }
-    }
-    let sub = *children(publ.id()).first().expect("a subscriber process");
-    (publ, sub)
+/// Starts a 30-second shm latency run and returns it with its
+/// subscriber's pid, once the run is under way.
+fn start(bin: &Path, extra: &[&str]) -> (Child, u32) {
+    let mut args = vec![
+        "latency",
+        "-b",
+        "zenoh",
+        "--transport",
+        "shm",
+        "-s",
+        "1KiB",
+        "--duration",
+        "30s",
+    ];
+    args.extend_from_slice(&COMMON);
+    args.extend_from_slice(extra);
+    start_run(bin, &args, Duration::from_secs(90))
 }
 
 #[test]
 fn cli_sigkill_of_the_subscriber_then_next_run_leaves_nothing() {
     let _g = serial();
-    let Some(bin) = cli_binary() else {
-        eprintln!("pubsubperf binary not built: CLI SIGKILL check not run");
-        return;
-    };
+    let bin = require_cli_binary();
     for extra in [&["--wait", "block"][..], &["--zero-copy"][..]] {
         let before = names();
         let (mut publ, sub) = start(&bin, extra);
         kill9(sub);
-        let t = Instant::now();
-        loop {
-            if let Some(st) = publ.try_wait().unwrap() {
-                // The publisher reports the lost subscriber as a failure.
-                assert!(!st.success(), "publisher succeeded without its subscriber");
-                break;
-            }
-            assert!(t.elapsed() < Duration::from_secs(60), "publisher hangs");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        expect_failure_within(&mut publ, Duration::from_secs(60));
         wait_gone(sub, "the subscriber");
         let after_kill = orphans_since(&before);
         eprintln!("{extra:?}: after the subscriber's SIGKILL: {after_kill:?}");
@@ -282,10 +248,7 @@ fn cli_sigkill_of_the_subscriber_then_next_run_leaves_nothing() {
 #[test]
 fn cli_sigkill_of_the_publisher_is_cleaned_by_the_next_run() {
     let _g = serial();
-    let Some(bin) = cli_binary() else {
-        eprintln!("pubsubperf binary not built: CLI SIGKILL check not run");
-        return;
-    };
+    let bin = require_cli_binary();
     let before = names();
     let (mut publ, sub) = start(&bin, &["--zero-copy"]);
     kill9(publ.id());
@@ -307,10 +270,7 @@ fn cli_sigkill_of_the_publisher_is_cleaned_by_the_next_run() {
 #[test]
 fn cli_sigkill_of_both_sides_is_cleaned_by_the_next_run() {
     let _g = serial();
-    let Some(bin) = cli_binary() else {
-        eprintln!("pubsubperf binary not built: CLI SIGKILL check not run");
-        return;
-    };
+    let bin = require_cli_binary();
     let before = names();
     let (mut publ, sub) = start(&bin, &["--zero-copy"]);
     kill9(sub);
