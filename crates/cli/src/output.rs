@@ -217,6 +217,7 @@ pub fn throughput_table(runs: &[&Run]) -> String {
             if r.complete { "" } else { "  (partial)" }
         );
     }
+    s.push_str(&loss_lines(runs));
     let with_lat: Vec<&&Run> = runs
         .iter()
         .filter(|r| r.latency_ns.as_ref().is_some_and(|l| l.count > 0))
@@ -225,6 +226,26 @@ pub fn throughput_table(runs: &[&Run]) -> String {
         s.push_str("Latency under load (echoed samples):\n");
         let owned: Vec<&Run> = with_lat.into_iter().copied().collect();
         s.push_str(&latency_table(&owned));
+    }
+    s
+}
+
+/// One line under the throughput table for each best-effort run that was
+/// sent unpaced and lost samples: the loss is the sender outrunning the
+/// receiver, not the middleware dropping on the way, and says how to
+/// measure without it.
+pub fn loss_lines(runs: &[&Run]) -> String {
+    let mut s = String::new();
+    for r in runs {
+        let Some(t) = &r.throughput else { continue };
+        let unpaced = r.config.get("rate").and_then(|v| v.as_f64()) == Some(0.0);
+        if t.lost > 0 && !r.reliable && unpaced {
+            let _ = writeln!(
+                s,
+                "{}, {} B: {:.1} % lost: the unpaced best-effort sender outran the receiver (its socket buffer or queue overflowed); use --rate N, --find-max or a larger --socket-buffer to measure without loss",
+                r.binding, r.size, t.lost_percent
+            );
+        }
     }
     s
 }

@@ -199,5 +199,10 @@ pub fn table(runs: &[Run]) -> String {
             tp.map_or("-".into(), |t| format!("{:.3}", t.lost_percent)),
         );
     }
+    let throughput: Vec<&Run> = runs
+        .iter()
+        .filter(|r| r.test == TestKind::Throughput)
+        .collect();
+    s.push_str(&output::loss_lines(&throughput));
     s
 }

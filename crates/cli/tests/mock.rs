@@ -120,6 +120,31 @@ fn loss_is_exact() {
 }
 
 #[test]
+fn unpaced_best_effort_loss_is_explained_under_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "--best-effort",
+        "--opt",
+        "drop-every=10",
+        "--receive-queue",
+        "20000",
+        "-n",
+        "1000",
+    ];
+    let (_, table) = mock_table("throughput", &args, &dir.path().join("t.json"));
+    assert!(
+        table.contains(
+            "mock, 64 B: 10.0 % lost: the unpaced best-effort sender outran the receiver"
+        ),
+        "{table}"
+    );
+    // A paced run's loss is the path's, not the sender's: no such line.
+    let paced = [&args[..], &["--rate", "100000"]].concat();
+    let (_, table) = mock_table("throughput", &paced, &dir.path().join("p.json"));
+    assert!(!table.contains("outran the receiver"), "{table}");
+}
+
+#[test]
 fn lost_pings_are_counted_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let (r, table) = mock_table(
