@@ -381,8 +381,7 @@ pub fn execute(
         && let Some(s) = session.subs.first()
     {
         sink.file.environment.subscriber_host = Some(Box::new(s.environment.clone()));
-        sink.file.environment.data_address =
-            Some(first.data_address.clone().unwrap_or_else(|| s.local_ip()));
+        sink.file.environment.data_address = Some(session.data_ip(first.data_address.as_deref()));
     }
     let quiet = plan.quiet;
     let mut failure: Option<Fault> = None;

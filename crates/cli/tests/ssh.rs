@@ -419,22 +419,59 @@ fn kill_9_of_either_side_or_ctrl_c_leaves_nothing_behind() {
     );
 }
 
+/// A sweep file with the lab's sshd as host `lab` (the binary of this
+/// build), run from the publisher's namespace into a database and a JSON
+/// file of its own.
+struct LabSweep {
+    dir: tempfile::TempDir,
+}
+
+impl LabSweep {
+    /// Writes the sweep: `name`, the inventory entry of `lab` with `host`
+    /// lines added to it, then `rest` (the matrix and settings).
+    fn new(name: &str, host: &str, rest: &str) -> LabSweep {
+        let dir = tmp();
+        let text = format!(
+            "name = \"{name}\"\n\n[hosts.lab]\nconnect = \"ssh://sshlab\"\nremote_path = \"{BIN}\"\n{host}\n{rest}"
+        );
+        std::fs::write(dir.path().join("sweep.toml"), text).unwrap();
+        LabSweep { dir }
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.dir.path().join(name).to_str().unwrap().to_string()
+    }
+
+    /// Runs `pubsubperf sweep` in the lab's namespace `a`.
+    fn run(&self, l: &SshLab, extra: &[&str]) -> std::process::Output {
+        let (file, db, j) = (
+            self.path("sweep.toml"),
+            self.path("r.sqlite"),
+            self.path("r.json"),
+        );
+        let mut args = vec!["sweep", &file, "--db", &db, "--json", &j];
+        args.extend(extra);
+        l.sshd.command(&l.a, &args).output().unwrap()
+    }
+
+    /// The runs of the last invocation, each checked complete.
+    fn runs(&self) -> Vec<serde_json::Value> {
+        let v = json(Path::new(&self.path("r.json")));
+        let runs = v["runs"].as_array().unwrap().clone();
+        for r in &runs {
+            assert_eq!(r["complete"], true, "{r}");
+        }
+        runs
+    }
+}
+
 #[test]
 fn a_sweep_across_two_hosts_reuses_one_agent_and_resumes() {
     let l = SshLab::new();
-    let (a, b) = (l.a.clone(), l.b.clone());
-    let d = tmp();
-    let file = d.path().join("hosts.toml");
-    std::fs::write(
-        &file,
-        format!(
-            r#"name = "hosts"
-
-[hosts.lab]
-connect = "ssh://sshlab"
-data_address = "pp1"
-remote_path = "{BIN}"
-
+    let sweep = LabSweep::new(
+        "hosts",
+        "data_address = \"pp1\"",
+        r#"
 [matrix]
 bindings = ["udp", "tcp"]
 tests = ["latency", "throughput"]
@@ -445,25 +482,9 @@ rate = [20000]
 [settings]
 count = 500
 warmup = "0s"
-"#
-        ),
-    )
-    .unwrap();
-    let db = d.path().join("r.sqlite");
-    let j = d.path().join("r.json");
-    let sweep = |extra: &[&str]| {
-        let mut args = vec![
-            "sweep",
-            file.to_str().unwrap(),
-            "--db",
-            db.to_str().unwrap(),
-            "--json",
-            j.to_str().unwrap(),
-        ];
-        args.extend(extra);
-        l.sshd.command(&a, &args).output().unwrap()
-    };
-    let o = sweep(&[]);
+"#,
+    );
+    let o = sweep.run(&l, &[]);
     let e = stderr(&o);
     assert!(o.status.success(), "{e}");
     // One agent on the remote host served the four remote cells.
@@ -472,15 +493,10 @@ warmup = "0s"
         "{e}"
     );
     assert!(!e.contains("session 5 from"), "{e}");
-    let v = json(&j);
-    let runs = v["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 8, "{v}");
-    for r in runs {
-        assert_eq!(r["complete"], true, "{r}");
-    }
-    nothing_left_in(&b, Duration::from_secs(5));
+    assert_eq!(sweep.runs().len(), 8);
+    nothing_left_in(&l.b, Duration::from_secs(5));
     // Resumed, nothing is run again on either host.
-    let o = sweep(&["--resume"]);
+    let o = sweep.run(&l, &["--resume"]);
     let e = stderr(&o);
     assert!(o.status.success(), "{e}");
     assert!(
@@ -496,18 +512,10 @@ warmup = "0s"
 #[test]
 fn a_sweep_cell_can_run_its_publisher_on_another_host() {
     let l = SshLab::new();
-    let a = l.a.clone();
-    let d = tmp();
-    let file = d.path().join("pub.toml");
-    std::fs::write(
-        &file,
-        format!(
-            r#"name = "pubhost"
-
-[hosts.lab]
-connect = "ssh://sshlab"
-remote_path = "{BIN}"
-
+    let sweep = LabSweep::new(
+        "pubhost",
+        "",
+        r#"
 [matrix]
 bindings = ["udp"]
 tests = ["latency", "throughput"]
@@ -518,39 +526,15 @@ rate = [20000]
 [settings]
 count = 300
 warmup = "0s"
-"#
-        ),
-    )
-    .unwrap();
-    let db = d.path().join("r.sqlite");
-    let j = d.path().join("r.json");
-    let o = l
-        .sshd
-        .command(
-            &a,
-            &[
-                "sweep",
-                file.to_str().unwrap(),
-                "--db",
-                db.to_str().unwrap(),
-                "--json",
-                j.to_str().unwrap(),
-            ],
-        )
-        .output()
-        .unwrap();
-    let e = stderr(&o);
-    assert!(o.status.success(), "{e}");
-    let v = json(&j);
-    let runs = v["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 2, "{v}");
-    for r in runs {
-        assert_eq!(r["complete"], true, "{r}");
-    }
+"#,
+    );
+    let o = sweep.run(&l, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(sweep.runs().len(), 2);
     // Stored here, with the publisher host's environment: its interfaces
     // are the subscriber namespace's.
     let o = Command::new(BIN)
-        .args(["export", "--db", db.to_str().unwrap(), "--json", "-"])
+        .args(["export", "--db", &sweep.path("r.sqlite"), "--json", "-"])
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&o.stdout);

@@ -57,7 +57,7 @@ pub enum Event {
     Refused { peer: SocketAddr, why: String },
 }
 
-/// A connection whose Hello passed, or the reason it did not.
+/// A connection whose Hello passed.
 struct Admission {
     stream: TcpStream,
     peer: SocketAddr,

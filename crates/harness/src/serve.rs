@@ -237,22 +237,15 @@ pub fn serve_admitted(mut stream: TcpStream, settings: &SessionSettings) -> Resu
 /// A session process started by an agent ([`crate::agent`]): the admitted
 /// publisher's connection is this process's standard input.
 pub fn serve_stdin(settings: &SessionSettings) -> Result<(), Fault> {
-    use std::os::fd::{AsFd, FromRawFd, OwnedFd};
-    // The connection must be a socket: anything else on fd 0 is a misuse.
-    let is_socket = std::io::stdin()
-        .as_fd()
-        .try_clone_to_owned()
-        .ok()
-        .and_then(|fd| TcpStream::from(fd).peer_addr().ok())
-        .is_some();
-    if !is_socket {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    // SAFETY: fd 0 is this process's to take: nothing else in it reads
+    // standard input (a closed fd 0 fails the check below).
+    let stream = TcpStream::from(unsafe { OwnedFd::from_raw_fd(0) });
+    if stream.peer_addr().is_err() {
         return Err(Fault::Config(
             "sub --session-stdin: standard input is not a TCP connection (this mode is started by 'pubsubperf agent')".into(),
         ));
     }
-    // SAFETY: fd 0 is open (checked above) and owned by nothing else in
-    // this process from here on.
-    let stream = TcpStream::from(unsafe { OwnedFd::from_raw_fd(0) });
     stream
         .set_nonblocking(false)
         .map_err(|e| Fault::Peer(e.to_string()))?;

@@ -385,6 +385,19 @@ impl Session {
         }
     }
 
+    /// The address this side's endpoints bind for data: the run's
+    /// `--data-address`, else this host's address towards the first
+    /// subscriber.
+    pub fn data_ip(&self, data_address: Option<&str>) -> String {
+        match data_address {
+            Some(a) => a.to_string(),
+            None => self
+                .subs
+                .first()
+                .map_or_else(|| "127.0.0.1".into(), |c| c.local_ip()),
+        }
+    }
+
     /// True while every subscriber is connected.
     pub fn healthy(&self) -> bool {
         self.subs

@@ -304,13 +304,11 @@ pub fn parse(text: &str, default_name: &str) -> std::result::Result<Sweep, Strin
         };
         check_settings(&format!("{at}.settings"), &m.settings, true)?;
         let cells = expand(&at, m, &raw.settings, &raw.binding)?;
-        let cells = on_hosts(&at, cells, &m.hosts, &raw.hosts)?;
-        base_cells.extend(on_publisher_hosts(
-            &at,
+        let cells = place(cells, &subscriber_placements(&at, &m.hosts, &raw.hosts)?);
+        base_cells.extend(place(
             cells,
-            &m.publisher_hosts,
-            &raw.hosts,
-        )?);
+            &publisher_placements(&at, &m.publisher_hosts, &raw.hosts)?,
+        ));
     }
     let mut seen = std::collections::HashSet::new();
     for c in &base_cells {
@@ -640,92 +638,105 @@ fn transports_for(
     }
 }
 
-/// The cells once per host of the matrix's `hosts` axis (unchanged when it
-/// has none): `host=NAME` in the key, the host's `--connect` in the
-/// arguments.
-fn on_hosts(
-    at: &str,
-    cells: Vec<Cell>,
-    hosts: &[String],
-    inventory: &BTreeMap<String, RawHost>,
-) -> std::result::Result<Vec<Cell>, String> {
-    if hosts.is_empty() {
-        return Ok(cells);
-    }
-    let mut out = Vec::with_capacity(cells.len() * hosts.len());
-    for name in hosts {
-        let extra = match (name.as_str(), inventory.get(name)) {
-            ("local", None) => Vec::new(),
-            (_, Some(h)) => h.args(name)?,
-            (_, None) => {
-                return Err(format!(
-                    "{at}.hosts: '{name}' is not in the inventory (add [hosts.{name}] with connect = ..., or use \"local\")"
-                ));
-            }
-        };
-        for c in &cells {
-            let mut args = c.args.clone();
-            args.extend(extra.iter().cloned());
-            out.push(Cell {
-                key: format!("{}/host={name}", c.key),
-                digest: fnv1a(&args.join("\u{1f}")),
-                args,
-                ..c.clone()
-            });
-        }
-    }
-    Ok(out)
+/// Where one value of a host axis puts a cell: what its key, its
+/// arguments and its publisher host get.
+struct Placement {
+    key: String,
+    args: Vec<String>,
+    publisher: Option<PublisherHost>,
 }
 
-/// The cells once per host of the matrix's `publisher_hosts` axis
-/// (unchanged when it has none): `pub=NAME` in the key, the host in
-/// [`Cell::publisher`] and in the digest.
-fn on_publisher_hosts(
-    at: &str,
-    cells: Vec<Cell>,
-    hosts: &[String],
-    inventory: &BTreeMap<String, RawHost>,
-) -> std::result::Result<Vec<Cell>, String> {
-    if hosts.is_empty() {
-        return Ok(cells);
+/// The cells once per placement (unchanged when an axis has none); the
+/// digest covers the arguments and the publisher's host.
+fn place(cells: Vec<Cell>, placements: &[Placement]) -> Vec<Cell> {
+    if placements.is_empty() {
+        return cells;
     }
-    let mut out = Vec::with_capacity(cells.len() * hosts.len());
-    for name in hosts {
-        let publisher = match (name.as_str(), inventory.get(name)) {
-            ("local", None) => None,
-            (_, Some(h)) if h.connect.starts_with("ssh://") => Some(PublisherHost {
-                name: name.clone(),
-                connect: h.connect.clone(),
-                remote_path: h.remote_path.clone(),
-            }),
-            (_, Some(_)) => {
-                return Err(format!(
-                    "{at}.publisher_hosts: '{name}' is reached by address; a publisher host is started over SSH (connect = \"ssh://...\")"
-                ));
-            }
-            (_, None) => {
-                return Err(format!(
-                    "{at}.publisher_hosts: '{name}' is not in the inventory (add [hosts.{name}] with connect = \"ssh://...\", or use \"local\")"
-                ));
-            }
-        };
+    let mut out = Vec::with_capacity(cells.len() * placements.len());
+    for p in placements {
         for c in &cells {
-            let (key, digest) = match &publisher {
-                None => (format!("{}/pub=local", c.key), c.digest.clone()),
-                Some(p) => (
-                    format!("{}/pub={name}", c.key),
-                    fnv1a(&format!("{}\u{1f}{}", c.args.join("\u{1f}"), p.connect)),
-                ),
-            };
+            let mut args = c.args.clone();
+            args.extend(p.args.iter().cloned());
+            let publisher = p.publisher.clone().or_else(|| c.publisher.clone());
+            let mut text = args.join("\u{1f}");
+            if let Some(h) = &publisher {
+                text = format!("{text}\u{1f}{}", h.connect);
+            }
             out.push(Cell {
-                key,
-                digest,
-                publisher: publisher.clone(),
+                key: format!("{}/{}", c.key, p.key),
+                digest: fnv1a(&text),
+                args,
+                publisher,
                 ..c.clone()
             });
         }
     }
-    Ok(out)
+    out
+}
+
+/// The `hosts` axis: `host=NAME` in the key, the host's `--connect` in the
+/// arguments.
+fn subscriber_placements(
+    at: &str,
+    hosts: &[String],
+    inventory: &BTreeMap<String, RawHost>,
+) -> std::result::Result<Vec<Placement>, String> {
+    hosts
+        .iter()
+        .map(|name| {
+            let args = match (name.as_str(), inventory.get(name)) {
+                ("local", None) => Vec::new(),
+                (_, Some(h)) => h.args(name)?,
+                (_, None) => {
+                    return Err(format!(
+                        "{at}.hosts: '{name}' is not in the inventory (add [hosts.{name}] with connect = ..., or use \"local\")"
+                    ));
+                }
+            };
+            Ok(Placement {
+                key: format!("host={name}"),
+                args,
+                publisher: None,
+            })
+        })
+        .collect()
+}
+
+/// The `publisher_hosts` axis: `pub=NAME` in the key, the host in
+/// [`Cell::publisher`].
+fn publisher_placements(
+    at: &str,
+    hosts: &[String],
+    inventory: &BTreeMap<String, RawHost>,
+) -> std::result::Result<Vec<Placement>, String> {
+    hosts
+        .iter()
+        .map(|name| {
+            let publisher = match (name.as_str(), inventory.get(name)) {
+                ("local", None) => None,
+                (_, Some(h)) if h.connect.starts_with("ssh://") => Some(PublisherHost {
+                    name: name.clone(),
+                    connect: h.connect.clone(),
+                    remote_path: h.remote_path.clone(),
+                }),
+                (_, Some(_)) => {
+                    return Err(format!(
+                        "{at}.publisher_hosts: '{name}' is reached by address; a publisher host is started over SSH (connect = \"ssh://...\")"
+                    ));
+                }
+                (_, None) => {
+                    return Err(format!(
+                        "{at}.publisher_hosts: '{name}' is not in the inventory (add [hosts.{name}] with connect = \"ssh://...\", or use \"local\")"
+                    ));
+                }
+            };
+            Ok(Placement {
+                key: format!("pub={name}"),
+                args: Vec::new(),
+                publisher,
+            })
+        })
+        .collect()
 }
 
 /// FNV-1a 64-bit hash as 16 hex digits (stable across builds and hosts).

@@ -31,13 +31,7 @@ pub(super) fn setup<B: Binding>(s: &mut Session, spec: &RunSpec) -> Result<Endpo
         })?;
     }
     let mut cfg = spec.endpoint.clone();
-    cfg.bind_ip = match &spec.data_address {
-        Some(a) => a.clone(),
-        None => s
-            .subs
-            .first()
-            .map_or_else(|| "127.0.0.1".into(), |c| c.local_ip()),
-    };
+    cfg.bind_ip = s.data_ip(spec.data_address.as_deref());
     let bind = |e: BindingError| Fault::Binding(format!("{}: {e}", spec.binding));
     let mut binding = B::open(&cfg).map_err(bind)?;
     let needs_echo = spec.test == TestKind::Latency || spec.latency_every > 0;
