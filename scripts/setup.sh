@@ -1,8 +1,24 @@
 #!/usr/bin/env bash
 # Installs what pubsubperf needs on a fresh Debian 12 machine (run as root)
 # and builds the release binary. Idempotent: installs only what is missing.
+#
+#   scripts/setup.sh                           packages and the build (target/release/pubsubperf)
+#   scripts/setup.sh --install [--prefix DIR]  then installs the binary, its man pages and
+#                                              bash/zsh/fish completions (scripts/install.sh;
+#                                              DIR defaults to /usr/local)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+install=0
+install_args=()
+if [ "${1:-}" = "--install" ]; then
+  shift
+  install=1
+  install_args=("$@")
+elif [ $# -gt 0 ]; then
+  echo "setup.sh: unknown argument '$1' (use --install [--prefix DIR])" >&2
+  exit 2
+fi
 
 want=()
 while read -r p; do
@@ -48,3 +64,6 @@ if command -v rustup >/dev/null 2>&1; then
   done
 fi
 cargo build --release --locked -p pubsubperf >&2
+if [ $install = 1 ]; then
+  scripts/install.sh "${install_args[@]}"
+fi

@@ -85,10 +85,27 @@ fi
 if [ "$(id -u)" != 0 ]; then
   echo "test.sh: run as root: the network namespace tests need it, setup.sh installs packages" >&2
 fi
-./scripts/setup.sh
+# Each step's time goes to the log (docs/install.md quotes them).
+step() {
+  local t=$SECONDS
+  "$@" >/dev/null
+  echo "test.sh: '$*' took $((SECONDS - t)) s" >&2
+}
+step ./scripts/setup.sh
 export PATH="$HOME/.cargo/bin:$PATH"
 cargo fmt --all --check
-cargo clippy --release --workspace --all-targets --locked -- -D warnings
+step cargo clippy --release --workspace --all-targets --locked -- -D warnings
+
+# The builds the install tests check (crates/cli/tests/emulated.rs,
+# install.rs and static_build.rs; docs/install.md): the aarch64 cross
+# build, run under qemu-user; the amd64 and arm64 Debian packages; the
+# static builds.
+step ./scripts/cross.sh aarch64
+step ./scripts/cross.sh --emulation aarch64
+step ./scripts/package.sh
+step ./scripts/package.sh aarch64
+step ./scripts/static.sh
+step ./scripts/static.sh aarch64
 
 # This machine runs nothing but the suite: a test whose check needs a quiet
 # machine (netns.rs, the relay's 1 ms known answer) fails if it was busy

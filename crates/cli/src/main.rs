@@ -139,6 +139,23 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::History(a)) => analysis::history(&a),
         Some(Command::Export(a)) => analysis::export(&a),
         Some(Command::Import(a)) => analysis::import(&a),
+        Some(Command::Completions(a)) => {
+            cli::completions(a.shell, &mut std::io::stdout().lock());
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Man(a)) => {
+            match &a.dir {
+                Some(dir) => {
+                    for page in cli::man_pages(dir)
+                        .with_context(|| format!("man --dir {}", dir.display()))?
+                    {
+                        println!("{}", page.display());
+                    }
+                }
+                None => cli::man_page(&mut std::io::stdout().lock())?,
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Relay(a)) => {
             install_ctrlc();
             relay::run(&a)
@@ -425,6 +442,12 @@ pub fn print_tables(runs: &[Run], env: &Environment) {
                 }
             }
             TestKind::Throughput => print!("{}", output::throughput_table(&refs)),
+        }
+        if let Some(how) = &env.emulated {
+            println!(
+                "emulated: {how}; these figures are the emulator's, not {}'s",
+                env.arch
+            );
         }
     }
 }

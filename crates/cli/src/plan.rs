@@ -498,6 +498,12 @@ impl TestRequest {
                         .into(),
                 ));
             }
+            if !cfg!(target_arch = "x86_64") {
+                return Err(UsageError(format!(
+                    "--clock tsc: the TSC is x86-64's; on {} every timestamp is CLOCK_MONOTONIC: use --clock auto or monotonic",
+                    std::env::consts::ARCH
+                )));
+            }
             if !pubsubperf_core::clock::Tsc::usable() {
                 return Err(UsageError(
                     "--clock tsc: this host's kernel does not keep time with the TSC; use --clock auto or monotonic".into(),

@@ -25,6 +25,15 @@ pub struct Environment {
     /// The pubsubperf version that measured.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub pubsubperf: String,
+    /// The architecture the pubsubperf binary was built for (x86_64,
+    /// aarch64, arm).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub arch: String,
+    /// Set when the binary ran under a user-mode emulator (qemu-user), with
+    /// how that was seen: its figures are the emulator's, not the
+    /// architecture's (see [`emulation`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulated: Option<String>,
     /// The kernel's clock source (`current_clocksource`: tsc, arch_sys_counter, ...).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub clocksource: String,
@@ -116,6 +125,8 @@ impl Environment {
             os,
             bindings: BTreeMap::new(),
             pubsubperf: env!("CARGO_PKG_VERSION").to_string(),
+            arch: std::env::consts::ARCH.to_string(),
+            emulated: emulation(&cpuinfo, &process_name()),
             clocksource: std::fs::read_to_string(
                 "/sys/devices/system/clocksource/clocksource0/current_clocksource",
             )
@@ -127,6 +138,45 @@ impl Environment {
             calibration: None,
         }
     }
+}
+
+/// How a user-mode emulator shows itself, if this process runs under one.
+///
+/// qemu-user answers `uname` with the guest's architecture but passes the
+/// host's `/proc/cpuinfo` through, and the process's own name (`comm`) is
+/// the emulator's when it was started as `qemu-aarch64 BINARY`. So: a
+/// `comm` of `qemu-*`, or a cpuinfo that describes another architecture's
+/// CPU than the one this binary was built for (x86's `vendor_id` under an
+/// ARM binary; ARM's `CPU implementer` under an x86 binary).
+pub fn emulation(cpuinfo: &str, process_name: &str) -> Option<String> {
+    let arch = std::env::consts::ARCH;
+    if process_name.starts_with("qemu-") {
+        return Some(format!(
+            "{arch} binary run by {process_name} (user-mode emulation)"
+        ));
+    }
+    let has = |key: &str| cpuinfo.lines().any(|l| l.starts_with(key));
+    let host = if has("vendor_id") {
+        "x86"
+    } else if has("CPU implementer") {
+        "ARM"
+    } else {
+        return None;
+    };
+    let same = match host {
+        "x86" => matches!(arch, "x86_64" | "x86"),
+        _ => matches!(arch, "aarch64" | "arm"),
+    };
+    (!same).then(|| {
+        format!("{arch} binary on a CPU /proc/cpuinfo describes as {host} (user-mode emulation)")
+    })
+}
+
+/// This process's name as the kernel knows it (`/proc/self/comm`).
+fn process_name() -> String {
+    std::fs::read_to_string("/proc/self/comm")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
 }
 
 fn uname_field(f: impl Fn(&libc::utsname) -> &[libc::c_char; 65]) -> String {
@@ -165,5 +215,34 @@ mod tests {
         assert!(e.cores >= 1);
         assert!(e.kernel.starts_with("Linux"));
         assert!(!e.cpu_model.is_empty());
+        assert_eq!(e.arch, std::env::consts::ARCH);
+    }
+
+    /// The two signs of qemu-user: its own process name, and a cpuinfo of
+    /// another architecture than the binary's.
+    #[test]
+    fn sees_emulation() {
+        use super::emulation;
+        let x86 = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC\n";
+        let arm = "processor\t: 0\nBogoMIPS\t: 108.00\nCPU implementer\t: 0x41\n";
+        let native = if cfg!(target_arch = "x86_64") {
+            x86
+        } else {
+            arm
+        };
+        let foreign = if cfg!(target_arch = "x86_64") {
+            arm
+        } else {
+            x86
+        };
+        assert_eq!(emulation(native, "pubsubperf"), None);
+        assert_eq!(
+            emulation("", "pubsubperf"),
+            None,
+            "an unknown cpuinfo proves nothing"
+        );
+        assert!(emulation(foreign, "pubsubperf").is_some());
+        let by_name = emulation(native, "qemu-aarch64").expect("qemu's name");
+        assert!(by_name.contains("qemu-aarch64"), "{by_name}");
     }
 }

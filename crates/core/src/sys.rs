@@ -28,15 +28,27 @@ pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// Sets the calling thread's scheduling policy; 0 or the error number.
+/// Through pthread_setschedparam, not sched_setscheduler: musl's
+/// sched_setscheduler always fails (ENOSYS) by design.
+fn set_policy(policy: i32, priority: i32) -> i32 {
+    // SAFETY: sched_param is plain data; all-zero is valid (musl's has more fields).
+    let mut param: libc::sched_param = unsafe { std::mem::zeroed() };
+    param.sched_priority = priority;
+    // SAFETY: our own thread, a valid sched_param.
+    unsafe { libc::pthread_setschedparam(libc::pthread_self(), policy, &param) }
+}
+
+/// Switches the calling thread back to the normal policy (SCHED_OTHER).
+pub fn set_normal_priority() {
+    set_policy(libc::SCHED_OTHER, 0);
+}
+
 /// Switches the calling thread to SCHED_FIFO at `priority` (1..=99).
 pub fn set_rt_priority(priority: i32) -> Result<(), String> {
-    let param = libc::sched_param {
-        sched_priority: priority,
-    };
-    // SAFETY: param is a valid sched_param.
-    let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+    let rc = set_policy(libc::SCHED_FIFO, priority);
     if rc != 0 {
-        let e = std::io::Error::last_os_error();
+        let e = std::io::Error::from_raw_os_error(rc);
         if e.raw_os_error() == Some(libc::EPERM) {
             return Err(format!(
                 "--rt-priority {priority}: permission denied for SCHED_FIFO (run as root, grant CAP_SYS_NICE, or raise RLIMIT_RTPRIO)"

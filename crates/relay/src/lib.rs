@@ -214,9 +214,7 @@ impl Relay {
             // Fail now, with a clear reason, rather than in a delivery thread.
             pubsubperf_core::sys::set_rt_priority(p).map_err(RelayError::Config)?;
             // Only the relay's own threads run real-time; the caller goes back.
-            let normal = libc::sched_param { sched_priority: 0 };
-            // SAFETY: a valid sched_param for SCHED_OTHER on this thread.
-            unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &normal) };
+            pubsubperf_core::sys::set_normal_priority();
         }
         let mut relay = Relay {
             shared: shared.clone(),

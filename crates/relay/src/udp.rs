@@ -236,7 +236,8 @@ fn recv_orig_dst(
         msg.msg_iov = &mut iov;
         msg.msg_iovlen = 1;
         msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
-        msg.msg_controllen = std::mem::size_of_val(&control);
+        // socklen_t on musl, size_t on glibc.
+        msg.msg_controllen = std::mem::size_of_val(&control) as _;
         let n = libc::recvmsg(sock.as_raw_fd(), &mut msg, 0);
         if n < 0 {
             return Err(std::io::Error::last_os_error());

@@ -212,6 +212,12 @@ fn environment_differences(a: &Environment, b: &Environment) -> Vec<String> {
     };
     field("host", &a.hostname, &b.hostname);
     field("cpu", &a.cpu_model, &b.cpu_model);
+    field("architecture", &a.arch, &b.arch);
+    field(
+        "emulated",
+        a.emulated.as_deref().unwrap_or("no"),
+        b.emulated.as_deref().unwrap_or("no"),
+    );
     field("cores", &a.cores.to_string(), &b.cores.to_string());
     field("kernel", &a.kernel, &b.kernel);
     field("os", &a.os, &b.os);

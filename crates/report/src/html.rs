@@ -771,6 +771,15 @@ fn environment_html(sources: &[Source]) -> String {
         );
         row("host", &e.hostname);
         row("CPU", &e.cpu_model);
+        if !e.arch.is_empty() {
+            row("architecture", &e.arch);
+        }
+        if let Some(how) = &e.emulated {
+            row(
+                "emulated",
+                &format!("{how}: not this architecture's performance"),
+            );
+        }
         row("cores", &e.cores.to_string());
         row("kernel", &e.kernel);
         row("OS", &e.os);

@@ -179,7 +179,7 @@ pub fn unlink(name: &str) {
 #[inline]
 pub fn futex_wait(word: &AtomicU32, expected: u32, timeout: Duration) {
     let ts = libc::timespec {
-        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_sec: timeout.as_secs() as _, // time_t: 32 or 64 bits by target
         tv_nsec: timeout.subsec_nanos() as libc::c_long,
     };
     // SAFETY: `word` is a valid, aligned u32 for the duration of the call.
@@ -323,6 +323,9 @@ pub unsafe fn copy_to_ring(src: *const u8, dst: *mut u8, len: usize, stream: boo
         }
         return;
     }
+    // Elsewhere (ARM) an ordinary copy: `stream` is a hint only.
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = stream;
     // SAFETY: as documented.
     unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
 }

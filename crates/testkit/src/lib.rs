@@ -18,6 +18,7 @@
 
 pub mod config;
 pub mod conformance;
+pub mod listing;
 pub mod peer;
 pub mod process;
 pub mod require;

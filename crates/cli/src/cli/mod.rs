@@ -5,11 +5,13 @@
 
 mod analysis;
 mod calibrate;
+mod generate;
 mod relay;
 mod sweep;
 
 pub use analysis::*;
 pub use calibrate::*;
+pub use generate::*;
 pub use relay::*;
 pub use sweep::*;
 
@@ -74,6 +76,10 @@ pub enum Command {
     Export(ExportArgs),
     /// Store results JSON files in the results database.
     Import(ImportArgs),
+    /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
+    Completions(CompletionsArgs),
+    /// Print the man page, or write one page per command into a directory.
+    Man(ManArgs),
 }
 
 /// Reliability choice.
@@ -469,8 +475,14 @@ pub fn parse() -> Result<Cli, std::process::ExitCode> {
                 .next()
                 .unwrap_or("error")
                 .trim_start_matches("error: ");
+            // clap lists the accepted values on a line of their own.
+            let choices = text
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("[possible values: "))
+                .map(|v| format!("; one of: {}", v.trim_end_matches(']')))
+                .unwrap_or_default();
             eprintln!(
-                "pubsubperf: {first} (see 'pubsubperf --help' or 'pubsubperf COMMAND --help')"
+                "pubsubperf: {first}{choices} (see 'pubsubperf --help' or 'pubsubperf COMMAND --help')"
             );
             Err(ExitCode::from(2))
         }

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Cross-builds pubsubperf for an ARM board from an x86-64 Debian 12 machine
+# (run as root): Debian's cross toolchain and the board architecture's
+# multiarch packages of the DDS and iceoryx libraries, Rust's target from
+# rustup, then a release build. Idempotent: installs only what is missing.
+#
+#   scripts/cross.sh aarch64 [CARGO ARGS...]   64-bit ARM (arm64): Raspberry Pi 3/4/5 with a 64-bit OS, Jetson, i.MX8, Graviton
+#   scripts/cross.sh armhf   [CARGO ARGS...]   32-bit ARMv7 with hardware float: Raspberry Pi OS 32-bit, i.MX6, BeagleBone
+#   scripts/cross.sh --print-env aarch64       the environment it builds with (eval-able), no build
+#   scripts/cross.sh --emulation aarch64       no build: lets this machine run the target's binaries
+#                                              (qemu-user-static registered with binfmt_misc, so that
+#                                              a process the binary starts is emulated too)
+#
+#   scripts/cross.sh armhf --rust-only          only the bindings written in Rust (udp, tcp, uds,
+#                                              intra, shm, iceoryx2, zenoh; SQLite compiled in):
+#                                              no multiarch library needed
+#
+# The binary lands in target/<rust triple>/release/pubsubperf. Other
+# arguments pass through to cargo build.
+# PUBSUBPERF_CROSS_NO_INSTALL=1 skips apt-get and rustup (for machines set up by hand).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=build
+case "${1:-}" in
+  --print-env) mode=print-env; shift ;;
+  --emulation) mode=emulation; shift ;;
+esac
+case "${1:-}" in
+  aarch64 | arm64 | aarch64-unknown-linux-gnu)
+    arch=arm64 triple=aarch64-unknown-linux-gnu gnu=aarch64-linux-gnu qemu=qemu-aarch64 ;;
+  armhf | armv7 | armv7-unknown-linux-gnueabihf)
+    arch=armhf triple=armv7-unknown-linux-gnueabihf gnu=arm-linux-gnueabihf qemu=qemu-arm ;;
+  *)
+    echo "cross.sh: TARGET must be aarch64 or armhf (got '${1:-}'); e.g. scripts/cross.sh aarch64" >&2
+    exit 2 ;;
+esac
+shift
+rust_only=0
+if [ "${1:-}" = "--rust-only" ]; then
+  rust_only=1
+  shift
+  set -- --no-default-features --features rust-only "$@"
+fi
+
+# Cargo and the cc crate read these: the linker and C/C++ compilers of the
+# target, and pkg-config answering with the target's multiarch libraries
+# (our build scripts and libsqlite3-sys ask it).
+upper=$(echo "$triple" | tr 'a-z-' 'A-Z_')
+cross_env=(
+  "CARGO_TARGET_${upper}_LINKER=$gnu-gcc"
+  "CC_${triple//-/_}=$gnu-gcc"
+  "CXX_${triple//-/_}=$gnu-g++"
+  "AR_${triple//-/_}=$gnu-ar"
+  "PKG_CONFIG_ALLOW_CROSS=1"
+  "PKG_CONFIG_LIBDIR=/usr/lib/$gnu/pkgconfig:/usr/share/pkgconfig"
+)
+if [ $mode = print-env ]; then
+  printf 'export %s\n' "${cross_env[@]}"
+  echo "export PUBSUBPERF_CROSS_TRIPLE=$triple PUBSUBPERF_CROSS_GNU=$gnu PUBSUBPERF_CROSS_QEMU=$qemu"
+  exit 0
+fi
+
+if [ $mode = emulation ]; then
+  # The target's loader and libc come with the multiarch packages below
+  # (libc6:ARCH); the kernel hands the target's ELF files to qemu.
+  export DEBIAN_FRONTEND=noninteractive
+  want=()
+  for p in qemu-user-static binfmt-support "libc6:$arch"; do
+    dpkg -s "$p" >/dev/null 2>&1 || want+=("$p")
+  done
+  if [ ${#want[@]} -gt 0 ]; then
+    dpkg --print-foreign-architectures | grep -qx "$arch" || { dpkg --add-architecture "$arch"; apt-get update -qq; }
+    apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null
+  fi
+  if [ ! -e /proc/sys/fs/binfmt_misc/status ]; then
+    mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+  fi
+  [ -e "/proc/sys/fs/binfmt_misc/$qemu" ] || update-binfmts --enable "$qemu"
+  if [ "$(head -n 1 "/proc/sys/fs/binfmt_misc/$qemu" 2>/dev/null)" != enabled ]; then
+    echo "cross.sh: could not register $qemu with binfmt_misc (update-binfmts --enable $qemu)" >&2
+    exit 1
+  fi
+  echo "cross.sh: $arch binaries run here under $qemu (user-mode emulation)" >&2
+  exit 0
+fi
+
+if [ "${PUBSUBPERF_CROSS_NO_INSTALL:-}" != 1 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  # The board's libraries, one per line in apt-packages-cross.txt, each
+  # installed as PACKAGE:ARCH beside the host's own.
+  want=()
+  dpkg -s "crossbuild-essential-$arch" >/dev/null 2>&1 || want+=("crossbuild-essential-$arch")
+  while [ $rust_only = 0 ] && read -r p; do
+    p="${p%%#*}"; p="${p//[[:space:]]/}"
+    [ -z "$p" ] && continue
+    dpkg -s "$p:$arch" >/dev/null 2>&1 || want+=("$p:$arch")
+  done < scripts/apt-packages-cross.txt
+  if [ ${#want[@]} -gt 0 ]; then
+    echo "cross.sh: installing ${want[*]}" >&2
+    dpkg --print-foreign-architectures | grep -qx "$arch" || dpkg --add-architecture "$arch"
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null
+  fi
+  rustup target list --installed | grep -qx "$triple" || rustup target add "$triple" >&2
+fi
+
+echo "cross.sh: cargo build --release --target $triple $*" >&2
+env "${cross_env[@]}" cargo build --release --locked --target "$triple" -p pubsubperf "$@"
+echo "target/$triple/release/pubsubperf"
