@@ -185,7 +185,7 @@ pub fn throughput_table(runs: &[&Run]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:>10} {:>12} {:>12} {:>14} {:>12} {:>10} {:>10} {:>6} {:>6} {:>7} {:>7}",
+        "{:>10} {:>12} {:>12} {:>14} {:>12} {:>10} {:>10} {:>10} {:>6} {:>6} {:>7} {:>7}",
         "Length(B)",
         "Sent",
         "Received",
@@ -193,6 +193,7 @@ pub fn throughput_table(runs: &[&Run]) -> String {
         "Avg Mbps",
         "Lost",
         "Lost(%)",
+        "Rejected",
         "Dup",
         "OOO",
         "CPUpub",
@@ -202,7 +203,7 @@ pub fn throughput_table(runs: &[&Run]) -> String {
         let Some(t) = &r.throughput else { continue };
         let _ = writeln!(
             s,
-            "{:>10} {:>12} {:>12} {:>14.1} {:>12.3} {:>10} {:>10.4} {:>6} {:>6} {:>6.1}% {:>6.1}%{}",
+            "{:>10} {:>12} {:>12} {:>14.1} {:>12.3} {:>10} {:>10.4} {:>10} {:>6} {:>6} {:>6.1}% {:>6.1}%{}",
             r.size,
             t.sent,
             t.received,
@@ -210,6 +211,7 @@ pub fn throughput_table(runs: &[&Run]) -> String {
             t.mbps,
             t.lost,
             t.lost_percent,
+            t.rejected,
             t.duplicates,
             t.out_of_order,
             r.resources.publisher.cpu_percent,
@@ -233,11 +235,22 @@ pub fn throughput_table(runs: &[&Run]) -> String {
 /// One line under the throughput table for each best-effort run that was
 /// sent unpaced and lost samples: the loss is the sender outrunning the
 /// receiver, not the middleware dropping on the way, and says how to
-/// measure without it.
+/// measure without it. And one for each run with refused sends: how many,
+/// and why the first was refused.
 pub fn loss_lines(runs: &[&Run]) -> String {
     let mut s = String::new();
     for r in runs {
         let Some(t) = &r.throughput else { continue };
+        if t.rejected > 0 {
+            let _ = writeln!(
+                s,
+                "{}, {} B: {} sends rejected (not sent, so in neither Sent nor Lost): {}",
+                r.binding,
+                r.size,
+                t.rejected,
+                t.rejected_reason.as_deref().unwrap_or("refused")
+            );
+        }
         let unpaced = r.config.get("rate").and_then(|v| v.as_f64()) == Some(0.0);
         if t.lost > 0 && !r.reliable && unpaced {
             let _ = writeln!(
@@ -384,6 +397,6 @@ mod tests {
         let s = csv(&[]);
         assert_eq!(s.lines().count(), 1);
         assert!(s.starts_with("binding,transport,test,size,"));
-        assert_eq!(s.lines().next().unwrap().split(',').count(), 38);
+        assert_eq!(s.lines().next().unwrap().split(',').count(), 39);
     }
 }

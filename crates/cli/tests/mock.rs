@@ -145,6 +145,98 @@ fn unpaced_best_effort_loss_is_explained_under_the_table() {
 }
 
 #[test]
+fn refused_sends_are_counted_as_rejected_under_best_effort() {
+    let dir = tempfile::tempdir().unwrap();
+    // Sends number 9, 19, 29, ... are refused: 1000 accepted take 1111
+    // attempts, 111 of them refused; none of them is sent, so none is lost.
+    let args = [
+        "--best-effort",
+        "--opt",
+        "refuse-every=10",
+        "--receive-queue",
+        "20000",
+        "-n",
+        "1000",
+    ];
+    let (v, table) = mock_table("throughput", &args, &dir.path().join("t.json"));
+    let r = &v["runs"][0];
+    let t = &r["throughput"];
+    assert_eq!(t["sent"], 1000, "{r}");
+    assert_eq!(t["received"], 1000, "{r}");
+    assert_eq!(t["lost"], 0, "{r}");
+    assert_eq!(t["rejected"], 111, "{r}");
+    assert_eq!(r["complete"], true, "{r}");
+    let reason = t["rejected_reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("mock send refused: writer queue full"),
+        "{r}"
+    );
+    assert!(
+        table.contains("mock, 64 B: 111 sends rejected (not sent, so in neither Sent nor Lost): mock send refused: writer queue full"),
+        "{table}"
+    );
+    // The CSV has the column.
+    let csv = dir.path().join("t.csv");
+    run(&[
+        "throughput",
+        "-b",
+        "mock",
+        "--warmup",
+        "0s",
+        "--no-save",
+        "-q",
+        "--best-effort",
+        "--opt",
+        "refuse-every=10",
+        "-n",
+        "100",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = head
+        .iter()
+        .position(|c| *c == "rejected")
+        .expect("rejected column");
+    assert_eq!(row[col], "11", "{text}");
+}
+
+#[test]
+fn a_refused_send_ends_a_reliable_run_with_one_clear_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_pubsubperf"))
+        .args([
+            "throughput",
+            "-b",
+            "mock",
+            "--warmup",
+            "0s",
+            "--no-save",
+            "-q",
+            "--opt",
+            "refuse-every=10",
+            "-n",
+            "1000",
+            "--json",
+        ])
+        .arg(dir.path().join("r.json"))
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success(),
+        "a reliable run went on after a refusal: {err}"
+    );
+    assert!(
+        err.contains("mock send refused: writer queue full: the middleware's send queue is full"),
+        "{err}"
+    );
+}
+
+#[test]
 fn lost_pings_are_counted_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let (r, table) = mock_table(

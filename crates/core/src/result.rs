@@ -157,6 +157,14 @@ pub struct Throughput {
     pub lost: u64,
     /// `lost / sent × 100`.
     pub lost_percent: f64,
+    /// Best effort: sends the kernel or the middleware refused (a firewall's
+    /// `EPERM`, `ENOBUFS`, a full writer queue). A refused sample was not
+    /// sent: it is in neither `sent` nor `lost`.
+    #[serde(default)]
+    pub rejected: u64,
+    /// Why the first refused send was refused (the errno and what to check).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejected_reason: Option<String>,
     /// Samples received more than once.
     pub duplicates: u64,
     /// Samples received after a later one.
@@ -303,6 +311,7 @@ mod tests {
             "received",
             "bytes",
             "lost",
+            "rejected",
             "duplicates",
             "out_of_order",
         ] {

@@ -2,7 +2,7 @@
 //! copy, or a loaned shared-memory chunk).
 
 use crate::*;
-use pubsubperf_core::{BindingError, CancelToken, Writer};
+use pubsubperf_core::{BindingError, CancelToken, Refusal, Writer};
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -48,12 +48,15 @@ impl CycloneWriter {
     }
 
     /// RouDi's pool for this size is empty (its chunks still queued at
-    /// readers): best effort drops the sample like a full queue (`None`);
-    /// reliable waits for a chunk, at most the block timeout.
+    /// readers): best effort refuses the send (a full writer queue, counted
+    /// as rejected); reliable waits for a chunk, at most the block timeout.
     #[cold]
-    pub(crate) fn wait_loan(&self) -> Result<Option<*mut c_void>, BindingError> {
+    pub(crate) fn wait_loan(&self) -> Result<*mut c_void, BindingError> {
         if !self.reliable {
-            return Ok(None);
+            return Err(BindingError::Refused {
+                what: "cyclonedds loan",
+                refusal: Refusal::QueueFull,
+            });
         }
         let start = Instant::now();
         while start.elapsed() < self.block {
@@ -62,7 +65,7 @@ impl CycloneWriter {
             }
             std::thread::sleep(Duration::from_micros(50));
             if let Some(p) = self.loan() {
-                return Ok(Some(p));
+                return Ok(p);
             }
         }
         Err(BindingError::WriteTimeout(self.block))
@@ -168,10 +171,7 @@ impl Writer for CycloneWriter {
             Mode::Loan => {
                 let p = match self.loan() {
                     Some(p) => p,
-                    None => match self.wait_loan()? {
-                        Some(p) => p,
-                        None => return Ok(()),
-                    },
+                    None => self.wait_loan()?,
                 };
                 // SAFETY: the loan holds hdr + flat_len bytes, aligned; write consumes it.
                 unsafe {

@@ -73,7 +73,7 @@ pub fn serve_publisher<B: Binding>(
         st.store(true, Ordering::Release);
     });
     let usage = Usage::now();
-    let (seq, duration_ns, fault) = send_stream::<B>(
+    let streamed = send_stream::<B>(
         &mut w,
         spec,
         id,
@@ -92,14 +92,15 @@ pub fn serve_publisher<B: Binding>(
     let _ = control.join();
     drop(w);
     drop(binding);
-    if let Some(f) = fault {
+    if let Some(f) = streamed.fault {
         return Err(f);
     }
     protocol::send(
         ctl,
         &Msg::PubDone {
-            sent: seq,
-            duration_ns,
+            sent: streamed.sent,
+            rejected: streamed.rejected,
+            duration_ns: streamed.duration_ns,
             resources,
         },
     )

@@ -104,6 +104,9 @@ pub enum Msg {
     PubDone {
         /// Measured samples sent.
         sent: u64,
+        /// Measured sends refused (best effort).
+        #[serde(default)]
+        rejected: u64,
         /// Measured sending time, ns.
         duration_ns: u64,
         /// Resources used while measuring.

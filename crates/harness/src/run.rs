@@ -162,13 +162,16 @@ fn run_over<B: Binding>(
     let (clock_name, ns_per_tick) = round_trip_clock::<B>(spec);
     let mut m = measure(s, spec, &mut ep, &mut intervals, on_interval, ns_per_tick);
     let publisher = Usage::now().since(&usage0);
-    let sent_by = collect_publishers(s, spec, m.sent, &mut m.fault);
+    let mut rejected = m.rejected;
+    let sent_by = collect_publishers(s, spec, m.sent, &mut rejected, &mut m.fault);
     let peers = collect_subscribers(s, spec, &sent_by, &mut intervals, on_interval, &mut m.fault);
     keep_late_intervals(s, spec, &mut intervals);
     spec.endpoint.cancel.cancel();
     drop(ep);
-    let throughput = (spec.test == TestKind::Throughput).then(|| {
-        total_throughput(
+    let throughput = (spec.test == TestKind::Throughput).then(|| Throughput {
+        rejected,
+        rejected_reason: m.first_refusal.as_ref().map(|e| e.to_string()),
+        ..total_throughput(
             spec,
             &peers.subscribers,
             &intervals,
@@ -212,6 +215,10 @@ struct Measured {
     rec: Option<LatencyRecorder>,
     /// Samples (pings) sent while measuring.
     sent: u64,
+    /// Throughput test, best effort: measured sends the binding refused.
+    rejected: u64,
+    /// The first of those refusals.
+    first_refusal: Option<BindingError>,
     /// How long the measurement ran.
     duration_ns: u64,
     /// What cut it short.

@@ -8,7 +8,7 @@
 use crate::Fault;
 use crate::spec::RunSpec;
 use pubsubperf_core::sample::{FLAG_CHECK, FLAG_ECHO, FLAG_WARMUP, Header, fill_pattern};
-use pubsubperf_core::{Binding, BindingError, Writer};
+use pubsubperf_core::{Binding, BindingError, Reliability, Writer};
 
 /// Writes the header (and with `check` the pattern) of sample `seq`,
 /// stamped with `B`'s clock; returns the stamp.
@@ -55,11 +55,38 @@ pub(crate) enum Poll {
     Stop,
 }
 
+/// What [`send_stream`] did.
+pub(crate) struct Streamed {
+    /// Measured samples sent (accepted by the binding).
+    pub(crate) sent: u64,
+    /// Measured sends the binding refused (best effort): not sent, so in
+    /// neither `sent` nor the subscriber's gaps.
+    pub(crate) rejected: u64,
+    /// The first refusal, for the result's note.
+    pub(crate) first_refusal: Option<BindingError>,
+    /// Measured ns.
+    pub(crate) duration_ns: u64,
+    /// What cut it short.
+    pub(crate) fault: Option<Fault>,
+}
+
+/// True when `e` is a refusal the run counts instead of ending: a
+/// [`BindingError::Refused`] under best effort.
+#[inline(always)]
+fn counted(e: &BindingError, best_effort: bool) -> bool {
+    best_effort && matches!(e, BindingError::Refused { .. })
+}
+
 /// Sends warm-up and measured samples as publisher `publisher`; every
 /// `echo_every`th measured sample asks for an echo (0: none). `poll` runs
 /// every 100 ms; `fault` turns a binding error into the run's fault.
-/// Returns measured samples sent, measured ns, and the fault if any.
 /// Times come from `B`'s clock.
+///
+/// Under best effort a send the binding refuses
+/// ([`BindingError::Refused`]) is counted as rejected and the same sequence
+/// number goes into the next attempt; the `--rate` schedule and the
+/// end/poll checks count attempts, so a writer refused every time still
+/// keeps its schedule and ends on time. Under reliable it ends the run.
 pub(crate) fn send_stream<B: Binding>(
     w: &mut B::Writer,
     spec: &RunSpec,
@@ -67,26 +94,41 @@ pub(crate) fn send_stream<B: Binding>(
     echo_every: u64,
     poll: &mut dyn FnMut() -> Result<Poll, Fault>,
     fault: &dyn Fn(BindingError) -> Fault,
-) -> (u64, u64, Option<Fault>) {
+) -> Streamed {
+    let best_effort = spec.endpoint.reliability == Reliability::BestEffort;
     let size = spec.size;
     let period = if spec.rate > 0.0 {
         1e9 / spec.rate
     } else {
         0.0
     };
+    let mut out = Streamed {
+        sent: 0,
+        rejected: 0,
+        first_refusal: None,
+        duration_ns: 0,
+        fault: None,
+    };
     let start = B::now_ns();
     let warm_end = start + spec.warmup_ns;
     let mut next_poll = start + 100_000_000;
     let mut i = 0u64;
+    let mut warm_seq = 0u64;
     while B::now_ns() < warm_end {
         if period > 0.0 {
             B::wait_until(start + (i as f64 * period) as u64);
         }
-        let seq = i;
-        if let Err(e) = w.send(size, |b| {
+        let seq = warm_seq;
+        let r = w.send(size, |b| {
             fill_sample(b, seq, publisher, FLAG_WARMUP, false, B::now_ns);
-        }) {
-            return (0, 0, Some(fault(e)));
+        });
+        match r {
+            Ok(()) => warm_seq += 1,
+            Err(e) if counted(&e, best_effort) => {}
+            Err(e) => {
+                out.fault = Some(fault(e));
+                return out;
+            }
         }
         i += 1;
         let now = B::now_ns();
@@ -94,8 +136,11 @@ pub(crate) fn send_stream<B: Binding>(
             next_poll = now + 100_000_000;
             match poll() {
                 Ok(Poll::Go) => {}
-                Ok(Poll::Stop) => return (0, 0, None),
-                Err(f) => return (0, 0, Some(f)),
+                Ok(Poll::Stop) => return out,
+                Err(f) => {
+                    out.fault = Some(f);
+                    return out;
+                }
             }
         }
     }
@@ -108,10 +153,10 @@ pub(crate) fn send_stream<B: Binding>(
     };
     let count = if spec.count > 0 { spec.count } else { u64::MAX };
     let mut seq = 0u64;
-    let mut result = None;
+    let mut attempt = 0u64;
     while seq < count {
         if period > 0.0 {
-            B::wait_until(m_start + (seq as f64 * period) as u64);
+            B::wait_until(m_start + (attempt as f64 * period) as u64);
         }
         let flags = if echo_every > 0 && seq.is_multiple_of(echo_every) {
             FLAG_ECHO
@@ -119,14 +164,24 @@ pub(crate) fn send_stream<B: Binding>(
             0
         };
         let this = seq;
-        if let Err(e) = w.send(size, |b| {
+        let r = w.send(size, |b| {
             fill_sample(b, this, publisher, flags, spec.check, B::now_ns);
-        }) {
-            result = Some(fault(e));
-            break;
+        });
+        attempt += 1;
+        match r {
+            Ok(()) => seq += 1,
+            Err(e) if counted(&e, best_effort) => {
+                out.rejected += 1;
+                if out.first_refusal.is_none() {
+                    out.first_refusal = Some(e);
+                }
+            }
+            Err(e) => {
+                out.fault = Some(fault(e));
+                break;
+            }
         }
-        seq += 1;
-        if seq.is_multiple_of(64) || period > 0.0 {
+        if attempt.is_multiple_of(64) || period > 0.0 {
             let now = B::now_ns();
             if now >= end {
                 break;
@@ -137,17 +192,22 @@ pub(crate) fn send_stream<B: Binding>(
                     Ok(Poll::Go) => {}
                     Ok(Poll::Stop) => break,
                     Err(f) => {
-                        result = Some(f);
+                        out.fault = Some(f);
                         break;
                     }
                 }
             }
         }
     }
-    if result.is_none()
+    // A refused last batch: its samples were counted as sent, so the
+    // subscriber counts them as lost.
+    if out.fault.is_none()
         && let Err(e) = w.flush()
+        && !counted(&e, best_effort)
     {
-        result = Some(fault(e));
+        out.fault = Some(fault(e));
     }
-    (seq, B::now_ns() - m_start, result)
+    out.sent = seq;
+    out.duration_ns = B::now_ns() - m_start;
+    out
 }

@@ -3,7 +3,7 @@
 #[cfg(not(has_iceoryx))]
 use crate::missing::*;
 use crate::*;
-use pubsubperf_core::{BindingError, CancelToken, Writer};
+use pubsubperf_core::{BindingError, CancelToken, Refusal, Writer};
 use std::ffi::{c_int, c_void};
 use std::time::{Duration, Instant};
 
@@ -23,16 +23,20 @@ pub struct IoxWriter {
 unsafe impl Send for IoxWriter {}
 
 impl IoxWriter {
-    /// The pool for this size is empty: best effort drops the sample
-    /// (`None`), reliable waits for a chunk at most the block timeout.
+    /// The pool for this size is empty: best effort refuses the send (a
+    /// full writer queue, counted as rejected), reliable waits for a chunk
+    /// at most the block timeout.
     #[cold]
     pub(crate) fn wait_loan(
         &mut self,
         size: u32,
         first: c_int,
-    ) -> Result<Option<*mut c_void>, BindingError> {
+    ) -> Result<*mut c_void, BindingError> {
         if !self.reliable {
-            return Ok(None);
+            return Err(BindingError::Refused {
+                what: "iceoryx loan",
+                refusal: Refusal::QueueFull,
+            });
         }
         let start = Instant::now();
         let mut rc = first;
@@ -45,7 +49,7 @@ impl IoxWriter {
             // SAFETY: valid publisher.
             rc = unsafe { ppx_pub_loan(self.publisher, &mut p, size) };
             if rc == 0 {
-                return Ok(Some(p));
+                return Ok(p);
             }
         }
         let _ = rc;
@@ -90,10 +94,7 @@ impl Writer for IoxWriter {
         // SAFETY: valid publisher.
         let rc = unsafe { ppx_pub_loan(self.publisher, &mut p, size) };
         if rc != 0 {
-            match self.wait_loan(size, rc)? {
-                Some(q) => p = q,
-                None => return Ok(()),
-            }
+            p = self.wait_loan(size, rc)?;
         }
         // SAFETY: the chunk holds PREFIX + len bytes, 8-aligned, ours until published.
         unsafe {

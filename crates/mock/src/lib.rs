@@ -24,7 +24,11 @@
 //! value below 2048 ns is exact in the 3-digit histograms.
 //!
 //! Under best effort, `drop-every=K` makes each writer drop its samples
-//! number K-1, 2K-1, ... (after advancing the clock): loss is exact. A full
+//! number K-1, 2K-1, ... (after advancing the clock): loss is exact.
+//! `refuse-every=K` makes each writer refuse its sends number K-1, 2K-1, ...
+//! (after advancing the clock) with [`BindingError::Refused`] (a full writer
+//! queue), as a kernel or middleware refusal: best effort counts them as
+//! rejected, reliable ends the run with the refusal's message. A full
 //! queue drops under best effort and blocks (bounded by the reliable block
 //! timeout) under reliable, as in every binding. Options are given with
 //! `--opt KEY=VALUE`; the wait mode makes no difference (the reader always
@@ -33,7 +37,7 @@
 use pubsubperf_core::binding::{BindingInfo, CANCEL_POLL, poll_matched};
 use pubsubperf_core::{
     Binding, BindingError, CancelToken, Capabilities, DataType, EndpointConfig, Locator, Reader,
-    Reliability, TopicSpec, Writer,
+    Refusal, Reliability, TopicSpec, Writer,
 };
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -59,6 +63,8 @@ pub struct MockOptions {
     pub period: u64,
     /// Drop every Kth send under best effort (`drop-every`, 0: none).
     pub drop_every: u64,
+    /// Refuse every Kth send (`refuse-every`, 0: none).
+    pub refuse_every: u64,
 }
 
 impl Default for MockOptions {
@@ -68,6 +74,7 @@ impl Default for MockOptions {
             step_ns: 10,
             period: 100,
             drop_every: 0,
+            refuse_every: 0,
         }
     }
 }
@@ -92,9 +99,10 @@ impl MockOptions {
                 }
                 "period" => o.period = n,
                 "drop-every" => o.drop_every = n,
+                "refuse-every" => o.refuse_every = n,
                 _ => {
                     return Err(BindingError::Unsupported(format!(
-                        "--opt {k}: mock has no such option (known: delay-ns, step-ns, period, drop-every)"
+                        "--opt {k}: mock has no such option (known: delay-ns, step-ns, period, drop-every, refuse-every)"
                     )));
                 }
             }
@@ -283,6 +291,12 @@ impl Writer for MockWriter {
         // time in flight.
         fill(&mut self.scratch[..len]);
         CLOCK.fetch_add(self.opts.delay(k), Ordering::AcqRel);
+        if self.opts.refuse_every > 0 && (k + 1).is_multiple_of(self.opts.refuse_every) {
+            return Err(BindingError::Refused {
+                what: "mock send",
+                refusal: Refusal::QueueFull,
+            });
+        }
         if self.opts.drop_every > 0 && (k + 1).is_multiple_of(self.opts.drop_every) {
             return Ok(());
         }

@@ -161,8 +161,17 @@ impl Binding for Tcp {
             let addr: SocketAddr = l
                 .parse()
                 .map_err(|_| BindingError::Middleware(format!("bad tcp locator '{l}'")))?;
-            let s = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
-                .map_err(io("tcp connect"))?;
+            let s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::TimedOut {
+                    // A SYN a local firewall drops is retried, not refused:
+                    // the kernel reports nothing but the silence.
+                    BindingError::Middleware(format!(
+                        "tcp connect to the reader at {addr}: no answer within 5 s; check that no firewall rule drops the packets (`nft list ruleset` on both hosts) and that the address is reachable"
+                    ))
+                } else {
+                    BindingError::io("tcp connect", e)
+                }
+            })?;
             s.set_nodelay(true).map_err(io("TCP_NODELAY"))?;
             if self.cfg.socket_buffer > 0 {
                 let sock = socket2::SockRef::from(&s);

@@ -7,8 +7,8 @@ use crate::wait::{POLL, is_wait, retry};
 use pubsubperf_core::binding::BindingInfo;
 use pubsubperf_core::environment::kernel_release;
 use pubsubperf_core::{
-    Binding, BindingError, Capabilities, DataType, EndpointConfig, Locator, Reader, Reliability,
-    TopicSpec, WaitMode, Writer,
+    Binding, BindingError, Capabilities, DataType, EndpointConfig, Locator, Reader, Refusal,
+    Reliability, TopicSpec, WaitMode, Writer,
 };
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
@@ -310,17 +310,14 @@ impl UdpWriter {
         };
         match res {
             Ok(()) => Ok(()),
-            // Best effort: a reader that is gone or a full queue loses the
-            // datagram; the subscriber's sequence gap counts it. A dead peer
-            // is detected by the harness through the control channel.
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::ECONNREFUSED | libc::ENOBUFS | libc::EAGAIN)
-                ) =>
-            {
-                Ok(())
-            }
+            // A send the kernel refuses (a firewall's EPERM, ENOBUFS, EAGAIN,
+            // ECONNREFUSED from a closed port) was not sent: the harness
+            // counts it as rejected. A dead peer is detected by the harness
+            // through the control channel.
+            Err(e) if let Some(refusal) = Refusal::of_os_error(&e) => Err(BindingError::Refused {
+                what: "udp send",
+                refusal,
+            }),
             Err(e) => Err(BindingError::io("udp send", e)),
         }
     }

@@ -8,7 +8,7 @@ use pubsubperf_core::result::Run;
 pub const CSV_HEADER: &str = "binding,transport,test,size,reliable,zero_copy,data_type,complete,\
 latency_count,latency_mean_ns,latency_std_ns,latency_min_ns,latency_max_ns,\
 latency_p50_ns,latency_p90_ns,latency_p99_ns,latency_p99_9_ns,latency_p99_99_ns,latency_p99_9999_ns,\
-sent,received,bytes,samples_per_s,mbps,lost,lost_percent,duplicates,out_of_order,\
+sent,received,bytes,samples_per_s,mbps,lost,lost_percent,rejected,duplicates,out_of_order,\
 pub_cpu_percent,sub_cpu_percent,pub_max_rss_kib,sub_max_rss_kib,\
 pub_voluntary_cs,pub_involuntary_cs,sub_voluntary_cs,sub_involuntary_cs,bad_samples,duration_s";
 
@@ -52,10 +52,11 @@ pub fn csv(runs: &[Run]) -> String {
                 format!("{:.3}", t.mbps),
                 t.lost.to_string(),
                 format!("{:.6}", t.lost_percent),
+                t.rejected.to_string(),
                 t.duplicates.to_string(),
                 t.out_of_order.to_string(),
             ]),
-            None => row.extend(std::iter::repeat_n(String::new(), 9)),
+            None => row.extend(std::iter::repeat_n(String::new(), 10)),
         }
         let (p, s) = (&r.resources.publisher, &r.resources.subscriber);
         row.extend([

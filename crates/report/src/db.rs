@@ -1,12 +1,13 @@
 //! The results database: every run ever measured (or imported), with its
 //! environment and configuration, in one SQLite file.
 //!
-//! Layout (schema version 1, `PRAGMA user_version`):
+//! Layout (schema version 2, `PRAGMA user_version`; version 1 lacked the
+//! `rejected` column, which opening such a database adds):
 //! - `groups`: one row per saved results file (one invocation): id, time,
 //!   tool version, environment JSON, command line.
 //! - `runs`: one row per run: the whole run JSON plus indexed columns for
 //!   filtering (time, binding, transport, test, size, reliable, zero_copy,
-//!   data_type, p50, p99, samples_per_s, mbps, lost_percent), the sweep name,
+//!   data_type, p50, p99, samples_per_s, mbps, lost_percent, rejected), the sweep name,
 //!   cell key and repetition number when the run came from a sweep, and the
 //!   group id.
 //!
@@ -43,6 +44,7 @@ CREATE TABLE IF NOT EXISTS runs (
     samples_per_s REAL,
     mbps          REAL,
     lost_percent  REAL,
+    rejected      INTEGER,
     complete      INTEGER NOT NULL,
     sweep         TEXT,
     cell          TEXT,
@@ -163,6 +165,24 @@ pub fn new_group_id() -> String {
     )
 }
 
+/// Schema version 1 → 2: the `rejected` column (refused sends, best
+/// effort), filled from each stored run's JSON.
+fn add_rejected_column(conn: &Connection) -> rusqlite::Result<()> {
+    let has: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name = 'rejected'",
+        [],
+        |r| r.get(0),
+    )?;
+    if has == 0 {
+        conn.execute_batch(
+            "ALTER TABLE runs ADD COLUMN rejected INTEGER;
+             UPDATE runs SET rejected = json_extract(run, '$.throughput.rejected')
+                 WHERE json_extract(run, '$.throughput') IS NOT NULL;",
+        )?;
+    }
+    Ok(())
+}
+
 impl Database {
     /// Opens (creating it and its directory if needed) the database at `path`.
     pub fn open(path: &Path) -> Result<Database> {
@@ -180,7 +200,8 @@ impl Database {
         conn.busy_timeout(std::time::Duration::from_secs(10))
             .map_err(db_err)?;
         conn.execute_batch(SCHEMA).map_err(db_err)?;
-        conn.pragma_update(None, "user_version", 1)
+        add_rejected_column(&conn).map_err(db_err)?;
+        conn.pragma_update(None, "user_version", 2)
             .map_err(db_err)?;
         Ok(Database {
             conn,
@@ -363,9 +384,10 @@ fn insert_run(
     let tp = run.throughput.as_ref();
     tx.execute(
         "INSERT INTO runs (group_id, time, binding, transport, test, size, reliable,
-            zero_copy, data_type, p50, p99, samples_per_s, mbps, lost_percent, complete,
-            sweep, cell, repetition, run)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+            zero_copy, data_type, p50, p99, samples_per_s, mbps, lost_percent, rejected,
+            complete, sweep, cell, repetition, run)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+            ?19, ?20)",
         params![
             group,
             time,
@@ -381,6 +403,7 @@ fn insert_run(
             tp.map(|t| t.samples_per_s),
             tp.map(|t| t.mbps),
             tp.map(|t| t.lost_percent),
+            tp.map(|t| t.rejected as i64),
             run.complete,
             sweep,
             cell,
@@ -447,4 +470,50 @@ pub fn store(
     let mut db = Database::open(&p)?;
     let group = db.save(file, meta)?;
     Ok((p, group))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A version-1 database (no `rejected` column) gets the column, filled
+    /// from each stored run's JSON, when opened.
+    #[test]
+    fn version_1_gains_the_rejected_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.sqlite");
+        let v1 = SCHEMA.replace("    rejected      INTEGER,\n", "");
+        assert_ne!(v1, SCHEMA, "the schema has the rejected column");
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch(&v1).unwrap();
+            c.execute_batch(
+                r#"INSERT INTO groups (id, time, tool_version, environment) VALUES ('g', 't', 'v', '{}');
+                   INSERT INTO runs (group_id, time, binding, transport, test, size, reliable,
+                       zero_copy, data_type, complete, run)
+                   VALUES ('g', 't', 'udp', 'udp', 'throughput', 64, 0, 0, 'bytes', 1,
+                       '{"throughput": {"rejected": 7}}'),
+                          ('g', 't', 'udp', 'udp', 'latency', 64, 0, 0, 'bytes', 1, '{}');"#,
+            )
+            .unwrap();
+        }
+        let db = Database::open(&path).unwrap();
+        let got: Vec<Option<i64>> = db
+            .conn
+            .prepare("SELECT rejected FROM runs ORDER BY id")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(got, vec![Some(7), None]);
+        let v: i64 = db
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, 2);
+        // Opening again changes nothing.
+        drop(db);
+        Database::open(&path).unwrap();
+    }
 }

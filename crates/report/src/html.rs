@@ -717,7 +717,7 @@ fn latency_table(cells: &[Cell], series: &[&SeriesData]) -> String {
 
 fn throughput_table(cells: &[Cell], series: &[&SeriesData]) -> String {
     let mut h = String::from(
-        "<table class=\"num\">\n<caption>Throughput</caption>\n<thead><tr><th>series</th><th>size</th><th>runs</th><th>sent</th><th>received</th><th>samples/s</th><th>Mbit/s</th><th>lost</th><th>lost %</th><th>dup</th><th>out of order</th><th>CPU pub</th><th>CPU sub</th></tr></thead>\n<tbody>\n",
+        "<table class=\"num\">\n<caption>Throughput</caption>\n<thead><tr><th>series</th><th>size</th><th>runs</th><th>sent</th><th>received</th><th>samples/s</th><th>Mbit/s</th><th>lost</th><th>lost %</th><th>rejected</th><th>dup</th><th>out of order</th><th>CPU pub</th><th>CPU sub</th></tr></thead>\n<tbody>\n",
     );
     for s in series {
         for &i in &s.cells {
@@ -725,7 +725,7 @@ fn throughput_table(cells: &[Cell], series: &[&SeriesData]) -> String {
             let Some(t) = &c.run.throughput else { continue };
             let _ = writeln!(
                 h,
-                "<tr><td><span class=\"sw\" style=\"background:{}\"></span>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.3}</td><td>{}</td><td>{:.4}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{:.1}%</td></tr>",
+                "<tr><td><span class=\"sw\" style=\"background:{}\"></span>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.3}</td><td>{}</td><td>{:.4}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{:.1}%</td></tr>",
                 s.color,
                 esc(&s.label),
                 format_size(c.key.size),
@@ -736,6 +736,7 @@ fn throughput_table(cells: &[Cell], series: &[&SeriesData]) -> String {
                 t.mbps,
                 t.lost,
                 t.lost_percent,
+                t.rejected,
                 t.duplicates,
                 t.out_of_order,
                 c.run.resources.publisher.cpu_percent,

@@ -160,6 +160,7 @@ pub fn sum_throughput<'a>(
         a.lost += t.lost;
         a.duplicates += t.duplicates;
         a.out_of_order += t.out_of_order;
+        a.rejected += t.rejected;
     }
     if let Some(a) = &mut acc {
         a.finish(seconds);

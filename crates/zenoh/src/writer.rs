@@ -2,7 +2,7 @@
 //! shared-memory buffers).
 
 use crate::*;
-use pubsubperf_core::{BindingError, Writer};
+use pubsubperf_core::{BindingError, Refusal, Writer};
 use std::time::{Duration, Instant};
 use zenoh::bytes::ZBytes;
 use zenoh::liveliness::LivelinessToken;
@@ -27,11 +27,9 @@ pub struct ZenohWriter {
 
 impl ZenohWriter {
     /// A buffer of `len` bytes from the SHM provider; waits for buffers the
-    /// readers still hold (bounded for reliable, `None` = drop for best effort).
-    pub(crate) fn shm_buffer(
-        &self,
-        len: usize,
-    ) -> Result<Option<zenoh::shm::ZShmMut>, BindingError> {
+    /// readers still hold (bounded for reliable; best effort refuses the
+    /// send, counted as rejected).
+    pub(crate) fn shm_buffer(&self, len: usize) -> Result<zenoh::shm::ZShmMut, BindingError> {
         let provider = self.provider.as_ref().expect("shm writer has a provider");
         let start = Instant::now();
         loop {
@@ -40,10 +38,13 @@ impl ZenohWriter {
                 .with_policy::<Defragment<GarbageCollect>>()
                 .wait()
             {
-                Ok(b) => return Ok(Some(b)),
+                Ok(b) => return Ok(b),
                 Err(_) => {
                     if !self.reliable {
-                        return Ok(None);
+                        return Err(BindingError::Refused {
+                            what: "zenoh shm alloc",
+                            refusal: Refusal::QueueFull,
+                        });
                     }
                     if self.cancel.is_cancelled() {
                         return Err(BindingError::Cancelled);
@@ -88,9 +89,7 @@ impl Writer for ZenohWriter {
             });
         }
         let payload = if self.provider.is_some() {
-            let Some(mut buf) = self.shm_buffer(len)? else {
-                return Ok(());
-            };
+            let mut buf = self.shm_buffer(len)?;
             if self.zero_copy {
                 fill(&mut buf[..len]);
             } else {

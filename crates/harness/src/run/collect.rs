@@ -4,11 +4,13 @@
 use super::*;
 
 /// The samples each publisher sent: this one's `sent` first, then each
-/// extra publisher's count (told to stop early if this one was cut short).
+/// extra publisher's count (told to stop early if this one was cut short);
+/// the extra publishers' refused sends are added to `rejected`.
 pub(super) fn collect_publishers(
     s: &mut Session,
     spec: &RunSpec,
     sent: u64,
+    rejected: &mut u64,
     fault: &mut Option<Fault>,
 ) -> Vec<u64> {
     let mut sent_by = vec![sent];
@@ -24,8 +26,11 @@ pub(super) fn collect_publishers(
         let mut got = 0;
         loop {
             match p.recv(deadline.saturating_duration_since(std::time::Instant::now())) {
-                Ok(Msg::PubDone { sent, .. }) => {
+                Ok(Msg::PubDone {
+                    sent, rejected: r, ..
+                }) => {
                     got = sent;
+                    *rejected += r;
                     break;
                 }
                 Ok(_) => {}
@@ -142,6 +147,7 @@ fn add_counts(into: &mut Throughput, t: &Throughput) {
     into.received += t.received;
     into.bytes += t.bytes;
     into.lost += t.lost;
+    into.rejected += t.rejected;
     into.duplicates += t.duplicates;
     into.out_of_order += t.out_of_order;
     into.samples_per_s += t.samples_per_s;

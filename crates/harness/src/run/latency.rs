@@ -174,6 +174,14 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
             })
             .and_then(|_| ep.writer.flush())
         {
+            // Best effort: a refused ping was not sent; it counts as a
+            // ping without an echo.
+            if matches!(e, BindingError::Refused { .. })
+                && spec.endpoint.reliability == Reliability::BestEffort
+            {
+                seq += u64::from(!warm);
+                continue;
+            }
             break Some(send_fault(e, s));
         }
         let target = (this_seq % nsubs) as usize;
@@ -219,6 +227,8 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
     Measured {
         rec: Some(rec),
         sent: seq,
+        rejected: 0,
+        first_refusal: None,
         duration_ns: duration,
         fault,
         echoed,

@@ -36,7 +36,7 @@ pub(super) fn throughput_loop<B: Binding>(
     } else {
         None
     };
-    let (seq, duration, fault) = send_stream::<B>(
+    let streamed = send_stream::<B>(
         &mut ep.writer,
         spec,
         0,
@@ -61,9 +61,11 @@ pub(super) fn throughput_loop<B: Binding>(
     });
     Measured {
         rec,
-        sent: seq,
-        duration_ns: duration,
-        fault,
+        sent: streamed.sent,
+        rejected: streamed.rejected,
+        first_refusal: streamed.first_refusal,
+        duration_ns: streamed.duration_ns,
+        fault: streamed.fault,
         echoed: 0,
     }
 }
