@@ -271,12 +271,12 @@ impl Drop for Roudi {
                 }
             }
         }
-        let clean_exit = matches!(o.child.try_wait(), Ok(Some(s)) if s.success());
         for f in &o.files {
             let _ = fs::remove_file(f);
         }
-        if !clean_exit {
-            clean_stale();
-        }
+        // What RouDi left if it did not exit cleanly, and the runtime files
+        // of clients that died without unregistering (a killed subscriber):
+        // only once no RouDi runs.
+        clean_stale();
     }
 }

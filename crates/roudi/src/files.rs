@@ -8,7 +8,8 @@ use std::path::PathBuf;
 /// The files a RouDi (and its clients) leave when they die without
 /// cleaning up: RouDi's shared memory (`/dev/shm/iceoryx_mgmt`, the payload
 /// segment named after the user), its socket and lock files in /tmp, and the
-/// sockets of iceoryx runtimes (`/tmp/iceoryx_rt_<pid>_*`) whose process is gone.
+/// sockets and lock files of iceoryx runtimes (`/tmp/iceoryx_rt_<pid>_*`,
+/// `/tmp/pubsubperf_iox_<pid>.lock`) whose process is gone.
 pub fn stale_files() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = [
         "/dev/shm/iceoryx_mgmt".to_string(),
@@ -26,7 +27,9 @@ pub fn stale_files() -> Vec<PathBuf> {
             let name = e.file_name().to_string_lossy().into_owned();
             for prefix in RUNTIME_PREFIXES {
                 if let Some(rest) = name.strip_prefix(prefix) {
-                    let pid = rest.split('_').next().and_then(|p| p.parse::<i32>().ok());
+                    // `<pid>`, `<pid>.lock`, `<pid>_<n>`.
+                    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                    let pid = digits.parse::<i32>().ok();
                     if pid.is_some_and(|p| !pid_alive(p)) {
                         v.push(e.path());
                     }

@@ -9,6 +9,7 @@ use std::fs;
 use std::io;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 static HELD: Mutex<Option<Roudi>> = Mutex::new(None);
 
@@ -52,6 +53,19 @@ pub fn hold_until_exit(opts: &Options) -> Result<Held, RoudiError> {
     })
 }
 
+/// True when process `pid`'s parent is this process.
+fn is_my_child(pid: i32) -> bool {
+    let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // "PID (COMM) STATE PPID ...": COMM may hold spaces or parentheses.
+    let ppid = stat
+        .rfind(')')
+        .and_then(|i| stat[i + 1..].split_whitespace().nth(1))
+        .and_then(|p| p.parse::<u32>().ok());
+    ppid == Some(std::process::id())
+}
+
 fn register_atexit() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -62,10 +76,26 @@ fn register_atexit() {
     });
 }
 
+/// How long the exit waits for the other clients of our RouDi that are
+/// our children (the run's subscriber processes, told to stop before this
+/// process exits) before it leaves RouDi to a watcher.
+const CHILDREN_EXIT_WAIT: Duration = Duration::from_secs(5);
+
 extern "C" fn stop_held() {
     let r = HELD.lock().unwrap_or_else(|e| e.into_inner()).take();
     if let Some(mut r) = r {
-        let others = live_clients();
+        let mut others = live_clients();
+        // Only children are waited for: a parent (the publisher of a
+        // subscriber process that started RouDi) waits for us instead.
+        let start = Instant::now();
+        while r.owned.is_some()
+            && !others.is_empty()
+            && others.iter().all(|p| is_my_child(*p))
+            && start.elapsed() < CHILDREN_EXIT_WAIT
+        {
+            std::thread::sleep(Duration::from_millis(20));
+            others = live_clients();
+        }
         if r.owned.is_some() && !others.is_empty() {
             // Another process (the other side of the run) still uses RouDi:
             // a detached watcher stops it once they are gone.

@@ -28,6 +28,16 @@
 //! stop waits for RouDi's monitoring to drop it and, should RouDi still
 //! abort, removes what it left.
 //!
+//! The publisher side of a run opens its binding before its subscribers
+//! do, so the CLI process (the one that returns to the user) is the one
+//! that starts RouDi; at exit it waits (5 s at most) for the other clients
+//! when they are all its children (the run's subscriber processes), then
+//! stops RouDi and reaps it (waitpid): no RouDi and no
+//! zombie is left once the CLI returns, after success, an error or Ctrl-C.
+//! Only when another client still runs after that wait does a detached
+//! watcher take over (and RouDi, whose parent is gone by then, is reaped by
+//! init).
+//!
 //! ## Files
 //! - `config.rs`: our mempools and config file text, reading one back;
 //! - `discovery.rs`: the executable, running RouDis, registered clients;

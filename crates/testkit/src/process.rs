@@ -40,6 +40,12 @@ pub fn kill9(pid: u32) {
     unsafe { libc::kill(pid as i32, libc::SIGKILL) };
 }
 
+/// Sends SIGINT (what Ctrl-C sends) to `pid`.
+pub fn interrupt(pid: u32) {
+    // SAFETY: a signal to a process the test started.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+}
+
 /// True while any thread of `pid` runs: a zombie thread-group leader
 /// whose other threads still run still holds its files and mappings.
 pub fn alive(pid: u32) -> bool {

@@ -29,3 +29,40 @@ pub fn assert_nothing_left(prefix: &str) {
     let stale = pubsubperf_roudi::stale_files();
     assert!(stale.is_empty(), "left: {stale:?}");
 }
+
+/// Every `iox-roudi` process on this host with its state letter from
+/// `/proc/PID/stat` (`Z` for a zombie: [`pubsubperf_roudi::running`] skips
+/// those, their command line is empty).
+pub fn roudi_processes() -> Vec<(u32, char)> {
+    let mut found = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // "PID (COMM) S ...": COMM may hold spaces or parentheses.
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        if &stat[open + 1..close] == pubsubperf_roudi::ROUDI_BIN {
+            let state = stat[close + 1..].trim_start().chars().next().unwrap_or('?');
+            found.push((pid, state));
+        }
+    }
+    found
+}
+
+/// Fails the test if any `iox-roudi` process exists, a zombie included:
+/// a run must stop and reap the RouDi it started before it returns.
+pub fn assert_no_roudi_process(after: &str) {
+    let left = roudi_processes();
+    assert!(
+        left.is_empty(),
+        "iox-roudi left right after {after} (pid, state): {left:?}"
+    );
+}

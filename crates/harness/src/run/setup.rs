@@ -11,6 +11,16 @@ pub(super) struct Endpoints<B: Binding> {
 
 pub(super) fn setup<B: Binding>(s: &mut Session, spec: &RunSpec) -> Result<Endpoints<B>, Fault> {
     let timeout = s.connect_timeout;
+    // This side opens first: a daemon the binding starts on first use
+    // (iceoryx's RouDi) is then started by this process, the one that
+    // returns to the user, which stops and reaps it before it exits; were
+    // it started by a subscriber process that exits first, it would be
+    // left to a watcher and end as an orphan (a zombie without a parent
+    // that waits for it).
+    let mut cfg = spec.endpoint.clone();
+    cfg.bind_ip = s.data_ip(spec.data_address.as_deref());
+    let bind = |e: BindingError| Fault::Binding(format!("{}: {e}", spec.binding));
+    let mut binding = B::open(&cfg).map_err(bind)?;
     for sub in s.subs.iter_mut() {
         let mut sp = spec.clone();
         sp.subscriber_index = sub.index;
@@ -30,10 +40,6 @@ pub(super) fn setup<B: Binding>(s: &mut Session, spec: &RunSpec) -> Result<Endpo
             data: locators.clone(),
         })?;
     }
-    let mut cfg = spec.endpoint.clone();
-    cfg.bind_ip = s.data_ip(spec.data_address.as_deref());
-    let bind = |e: BindingError| Fault::Binding(format!("{}: {e}", spec.binding));
-    let mut binding = B::open(&cfg).map_err(bind)?;
     let needs_echo = spec.test == TestKind::Latency || spec.latency_every > 0;
     let mut echo = Vec::new();
     let mut echo_locs = Vec::new();
