@@ -9,6 +9,7 @@ mod agent;
 mod analysis;
 mod calibrate;
 mod cli;
+mod find_max;
 mod output;
 mod plan;
 mod quick;
@@ -212,78 +213,6 @@ fn install_ctrlc_quietly() {
     });
 }
 
-/// Runs the maximum throughput search for one size; the result is the run of
-/// the best trial, with every trial recorded in its `config.find_max`.
-fn find_max(
-    session: &mut Session,
-    spec: &pubsubperf_harness::spec::RunSpec,
-    max_loss: f64,
-    quiet: bool,
-) -> pubsubperf_harness::run::RunOutcome {
-    use pubsubperf_harness::run::RunOutcome;
-    use pubsubperf_harness::search::{SearchParams, find_max};
-    let params = SearchParams {
-        max_loss_percent: max_loss,
-        ..Default::default()
-    };
-    let mut runs: Vec<Run> = Vec::new();
-    let mut fault = None;
-    let (trials, best) = find_max(params, |rate| {
-        let mut s = spec.clone();
-        s.rate = rate;
-        s.endpoint.run_id = plan::new_run_id();
-        s.endpoint.cancel = pubsubperf_core::CancelToken::new();
-        let o = pubsubperf_harness::run::run(session, &s, &mut |_| {});
-        if let Some(f) = o.fault {
-            fault = Some(f);
-            if let Some(r) = o.run {
-                runs.push(r);
-            }
-            return None;
-        }
-        let r = o.run?;
-        let t = r.throughput.clone()?;
-        if !quiet {
-            eprintln!(
-                "  find-max size {}: target {} -> sent {:.0}/s, received {:.0}/s, lost {:.4}%",
-                spec.size,
-                if rate == 0.0 {
-                    "max".to_string()
-                } else {
-                    format!("{rate:.0}/s")
-                },
-                t.sent_per_s,
-                t.samples_per_s,
-                t.lost_percent
-            );
-        }
-        runs.push(r);
-        Some((t.sent_per_s, t.samples_per_s, t.lost_percent))
-    });
-    let pick = best.or(if runs.is_empty() {
-        None
-    } else {
-        Some(runs.len() - 1)
-    });
-    let run = pick.and_then(|i| runs.get(i).cloned()).map(|mut r| {
-        if let Some(o) = r.config.as_object_mut() {
-            o.insert(
-                "find_max".into(),
-                serde_json::json!({
-                    "max_loss_percent": max_loss,
-                    "found": best.is_some(),
-                    "trials": trials,
-                }),
-            );
-        }
-        if best.is_none() && fault.is_none() {
-            r.error = Some(format!("no trial had loss at or under {max_loss}%"));
-        }
-        r
-    });
-    RunOutcome { run, fault }
-}
-
 /// The token this publisher presents to agents: the token file's contents,
 /// or none when there is no token file at the default place (an agent that
 /// wants one then refuses, saying how to get it).
@@ -410,7 +339,15 @@ pub fn execute(
             }
         };
         let outcome = match plan.find_max {
-            Some(max_loss) => find_max(&mut session, spec, max_loss, quiet),
+            Some(max_loss) => find_max::find_max(
+                &mut session,
+                spec,
+                pubsubperf_harness::search::SearchParams {
+                    max_loss_percent: max_loss,
+                    ..Default::default()
+                },
+                quiet,
+            ),
             None => pubsubperf_harness::run::run(&mut session, spec, &mut on_interval),
         };
         if let Some(run) = outcome.run {

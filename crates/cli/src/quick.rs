@@ -1,16 +1,58 @@
 //! The main job: a quick latency and throughput comparison of every binding
 //! that can run on this machine, printed as one table.
+//!
+//! Throughput at 1 KiB is measured two ways, and the table says which:
+//! a reliable binding sends as fast as it accepts (flow control sets the
+//! pace, nothing is lost); a best-effort one would only measure how far
+//! its sender outruns the receiver that way (tens of percent lost), so its
+//! figure is the highest rate whose loss stays at or under
+//! [`BEST_EFFORT_MAX_LOSS`] %, found by the `--find-max` search in at most
+//! [`SEARCH_TRIALS`] trials of half the per-test duration each.
 
 use crate::cli::QuickArgs;
-use crate::output;
 use crate::plan::{TestRequest, UsageError, parse_duration};
+use crate::{find_max, output};
+use pubsubperf_core::Reliability;
 use pubsubperf_core::binding::BindingInfo;
 use pubsubperf_core::result::{Run, TestKind};
 use pubsubperf_harness::registry;
+use pubsubperf_harness::run::RunOutcome;
+use pubsubperf_harness::search::SearchParams;
 use pubsubperf_harness::session::Session;
+use pubsubperf_harness::spec::RunSpec;
 use pubsubperf_harness::{Fault, INTERRUPTED};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
+
+/// Best-effort throughput: the highest rate with at most this loss, percent.
+pub const BEST_EFFORT_MAX_LOSS: f64 = 0.1;
+/// Best-effort throughput: at most this many trials of the search.
+pub const SEARCH_TRIALS: usize = 6;
+
+/// What the throughput column of a run measured.
+fn measured(r: &Run) -> String {
+    if find_max::record(r).is_some() {
+        format!("max rate, loss ≤ {BEST_EFFORT_MAX_LOSS} %")
+    } else {
+        "as fast as accepted".into()
+    }
+}
+
+/// One run of the comparison: best-effort throughput through the search
+/// (trials of half the per-test duration), everything else as planned.
+fn measure(session: &mut Session, spec: &RunSpec) -> RunOutcome {
+    if spec.test != TestKind::Throughput || spec.endpoint.reliability != Reliability::BestEffort {
+        return pubsubperf_harness::run::run(session, spec, &mut |_| {});
+    }
+    let mut trial = spec.clone();
+    trial.duration_ns = (spec.duration_ns / 2).max(100_000_000);
+    let params = SearchParams {
+        max_loss_percent: BEST_EFFORT_MAX_LOSS,
+        max_trials: SEARCH_TRIALS,
+        ..Default::default()
+    };
+    find_max::find_max(session, &trial, params, true)
+}
 
 fn request(binding: &str, size: &str, duration: &str) -> TestRequest {
     TestRequest {
@@ -60,7 +102,7 @@ pub fn run(q: &QuickArgs) -> anyhow::Result<ExitCode> {
         None,
     );
     println!(
-        "pubsubperf {}: quick comparison, {} per test, latency at 64 B and 4 KiB, throughput at 1 KiB",
+        "pubsubperf {}: quick comparison, {} per test, latency at 64 B and 4 KiB, throughput at 1 KiB (best effort: the highest rate with loss ≤ {BEST_EFFORT_MAX_LOSS} %, at most {SEARCH_TRIALS} trials)",
         env!("CARGO_PKG_VERSION"),
         dur
     );
@@ -90,7 +132,7 @@ pub fn run(q: &QuickArgs) -> anyhow::Result<ExitCode> {
                 }
             };
             for spec in &plan.specs {
-                let o = pubsubperf_harness::run::run(&mut session, spec, &mut |_| {});
+                let o = measure(&mut session, spec);
                 if let Some(r) = o.run {
                     sink.push(r.clone())?;
                     runs.push(r);
@@ -144,13 +186,63 @@ pub fn run(q: &QuickArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// One row per binding: latency p50/p99 at each size, throughput at 1 KiB.
+/// The line under the table for a best-effort throughput search: what it
+/// found, in how many trials of how long.
+fn search_line(r: &Run) -> String {
+    let rec = find_max::record(r);
+    let trials = rec
+        .and_then(|v| v["trials"].as_array())
+        .map_or(0, |t| t.len());
+    let ns = r.config.get("duration_ns").and_then(|v| v.as_u64());
+    let each = ns.map_or(String::new(), |n| format!(" of {} s", n as f64 / 1e9));
+    match &r.throughput {
+        Some(t) if r.error.is_none() => format!(
+            "{}, {} B: best effort, the highest rate with loss ≤ {BEST_EFFORT_MAX_LOSS} % found in {trials} trials{each} (--find-max --max-loss {BEST_EFFORT_MAX_LOSS}): sent {:.0}/s, received {:.0}/s{}",
+            r.binding,
+            r.size,
+            t.sent_per_s,
+            t.samples_per_s,
+            rec.map_or(String::new(), |v| missed_above(v, t.sent_per_s))
+        ),
+        _ => format!(
+            "{}, {} B: best effort, no rate with loss ≤ {BEST_EFFORT_MAX_LOSS} % in {trials} trials{each}: no throughput figure",
+            r.binding, r.size
+        ),
+    }
+}
+
+/// The lowest rate tried above `sent` that lost too much, as "; at X/s,
+/// Y % lost": where the answer's bracket ends (empty when none was).
+fn missed_above(record: &serde_json::Value, sent: f64) -> String {
+    let missed = record["trials"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["ok"] == false)
+        .filter_map(|t| {
+            let target = t["target_rate"].as_f64()?;
+            let rate = if target > 0.0 {
+                target
+            } else {
+                t["sent_per_s"].as_f64()?
+            };
+            Some((rate, t["lost_percent"].as_f64()?))
+        })
+        .filter(|(rate, _)| *rate > sent)
+        .min_by(|a, b| a.0.total_cmp(&b.0));
+    missed.map_or(String::new(), |(rate, lost)| {
+        format!("; at {rate:.0}/s, {lost:.2} % lost")
+    })
+}
+
+/// One row per binding: latency p50/p99 at each size, throughput at 1 KiB
+/// (which way it was measured in the last column).
 pub fn table(runs: &[Run]) -> String {
     use std::fmt::Write;
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "\n{:<10} {:<12} {:>12} {:>12} {:>12} {:>12} {:>14} {:>10} {:>8}",
+        "\n{:<10} {:<12} {:>12} {:>12} {:>12} {:>12} {:>14} {:>10} {:>8}  1KiB MEASURED",
         "BINDING",
         "RELIABILITY",
         "p50 64B µs",
@@ -159,7 +251,7 @@ pub fn table(runs: &[Run]) -> String {
         "p99 4KiB µs",
         "1KiB samples/s",
         "Mbps",
-        "lost %"
+        "lost %",
     );
     let mut names: Vec<&str> = Vec::new();
     for r in runs {
@@ -175,9 +267,12 @@ pub fn table(runs: &[Run]) -> String {
                 .map(|l| (output::us(l.p50), output::us(l.p99)))
                 .unwrap_or(("-".into(), "-".into()))
         };
-        let tp = runs
+        let tp_run = runs
             .iter()
-            .find(|r| r.binding == n && r.test == TestKind::Throughput)
+            .find(|r| r.binding == n && r.test == TestKind::Throughput);
+        // A search that found no rate within the bound has no figure.
+        let tp = tp_run
+            .filter(|r| r.error.is_none() || find_max::record(r).is_none())
             .and_then(|r| r.throughput.as_ref());
         let reliable = runs
             .iter()
@@ -187,7 +282,7 @@ pub fn table(runs: &[Run]) -> String {
         let (c, d) = lat(4096);
         let _ = writeln!(
             s,
-            "{:<10} {:<12} {:>12} {:>12} {:>12} {:>12} {:>14} {:>10} {:>8}",
+            "{:<10} {:<12} {:>12} {:>12} {:>12} {:>12} {:>14} {:>10} {:>8}  {}",
             n,
             if reliable { "reliable" } else { "best effort" },
             a,
@@ -197,12 +292,96 @@ pub fn table(runs: &[Run]) -> String {
             tp.map_or("-".into(), |t| format!("{:.0}", t.samples_per_s)),
             tp.map_or("-".into(), |t| format!("{:.1}", t.mbps)),
             tp.map_or("-".into(), |t| format!("{:.3}", t.lost_percent)),
+            tp_run.map_or("-".into(), measured),
         );
     }
+    // A search's runs were chosen for their loss: no "outran" line for them.
     let throughput: Vec<&Run> = runs
         .iter()
-        .filter(|r| r.test == TestKind::Throughput)
+        .filter(|r| r.test == TestKind::Throughput && find_max::record(r).is_none())
         .collect();
+    for r in runs.iter().filter(|r| find_max::record(r).is_some()) {
+        let _ = writeln!(s, "{}", search_line(r));
+    }
     s.push_str(&output::loss_lines(&throughput));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A throughput run at 1 KiB with these counts and `config`.
+    fn run(binding: &str, reliable: bool, sent: u64, lost: u64, config: serde_json::Value) -> Run {
+        let r = serde_json::json!({
+            "binding": binding, "transport": binding, "test": "throughput", "size": 1024,
+            "zero_copy": false, "data_type": "bytes", "reliable": reliable, "config": config,
+            "throughput": {"sent": sent, "received": sent - lost, "bytes": (sent - lost) * 1024,
+                "samples_per_s": (sent - lost) as f64, "mbps": 1.0, "lost": lost,
+                "lost_percent": lost as f64 * 100.0 / sent as f64, "duplicates": 0,
+                "out_of_order": 0, "sent_per_s": sent as f64},
+            "resources": {"publisher": {"cpu_percent": 1.0, "max_rss_kib": 1, "voluntary_cs": 0, "involuntary_cs": 0},
+                          "subscriber": {"cpu_percent": 1.0, "max_rss_kib": 1, "voluntary_cs": 0, "involuntary_cs": 0}}
+        });
+        serde_json::from_value(r).unwrap()
+    }
+
+    fn trial(target: f64, sent: f64, lost: f64, ok: bool) -> serde_json::Value {
+        serde_json::json!({"target_rate": target, "sent_per_s": sent,
+            "received_per_s": sent * (1.0 - lost / 100.0), "lost_percent": lost, "ok": ok})
+    }
+
+    #[test]
+    fn the_table_says_what_each_throughput_measured() {
+        let search = serde_json::json!({
+            "rate": 20000.0, "duration_ns": 500_000_000u64,
+            "find_max": {"max_loss_percent": 0.1, "max_trials": 6, "found": true, "trials": [
+                trial(0.0, 100_000.0, 45.0, false),
+                trial(55_000.0, 55_000.0, 10.0, false),
+                trial(20_000.0, 20_000.0, 0.05, true),
+                trial(37_500.0, 37_500.0, 3.0, false),
+            ]}
+        });
+        let runs = [
+            run("udp", false, 20_000, 10, search),
+            run("tcp", true, 50_000, 0, serde_json::json!({"rate": 0.0})),
+        ];
+        let t = table(&runs);
+        let line = |name: &str| {
+            t.lines()
+                .find(|l| l.starts_with(name))
+                .unwrap_or_else(|| panic!("{t}"))
+                .to_string()
+        };
+        assert!(line("udp ").ends_with("max rate, loss ≤ 0.1 %"), "{t}");
+        assert!(line("tcp ").ends_with("as fast as accepted"), "{t}");
+        assert!(
+            t.contains(
+                "udp, 1024 B: best effort, the highest rate with loss ≤ 0.1 % found in 4 trials of 0.5 s (--find-max --max-loss 0.1): sent 20000/s, received 19990/s; at 37500/s, 3.00 % lost"
+            ),
+            "{t}"
+        );
+        // The search's run was chosen for its loss: no "outran" line.
+        assert!(!t.contains("outran"), "{t}");
+    }
+
+    #[test]
+    fn a_search_without_an_answer_has_no_figure() {
+        let search = serde_json::json!({
+            "rate": 1000.0, "duration_ns": 500_000_000u64,
+            "find_max": {"max_loss_percent": 0.1, "max_trials": 6, "found": false,
+                "trials": [trial(0.0, 100_000.0, 45.0, false), trial(1000.0, 1000.0, 5.0, false)]}
+        });
+        let mut r = run("udp", false, 1000, 50, search);
+        r.error = Some("no trial had loss at or under 0.1%".into());
+        let t = table(&[r]);
+        let row = t.lines().find(|l| l.starts_with("udp ")).unwrap();
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        // samples/s, Mbps and lost % are "-".
+        assert_eq!(&cols[6..9], ["-", "-", "-"], "{t}");
+        assert!(
+            t.contains("udp, 1024 B: best effort, no rate with loss ≤ 0.1 % in 2 trials of 0.5 s: no throughput figure"),
+            "{t}"
+        );
+    }
 }

@@ -332,6 +332,70 @@ fn main_job_prints_the_table_and_writes_the_report() {
     assert!(!d.join("default.sqlite").exists());
 }
 
+/// The main job's best-effort throughput is the `--find-max` search for the
+/// highest rate with loss ≤ 0.1 %, bounded (at most 6 trials of half the
+/// per-test duration), and the table says so; a reliable binding's is one
+/// run as fast as it accepts. No figure is checked, only what was measured.
+#[test]
+fn main_job_measures_best_effort_throughput_by_the_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let j = d.join("q.json");
+    let o = ok(
+        d,
+        &[
+            "quick",
+            "--bindings",
+            "udp,tcp",
+            "--duration",
+            "400ms",
+            "--no-report",
+            "--no-save",
+            "--json",
+            j.to_str().unwrap(),
+        ],
+    );
+    let out = text(&o.stdout);
+    let row = |name: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} row: {out}"))
+            .to_string()
+    };
+    assert!(out.contains("1KiB MEASURED"), "{out}");
+    assert!(row("udp").ends_with("max rate, loss ≤ 0.1 %"), "{out}");
+    assert!(row("tcp").ends_with("as fast as accepted"), "{out}");
+    assert!(
+        out.contains("udp, 1024 B: best effort, the highest rate with loss ≤ 0.1 % found in"),
+        "{out}"
+    );
+    assert!(!out.contains("outran the receiver"), "{out}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    let tp = |name: &str| {
+        v["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["binding"] == name && r["test"] == "throughput")
+            .unwrap_or_else(|| panic!("no {name} throughput run: {v}"))
+            .clone()
+    };
+    let udp = tp("udp");
+    let search = &udp["config"]["find_max"];
+    assert_eq!(search["max_loss_percent"], 0.1, "{search}");
+    let trials = search["trials"].as_array().expect("trials");
+    assert!((1..=6).contains(&trials.len()), "{search}");
+    // Each trial lasted half the per-test duration.
+    assert_eq!(udp["config"]["duration_ns"], 200_000_000u64, "{udp}");
+    if search["found"] == true {
+        assert!(
+            udp["throughput"]["lost_percent"].as_f64().unwrap() <= 0.1,
+            "{udp}"
+        );
+    }
+    assert!(tp("tcp")["config"].get("find_max").is_none());
+}
+
 #[test]
 fn main_job_bindings_are_checked() {
     let dir = tempfile::tempdir().unwrap();

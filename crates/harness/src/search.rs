@@ -7,11 +7,15 @@
 //!    bound, that is the answer (the binding or its flow control limits the
 //!    rate, not loss): reliable bindings end here.
 //! 2. Otherwise the publisher's achieved sending rate of that trial is the
-//!    upper bound `hi` and 0 the lower bound `lo`; each further trial sends
-//!    at `(lo + hi) / 2`: within the bound raises `lo`, above it lowers `hi`.
+//!    upper bound `hi` and 0 the lower bound `lo`. The second trial sends at
+//!    the rate the receiver kept up with in the first (its received rate),
+//!    the likeliest neighbourhood of the answer; each further trial sends
+//!    at `(lo + hi) / 2`. A trial within the bound raises `lo`, one above it
+//!    lowers `hi`.
 //! 3. The search stops when `hi - lo` is within `resolution` (relative to
 //!    `hi`) or after `max_trials`. The answer is the best trial within the
-//!    bound (its measured received rate), or none if every trial lost too much.
+//!    bound (the highest measured received rate; of equal ones, the highest
+//!    sending rate), or none if every trial lost too much.
 
 use serde::{Deserialize, Serialize};
 
@@ -72,7 +76,9 @@ pub fn find_max(
                 ok,
             });
             let i = trials.len() - 1;
-            if ok && best.is_none_or(|b| trials[b].received_per_s < r.1) {
+            // The most received; of equals, the highest rate sent.
+            let better = |b: &Trial| (b.received_per_s, b.sent_per_s) < (r.1, r.0);
+            if ok && best.is_none_or(|b| better(&trials[b])) {
                 *best = Some(i);
             }
             ok
@@ -85,8 +91,10 @@ pub fn find_max(
     }
     let mut hi = first.0;
     let mut lo = 0.0f64;
+    // The receiver's pace while overrun, when it is inside the bracket.
+    let mut guess = Some(first.1).filter(|r| *r > 0.0 && *r < hi);
     while trials.len() < params.max_trials && hi > 0.0 && (hi - lo) / hi > params.resolution {
-        let mid = (lo + hi) / 2.0;
+        let mid = guess.take().unwrap_or((lo + hi) / 2.0);
         let Some(r) = trial(mid) else { break };
         if record(&mut trials, &mut best, mid, r) {
             lo = mid;
@@ -121,6 +129,20 @@ mod tests {
             "{b:?}"
         );
         assert!(trials.len() <= 12);
+    }
+
+    #[test]
+    fn the_second_trial_is_at_the_received_rate_of_the_first() {
+        let p = SearchParams {
+            max_trials: 3,
+            ..Default::default()
+        };
+        let (trials, best) = find_max(p, link(100_000.0));
+        // Unpaced: 300k sent, 100k received; then 100k (no loss), then the
+        // middle of 100k..300k (loss).
+        let targets: Vec<f64> = trials.iter().map(|t| t.target_rate).collect();
+        assert_eq!(targets, [0.0, 100_000.0, 200_000.0]);
+        assert_eq!(best, Some(1));
     }
 
     #[test]
