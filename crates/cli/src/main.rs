@@ -11,6 +11,7 @@ mod calibrate;
 mod cli;
 mod find_max;
 mod output;
+mod perftest;
 mod plan;
 mod quick;
 mod relay;
@@ -67,6 +68,7 @@ fn check_only(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Some(Command::Latency(a)) => drop(a.plan(TestKind::Latency)?),
         Some(Command::Throughput(a)) => drop(a.plan(TestKind::Throughput)?),
+        Some(Command::Perftest(a)) => drop(perftest::plan(&perftest::read(&a.args)?)?),
         Some(Command::Sweep(a)) => {
             let sweep = pubsubperf_report::sweep::load(&a.file)
                 .map_err(|e| UsageError(format!("sweep {}: {e}", a.file.display())))?;
@@ -120,6 +122,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             install_ctrlc();
             test(a.plan(TestKind::Throughput)?, &a.save, &command_line())
         }
+        Some(Command::Perftest(a)) => perftest::run(&a.args),
         Some(Command::Sweep(a)) => {
             install_ctrlc();
             sweep::run(&a)
@@ -294,6 +297,25 @@ pub fn execute(
     sink: &mut output::Sink,
     pool: Option<&std::sync::Arc<pubsubperf_harness::ssh::Pool>>,
 ) -> anyhow::Result<Option<Fault>> {
+    let quiet = plan.quiet;
+    execute_with(plan, sink, pool, &mut |spec, i| {
+        if !quiet {
+            eprintln!("{}", output::interval_line(spec.test, spec.size, i));
+        }
+    })
+}
+
+/// [`execute`], with each interval given to `on_interval` as it is
+/// measured (the `perftest` front end prints them in Perftest's formats).
+pub fn execute_with(
+    plan: &plan::TestPlan,
+    sink: &mut output::Sink,
+    pool: Option<&std::sync::Arc<pubsubperf_harness::ssh::Pool>>,
+    on_interval: &mut dyn FnMut(
+        &pubsubperf_harness::spec::RunSpec,
+        &pubsubperf_core::result::Interval,
+    ),
+) -> anyhow::Result<Option<Fault>> {
     let first = plan.specs.first().context("no run")?;
     let access = remote_access(plan, pool)?;
     let peers = peers_for(
@@ -332,12 +354,6 @@ pub fn execute(
     let quiet = plan.quiet;
     let mut failure: Option<Fault> = None;
     for spec in &plan.specs {
-        let (test, size) = (spec.test, spec.size);
-        let mut on_interval = |i: &pubsubperf_core::result::Interval| {
-            if !quiet {
-                eprintln!("{}", output::interval_line(test, size, i));
-            }
-        };
         let outcome = match plan.find_max {
             Some(max_loss) => find_max::find_max(
                 &mut session,
@@ -348,7 +364,7 @@ pub fn execute(
                 },
                 quiet,
             ),
-            None => pubsubperf_harness::run::run(&mut session, spec, &mut on_interval),
+            None => pubsubperf_harness::run::run(&mut session, spec, &mut |i| on_interval(spec, i)),
         };
         if let Some(run) = outcome.run {
             sink.push(run)?;
@@ -410,6 +426,12 @@ fn test(plan: plan::TestPlan, save: &cli::SaveArgs, command: &str) -> anyhow::Re
             );
         }
     }
+    failure_exit(failure, !sink.file.runs.is_empty())
+}
+
+/// The exit of a test that stopped with `failure` (None: it finished);
+/// `measured`: some runs' results were written.
+pub fn failure_exit(failure: Option<Fault>, measured: bool) -> anyhow::Result<ExitCode> {
     match failure {
         None => Ok(ExitCode::SUCCESS),
         Some(Fault::Interrupted) => {
@@ -418,10 +440,10 @@ fn test(plan: plan::TestPlan, save: &cli::SaveArgs, command: &str) -> anyhow::Re
         }
         Some(Fault::Config(m)) => Err(UsageError(m).into()),
         Some(f) => {
-            let saved = if sink.file.runs.is_empty() {
-                ""
-            } else {
+            let saved = if measured {
                 " (results measured so far are written)"
+            } else {
+                ""
             };
             anyhow::bail!("{f}{saved}")
         }

@@ -48,6 +48,9 @@ pub enum Command {
     Latency(TestArgs),
     /// Throughput: samples/s, Mbit/s and loss at full speed or a set rate.
     Throughput(TestArgs),
+    /// RTI Perftest's command line and output formats: `perftest -pub ...`
+    /// runs the test, `perftest -sub ...` serves one run (docs/perftest.md).
+    Perftest(PerftestArgs),
     /// Run as a subscriber for a publisher on another host (or started by one).
     Sub(SubArgs),
     /// Serve publishers' sessions on this host, one after another, until
@@ -301,6 +304,15 @@ pub struct SubArgs {
     /// Internal: what the agent tells its session (JSON), with --session-stdin.
     #[arg(long, value_name = "JSON", hide = true, requires = "session_stdin")]
     pub session: Option<String>,
+}
+
+/// `perftest`: Perftest's options, read by `crate::perftest` (not clap).
+#[derive(Debug, Args)]
+#[command(disable_help_flag = true)]
+pub struct PerftestArgs {
+    /// RTI Perftest 4.x options, e.g. -pub -latencyTest -dataLen 64 -executionTime 10.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub args: Vec<String>,
 }
 
 #[derive(Debug, Args)]

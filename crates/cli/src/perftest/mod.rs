@@ -1,0 +1,137 @@
+//! `pubsubperf perftest ARGS...`: RTI Perftest's command line and output
+//! formats over pubsubperf's tests. The options are read through one table
+//! (`options`) into a [`TestRequest`](crate::plan::TestRequest); `-pub`
+//! runs the test and prints Perftest's formats (`printer`); `-sub` serves
+//! one run of a `-pub` as an agent does (`pubsubperf sub --listen`).
+
+pub mod options;
+pub mod printer;
+
+use crate::cli::HostArgs;
+use crate::plan::{TestPlan, UsageError};
+use options::{Invocation, Role};
+use pubsubperf_core::result::TestKind;
+use std::process::ExitCode;
+
+/// The port a `-sub` listens on, and the one a `-pub` reaches for each
+/// `-peer` (and on this host, without `-peer`): 7400, the agent's, unless
+/// `PUBSUBPERF_PERFTEST_PORT` says otherwise (several pairs on one host).
+pub fn sub_port() -> u16 {
+    std::env::var("PUBSUBPERF_PERFTEST_PORT")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(7400)
+}
+
+/// Reads a Perftest command line into a finished invocation.
+pub fn read(args: &[String]) -> Result<Invocation, UsageError> {
+    let mut inv = options::parse(args)?;
+    inv.finish()?;
+    Ok(inv)
+}
+
+/// The test's plan (a `-sub`'s too: its options are checked the same way).
+pub fn plan(inv: &Invocation) -> Result<TestPlan, UsageError> {
+    let kind = if inv.latency_test {
+        TestKind::Latency
+    } else {
+        TestKind::Throughput
+    };
+    inv.request.plan(kind).map_err(|e| inv.explain(e))
+}
+
+/// Runs a Perftest command line.
+pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
+    let mut inv = read(args)?;
+    match inv.role {
+        Role::Sub => sub(&inv),
+        Role::Pub => {
+            if inv.peers.is_empty() && sub_waiting(sub_port()) {
+                let addr = format!("127.0.0.1:{}", sub_port());
+                eprintln!(
+                    "pubsubperf perftest -pub: a -sub waits on this host; running with it ({addr})"
+                );
+                inv.request.connect = Some(addr);
+            }
+            publish(&inv)
+        }
+    }
+}
+
+/// `-sub`: one run served to a `-pub`, which sends every setting.
+fn sub(inv: &Invocation) -> anyhow::Result<ExitCode> {
+    drop(plan(inv)?);
+    eprintln!(
+        "pubsubperf perftest -sub: serving one run; the -pub side sends the test's settings (this side's options are checked, not used, except -nic)"
+    );
+    let host = HostArgs {
+        data_address: inv.request.data_address.clone(),
+        token_file: None,
+        insecure: false,
+        max_duration: None,
+        max_size: None,
+        allow_rt_priority: false,
+        allow_mlock: false,
+    };
+    let listen = format!("0.0.0.0:{}", sub_port());
+    crate::install_ctrlc();
+    let r = crate::agent::run(
+        crate::agent::Mode::Listen {
+            addr: &listen,
+            once: true,
+        },
+        &host,
+    )?;
+    crate::serve_exit(r)
+}
+
+/// `-pub`: the test, printed in Perftest's format.
+fn publish(inv: &Invocation) -> anyhow::Result<ExitCode> {
+    let plan = plan(inv)?;
+    let out: Box<dyn std::io::Write> = match &inv.output_file {
+        None => Box::new(std::io::stdout()),
+        Some(p) => Box::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .map_err(|e| UsageError(format!("-outputFile {}: {e}", p.display())))?,
+        ),
+    };
+    let mut printer = printer::Printer::new(inv.format, inv.headers, inv.intervals, inv.cpu, out);
+    crate::install_ctrlc();
+    let mut sink = crate::output::Sink::new(crate::bindings_env(&plan.specs), None, None);
+    let mut print_error = None;
+    let failure = crate::execute_with(&plan, &mut sink, None, &mut |spec, i| {
+        if let Err(e) = printer.interval(spec.test, spec.size, i) {
+            print_error.get_or_insert(e);
+        }
+    })?;
+    for run in &sink.file.runs {
+        printer.run(run)?;
+    }
+    printer.finish()?;
+    if let Some(e) = print_error {
+        return Err(anyhow::anyhow!("writing the output: {e}"));
+    }
+    crate::failure_exit(failure, !sink.file.runs.is_empty())
+}
+
+/// True when something listens on TCP `port` on this host (a `-sub`, or an
+/// agent), read from /proc without connecting to it.
+fn sub_waiting(port: u16) -> bool {
+    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
+        std::fs::read_to_string(f).is_ok_and(|text| {
+            text.lines().skip(1).any(|l| {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                // local_address is ADDR:PORT in hex; state 0A is LISTEN.
+                cols.len() > 3
+                    && cols[3] == "0A"
+                    && cols[1]
+                        .rsplit_once(':')
+                        .and_then(|(_, p)| u16::from_str_radix(p, 16).ok())
+                        == Some(port)
+            })
+        })
+    })
+}
