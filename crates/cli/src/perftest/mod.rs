@@ -42,6 +42,10 @@ pub fn plan(inv: &Invocation) -> Result<TestPlan, UsageError> {
 
 /// Runs a Perftest command line.
 pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
+    if options::parse(args)?.help {
+        print!("{}", options::markdown_table());
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut inv = read(args)?;
     match inv.role {
         Role::Sub => sub(&inv),
@@ -135,3 +139,6 @@ fn sub_waiting(port: u16) -> bool {
         })
     })
 }
+
+#[cfg(test)]
+mod tests;

@@ -60,6 +60,8 @@ pub struct Invocation {
     /// Perftest flags applied, with the pubsubperf flag each set: an error
     /// of the plan naming our flag is reported under the Perftest one.
     pub applied: Vec<(&'static str, &'static str)>,
+    /// `-help`: print the option table instead of running.
+    pub help: bool,
 }
 
 impl Default for Invocation {
@@ -82,6 +84,7 @@ impl Default for Invocation {
             latency_count: None,
             buffers: (None, None),
             applied: Vec::new(),
+            help: false,
         }
     }
 }
@@ -166,6 +169,16 @@ pub const OPTIONS: &[Opt] = &[
         "`--binding NAME`",
         set_middleware,
         "ours: the middleware to measure (default cyclonedds; `pubsubperf bindings` lists them)",
+    ),
+    map(
+        "-help",
+        N,
+        "(this table)",
+        |i, _| {
+            i.help = true;
+            Ok(())
+        },
+        "prints this table",
     ),
     // Roles and test kind.
     map(
@@ -509,9 +522,9 @@ pub const OPTIONS: &[Opt] = &[
     map(
         "-zeroCopy",
         N,
-        "`--zero-copy`",
+        "`--zero-copy --data-type flat`",
         |i, v| set(i, "-zeroCopy", "zero-copy", v),
-        "",
+        "FlatData too, as Perftest",
     ),
     refuse("-loaningSendReceive", N, "loans are what -zeroCopy uses"),
     map(
@@ -989,6 +1002,11 @@ impl Invocation {
                 self.request.ipv6 = true;
                 self.applied.push(("-transport", "ipv6"));
             }
+        }
+        // Zero copy works on FlatData samples: Perftest turns it on too.
+        if self.request.zero_copy && self.request.data_type.is_none() {
+            self.request.data_type = Some(pubsubperf_core::DataType::Flat);
+            self.applied.push(("-zeroCopy", "data-type"));
         }
         let caps = pubsubperf_harness::registry::info(&binding).map(|i| i.capabilities);
         // Perftest is reliable unless -bestEffort.
