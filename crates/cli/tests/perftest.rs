@@ -1,0 +1,446 @@
+//! `pubsubperf perftest` as Perftest's users run it: the seed documents'
+//! `perftest_cpp` pairs as two processes on this host (a `-sub`, then a
+//! `-pub`), with the default middleware; and our output against Perftest's
+//! documented formats (golden: CSV column names, legacy line shapes, JSON
+//! keys). No figure is asserted, only shapes and that runs finish.
+//!
+//! The seed lines run as written except: `$DATALEN` is one value of the
+//! users' loop, `-exec 23`/`-exec 20` are `-exec 1` (a test, not a study),
+//! `-nic eth0` is `-nic 127.0.0.1` and the `-pub`'s `-peer` is 127.0.0.1
+//! (both processes on this host).
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pubsubperf"))
+}
+
+fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
+/// A port free on this host now (the pair's, through
+/// `PUBSUBPERF_PERFTEST_PORT`).
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// One `-sub`/`-pub` pair's place: its port and token file.
+struct Pair {
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Pair {
+    fn new() -> Pair {
+        Pair {
+            port: free_port(),
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn cmd(&self, line: &str) -> Command {
+        let mut c = bin();
+        c.arg("perftest")
+            .args(words(line))
+            .env("PUBSUBPERF_PERFTEST_PORT", self.port.to_string())
+            .env("PUBSUBPERF_TOKEN_FILE", self.dir.path().join("agent.token"));
+        c
+    }
+
+    /// Starts the `-sub` and waits until it listens.
+    fn sub(&self, line: &str) -> (Child, Receiver<String>) {
+        let mut child = self
+            .cmd(line)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (tx, rx) = channel();
+        let err = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for l in BufReader::new(err).lines().map_while(Result::ok) {
+                eprintln!("sub: {l}");
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(l) if l.contains("listening on") => return (child, rx),
+                Ok(_) => {}
+                Err(_) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!("perftest {line}: not listening within 10 s");
+                }
+            }
+        }
+    }
+
+    fn run(&self, line: &str) -> Output {
+        self.cmd(line).output().unwrap()
+    }
+}
+
+/// Waits for a child to exit within `within`; kills it and fails otherwise.
+fn exits_within(child: &mut Child, within: Duration, what: &str) -> std::process::ExitStatus {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: still running after {within:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Runs a seed's pair: the `-sub` first, then the `-pub`, which finds it
+/// waiting on this host (or reaches it through `-peer`); the `-sub` serves
+/// that one run and exits. Returns the `-pub`'s standard output.
+fn pair(sub: &str, publisher: &str) -> String {
+    let p = Pair::new();
+    let (mut child, lines) = p.sub(sub);
+    let out = p.run(publisher);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let status = exits_within(&mut child, Duration::from_secs(15), sub);
+    let said: Vec<String> = lines.try_iter().collect();
+    assert!(
+        out.status.success(),
+        "perftest {publisher}: {:?}\n{stdout}\n{stderr}",
+        out.status
+    );
+    assert!(status.success(), "perftest {sub}: {status:?}: {said:?}");
+    assert!(
+        said.iter().any(|l| l.contains("session 1 ended")),
+        "the -sub served no run: {said:?}"
+    );
+    if !publisher.contains("-peer") {
+        assert!(
+            stderr.contains("a -sub waits on this host"),
+            "the -pub ran alone: {stderr}"
+        );
+    }
+    stdout
+}
+
+/// The summary line of a CSV output printed with `-noPrint` (its header,
+/// then one line per size).
+fn summary(stdout: &str, size: usize) -> Vec<String> {
+    let mut lines = stdout.lines().filter(|l| !l.trim().is_empty());
+    let header = lines.next().unwrap_or_default();
+    assert!(header.starts_with("Sample Size (Bytes),"), "{stdout}");
+    let row: Vec<String> = lines
+        .next()
+        .unwrap_or_default()
+        .split(',')
+        .map(|f| f.trim().to_string())
+        .collect();
+    assert_eq!(row[0], size.to_string(), "{stdout}");
+    row
+}
+
+/// Seed 000, "Throughput Test" and "Latency Test" over UDPv4 (regular and
+/// FlatData data): CycloneDDS, reliable.
+#[test]
+fn seed_000_udp_pairs() {
+    let sub = "-sub -nic 127.0.0.1 -noPrint -flatData -datalen 63001 -sendqueuesize 5";
+    let publisher =
+        "-pub -nic 127.0.0.1 -noPrint -exec 1 -flatData -datalen 63001 -sendqueuesize 5";
+    let tp = pair(sub, publisher);
+    assert!(
+        tp.starts_with("Sample Size (Bytes), Total Samples,"),
+        "{tp}"
+    );
+    summary(&tp, 63001);
+    let lat = pair(sub, &format!("{publisher} -latencyTest"));
+    assert!(lat.starts_with("Sample Size (Bytes), Ave (μs),"), "{lat}");
+    summary(&lat, 63001);
+}
+
+/// Seed 000 over SHMEM with Zero Copy (FlatData implied, as Perftest).
+#[test]
+fn seed_000_shmem_zero_copy_pairs() {
+    let sub =
+        "-sub -noPrint -transport SHMEM -zerocopy -datalen 63001 -sendqueuesize 1  -receivequeue 5";
+    let publisher = "-pub -noPrint -transport SHMEM -exec 1 -zerocopy -datalen 63001 -sendqueuesize 5  -receivequeue 1";
+    summary(&pair(sub, publisher), 63001);
+    summary(&pair(sub, &format!("{publisher} -latencytest")), 63001);
+}
+
+/// Seed 001 (raw transport, the `-pub` naming its `-sub` with `-peer`):
+/// pubsubperf's udp baseline.
+#[test]
+fn seed_001_raw_pairs() {
+    let sub = "-sub -peer 10.45.3.120 -nic 127.0.0.1 -raw -noPrint -datalen 1024";
+    let tp = pair(
+        sub,
+        "-pub -peer 127.0.0.1 -nic 127.0.0.1 -raw -pub -noPrint -exec 1 -datalen 1024 -batchSize 0",
+    );
+    summary(&tp, 1024);
+    let lat = pair(
+        sub,
+        "-pub -peer 127.0.0.1 -nic 127.0.0.1 -raw -pub -noPrint -exec 1 -datalen 1024 -latencyTest",
+    );
+    summary(&lat, 1024);
+}
+
+/// A `-pub` alone on this host runs both sides itself; a refused option
+/// exits 2 with one line.
+#[test]
+fn pub_alone_and_refusals() {
+    let p = Pair::new();
+    let out = p.run("-pub -raw -latencyTest -dataLen 64 -exec 1 -noPrint");
+    assert!(out.status.success(), "{out:?}");
+    summary(&String::from_utf8_lossy(&out.stdout), 64);
+    let out = p.run("-pub -raw -noPositiveAcks");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("pubsubperf: -noPositiveAcks: not supported:"),
+        "{err}"
+    );
+}
+
+// ---- Golden format: Perftest's documented output, as patterns. ----
+
+/// Does `line` have the shape of `pattern`? Both are split at whitespace;
+/// a pattern word equals the line's word, or has a `#` standing for a
+/// number (or `nan`) between the same prefix and suffix.
+fn shaped(line: &str, pattern: &str) -> bool {
+    let (l, p): (Vec<&str>, Vec<&str>) = (words(line), words(pattern));
+    l.len() == p.len()
+        && l.iter().zip(&p).all(|(w, pw)| match pw.split_once('#') {
+            None => w == pw,
+            Some((pre, post)) => w
+                .strip_prefix(pre)
+                .and_then(|r| r.strip_suffix(post))
+                .is_some_and(is_number),
+        })
+}
+
+fn is_number(s: &str) -> bool {
+    s == "nan" || s.parse::<f64>().is_ok()
+}
+
+/// A CSV header's columns and a row of numbers of the same width.
+fn csv_columns(line: &str) -> Vec<String> {
+    line.split(',').map(|c| c.trim().to_string()).collect()
+}
+
+fn csv_row(line: &str, width: usize) {
+    let fields = csv_columns(line);
+    assert_eq!(fields.len(), width, "{line}");
+    assert!(fields.iter().all(|f| is_number(f)), "{line}");
+}
+
+fn stdout_of(line: &str) -> String {
+    let out = Pair::new().run(line);
+    assert!(out.status.success(), "perftest {line}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Perftest's CSV with intervals and `-cpu`: for each size a titled
+/// interval table, then a titled summary table (throughput; latency).
+#[test]
+fn golden_csv() {
+    let tp = stdout_of("-pub -raw -dataLen 64 -exec 2 -cpu");
+    let l: Vec<&str> = tp.lines().collect();
+    assert_eq!(l[0], "");
+    assert_eq!(l[1], "Interval Throughput for 64 Bytes:");
+    let cols = [
+        "Length (Bytes)",
+        "Total Samples",
+        "Samples/s",
+        "Avg Samples/s",
+        "Mbps",
+        "Avg Mbps",
+        "Lost Samples",
+        "Lost Samples (%)",
+        "CPU (%)",
+    ];
+    assert_eq!(csv_columns(l[2]), cols);
+    let summary_at = l
+        .iter()
+        .position(|x| *x == "Throughput Summary:")
+        .expect(&tp);
+    assert!(summary_at > 3, "no interval row: {tp}");
+    for row in &l[3..summary_at - 1] {
+        csv_row(row, cols.len());
+    }
+    assert_eq!(l[summary_at - 1], "");
+    assert_eq!(
+        csv_columns(l[summary_at + 1]),
+        [
+            "Sample Size (Bytes)",
+            "Total Samples",
+            "Avg Samples/s",
+            "Avg Mbps",
+            "Lost Samples",
+            "Lost Samples (%)",
+            "CPU (%)"
+        ]
+    );
+    csv_row(l[summary_at + 2], 7);
+
+    let lat = stdout_of("-pub -raw -latencyTest -dataLen 64 -exec 2 -cpu");
+    let l: Vec<&str> = lat.lines().collect();
+    assert_eq!(l[1], "Intervals One-Way Latency for 64 Bytes:");
+    let cols = [
+        "Length (Bytes)",
+        "Latency (μs)",
+        "Ave (μs)",
+        "Std (μs)",
+        "Min (μs)",
+        "Max (μs)",
+        "CPU (%)",
+    ];
+    assert_eq!(csv_columns(l[2]), cols);
+    let summary_at = l
+        .iter()
+        .position(|x| *x == "One-way Latency Summary:")
+        .expect(&lat);
+    for row in &l[3..summary_at - 1] {
+        csv_row(row, cols.len());
+    }
+    let cols = [
+        "Sample Size (Bytes)",
+        "Ave (μs)",
+        "Std (μs)",
+        "Min (μs)",
+        "Max (μs)",
+        "50% (μs)",
+        "90% (μs)",
+        "99% (μs)",
+        "99.99% (μs)",
+        "99.9999% (μs)",
+        "CPU (%)",
+    ];
+    assert_eq!(csv_columns(l[summary_at + 1]), cols);
+    csv_row(l[summary_at + 2], cols.len());
+    // -noOutputHeaders: rows only.
+    let bare = stdout_of("-pub -raw -latencyTest -dataLen 64 -exec 1 -noPrint -noOutputHeaders");
+    let rows: Vec<&str> = bare.lines().filter(|x| !x.is_empty()).collect();
+    assert_eq!(rows.len(), 1, "{bare}");
+    csv_row(rows[0], 10);
+}
+
+/// Perftest's legacy lines.
+#[test]
+fn golden_legacy() {
+    let tp = stdout_of("-pub -raw -dataLen 64 -exec 2 -cpu -outputFormat legacy");
+    let l: Vec<&str> = tp.lines().collect();
+    assert_eq!(
+        &l[..3],
+        ["", "", "********** New data length is 64"],
+        "{tp}"
+    );
+    let (last, intervals) = l[3..].split_last().expect(&tp);
+    assert!(!intervals.is_empty(), "{tp}");
+    for x in intervals {
+        assert!(
+            shaped(
+                x,
+                "Packets: # Packets/s: # Packets/s(ave): # Mbps: # Mbps(ave): # Lost: # (#%) CPU # (%)"
+            ),
+            "{x}"
+        );
+    }
+    assert!(
+        shaped(
+            last,
+            "Length: # Packets: # Packets/s(ave): # Mbps(ave): # Lost: # (#%) CPU # (%)"
+        ),
+        "{last}"
+    );
+    let lat = stdout_of("-pub -raw -latencyTest -dataLen 64 -exec 2 -cpu -outputFormat legacy");
+    let l: Vec<&str> = lat.lines().collect();
+    let (last, intervals) = l[3..].split_last().expect(&lat);
+    assert!(!intervals.is_empty(), "{lat}");
+    for x in intervals {
+        assert!(
+            shaped(
+                x,
+                "One-Way Latency: # μs Ave # μs Std # μs Min # μs Max # μs CPU # (%)"
+            ),
+            "{x}"
+        );
+    }
+    assert!(
+        shaped(
+            last,
+            "Length: # Latency: Ave # μs Std # μs Min # μs Max # μs 50% # μs 90% # μs 99% # μs 99.99% # μs 99.9999% # μs CPU # (%)"
+        ),
+        "{last}"
+    );
+}
+
+/// Perftest's JSON document and keys.
+#[test]
+fn golden_json() {
+    let tp = stdout_of("-pub -raw -dataLen 64 -exec 2 -cpu -outputFormat json");
+    let v: serde_json::Value = serde_json::from_str(&tp).expect(&tp);
+    let run = &v["perftest"][0];
+    assert_eq!(run["length"], 64);
+    let i = &run["intervals"][0];
+    for k in [
+        "length",
+        "packets",
+        "packets/s",
+        "packets/s_ave",
+        "mbps",
+        "mbps_ave",
+        "lost",
+        "lost_percent",
+        "CPU",
+    ] {
+        assert!(i[k].is_number(), "{k}: {i}");
+    }
+    for k in [
+        "packets",
+        "packets/sAve",
+        "mbpsAve",
+        "lost",
+        "lostPercent",
+        "CPU",
+    ] {
+        assert!(run["summary"][k].is_number(), "{k}: {run}");
+    }
+    let lat = stdout_of("-pub -raw -latencyTest -dataLen 64 -exec 2 -outputFormat json");
+    let v: serde_json::Value = serde_json::from_str(&lat).expect(&lat);
+    let run = &v["perftest"][0];
+    let i = &run["intervals"][0];
+    for k in ["latency", "latency_ave", "latency_max"] {
+        assert!(i[k].is_number(), "{k}: {i}");
+    }
+    // Not measured per interval: null, not made up.
+    assert!(
+        i["latency_std"].is_null() && i["latency_min"].is_null(),
+        "{i}"
+    );
+    for k in [
+        "latency_ave",
+        "latency_std",
+        "latency_min",
+        "latency_max",
+        "latency_50",
+        "latency_90",
+        "latency_99",
+        "latency_99.99",
+        "latency_99.9999",
+    ] {
+        assert!(run["summary"][k].is_number(), "{k}: {run}");
+    }
+}
