@@ -848,6 +848,9 @@ mod tests {
         assert!(err("latency --duration 0").starts_with("--duration"));
         assert!(err("latency --size 1XB").starts_with("--size"));
         assert!(err("latency --opt foo").starts_with("--opt"));
+        assert!(err("latency --binding udp --send-queue 5").starts_with("--send-queue 5"));
+        assert!(err("latency --binding tcp --receive-queue 5").starts_with("--receive-queue 5"));
+        assert!(err("latency --binding intra --send-queue 5").starts_with("--send-queue 5"));
     }
 
     #[test]

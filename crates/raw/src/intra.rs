@@ -105,7 +105,17 @@ impl Binding for Intra {
         }
     }
 
+    fn validate(cfg: &EndpointConfig) -> Result<(), BindingError> {
+        crate::refuse_queues(
+            "intra",
+            cfg,
+            false,
+            "the writer puts each sample in the reader's ring: --receive-queue",
+        )
+    }
+
     fn open(cfg: &EndpointConfig) -> Result<Self, BindingError> {
+        Self::validate(cfg)?;
         Ok(Intra { cfg: cfg.clone() })
     }
 

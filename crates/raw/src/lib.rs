@@ -16,3 +16,67 @@ mod wait;
 pub use intra::Intra;
 pub use stream::{Tcp, Uds};
 pub use udp::Udp;
+
+use pubsubperf_core::{BindingError, EndpointConfig};
+
+/// Refuses `--send-queue` (and `--receive-queue` unless the binding sizes
+/// its reader with it): `why` says what holds the samples instead. A queue
+/// asked for and not applied would make runs look equivalent when they
+/// are not.
+fn refuse_queues(
+    name: &str,
+    cfg: &EndpointConfig,
+    receive_too: bool,
+    why: &str,
+) -> Result<(), BindingError> {
+    let refused = [
+        ("--send-queue", cfg.send_queue),
+        (
+            "--receive-queue",
+            if receive_too { cfg.receive_queue } else { 0 },
+        ),
+    ];
+    match refused.iter().find(|(_, n)| *n > 0) {
+        Some((flag, n)) => Err(BindingError::Unsupported(format!(
+            "{flag} {n}: {name} has no queue in samples to size ({why})"
+        ))),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pubsubperf_core::Binding;
+
+    fn with(send: usize, receive: usize) -> EndpointConfig {
+        EndpointConfig {
+            send_queue: send,
+            receive_queue: receive,
+            ..EndpointConfig::for_test("queues")
+        }
+    }
+
+    /// The queue options are refused where nothing would apply them,
+    /// naming the option; intra sizes its ring with --receive-queue.
+    type Validate = fn(&EndpointConfig) -> Result<(), BindingError>;
+
+    #[test]
+    fn unhonoured_queues_are_refused() {
+        let refused: [(&str, Validate); 3] = [
+            ("udp", Udp::validate),
+            ("tcp", Tcp::validate),
+            ("uds", Uds::validate),
+        ];
+        for (name, validate) in refused {
+            let e = validate(&with(5, 0)).unwrap_err().to_string();
+            assert!(e.contains("--send-queue 5: ") && e.contains(name), "{e}");
+            let e = validate(&with(0, 5)).unwrap_err().to_string();
+            assert!(e.contains("--receive-queue 5: "), "{e}");
+            assert!(validate(&with(0, 0)).is_ok(), "{name}");
+        }
+        let e = Intra::validate(&with(5, 0)).unwrap_err().to_string();
+        assert!(e.contains("--send-queue 5: intra"), "{e}");
+        assert!(Intra::validate(&with(0, 5)).is_ok());
+    }
+}

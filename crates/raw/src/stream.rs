@@ -124,7 +124,17 @@ impl Binding for Tcp {
         }
     }
 
+    fn validate(cfg: &EndpointConfig) -> Result<(), BindingError> {
+        crate::refuse_queues(
+            "tcp",
+            cfg,
+            true,
+            "the socket buffers hold them: --socket-buffer",
+        )
+    }
+
     fn open(cfg: &EndpointConfig) -> Result<Self, BindingError> {
+        Self::validate(cfg)?;
         Ok(Tcp { cfg: cfg.clone() })
     }
 
@@ -203,7 +213,12 @@ impl Binding for Uds {
                 "--ipv6 does not apply to uds (local sockets)".into(),
             ));
         }
-        Ok(())
+        crate::refuse_queues(
+            "uds",
+            cfg,
+            true,
+            "the socket buffers hold them: --socket-buffer",
+        )
     }
 
     fn open(cfg: &EndpointConfig) -> Result<Self, BindingError> {

@@ -143,6 +143,12 @@ impl Binding for Udp {
     }
 
     fn validate(cfg: &EndpointConfig) -> Result<(), BindingError> {
+        crate::refuse_queues(
+            "udp",
+            cfg,
+            true,
+            "the socket buffers hold them: --socket-buffer",
+        )?;
         if cfg.batch_bytes > MAX_DATAGRAM {
             return Err(BindingError::Unsupported(format!(
                 "--batch {}: udp batches into one datagram of at most {MAX_DATAGRAM} bytes",

@@ -81,6 +81,12 @@ impl Binding for Shm {
                 "--batch: shm does not batch".into(),
             ));
         }
+        if cfg.send_queue > 0 {
+            return Err(BindingError::Unsupported(format!(
+                "--send-queue {}: shm has no queue in samples to size (the writer puts each sample in the reader's ring: --receive-queue)",
+                cfg.send_queue
+            )));
+        }
         if let Some(k) = cfg.options.keys().next() {
             return Err(BindingError::Unsupported(format!(
                 "--opt {k}: shm takes no binding options"

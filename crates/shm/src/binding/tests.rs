@@ -431,3 +431,16 @@ fn refuses_options_it_does_not_have() {
             .contains("--transport")
     );
 }
+
+/// `--send-queue` has nothing to size here and is refused; the reader's
+/// ring is `--receive-queue`.
+#[test]
+fn send_queue_is_refused() {
+    let mut cfg = base("sq");
+    cfg.send_queue = 5;
+    let e = Shm::validate(&cfg).unwrap_err().to_string();
+    assert!(e.contains("--send-queue 5: shm"), "{e}");
+    cfg.send_queue = 0;
+    cfg.receive_queue = 5;
+    assert!(Shm::validate(&cfg).is_ok());
+}
