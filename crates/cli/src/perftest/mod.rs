@@ -50,7 +50,7 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
     match inv.role {
         Role::Sub => sub(&inv),
         Role::Pub => {
-            if inv.peers.is_empty() && sub_waiting(sub_port()) {
+            if inv.peers.is_empty() && servable(&inv.request.binding) && sub_waiting(sub_port()) {
                 let addr = format!("127.0.0.1:{}", sub_port());
                 eprintln!(
                     "pubsubperf perftest -pub: a -sub waits on this host; running with it ({addr})"
@@ -65,6 +65,13 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
 /// `-sub`: one run served to a `-pub`, which sends every setting.
 fn sub(inv: &Invocation) -> anyhow::Result<ExitCode> {
     drop(plan(inv)?);
+    if !servable(&inv.request.binding) {
+        return Err(UsageError(format!(
+            "-sub: {} runs within one process or host only, so no -sub can serve it; run the -pub alone (it starts its own subscriber)",
+            inv.request.binding
+        ))
+        .into());
+    }
     eprintln!(
         "pubsubperf perftest -sub: serving one run; the -pub side sends the test's settings (this side's options are checked, not used, except -nic)"
     );
@@ -119,6 +126,13 @@ fn publish(inv: &Invocation) -> anyhow::Result<ExitCode> {
         return Err(anyhow::anyhow!("writing the output: {e}"));
     }
     crate::failure_exit(failure, !sink.file.runs.is_empty())
+}
+
+/// True when a `-sub` (an agent) can serve runs of `binding`: it has a
+/// network path and runs out of process.
+fn servable(binding: &str) -> bool {
+    pubsubperf_harness::registry::info(binding)
+        .is_some_and(|i| i.capabilities.remote && !i.capabilities.in_process)
 }
 
 /// True when something listens on TCP `port` on this host (a `-sub`, or an

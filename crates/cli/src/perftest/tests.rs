@@ -141,6 +141,49 @@ fn seed_000_flatdata_and_zero_copy() {
     );
 }
 
+/// The seeds' lines build their plan here (`-nic eth0` as this host's
+/// loopback, which every host has): one run each, with the seed's
+/// settings in the run spec.
+#[test]
+fn seed_lines_plan() {
+    use pubsubperf_core::Reliability;
+    let spec = |line: &str| {
+        let inv = read(&words(line)).unwrap();
+        let plan = super::plan(&inv).unwrap_or_else(|e| panic!("{line}: {e}"));
+        assert_eq!(plan.specs.len(), 1, "{line}");
+        plan.specs.into_iter().next().unwrap()
+    };
+    let s = spec("-pub -nic 127.0.0.1 -noPrint -exec 23 -flatData -datalen 63001 -sendqueuesize 5");
+    assert_eq!(
+        (s.binding.as_str(), s.size, s.duration_ns),
+        ("cyclonedds", 63001, 23_000_000_000)
+    );
+    let e = &s.endpoint;
+    assert_eq!(
+        (e.reliability, e.data_type, e.send_queue),
+        (Reliability::Reliable, DataType::Flat, 5)
+    );
+    assert_eq!(s.data_address.as_deref(), Some("127.0.0.1"));
+    let s = spec(
+        "-pub -noPrint -transport SHMEM -exec 23 -zerocopy -datalen 1048576 -sendqueuesize 5  -receivequeue 1 -latencytest",
+    );
+    let e = &s.endpoint;
+    assert_eq!(
+        (e.transport.as_str(), e.zero_copy, e.receive_queue),
+        ("shm", true, 1)
+    );
+    assert_eq!(s.test, pubsubperf_core::result::TestKind::Latency);
+    let s = spec(
+        "-pub -peer 10.45.3.119 -nic 127.0.0.1 -raw -pub -noPrint -exec 20 -datalen 1024 -batchSize 0",
+    );
+    assert_eq!((s.binding.as_str(), s.endpoint.batch_bytes), ("udp", 0));
+    assert_eq!(s.endpoint.reliability, Reliability::BestEffort);
+    spec("-sub -peer 10.45.3.120 -nic 127.0.0.1 -raw -noPrint -datalen 1024");
+    spec(
+        "-sub -noPrint -transport SHMEM -zerocopy -datalen 63001 -sendqueuesize 1  -receivequeue 5",
+    );
+}
+
 /// Seed 001 (raw transport between two hosts): pubsubperf's udp baseline,
 /// best effort (it has no reliable mode), the -pub reaching the -sub host.
 #[test]
