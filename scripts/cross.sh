@@ -65,6 +65,11 @@ if [ $mode = emulation ]; then
   # The target's loader and libc come with the multiarch packages below
   # (libc6:ARCH); the kernel hands the target's ELF files to qemu.
   export DEBIAN_FRONTEND=noninteractive
+  # Mounted before qemu-user-static is installed, whose set-up registers
+  # its handlers there.
+  if [ ! -e /proc/sys/fs/binfmt_misc/status ]; then
+    mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+  fi
   want=()
   for p in qemu-user-static binfmt-support "libc6:$arch"; do
     dpkg -s "$p" >/dev/null 2>&1 || want+=("$p")
@@ -72,9 +77,6 @@ if [ $mode = emulation ]; then
   if [ ${#want[@]} -gt 0 ]; then
     dpkg --print-foreign-architectures | grep -qx "$arch" || { dpkg --add-architecture "$arch"; apt-get update -qq; }
     apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null
-  fi
-  if [ ! -e /proc/sys/fs/binfmt_misc/status ]; then
-    mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
   fi
   [ -e "/proc/sys/fs/binfmt_misc/$qemu" ] || update-binfmts --enable "$qemu"
   if [ "$(head -n 1 "/proc/sys/fs/binfmt_misc/$qemu" 2>/dev/null)" != enabled ]; then
