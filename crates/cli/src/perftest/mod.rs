@@ -6,6 +6,7 @@
 
 pub mod options;
 pub mod printer;
+mod table;
 
 use crate::cli::HostArgs;
 use crate::plan::{TestPlan, UsageError};
