@@ -1,8 +1,10 @@
 //! The throughput sending loop, shared by publisher 0 (which measures) and
 //! the extra publishers of `--publishers M`: a flagged warm-up, then
-//! samples numbered from 0 at full speed or on a `--rate` schedule until the
-//! duration or count is reached. The hot loop reads the clock only for the
-//! sample's timestamp and, every 64 samples (every sample when paced), for
+//! samples numbered from 0 at full speed, on a `--rate` schedule, or in
+//! `--demand` bursts (N samples back to back, then a 10 ms pause, as RTI's
+//! Throughput example sends) until the duration or count is reached. The
+//! hot loop reads the clock only for the sample's timestamp and, every 64
+//! samples (every sample when paced by `--rate`, and after each burst), for
 //! the end and a 100 ms `poll` of the caller's liveness checks.
 
 use crate::Fault;
@@ -70,6 +72,23 @@ pub(crate) struct Streamed {
     pub(crate) fault: Option<Fault>,
 }
 
+/// The pause after each burst of `--demand` samples: 10 ms, as in RTI's
+/// Throughput example.
+pub const DEMAND_PAUSE_NS: u64 = 10_000_000;
+
+/// After `attempts` sends: with `--demand N`, at the end of each burst of N
+/// waits [`DEMAND_PAUSE_NS`] on `B`'s clock (a sleep, no allocation) and
+/// returns true; otherwise false.
+#[inline(always)]
+fn demand_pause<B: Binding>(attempts: u64, demand: u64) -> bool {
+    if demand > 0 && attempts.is_multiple_of(demand) {
+        B::wait_until(B::now_ns() + DEMAND_PAUSE_NS);
+        true
+    } else {
+        false
+    }
+}
+
 /// True when `e` is a refusal the run counts instead of ending: a
 /// [`BindingError::Refused`] under best effort.
 #[inline(always)]
@@ -86,7 +105,8 @@ fn counted(e: &BindingError, best_effort: bool) -> bool {
 /// ([`BindingError::Refused`]) is counted as rejected and the same sequence
 /// number goes into the next attempt; the `--rate` schedule and the
 /// end/poll checks count attempts, so a writer refused every time still
-/// keeps its schedule and ends on time. Under reliable it ends the run.
+/// keeps its schedule and ends on time; so do `--demand` bursts (a burst
+/// is N attempts, the example's N writes). Under reliable it ends the run.
 pub(crate) fn send_stream<B: Binding>(
     w: &mut B::Writer,
     spec: &RunSpec,
@@ -131,6 +151,7 @@ pub(crate) fn send_stream<B: Binding>(
             }
         }
         i += 1;
+        demand_pause::<B>(i, spec.demand);
         let now = B::now_ns();
         if now >= next_poll {
             next_poll = now + 100_000_000;
@@ -181,7 +202,8 @@ pub(crate) fn send_stream<B: Binding>(
                 break;
             }
         }
-        if attempt.is_multiple_of(64) || period > 0.0 {
+        let paused = demand_pause::<B>(attempt, spec.demand);
+        if attempt.is_multiple_of(64) || period > 0.0 || paused {
             let now = B::now_ns();
             if now >= end {
                 break;

@@ -150,6 +150,15 @@ pub struct TestArgs {
     /// correction; throughput: sending rate). Default: as fast as possible.
     #[arg(long, value_name = "PER_SECOND")]
     pub rate: Option<f64>,
+    /// Throughput: a demand ramp as RTI's Throughput example runs it: for
+    /// each N from START to END by STEP, write N samples back to back, pause
+    /// 10 ms, and again for --duration; one run (table row) per demand.
+    #[arg(long, value_name = "START:STEP:END")]
+    pub demand: Option<String>,
+    /// Throughput with --demand: pause after each demand before the next, ms
+    /// (or a time like 1s; default 0).
+    #[arg(long, value_name = "MS")]
+    pub recovery_time: Option<String>,
     /// Batch samples into writes of up to BYTES where the binding can.
     #[arg(long, value_name = "BYTES")]
     pub batch: Option<String>,
@@ -401,6 +410,8 @@ impl From<&TestArgs> for TestRequest {
             count: a.count,
             warmup: a.warmup.clone(),
             rate: a.rate,
+            demand: a.demand.clone(),
+            recovery_time: a.recovery_time.clone(),
             batch: a.batch.clone(),
             latency_every: a.latency_every,
             reliable: a.reliable,
