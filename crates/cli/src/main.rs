@@ -17,6 +17,7 @@ mod quick;
 mod ramp;
 mod relay;
 mod sweep;
+mod throughput_example;
 
 use anyhow::Context;
 use cli::{Cli, Command};
@@ -70,6 +71,9 @@ fn check_only(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Latency(a)) => drop(a.plan(TestKind::Latency)?),
         Some(Command::Throughput(a)) => drop(a.plan(TestKind::Throughput)?),
         Some(Command::Perftest(a)) => drop(perftest::plan(&perftest::read(&a.args)?)?),
+        Some(Command::ThroughputExample(a)) => drop(throughput_example::plan(
+            &throughput_example::read(&a.args)?,
+        )?),
         Some(Command::Sweep(a)) => {
             let sweep = pubsubperf_report::sweep::load(&a.file)
                 .map_err(|e| UsageError(format!("sweep {}: {e}", a.file.display())))?;
@@ -124,6 +128,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             test(a.plan(TestKind::Throughput)?, &a.save, &command_line())
         }
         Some(Command::Perftest(a)) => perftest::run(&a.args),
+        Some(Command::ThroughputExample(a)) => throughput_example::run(&a.args),
         Some(Command::Sweep(a)) => {
             install_ctrlc();
             sweep::run(&a)

@@ -53,6 +53,21 @@ pub struct TestPlan {
     pub find_max: Option<f64>,
 }
 
+/// An error of a plan built from another tool's command line, reported
+/// under that tool's flag: `applied` pairs each of its flags with the
+/// setting (our long flag's name) it set; the last that set the setting
+/// the error names wins.
+pub fn explain_under(applied: &[(&'static str, &'static str)], e: UsageError) -> UsageError {
+    let hit = applied
+        .iter()
+        .rev()
+        .find(|(_, ours)| e.0.starts_with(&format!("--{ours}")));
+    match hit {
+        Some((theirs, _)) => UsageError(format!("{theirs}: {}", e.0)),
+        None => e,
+    }
+}
+
 /// Parses a duration: `10`, `10s`, `500ms`, `250us`, `2m`, `1.5s`.
 pub fn parse_duration(flag: &str, s: &str) -> Result<Duration, UsageError> {
     let t = s.trim();

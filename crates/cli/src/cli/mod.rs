@@ -51,6 +51,10 @@ pub enum Command {
     /// RTI Perftest's command line and output formats: `perftest -pub ...`
     /// runs the test, `perftest -sub ...` serves one run (docs/perftest.md).
     Perftest(PerftestArgs),
+    /// RTI Connext's Throughput example's command line and tables: the
+    /// publisher's (-demand ...) runs the ramp, a subscriber's
+    /// (-participantId N) serves it (docs/throughput-example.md).
+    ThroughputExample(ThroughputExampleArgs),
     /// Run as a subscriber for a publisher on another host (or started by one).
     Sub(SubArgs),
     /// Serve publishers' sessions on this host, one after another, until
@@ -320,6 +324,16 @@ pub struct SubArgs {
 #[command(disable_help_flag = true)]
 pub struct PerftestArgs {
     /// RTI Perftest 4.x options, e.g. -pub -latencyTest -dataLen 64 -executionTime 10.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub args: Vec<String>,
+}
+
+/// `throughput-example`: the example's flags, read by
+/// `crate::throughput_example` (not clap).
+#[derive(Debug, Args)]
+#[command(disable_help_flag = true)]
+pub struct ThroughputExampleArgs {
+    /// The Throughput example's flags, e.g. -domainId 88 -nic 127.0.0.1 -transport 1 -peer 127.0.0.1 -subscribers 1 -duration 10 -size 1024 -demand 1000:1000:9000.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
     pub args: Vec<String>,
 }

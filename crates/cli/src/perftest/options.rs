@@ -109,6 +109,11 @@ pub fn lookup(word: &str) -> Result<&'static Opt, UsageError> {
         .collect();
     match hits.as_slice() {
         [o] => Ok(o),
+        [] if crate::throughput_example::options::lookup(word).is_some() => {
+            Err(UsageError(format!(
+                "{word}: not an RTI Perftest option but a flag of RTI's Throughput example: run the line as 'pubsubperf throughput-example ...' (docs/throughput-example.md)"
+            )))
+        }
         [] => Err(UsageError(format!(
             "{word}: not an RTI Perftest option (docs/perftest.md lists them)"
         ))),
@@ -452,14 +457,6 @@ impl Invocation {
 
     /// A plan error reported under the Perftest flag that set its setting.
     pub fn explain(&self, e: UsageError) -> UsageError {
-        let hit = self
-            .applied
-            .iter()
-            .rev()
-            .find(|(_, ours)| e.0.starts_with(&format!("--{ours}")));
-        match hit {
-            Some((pf, _)) => UsageError(format!("{pf}: {}", e.0)),
-            None => e,
-        }
+        crate::plan::explain_under(&self.applied, e)
     }
 }
