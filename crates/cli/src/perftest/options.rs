@@ -333,17 +333,33 @@ pub(super) fn set_transport(inv: &mut Invocation, v: Option<&str>) -> Result<(),
 
 pub(super) fn set_peer(inv: &mut Invocation, v: Option<&str>) -> Result<(), UsageError> {
     let p = v.unwrap_or_default();
+    host_only(p, "a -sub listens on port")?;
+    inv.peers.push(p.to_string());
+    Ok(())
+}
+
+/// A `-peer` must be a host without a port: the port is the subscriber's
+/// (`listens`, e.g. "a -sub listens on port", is followed by the port).
+pub(crate) fn host_only(p: &str, listens: &str) -> Result<(), UsageError> {
     if p.parse::<std::net::SocketAddr>().is_ok()
         || p.rsplit_once(':')
             .is_some_and(|(h, _)| !h.contains(':') && !h.is_empty())
     {
         return Err(UsageError(format!(
-            "-peer {p}: give the host only (a -sub listens on port {})",
+            "-peer {p}: give the host only ({listens} {})",
             super::sub_port()
         )));
     }
-    inv.peers.push(p.to_string());
     Ok(())
+}
+
+/// `host:port`, with an IPv6 address in brackets.
+pub(crate) fn host_port(host: &str, port: u32) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
 }
 
 impl Invocation {
@@ -409,7 +425,7 @@ impl Invocation {
             let connect = self
                 .peers
                 .iter()
-                .map(|p| format!("{p}:{port}"))
+                .map(|p| host_port(p, u32::from(port)))
                 .collect::<Vec<_>>()
                 .join(",");
             self.request.connect = Some(connect);

@@ -10,6 +10,7 @@
 pub mod options;
 pub mod printer;
 
+use crate::perftest::options::host_port;
 use crate::perftest::{servable, serve_once, sub_port, sub_waiting};
 use crate::plan::{TestPlan, UsageError};
 use options::{Invocation, Role, SAME_HOST};
@@ -45,7 +46,7 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
             if local && servable(&inv.request.binding) && sub_waiting(sub_port()) {
                 let n = inv.request.subscribers;
                 let connect: Vec<String> = (0..n)
-                    .map(|i| format!("127.0.0.1:{}", u32::from(sub_port()) + i as u32))
+                    .map(|i| host_port("127.0.0.1", u32::from(sub_port()) + i as u32))
                     .collect();
                 eprintln!(
                     "pubsubperf throughput-example: subscribers wait on this host; running with them ({})",

@@ -99,7 +99,11 @@ pub const FLAGS: &[Flag] = &[
         name: "-peer",
         value: Some("ADDR"),
         how: How::Map(|i, v| {
-            i.peers.push(v.unwrap_or_default().to_string());
+            let p = v.unwrap_or_default();
+            if p != SAME_HOST {
+                crate::perftest::options::host_only(p, "subscriber N listens on port N - 1 +")?;
+            }
+            i.peers.push(p.to_string());
             Ok(())
         }),
         doc: "publisher: the subscribers' hosts (--connect HOST:PORT, one per subscriber or one for all); shmem://: this host; subscriber: checked, not used",
@@ -399,13 +403,12 @@ impl Invocation {
             .enumerate()
             .map(|(i, h)| {
                 let port = u32::from(base_port) + i as u32;
-                u16::try_from(port)
-                    .map(|p| format!("{h}:{p}"))
-                    .map_err(|_| {
-                        UsageError(format!(
-                            "-subscribers {n}: ports from {base_port} run past 65535"
-                        ))
-                    })
+                if port > u32::from(u16::MAX) {
+                    return Err(UsageError(format!(
+                        "-subscribers {n}: ports from {base_port} run past 65535"
+                    )));
+                }
+                Ok(crate::perftest::options::host_port(h, port))
             })
             .collect::<Result<Vec<_>, _>>()?
             .join(",");

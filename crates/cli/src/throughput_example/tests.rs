@@ -174,9 +174,10 @@ fn seed_003_udp_lines() {
         got("-nic pub_IP -transport 1 -peer sub1_IP -subscribers 2 -demand 1:1:2").connect,
         Some("10.0.0.11:7400,10.0.0.11:7401")
     );
-    // UDPv6.
-    let v6 = got("-transport 8 -demand 1:1:2");
+    // UDPv6, its peers' addresses in brackets.
+    let v6 = got("-transport 8 -peer fd00::11 -demand 1:1:2");
     assert_eq!((v6.transport, v6.ipv6), ("udp", true));
+    assert_eq!(v6.connect, Some("[fd00::11]:7400"));
 }
 
 /// Lines with the example's knobs that nothing here applies are refused
@@ -240,6 +241,9 @@ fn bad_lines_name_the_flag() {
             .starts_with("-peer: 2 peers for -subscribers 3")
     );
     assert!(err("-demand 1:1:2 -peer shmem:// -peer b").starts_with("-peer: shmem:// and host"));
+    assert!(err("-demand 1:1:2 -peer 10.0.0.11:7400").starts_with(
+        "-peer 10.0.0.11:7400: give the host only (subscriber N listens on port N - 1 + 7400)"
+    ));
 }
 
 /// The publishers' lines build their plan (`-nic` as this host's loopback):
