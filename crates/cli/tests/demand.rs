@@ -271,3 +271,39 @@ fn throughput_example_pair_over_udp() {
     }
     assert!(stdout.contains("Test Completed."), "{stdout}");
 }
+
+/// On the mock binding's virtual clock the pauses are exact: 250 samples
+/// in bursts of 100 take two 10 ms pauses (after the 100th and the 200th
+/// write) more than the same 250 unpaced.
+#[test]
+fn demand_pauses_are_exact_on_the_mock_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let duration = |extra: &[&str], name: &str| -> f64 {
+        let out = dir.path().join(name);
+        let mut args = vec![
+            "throughput",
+            "-b",
+            "mock",
+            "-n",
+            "250",
+            "--warmup",
+            "0s",
+            "--no-save",
+            "-q",
+            "--json",
+        ];
+        args.push(out.to_str().unwrap());
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let r = &json(&out)["runs"][0];
+        assert_eq!(r["throughput"]["sent"], 250);
+        r["duration_s"].as_f64().unwrap()
+    };
+    let paced = duration(&["--demand", "100:100:100"], "paced.json");
+    let unpaced = duration(&[], "unpaced.json");
+    assert!(
+        (paced - unpaced - 0.020).abs() < 1e-9,
+        "paced {paced} s, unpaced {unpaced} s: not two 10 ms pauses apart"
+    );
+}
