@@ -83,7 +83,7 @@ pub fn run_banner(r: &Run) -> String {
     let ep = &c["endpoint"];
     let cpu = |k: &str| c[k].as_u64().map_or("any".to_string(), |v| v.to_string());
     format!(
-        "{} over {} ({}), {}, {}, wait {}, cpu pub {} sub {}, {} subscriber(s)",
+        "{} over {} ({}), {}, {}, wait {}{}, cpu pub {} sub {}, {} subscriber(s)",
         r.test,
         r.binding,
         r.transport,
@@ -98,6 +98,11 @@ pub fn run_banner(r: &Run) -> String {
             r.data_type.clone()
         },
         ep["wait"].as_str().unwrap_or("?"),
+        // Said only when the middleware's thread runs the subscriber.
+        match ep["receive"].as_str() {
+            Some("listener") => ", receive listener",
+            _ => "",
+        },
         cpu("pub_cpu"),
         cpu("sub_cpu"),
         c["subscribers"].as_u64().unwrap_or(1),
@@ -347,7 +352,7 @@ pub fn bindings_table(infos: &[BindingInfo]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:<12} {:<9} {:<11} {:<9} {:<9} {:<9} {:<6} {:<9} {:<16} AVAILABLE",
+        "{:<12} {:<9} {:<11} {:<9} {:<9} {:<9} {:<6} {:<9} {:<16} {:<16} AVAILABLE",
         "BINDING",
         "RELIABLE",
         "BEST-EFFORT",
@@ -356,14 +361,15 @@ pub fn bindings_table(infos: &[BindingInfo]) -> String {
         "ZERO-COPY",
         "SUBS",
         "REMOTE",
-        "TRANSPORTS"
+        "TRANSPORTS",
+        "RECEIVE"
     );
     let yn = |b: bool| if b { "yes" } else { "no" };
     for i in infos {
         let c = &i.capabilities;
         let _ = writeln!(
             s,
-            "{:<12} {:<9} {:<11} {:<9} {:<9} {:<9} {:<6} {:<9} {:<16} {}",
+            "{:<12} {:<9} {:<11} {:<9} {:<9} {:<9} {:<6} {:<9} {:<16} {:<16} {}",
             i.name,
             yn(c.reliable),
             yn(c.best_effort),
@@ -377,6 +383,11 @@ pub fn bindings_table(infos: &[BindingInfo]) -> String {
             },
             yn(c.remote),
             c.transports.join(","),
+            c.receive
+                .iter()
+                .map(|r| r.name())
+                .collect::<Vec<_>>()
+                .join(","),
             match &i.available {
                 Ok(()) => format!("yes ({})", i.version),
                 Err(e) => format!("no: {e}"),

@@ -8,7 +8,8 @@
 use pubsubperf_core::result::TestKind;
 use pubsubperf_core::size::{parse_size, parse_size_list};
 use pubsubperf_core::{
-    CancelToken, DataType, Durability, EndpointConfig, History, Reliability, WaitMode,
+    CancelToken, Capabilities, DataType, Durability, EndpointConfig, History, ReceiveMode,
+    Reliability, WaitMode,
 };
 use pubsubperf_harness::registry;
 use pubsubperf_harness::spec::{RoundTripClock, RunSpec};
@@ -182,6 +183,8 @@ pub struct TestRequest {
     pub rt_priority: Option<i32>,
     pub mlock: bool,
     pub wait: WaitMode,
+    /// `--receive`; None: the binding's default (its fastest).
+    pub receive: Option<ReceiveMode>,
     pub check: bool,
     pub one_way: bool,
     pub clock: RoundTripClock,
@@ -236,6 +239,7 @@ impl Default for TestRequest {
             rt_priority: None,
             mlock: false,
             wait: WaitMode::Block,
+            receive: None,
             check: false,
             one_way: false,
             clock: RoundTripClock::Auto,
@@ -306,6 +310,31 @@ fn choice<T: Copy>(name: &str, v: Option<&str>, choices: &[(&str, T)]) -> Result
 pub const DEFAULT_RECOVERY_MS: u64 = 0;
 
 impl TestRequest {
+    /// `--receive`, or the binding's default: its first mode, which is its
+    /// fastest, unless `--wait busy` asks our thread to poll.
+    fn receive_mode(&self, caps: &Capabilities) -> Result<ReceiveMode, UsageError> {
+        let Some(mode) = self.receive else {
+            return Ok(if self.wait == WaitMode::Busy {
+                ReceiveMode::Thread
+            } else {
+                caps.receive[0]
+            });
+        };
+        if !caps.receive.contains(&mode) {
+            return Err(UsageError(format!(
+                "--receive {}: {}'s subscriber receives on its own thread only; drop it or use --receive thread",
+                mode.name(),
+                self.binding
+            )));
+        }
+        if mode == ReceiveMode::Listener && self.wait == WaitMode::Busy {
+            return Err(UsageError(
+                "--receive listener: not with --wait busy (the middleware's thread runs the subscriber, nothing polls); use --receive thread to poll".into(),
+            ));
+        }
+        Ok(mode)
+    }
+
     /// The demands of `--demand`, checked against the test and the other
     /// pacing options (None: no ramp).
     fn demands(&self, test: TestKind) -> Result<Option<Vec<u64>>, UsageError> {
@@ -401,6 +430,16 @@ impl TestRequest {
                     v,
                     &[("busy", WaitMode::Busy), ("block", WaitMode::Block)],
                 )?
+            }
+            "receive" => {
+                self.receive = Some(choice(
+                    name,
+                    v,
+                    &[
+                        ("listener", ReceiveMode::Listener),
+                        ("thread", ReceiveMode::Thread),
+                    ],
+                )?)
             }
             "check" => self.check = flag(name, v)?,
             "one-way" => self.one_way = flag(name, v)?,
@@ -675,6 +714,7 @@ impl TestRequest {
             .clone()
             .unwrap_or_else(|| caps.transports[0].to_string());
         let data_type = self.data_type.unwrap_or(caps.data_types[0]);
+        let receive = self.receive_mode(caps)?;
         let history: Option<History> = self
             .history
             .as_deref()
@@ -729,6 +769,7 @@ impl TestRequest {
                 transport: transport.clone(),
                 reliability,
                 wait: self.wait,
+                receive,
                 data_type,
                 zero_copy: self.zero_copy,
                 max_sample_size: size,

@@ -328,3 +328,59 @@ fn keyed_runs_across_vendors_count_exactly() {
         assert_eq!(r["config"]["endpoint"]["instances"], 4);
     }
 }
+
+#[test]
+fn receive_modes_are_refused_where_they_cannot_work() {
+    usage_error(
+        &["latency", "-b", "udp", "--receive", "listener"],
+        "--receive listener: udp's subscriber receives on its own thread only",
+    );
+    usage_error(
+        &[
+            "latency",
+            "-b",
+            "cyclonedds",
+            "--receive",
+            "listener",
+            "--wait",
+            "busy",
+        ],
+        "--receive listener: not with --wait busy",
+    );
+}
+
+/// cyclonedds's subscriber receives in a listener unless told otherwise,
+/// and the results and the table header say so. 1 KiB latency is the case
+/// where a reliable KEEP_ALL echo writer, written on the receive thread,
+/// waited for its own acknowledgements: every ping must come back.
+#[test]
+fn cyclonedds_receives_in_a_listener_by_default_and_says_so() {
+    require_dds("cyclonedds");
+    let d = tempfile::tempdir().expect("tempdir");
+    for (mode, named) in [(None, Some("listener")), (Some("thread"), None)] {
+        let j = d.path().join("r.json");
+        let mut a = vec![
+            "latency",
+            "-b",
+            "cyclonedds",
+            "-s",
+            "1KiB",
+            "-n",
+            "2000",
+            "--warmup",
+            "100ms",
+            "--json",
+            j.to_str().unwrap(),
+        ];
+        if let Some(m) = mode {
+            a.extend(["--receive", m]);
+        }
+        let o = run(&a);
+        assert!(o.status.success(), "{a:?}: {}", stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(out.contains("receive listener"), named.is_some(), "{out}");
+        let r = &json(&j)["runs"][0];
+        assert_eq!(r["config"]["endpoint"]["receive"].as_str(), named, "{a:?}");
+        assert_eq!(r["latency_ns"]["count"], 2000, "{a:?}: every ping echoed");
+    }
+}

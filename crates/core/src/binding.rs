@@ -54,6 +54,36 @@ pub enum WaitMode {
     Block,
 }
 
+/// Which thread runs the subscriber's per-sample code (`--receive`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReceiveMode {
+    /// pubsubperf's own receive thread waits (as [`WaitMode`] says) and
+    /// takes the samples: Perftest's `-useReadThread`, ddsperf's `waitset`.
+    #[default]
+    Thread,
+    /// The middleware's own receive thread runs it, in a data-available
+    /// listener, while pubsubperf's thread sleeps: no wake-up of another
+    /// thread per sample (ddsperf's and Perftest's default). The echo of a
+    /// latency test is written from there too.
+    Listener,
+}
+
+impl ReceiveMode {
+    /// pubsubperf's own thread (the default, left out of results).
+    pub fn is_thread(&self) -> bool {
+        *self == ReceiveMode::Thread
+    }
+
+    /// The name used on the command line and in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReceiveMode::Thread => "thread",
+            ReceiveMode::Listener => "listener",
+        }
+    }
+}
+
 /// How a sample is represented by the middleware.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -161,6 +191,9 @@ pub struct Capabilities {
     pub in_process: bool,
     /// Can talk to a subscriber on another host (`--connect`).
     pub remote: bool,
+    /// How its subscriber can receive (`--receive`); the first is the
+    /// default, the fastest here.
+    pub receive: &'static [ReceiveMode],
 }
 
 /// Static facts about a binding, shown by `pubsubperf bindings`.
@@ -235,6 +268,11 @@ pub struct EndpointConfig {
     pub reliability: Reliability,
     /// Busy-poll or block.
     pub wait: WaitMode,
+    /// Which thread runs the subscriber's per-sample code (`--receive`).
+    /// Written in results only when it is the listener, so that results
+    /// from before the option compare equal with our thread's.
+    #[serde(default, skip_serializing_if = "ReceiveMode::is_thread")]
+    pub receive: ReceiveMode,
     /// Data representation.
     pub data_type: DataType,
     /// Use loaned buffers.
@@ -320,6 +358,7 @@ impl EndpointConfig {
             transport: String::new(),
             reliability: Reliability::Reliable,
             wait: WaitMode::Block,
+            receive: ReceiveMode::Thread,
             data_type: DataType::Bytes,
             zero_copy: false,
             max_sample_size: 64 * 1024,
@@ -352,10 +391,18 @@ pub type Locator = String;
 /// One topic's endpoint within a run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TopicSpec {
-    /// Topic name, unique within the run (`<run_id>/data`, `<run_id>/echo`).
+    /// Topic name, unique within the run: the harness names the data
+    /// topic `data` and subscriber N's echo topic `echo<N>`.
     pub name: String,
     /// Which reader of the topic this is (0-based; subscriber index).
     pub index: usize,
+}
+
+impl TopicSpec {
+    /// The topic of a subscriber's echoes (latency), by the harness's naming.
+    pub fn is_echo(&self) -> bool {
+        self.name.starts_with("echo")
+    }
 }
 
 /// Errors of a binding, each typed so the harness can tell a fault of the
@@ -597,4 +644,18 @@ pub trait Reader: Send + 'static {
         timeout: Duration,
         on_sample: &mut F,
     ) -> Result<usize, BindingError>;
+
+    /// Receives for the subscriber's loop, which needs no early return:
+    /// like [`Reader::recv`], but with `--receive listener` a binding calls
+    /// `on_sample` on the middleware's own receive thread while this call
+    /// sleeps, and returns when `window` has passed (or on cancel) with how
+    /// many samples that delivered. Only the subscriber's loop calls it; a
+    /// publisher waiting for its echo calls `recv`.
+    fn recv_window<F: FnMut(&[u8]) + Send>(
+        &mut self,
+        window: Duration,
+        on_sample: &mut F,
+    ) -> Result<usize, BindingError> {
+        self.recv(window, on_sample)
+    }
 }

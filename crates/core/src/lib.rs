@@ -27,5 +27,6 @@ pub mod time;
 
 pub use binding::{
     Binding, BindingError, BindingInfo, CancelToken, Capabilities, DataType, Durability,
-    EndpointConfig, History, Locator, Reader, Refusal, Reliability, TopicSpec, WaitMode, Writer,
+    EndpointConfig, History, Locator, Reader, ReceiveMode, Refusal, Reliability, TopicSpec,
+    WaitMode, Writer,
 };

@@ -1,10 +1,12 @@
 //! The [`CycloneDds`] binding: capabilities, validation, topics, readers and
 //! writers.
 
+use crate::listener::Handoff;
 use crate::*;
 use pubsubperf_core::binding::BindingInfo;
 use pubsubperf_core::{
-    Binding, BindingError, DataType, EndpointConfig, Locator, Reliability, TopicSpec, WaitMode,
+    Binding, BindingError, DataType, EndpointConfig, Locator, ReceiveMode, Reliability, TopicSpec,
+    WaitMode,
 };
 use std::ffi::CString;
 use std::sync::Arc;
@@ -295,6 +297,8 @@ impl Binding for CycloneDds {
                 Vec::new()
             },
             busy: self.cfg.wait == WaitMode::Busy,
+            handoff: (self.cfg.receive == ReceiveMode::Listener).then(Handoff::new),
+            listening: false,
             cancel: self.cfg.cancel.clone(),
             full: false,
             ptrs: [std::ptr::null_mut(); TAKE_MAX],
@@ -317,7 +321,17 @@ impl Binding for CycloneDds {
             )));
         }
         let tp = self.topic(&name)?;
-        let (history, depth, max_samples) = self.history(self.cfg.send_queue);
+        let (history, depth, max_samples) =
+            if self.cfg.receive == ReceiveMode::Listener && topic.is_echo() {
+                // Written from CycloneDDS's receive thread, which also takes in
+                // the acknowledgements: a writer that waited for them there
+                // would wait for itself (until --reliable-block-timeout). Like
+                // ddsperf's pong writer, it keeps the last echo only, so it never
+                // waits; the publisher waits for each echo before its next ping.
+                (0, 1, 0)
+            } else {
+                self.history(self.cfg.send_queue)
+            };
         let reliable = self.cfg.reliability == Reliability::Reliable;
         let block = Duration::from_millis(self.cfg.reliable_block_timeout_ms);
         // SAFETY: valid participant and topic.

@@ -16,6 +16,7 @@
 mod binding;
 mod config;
 mod domain;
+mod listener;
 mod participant;
 mod reader;
 mod sys;
@@ -69,6 +70,10 @@ pub(crate) fn caps() -> Capabilities {
         data_types: &[DataType::Bytes, DataType::Flat],
         in_process: false,
         remote: true,
+        receive: &[
+            pubsubperf_core::ReceiveMode::Listener,
+            pubsubperf_core::ReceiveMode::Thread,
+        ],
     }
 }
 

@@ -1,6 +1,7 @@
 //! [`CycloneReader`]: takes samples of one topic (copies or loans) and waits
 //! on its data-available status.
 
+use crate::listener::{Handoff, Job, on_data_available};
 use crate::*;
 use pubsubperf_core::{BindingError, CancelToken, Reader};
 use std::ffi::c_void;
@@ -26,6 +27,11 @@ pub struct CycloneReader {
     /// The last take filled every entry: samples may be left, and the
     /// DATA_AVAILABLE status the waitset waits on was reset by that take.
     pub(crate) full: bool,
+    /// `--receive listener`: shared with CycloneDDS's receive thread,
+    /// which runs `recv_window`'s closure (see `listener`).
+    pub(crate) handoff: Option<Box<Handoff>>,
+    /// The data-available listener is set (at the first `recv_window`).
+    pub(crate) listening: bool,
     pub(crate) cancel: CancelToken,
     pub(crate) ptrs: [*mut c_void; TAKE_MAX],
     pub(crate) valid: [u8; TAKE_MAX],
@@ -253,13 +259,77 @@ impl Reader for CycloneReader {
             }
         }
     }
+
+    fn recv_window<F: FnMut(&[u8]) + Send>(
+        &mut self,
+        window: Duration,
+        on_sample: &mut F,
+    ) -> Result<usize, BindingError> {
+        self.listen_window(window, on_sample)
+    }
+}
+
+impl CycloneReader {
+    /// `--receive listener`: opens the hand-off for `on_sample`, delivers
+    /// what is already there, sleeps through the window while CycloneDDS's
+    /// receive thread delivers what arrives, and closes.
+    fn listen_window<F: FnMut(&[u8]) + Send>(
+        &mut self,
+        window: Duration,
+        on_sample: &mut F,
+    ) -> Result<usize, BindingError> {
+        let Some(handoff) = self.handoff.as_deref() else {
+            return self.recv(window, on_sample);
+        };
+        let handoff: *const Handoff = handoff;
+        if !self.listening {
+            // SAFETY: valid reader; the hand-off is boxed and outlives the
+            // listener, which Drop clears first.
+            let rc = unsafe {
+                sys::pp_set_data_listener(self.rd, Some(on_data_available), handoff as *mut _)
+            };
+            if rc < 0 {
+                return Err(mw(&format!("setting a listener on {}", self.topic), rc));
+            }
+            self.listening = true;
+        }
+        let cancel = self.cancel.clone();
+        let start = Instant::now();
+        // From here to close, `self` is the deliverer's alone (through the
+        // job's pointer): this thread touches only the hand-off and the
+        // clone of the cancel token.
+        let job = Job::new(on_sample, self as *mut CycloneReader);
+        // SAFETY: the hand-off is boxed in self, closed since the last call.
+        let handoff = unsafe { &*handoff };
+        // SAFETY: closed: nothing else touches the job or the outcome.
+        unsafe { handoff.open(job) };
+        handoff.deliver();
+        loop {
+            let left = window.saturating_sub(start.elapsed());
+            if left.is_zero() || cancel.is_cancelled() {
+                break;
+            }
+            std::thread::sleep(left.min(pubsubperf_core::binding::CANCEL_POLL));
+        }
+        let out = handoff.close();
+        match out.error {
+            Some(e) => Err(e),
+            None if out.delivered == 0 && cancel.is_cancelled() => Err(BindingError::Cancelled),
+            None => Ok(out.delivered),
+        }
+    }
 }
 
 impl Drop for CycloneReader {
     fn drop(&mut self) {
         // SAFETY: our entities (already gone if the participant was deleted);
-        // the loan kept since the last take, if any.
+        // the loan kept since the last take, if any. The listener is
+        // cleared (which waits for a call in progress) before the hand-off
+        // it points to goes.
         unsafe {
+            if self.listening {
+                sys::pp_set_data_listener(self.rd, None, std::ptr::null_mut());
+            }
             if !self.in_place && !self.ptrs[0].is_null() {
                 sys::pp_return_loan(self.rd, self.ptrs.as_mut_ptr(), TAKE_MAX as i32);
             }

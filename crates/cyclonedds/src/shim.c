@@ -208,6 +208,19 @@ int32_t pp_take(int32_t rd, void **ptrs, uint8_t *valid, uint32_t max) {
   return n;
 }
 
+/* --receive listener: `cb(reader, arg)` runs on CycloneDDS's receive
+ * thread when data arrives (NULL: none). dds_set_listener waits for a
+ * callback in progress to return, so after clearing, none runs. */
+int32_t pp_set_data_listener(int32_t rd, void (*cb)(int32_t, void *), void *arg) {
+  if (cb == NULL) return dds_set_listener(rd, NULL);
+  dds_listener_t *l = dds_create_listener(arg);
+  if (l == NULL) return DDS_RETCODE_OUT_OF_RESOURCES;
+  dds_lset_data_available(l, cb);
+  int32_t r = dds_set_listener(rd, l);
+  dds_delete_listener(l);
+  return r;
+}
+
 int32_t pp_return_loan(int32_t rd, void **ptrs, int32_t n) { return dds_return_loan(rd, ptrs, n); }
 
 void pp_bytes_view(const void *sample, const uint8_t **data, uint32_t *len) {

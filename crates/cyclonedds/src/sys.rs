@@ -46,6 +46,11 @@ unsafe extern "C" {
     pub fn pp_loan_available(wr: i32) -> c_int;
     pub fn pp_shm_available(entity: i32) -> c_int;
     pub fn pp_take(rd: i32, ptrs: *mut *mut c_void, valid: *mut u8, max: u32) -> i32;
+    pub fn pp_set_data_listener(
+        rd: i32,
+        cb: Option<unsafe extern "C" fn(i32, *mut c_void)>,
+        arg: *mut c_void,
+    ) -> i32;
     pub fn pp_return_loan(rd: i32, ptrs: *mut *mut c_void, n: i32) -> i32;
     pub fn pp_bytes_view(sample: *const c_void, data: *mut *const u8, len: *mut u32);
     pub fn pp_keyed_bytes_view(sample: *const c_void, data: *mut *const u8, len: *mut u32);
@@ -145,6 +150,13 @@ mod missing {
         0
     }
     pub unsafe fn pp_take(_: i32, _: *mut *mut c_void, _: *mut u8, _: u32) -> i32 {
+        UNSUPPORTED
+    }
+    pub unsafe fn pp_set_data_listener(
+        _: i32,
+        _: Option<unsafe extern "C" fn(i32, *mut c_void)>,
+        _: *mut c_void,
+    ) -> i32 {
         UNSUPPORTED
     }
     pub unsafe fn pp_return_loan(_: i32, _: *mut *mut c_void, _: i32) -> i32 {

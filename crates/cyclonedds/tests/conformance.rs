@@ -25,11 +25,19 @@ fn shm_reliable(id: &str) -> EndpointConfig {
 
 conformance_suite!(udp_block, CycloneDds, udp);
 conformance_suite!(udp_busy_poll, CycloneDds, |id| udp(id).busy());
+conformance_suite!(udp_listener, CycloneDds, |id| udp(id).listener());
+conformance_suite!(udp_best_listener, CycloneDds, |id| udp(id)
+    .best_effort()
+    .listener());
 conformance_suite!(udp_best, CycloneDds, |id| udp(id).best_effort());
 conformance_suite!(udp_flat_type, CycloneDds, |id| udp(id).flat());
 conformance_suite!(shm_copy, CycloneDds, shm);
 conformance_suite!(shm_flat_copy_busy, CycloneDds, |id| shm(id).flat().busy());
 conformance_suite!(shm_loan, CycloneDds, |id| shm(id).flat().zero_copy());
+conformance_suite!(shm_loan_listener, CycloneDds, |id| shm(id)
+    .flat()
+    .zero_copy()
+    .listener());
 conformance_suite!(shm_loan_busy, CycloneDds, |id| shm(id)
     .flat()
     .zero_copy()

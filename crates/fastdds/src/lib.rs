@@ -65,6 +65,7 @@ pub(crate) fn caps() -> Capabilities {
         // Between hosts, discovery is SPDP multicast on the run's interface
         // (or unicast to `--opt peers`), see `ppf_open`.
         remote: true,
+        receive: &[pubsubperf_core::ReceiveMode::Thread],
     }
 }
 

@@ -185,7 +185,7 @@ fn measure<B: Binding>(
     let stamp_echo = spec.test == TestKind::Latency && spec.one_way;
     loop {
         let n = reader
-            .recv(Duration::from_millis(50), &mut |s: &[u8]| {
+            .recv_window(Duration::from_millis(50), &mut |s: &[u8]| {
                 let Some(h) = Header::read(s) else {
                     bad += 1;
                     return;

@@ -122,6 +122,7 @@ pub(crate) fn caps() -> Capabilities {
         data_types: &[DataType::Flat],
         in_process: false,
         remote: false,
+        receive: &[pubsubperf_core::ReceiveMode::Thread],
     }
 }
 

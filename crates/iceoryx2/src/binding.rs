@@ -72,6 +72,7 @@ impl Binding for Iceoryx2 {
                 data_types: &[DataType::Bytes],
                 in_process: false,
                 remote: false,
+                receive: &[pubsubperf_core::ReceiveMode::Thread],
             },
             available: tidy::available(),
         }

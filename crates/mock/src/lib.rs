@@ -177,6 +177,7 @@ impl Binding for Mock {
                 data_types: &[DataType::Bytes],
                 in_process: true,
                 remote: false,
+                receive: &[pubsubperf_core::ReceiveMode::Thread],
             },
             available: Ok(()),
         }

@@ -100,6 +100,7 @@ impl Binding for Intra {
                 data_types: &[DataType::Bytes],
                 in_process: true,
                 remote: false,
+                receive: &[pubsubperf_core::ReceiveMode::Thread],
             },
             available: Ok(()),
         }

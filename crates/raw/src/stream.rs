@@ -93,6 +93,7 @@ fn caps(transport: &'static [&'static str], remote: bool) -> Capabilities {
         data_types: &[DataType::Bytes],
         in_process: false,
         remote,
+        receive: &[pubsubperf_core::ReceiveMode::Thread],
     }
 }
 

@@ -39,6 +39,7 @@ fn caps() -> Capabilities {
         data_types: &[DataType::Bytes],
         in_process: false,
         remote: true,
+        receive: &[pubsubperf_core::ReceiveMode::Thread],
     }
 }
 

@@ -59,6 +59,7 @@ impl Binding for Shm {
                 data_types: &[DataType::Bytes, DataType::Flat],
                 in_process: false,
                 remote: false,
+                receive: &[pubsubperf_core::ReceiveMode::Thread],
             },
             available: available(),
         }

@@ -9,7 +9,7 @@
 //! assert!(c.zero_copy);
 //! ```
 
-use pubsubperf_core::{DataType, EndpointConfig, Reliability, WaitMode};
+use pubsubperf_core::{DataType, EndpointConfig, ReceiveMode, Reliability, WaitMode};
 
 /// Builder methods on [`EndpointConfig`] for tests; each returns the
 /// changed configuration.
@@ -18,6 +18,9 @@ pub trait TestConfig: Sized {
     fn transport(self, t: &str) -> Self;
     /// Busy waits (spin on a non-blocking poll).
     fn busy(self) -> Self;
+    /// The middleware's receive thread runs the subscriber (`--receive
+    /// listener`): the checks' subscribers receive through `recv_window`.
+    fn listener(self) -> Self;
     /// Best-effort delivery.
     fn best_effort(self) -> Self;
     /// The zero-copy path.
@@ -47,6 +50,10 @@ impl TestConfig for EndpointConfig {
     }
     fn busy(mut self) -> Self {
         self.wait = WaitMode::Busy;
+        self
+    }
+    fn listener(mut self) -> Self {
+        self.receive = ReceiveMode::Listener;
         self
     }
     fn best_effort(mut self) -> Self {

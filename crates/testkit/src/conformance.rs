@@ -136,7 +136,7 @@ fn sink<R: Reader>(mut r: R, expect_len: usize, stop_after: u64) -> Sink {
         let mut bad = 0;
         let deadline = Instant::now() + WAIT * 3;
         while p.load(Ordering::Acquire) < stop_after && Instant::now() < deadline {
-            r.recv(Duration::from_millis(50), &mut |s: &[u8]| {
+            r.recv_window(Duration::from_millis(50), &mut |s: &[u8]| {
                 let h = Header::read(s).expect("sample has a header");
                 if s.len() != expect_len || !check_pattern(s, h.seq) {
                     bad += 1;
@@ -298,7 +298,7 @@ fn ping_pong_inner<B: Binding>(cfg: &EndpointConfig, rounds: u64) {
     let echo = std::thread::spawn(move || {
         // Echo until the pinging side is done (it may resend under best effort).
         while !cancel.is_cancelled() {
-            let r = data_r.recv(Duration::from_millis(50), &mut |s: &[u8]| {
+            let r = data_r.recv_window(Duration::from_millis(50), &mut |s: &[u8]| {
                 let head: [u8; 16] = s[..16].try_into().expect("header");
                 let sent = echo_w
                     .send(s.len(), |b| b[..16].copy_from_slice(&head))

@@ -95,6 +95,7 @@ pub(crate) fn caps() -> Capabilities {
         data_types: &[DataType::Bytes],
         in_process: false,
         remote: true,
+        receive: &[pubsubperf_core::ReceiveMode::Thread],
     }
 }
 

@@ -18,7 +18,7 @@ pub use sweep::*;
 use crate::plan::{TestPlan, TestRequest, UsageError};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use pubsubperf_core::result::TestKind;
-use pubsubperf_core::{DataType, Durability, WaitMode};
+use pubsubperf_core::{DataType, Durability, ReceiveMode, WaitMode};
 use pubsubperf_harness::spec::RoundTripClock;
 use std::path::PathBuf;
 
@@ -96,6 +96,15 @@ pub enum WaitArg {
     Busy,
     /// Block in the kernel until data arrives.
     Block,
+}
+
+/// Receive-thread choice (`--receive`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReceiveArg {
+    /// The middleware's own receive thread, in a data-available listener.
+    Listener,
+    /// pubsubperf's receive thread, waiting as --wait says.
+    Thread,
 }
 
 /// Round-trip clock choice (`--clock`).
@@ -211,6 +220,12 @@ pub struct TestArgs {
     /// How readers wait: busy-poll or block.
     #[arg(long, value_enum, default_value = "block")]
     pub wait: WaitArg,
+    /// Which thread runs the subscriber's per-sample code: the middleware's
+    /// (a listener, ddsperf's and Perftest's default) or our own receive
+    /// thread (Perftest's -useReadThread). Default: the binding's fastest
+    /// (`pubsubperf bindings` lists them, the default first).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub receive: Option<ReceiveArg>,
     /// Fill payloads with a pattern the subscriber verifies; bad samples are counted.
     #[arg(long)]
     pub check: bool,
@@ -447,6 +462,10 @@ impl From<&TestArgs> for TestRequest {
                 WaitArg::Busy => WaitMode::Busy,
                 WaitArg::Block => WaitMode::Block,
             },
+            receive: a.receive.map(|r| match r {
+                ReceiveArg::Listener => ReceiveMode::Listener,
+                ReceiveArg::Thread => ReceiveMode::Thread,
+            }),
             check: a.check,
             one_way: a.one_way,
             clock: match a.clock {

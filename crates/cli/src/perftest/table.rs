@@ -410,10 +410,12 @@ pub const OPTIONS: &[Opt] = &[
         "pass the whole file with -qosFile",
     ),
     noop("-noXmlQos", N, "pubsubperf always sets QoS in code"),
-    refuse(
+    map(
         "-useReadThread",
         N,
-        "pubsubperf's subscriber waits in its own loop; choose --wait block|busy",
+        "`--receive thread`",
+        |i, _| set(i, "-useReadThread", "receive", Some("thread")),
+        "without it, as in Perftest, the middleware's thread runs the subscriber where the binding can (cyclonedds: a listener)",
     ),
     refuse("-waitsetDelayUsec", Arg::Value("<usec>"), CONNEXT),
     refuse("-waitsetEventCount", Arg::Value("<count>"), CONNEXT),
