@@ -121,15 +121,20 @@ pub enum Durability {
     TransientLocal,
 }
 
-/// The DDS QoS flags; a binding lists those it maps in
-/// [`Binding::qos_flags`], the harness refuses the others.
-pub const QOS_FLAGS: [&str; 6] = [
+/// The DDS QoS and middleware-setting flags; a binding lists those it maps
+/// in [`Binding::qos_flags`], the harness refuses the others. Ordered from
+/// the most common, so that a binding's list can be a prefix.
+pub const QOS_FLAGS: [&str; 10] = [
     "--history",
     "--durability",
     "--async",
     "--domain",
     "--qos-file",
     "--instances",
+    "--multicast-ttl",
+    "--no-positive-acks",
+    "--bandwidth-limit",
+    "--no-push-on-write",
 ];
 
 /// What a binding supports. The harness and the CLI query this instead of
@@ -262,7 +267,8 @@ pub struct EndpointConfig {
     /// Reader's queue size in samples (0: the binding's default), Perftest -receiveQueueSize.
     pub receive_queue: usize,
     /// How long a reliable writer may block on a full reader before the
-    /// sample counts as failed.
+    /// sample counts as failed (`--max-blocking-time`, default 10 s; the
+    /// DDS bindings make it RELIABILITY's max_blocking_time).
     pub reliable_block_timeout_ms: u64,
     /// DDS HISTORY (`--history`; None: the binding's default).
     #[serde(default)]
@@ -283,6 +289,21 @@ pub struct EndpointConfig {
     /// (`--instances`; 0: the unkeyed type).
     #[serde(default)]
     pub instances: u32,
+    /// `--no-positive-acks`: readers acknowledge nothing; writers drop
+    /// samples after a keep duration (Fast DDS's DisablePositiveACKs).
+    #[serde(default)]
+    pub no_positive_acks: bool,
+    /// `--bandwidth-limit BYTES`: a flow controller lets writers send at
+    /// most this many bytes per second (0: no limit).
+    #[serde(default)]
+    pub bandwidth_limit: u64,
+    /// `--no-push-on-write`: reliable writers announce samples and send
+    /// them when readers ask (Connext's push_on_write = false).
+    #[serde(default)]
+    pub no_push_on_write: bool,
+    /// `--multicast-ttl N`: time to live of multicast datagrams.
+    #[serde(default)]
+    pub multicast_ttl: Option<u8>,
     /// Binding-specific options (`--opt KEY=VALUE` and binding flags such as
     /// DDS QoS), passed through verbatim.
     pub options: std::collections::BTreeMap<String, String>,
@@ -305,6 +326,10 @@ impl EndpointConfig {
             self.domain.is_some(),
             self.qos_file.is_some(),
             self.instances > 0,
+            self.multicast_ttl.is_some(),
+            self.no_positive_acks,
+            self.bandwidth_limit > 0,
+            self.no_push_on_write,
         ];
         QOS_FLAGS
             .iter()
@@ -339,6 +364,10 @@ impl EndpointConfig {
             domain: None,
             qos_file: None,
             instances: 0,
+            no_positive_acks: false,
+            bandwidth_limit: 0,
+            no_push_on_write: false,
+            multicast_ttl: None,
             options: Default::default(),
             cancel: CancelToken::new(),
         }
@@ -509,10 +538,20 @@ pub trait Binding: Sized + Send + 'static {
     }
 
     /// The DDS QoS flags ([`QOS_FLAGS`]: `--history`, `--durability`,
-    /// `--async`, `--domain`, `--qos-file`, `--instances`) this binding maps;
-    /// the harness refuses the others with an error naming the flag.
+    /// `--async`, `--domain`, `--qos-file`, `--instances`, and the
+    /// middleware settings `--no-positive-acks` to `--multicast-ttl`) this
+    /// binding maps; the harness refuses the others with an error naming
+    /// the flag.
     fn qos_flags() -> &'static [&'static str] {
         &[]
+    }
+
+    /// Why this binding lacks `flag`, one of [`QOS_FLAGS`] it does not map
+    /// or `--batch` without [`Capabilities::batching`], when the generic
+    /// refusal ("a DDS QoS which ... does not have") would
+    /// hide the reason (the middleware has no such setting).
+    fn why_not(_flag: &str) -> Option<&'static str> {
+        None
     }
 
     /// True when one reader accepts samples from several writers in

@@ -28,6 +28,11 @@ pub struct RunSpec {
     pub count: u64,
     /// Sending rate, samples/s (0: as fast as possible).
     pub rate: f64,
+    /// Throughput test: the publisher sleeps this long after each write
+    /// (`--sleep`, Perftest's -sleep; 0: none). Batched writes are flushed
+    /// before each sleep.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub sleep_ns: u64,
     /// Throughput test: echo every Nth sample for latency under load (0: none).
     pub latency_every: u64,
     /// Fill and verify the integrity pattern.
@@ -87,6 +92,10 @@ impl RoundTripClock {
 
 fn one() -> usize {
     1
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl RunSpec {

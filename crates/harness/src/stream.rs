@@ -1,7 +1,7 @@
 //! The throughput sending loop, shared by publisher 0 (which measures) and
 //! the extra publishers of `--publishers M`: a flagged warm-up, then
-//! samples numbered from 0 at full speed or on a `--rate` schedule until the
-//! duration or count is reached. The hot loop reads the clock only for the
+//! samples numbered from 0 at full speed, on a `--rate` schedule or with a
+//! `--sleep` after each write until the duration or count is reached. The hot loop reads the clock only for the
 //! sample's timestamp and, every 64 samples (every sample when paced), for
 //! the end and a 100 ms `poll` of the caller's liveness checks.
 
@@ -154,9 +154,22 @@ pub(crate) fn send_stream<B: Binding>(
     let count = if spec.count > 0 { spec.count } else { u64::MAX };
     let mut seq = 0u64;
     let mut attempt = 0u64;
+    let batched = spec.endpoint.batch_bytes > 0;
+    let sleep = std::time::Duration::from_nanos(spec.sleep_ns);
     while seq < count {
         if period > 0.0 {
-            B::wait_until(m_start + (attempt as f64 * period) as u64);
+            let due = m_start + (attempt as f64 * period) as u64;
+            // A batched writer about to wait sends what it holds first, or
+            // the samples would sit in the batch while the writer idles.
+            if batched
+                && B::now_ns() < due
+                && let Err(e) = w.flush()
+                && !counted(&e, best_effort)
+            {
+                out.fault = Some(fault(e));
+                break;
+            }
+            B::wait_until(due);
         }
         let flags = if echo_every > 0 && seq.is_multiple_of(echo_every) {
             FLAG_ECHO
@@ -168,6 +181,14 @@ pub(crate) fn send_stream<B: Binding>(
             fill_sample(b, this, publisher, flags, spec.check, B::now_ns);
         });
         attempt += 1;
+        // --sleep: Perftest's -sleep, a pause after each write (flushed
+        // first, as when pacing idles).
+        let r = if spec.sleep_ns > 0 {
+            r.and_then(|()| w.flush())
+                .inspect(|()| std::thread::sleep(sleep))
+        } else {
+            r
+        };
         match r {
             Ok(()) => seq += 1,
             Err(e) if counted(&e, best_effort) => {
@@ -181,7 +202,7 @@ pub(crate) fn send_stream<B: Binding>(
                 break;
             }
         }
-        if attempt.is_multiple_of(64) || period > 0.0 {
+        if attempt.is_multiple_of(64) || period > 0.0 || spec.sleep_ns > 0 {
             let now = B::now_ns();
             if now >= end {
                 break;
