@@ -260,3 +260,17 @@ fn dds_knobs_run_and_are_recorded() {
     let r = exact_run("fastdds", "fastdds", 2000, &["--bandwidth-limit", "100MB"]);
     assert_eq!(r["config"]["endpoint"]["bandwidth_limit"], 100_000_000);
 }
+
+/// `--sleep` is the harness's, for every binding: 100 writes with 5 ms
+/// after each cannot take less than 0.5 s (a bound from the sleeps, not a
+/// performance figure), and every sample arrives.
+#[test]
+fn sleep_pauses_after_each_write() {
+    for b in ["tcp", "intra"] {
+        let r = run_json(&["throughput", "-b", b, "-n", "100", "--sleep", "5ms"]);
+        assert_eq!(r["config"]["sleep_ns"], 5_000_000, "{b}");
+        assert_eq!(r["throughput"]["received"], 100, "{b}");
+        let d = r["duration_s"].as_f64().expect("duration_s");
+        assert!(d >= 0.5, "{b}: 100 sleeps of 5 ms took {d} s");
+    }
+}
