@@ -1,9 +1,11 @@
 //! The throughput sending loop, shared by publisher 0 (which measures) and
 //! the extra publishers of `--publishers M`: a flagged warm-up, then
 //! samples numbered from 0 at full speed, on a `--rate` schedule or with a
-//! `--sleep` after each write until the duration or count is reached. The hot loop reads the clock only for the
-//! sample's timestamp and, every 64 samples (every sample when paced), for
-//! the end and a 100 ms `poll` of the caller's liveness checks.
+//! `--sleep` after each write until the duration or count is reached. The
+//! hot loop reads the clock only for the sample's timestamp and, every 64
+//! samples (every sample when paced or sleeping), for the end and a 100 ms
+//! `poll` of the caller's liveness checks. A batched writer is flushed
+//! before it waits for its next `--rate` slot or sleeps.
 
 use crate::Fault;
 use crate::spec::RunSpec;
@@ -77,6 +79,23 @@ fn counted(e: &BindingError, best_effort: bool) -> bool {
     best_effort && matches!(e, BindingError::Refused { .. })
 }
 
+/// `--sleep` (Perftest's -sleep): after a write attempt (refused ones too,
+/// so that a refusing writer keeps its pace) flushes a batch, as when
+/// pacing idles, and sleeps. Returns the write's result, else the flush's.
+#[inline]
+fn sleep_after<W: Writer>(
+    w: &mut W,
+    r: Result<(), BindingError>,
+    sleep: std::time::Duration,
+) -> Result<(), BindingError> {
+    if sleep.is_zero() {
+        return r;
+    }
+    let r = r.and_then(|()| w.flush());
+    std::thread::sleep(sleep);
+    r
+}
+
 /// Sends warm-up and measured samples as publisher `publisher`; every
 /// `echo_every`th measured sample asks for an echo (0: none). `poll` runs
 /// every 100 ms; `fault` turns a binding error into the run's fault.
@@ -114,14 +133,21 @@ pub(crate) fn send_stream<B: Binding>(
     let mut next_poll = start + 100_000_000;
     let mut i = 0u64;
     let mut warm_seq = 0u64;
+    let batched = spec.endpoint.batch_bytes > 0;
+    let sleep = std::time::Duration::from_nanos(spec.sleep_ns);
     while B::now_ns() < warm_end {
         if period > 0.0 {
-            B::wait_until(start + (i as f64 * period) as u64);
+            let due = start + (i as f64 * period) as u64;
+            if batched && B::now_ns() < due {
+                let _ = w.flush();
+            }
+            B::wait_until(due);
         }
         let seq = warm_seq;
         let r = w.send(size, |b| {
             fill_sample(b, seq, publisher, FLAG_WARMUP, false, B::now_ns);
         });
+        let r = sleep_after(w, r, sleep);
         match r {
             Ok(()) => warm_seq += 1,
             Err(e) if counted(&e, best_effort) => {}
@@ -154,8 +180,6 @@ pub(crate) fn send_stream<B: Binding>(
     let count = if spec.count > 0 { spec.count } else { u64::MAX };
     let mut seq = 0u64;
     let mut attempt = 0u64;
-    let batched = spec.endpoint.batch_bytes > 0;
-    let sleep = std::time::Duration::from_nanos(spec.sleep_ns);
     while seq < count {
         if period > 0.0 {
             let due = m_start + (attempt as f64 * period) as u64;
@@ -181,14 +205,7 @@ pub(crate) fn send_stream<B: Binding>(
             fill_sample(b, this, publisher, flags, spec.check, B::now_ns);
         });
         attempt += 1;
-        // --sleep: Perftest's -sleep, a pause after each write (flushed
-        // first, as when pacing idles).
-        let r = if spec.sleep_ns > 0 {
-            r.and_then(|()| w.flush())
-                .inspect(|()| std::thread::sleep(sleep))
-        } else {
-            r
-        };
+        let r = sleep_after(w, r, sleep);
         match r {
             Ok(()) => seq += 1,
             Err(e) if counted(&e, best_effort) => {
