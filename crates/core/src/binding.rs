@@ -291,18 +291,20 @@ pub struct EndpointConfig {
     pub instances: u32,
     /// `--no-positive-acks`: readers acknowledge nothing; writers drop
     /// samples after a keep duration (Fast DDS's DisablePositiveACKs).
-    #[serde(default)]
+    /// This and the knobs below are serialized only when set, so that
+    /// results of earlier versions keep comparing with new ones.
+    #[serde(default, skip_serializing_if = "is_false")]
     pub no_positive_acks: bool,
     /// `--bandwidth-limit BYTES`: a flow controller lets writers send at
     /// most this many bytes per second (0: no limit).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub bandwidth_limit: u64,
     /// `--no-push-on-write`: reliable writers announce samples and send
     /// them when readers ask (Connext's push_on_write = false).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub no_push_on_write: bool,
     /// `--multicast-ttl N`: time to live of multicast datagrams.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub multicast_ttl: Option<u8>,
     /// Binding-specific options (`--opt KEY=VALUE` and binding flags such as
     /// DDS QoS), passed through verbatim.
@@ -314,6 +316,14 @@ pub struct EndpointConfig {
 
 fn one() -> usize {
     1
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl EndpointConfig {
@@ -636,4 +646,48 @@ pub trait Reader: Send + 'static {
         timeout: Duration,
         on_sample: &mut F,
     ) -> Result<usize, BindingError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The knobs are serialized only when set: a run without them has the
+    /// config of earlier versions, so `compare` still matches the two.
+    #[test]
+    fn knobs_appear_in_the_config_only_when_set() {
+        let plain = serde_json::to_value(EndpointConfig::for_test("k")).unwrap();
+        for key in [
+            "no_positive_acks",
+            "bandwidth_limit",
+            "no_push_on_write",
+            "multicast_ttl",
+        ] {
+            assert!(plain.get(key).is_none(), "{key}");
+        }
+        let mut c = EndpointConfig::for_test("k");
+        c.no_positive_acks = true;
+        c.bandwidth_limit = 5;
+        c.multicast_ttl = Some(2);
+        let v = serde_json::to_value(&c).unwrap();
+        assert_eq!(
+            (
+                &v["no_positive_acks"],
+                &v["bandwidth_limit"],
+                &v["multicast_ttl"]
+            ),
+            (&true.into(), &5.into(), &2.into())
+        );
+        let back: EndpointConfig = serde_json::from_value(plain).unwrap();
+        assert_eq!(
+            back.qos_flags_set(),
+            Vec::<&str>::new(),
+            "no knob set after a round trip"
+        );
+        let back: EndpointConfig = serde_json::from_value(v).unwrap();
+        assert_eq!(
+            back.qos_flags_set(),
+            ["--multicast-ttl", "--no-positive-acks", "--bandwidth-limit"]
+        );
+    }
 }
