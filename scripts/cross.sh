@@ -15,6 +15,17 @@
 #                                              intra, shm, iceoryx2, zenoh; SQLite compiled in):
 #                                              no multiarch library needed
 #
+# aarch64 takes the board's libraries as multiarch packages (PACKAGE:arm64,
+# installed beside the host's). armhf takes them unpacked into a sysroot,
+# target/sysroot/armhf, downloaded with a private apt state that knows only
+# armhf (apt checks them against Debian's signed index); the machine's dpkg
+# database is not touched. Multiarch needs the same version of every
+# Multi-Arch: same library (libssl3, linux-libc-dev) on both architectures,
+# which breaks whenever one architecture's index on the mirror lags behind
+# the other's; a sysroot does not care. Build scripts and pkg-config find
+# the sysroot through PUBSUBPERF_SYSROOT and PKG_CONFIG_SYSROOT_DIR, and
+# qemu runs the binary with its loader and libraries (QEMU_LD_PREFIX).
+#
 # The binary lands in target/<rust triple>/release/pubsubperf. Other
 # arguments pass through to cargo build.
 # PUBSUBPERF_CROSS_NO_INSTALL=1 skips apt-get and rustup (for machines set up by hand).
@@ -30,7 +41,8 @@ case "${1:-}" in
   aarch64 | arm64 | aarch64-unknown-linux-gnu)
     arch=arm64 triple=aarch64-unknown-linux-gnu gnu=aarch64-linux-gnu qemu=qemu-aarch64 ;;
   armhf | armv7 | armv7-unknown-linux-gnueabihf)
-    arch=armhf triple=armv7-unknown-linux-gnueabihf gnu=arm-linux-gnueabihf qemu=qemu-arm ;;
+    arch=armhf triple=armv7-unknown-linux-gnueabihf gnu=arm-linux-gnueabihf qemu=qemu-arm
+    sysroot="$PWD/target/sysroot/armhf" ;;
   *)
     echo "cross.sh: TARGET must be aarch64 or armhf (got '${1:-}'); e.g. scripts/cross.sh aarch64" >&2
     exit 2 ;;
@@ -53,17 +65,72 @@ cross_env=(
   "CXX_${triple//-/_}=$gnu-g++"
   "AR_${triple//-/_}=$gnu-ar"
   "PKG_CONFIG_ALLOW_CROSS=1"
-  "PKG_CONFIG_LIBDIR=/usr/lib/$gnu/pkgconfig:/usr/share/pkgconfig"
 )
+if [ -n "${sysroot:-}" ]; then
+  libdir="$sysroot/usr/lib/$gnu"
+  cross_env+=(
+    "PUBSUBPERF_SYSROOT=$sysroot"
+    "PKG_CONFIG_SYSROOT_DIR=$sysroot"
+    "PKG_CONFIG_LIBDIR=$libdir/pkgconfig:$sysroot/usr/share/pkgconfig"
+    "CFLAGS_${triple//-/_}=-isystem $sysroot/usr/include -isystem $sysroot/usr/include/$gnu"
+    "CXXFLAGS_${triple//-/_}=-isystem $sysroot/usr/include -isystem $sysroot/usr/include/$gnu"
+    "CARGO_TARGET_${upper}_RUSTFLAGS=-L native=$libdir -C link-arg=-Wl,-rpath-link,$libdir -C link-arg=-Wl,-rpath-link,$sysroot/lib/$gnu"
+    "QEMU_LD_PREFIX=$sysroot"
+  )
+else
+  cross_env+=("PKG_CONFIG_LIBDIR=/usr/lib/$gnu/pkgconfig:/usr/share/pkgconfig")
+fi
 if [ $mode = print-env ]; then
-  printf 'export %s\n' "${cross_env[@]}"
+  printf 'export %q\n' "${cross_env[@]}"
   echo "export PUBSUBPERF_CROSS_TRIPLE=$triple PUBSUBPERF_CROSS_GNU=$gnu PUBSUBPERF_CROSS_QEMU=$qemu"
   exit 0
 fi
 
+# The board's libraries (scripts/apt-packages-cross.txt) with everything
+# they depend on, libc included, unpacked into $sysroot; each package also
+# unpacked with its control files under $sysroot/.pkgs/NAME, where
+# dpkg-shlibdeps finds their shlibs and symbols (scripts/package.sh).
+# Done again only when the package list changes.
+make_sysroot() {
+  local pkgs=() p state deb
+  while read -r p; do
+    p="${p%%#*}"; p="${p//[[:space:]]/}"
+    [ -n "$p" ] && pkgs+=("$p")
+  done < scripts/apt-packages-cross.txt
+  pkgs+=(libc6 libstdc++6 libgcc-s1)
+  if [ "$(cat "$sysroot/.complete" 2>/dev/null)" = "${pkgs[*]}" ]; then
+    return
+  fi
+  echo "cross.sh: unpacking the $arch sysroot ($sysroot): ${pkgs[*]}" >&2
+  state="$sysroot.apt"
+  rm -rf "$sysroot" "$state"
+  mkdir -p "$sysroot" "$state/lists/partial" "$state/archives/partial"
+  : > "$state/status"
+  local apt=(-o "APT::Architecture=$arch" -o "APT::Architectures=$arch"
+    -o "Dir::State=$state" -o "Dir::State::Lists=$state/lists"
+    -o "Dir::State::status=$state/status" -o "Dir::Cache=$state"
+    -o "Dir::Cache::archives=$state/archives" -o Debug::NoLocking=1)
+  if ! apt-get "${apt[@]}" update -qq 2>"$state/update.err"; then
+    echo "cross.sh: warning: some $arch package indexes did not download; the sysroot's packages come from the others:" >&2
+    grep '^E:' "$state/update.err" | head -n 3 >&2 || true
+  fi
+  apt-get "${apt[@]}" install --download-only -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+  # The C library's development files come from the cross toolchain
+  # (libc6-dev-armhf-cross); the board's own would shadow them with linker
+  # scripts that name the board's absolute paths.
+  local toolchain=" libc6-dev libc-dev-bin linux-libc-dev libcrypt-dev libnsl-dev libtirpc-dev rpcsvc-proto "
+  for deb in "$state"/archives/*.deb; do
+    [[ "$toolchain" == *" $(dpkg-deb -f "$deb" Package) "* ]] && continue
+    dpkg-deb -x "$deb" "$sysroot"
+    mkdir -p "$sysroot/.pkgs"
+    dpkg-deb -R "$deb" "$sysroot/.pkgs/$(dpkg-deb -f "$deb" Package)"
+  done
+  rm -rf "$state"
+  echo "${pkgs[*]}" > "$sysroot/.complete"
+}
+
 if [ $mode = emulation ]; then
-  # The target's loader and libc come with the multiarch packages below
-  # (libc6:ARCH); the kernel hands the target's ELF files to qemu.
+  # The kernel hands the target's ELF files to qemu.
   export DEBIAN_FRONTEND=noninteractive
   # Mounted before qemu-user-static is installed, whose set-up registers
   # its handlers there.
@@ -71,11 +138,18 @@ if [ $mode = emulation ]; then
     mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
   fi
   want=()
-  for p in qemu-user-static binfmt-support "libc6:$arch"; do
+  # The target's loader and libc: multiarch libc6:ARCH, or the sysroot
+  # (QEMU_LD_PREFIX, from --print-env).
+  emulated=(qemu-user-static binfmt-support)
+  if [ -n "${sysroot:-}" ]; then make_sysroot; else emulated+=("libc6:$arch"); fi
+  for p in "${emulated[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || want+=("$p")
   done
   if [ ${#want[@]} -gt 0 ]; then
-    dpkg --print-foreign-architectures | grep -qx "$arch" || { dpkg --add-architecture "$arch"; apt-get update -qq; }
+    if [ -z "${sysroot:-}" ] && ! dpkg --print-foreign-architectures | grep -qx "$arch"; then
+      dpkg --add-architecture "$arch"
+      apt-get update -qq
+    fi
     apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null
   fi
   [ -e "/proc/sys/fs/binfmt_misc/$qemu" ] || update-binfmts --enable "$qemu"
@@ -93,17 +167,20 @@ if [ "${PUBSUBPERF_CROSS_NO_INSTALL:-}" != 1 ]; then
   # installed as PACKAGE:ARCH beside the host's own.
   want=()
   dpkg -s "crossbuild-essential-$arch" >/dev/null 2>&1 || want+=("crossbuild-essential-$arch")
-  while [ $rust_only = 0 ] && read -r p; do
+  while [ $rust_only = 0 ] && [ -z "${sysroot:-}" ] && read -r p; do
     p="${p%%#*}"; p="${p//[[:space:]]/}"
     [ -z "$p" ] && continue
     dpkg -s "$p:$arch" >/dev/null 2>&1 || want+=("$p:$arch")
   done < scripts/apt-packages-cross.txt
   if [ ${#want[@]} -gt 0 ]; then
     echo "cross.sh: installing ${want[*]}" >&2
-    dpkg --print-foreign-architectures | grep -qx "$arch" || dpkg --add-architecture "$arch"
+    if [ -z "${sysroot:-}" ]; then
+      dpkg --print-foreign-architectures | grep -qx "$arch" || dpkg --add-architecture "$arch"
+    fi
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null
   fi
+  if [ $rust_only = 0 ] && [ -n "${sysroot:-}" ]; then make_sysroot; fi
   rustup target list --installed | grep -qx "$triple" || rustup target add "$triple" >&2
 fi
 

@@ -26,6 +26,11 @@ if [ $# -gt 0 ]; then
   # cargo-deb strips and splits debug info with the target's binutils.
   upper=$(echo "$triple" | tr 'a-z-' 'A-Z_')
   export "CARGO_TARGET_${upper}_STRIP=$gnu-strip" "CARGO_TARGET_${upper}_OBJCOPY=$gnu-objcopy"
+  # Board libraries in a sysroot (armhf): dpkg-shlibdeps reads their
+  # packages there.
+  if [ -n "${PUBSUBPERF_SYSROOT:-}" ]; then
+    export PATH="$PWD/scripts/sysroot-bin:$PATH"
+  fi
 else
   cargo build --release --locked -p pubsubperf >&2
   out="target/release"
@@ -41,5 +46,13 @@ fi
 rm -rf "$out/pkg"
 scripts/install.sh --no-binary --binary "$out/pubsubperf" --prefix "$out/pkg" >/dev/null
 
-# cargo-deb prints the paths of the two packages.
-cargo deb -p pubsubperf --no-build --locked --dbgsym "${target[@]}"
+# cargo-deb prints the paths of the two packages. When dpkg-shlibdeps
+# fails it only warns and leaves Depends without the libraries: that
+# package would install and not run, so it is refused here.
+debs=$(cargo deb -p pubsubperf --no-build --locked --dbgsym "${target[@]}")
+deb=$(grep '\.deb$' <<<"$debs")
+if ! dpkg-deb -f "$deb" Depends | grep -q libddsc; then
+  echo "package.sh: $deb declares no dependency on the libraries it links (Depends: $(dpkg-deb -f "$deb" Depends)); see dpkg-shlibdeps's warning above" >&2
+  exit 1
+fi
+echo "$debs"

@@ -97,13 +97,16 @@ cargo fmt --all --check
 step cargo clippy --release --workspace --all-targets --locked -- -D warnings
 
 # The builds the install tests check (crates/cli/tests/emulated.rs,
-# install.rs and static_build.rs; docs/install.md): the aarch64 cross
-# build, run under qemu-user; the amd64 and arm64 Debian packages; the
-# static builds.
+# install.rs and static_build.rs; docs/install.md): the aarch64 and armhf
+# cross builds, run under qemu-user; the amd64, arm64 and armhf Debian
+# packages; the static builds.
 step ./scripts/cross.sh aarch64
 step ./scripts/cross.sh --emulation aarch64
+step ./scripts/cross.sh armhf
+step ./scripts/cross.sh --emulation armhf
 step ./scripts/package.sh
 step ./scripts/package.sh aarch64
+step ./scripts/package.sh armhf
 step ./scripts/static.sh
 step ./scripts/static.sh aarch64
 

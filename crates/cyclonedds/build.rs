@@ -84,12 +84,16 @@ fn build(out: &std::path::Path) -> Result<String, String> {
     for d in &includes {
         cc.include(d);
     }
-    // CycloneDDS's shared-memory header includes iceoryx's C binding.
+    // CycloneDDS's shared-memory header includes iceoryx's C binding; a
+    // cross build with a sysroot (scripts/cross.sh armhf) takes the board's.
+    println!("cargo:rerun-if-env-changed=PUBSUBPERF_SYSROOT");
+    let sysroot = env::var("PUBSUBPERF_SYSROOT").unwrap_or_default();
     for d in [
         "/usr/include/iceoryx/v2.0.3",
         "/usr/local/include/iceoryx/v2.0.3",
     ] {
-        if PathBuf::from(d).is_dir() {
+        let d = PathBuf::from(format!("{sysroot}{d}"));
+        if d.is_dir() {
             cc.include(d);
         }
     }

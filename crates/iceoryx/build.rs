@@ -6,15 +6,17 @@ use std::path::PathBuf;
 fn main() {
     println!("cargo:rerun-if-changed=src/shim.c");
     println!("cargo:rustc-check-cfg=cfg(has_iceoryx)");
-    let dirs = [
+    // A cross build for a board whose libraries are unpacked into a
+    // sysroot (scripts/cross.sh armhf) looks there first.
+    println!("cargo:rerun-if-env-changed=PUBSUBPERF_SYSROOT");
+    let sysroot = std::env::var("PUBSUBPERF_SYSROOT").unwrap_or_default();
+    let Some(inc) = [
         "/usr/include/iceoryx/v2.0.3",
         "/usr/local/include/iceoryx/v2.0.3",
-    ];
-    let Some(inc) = dirs
-        .iter()
-        .map(PathBuf::from)
-        .find(|d| d.join("iceoryx_binding_c/runtime.h").is_file())
-    else {
+    ]
+    .iter()
+    .map(|d| PathBuf::from(format!("{sysroot}{d}")))
+    .find(|d| d.join("iceoryx_binding_c/runtime.h").is_file()) else {
         println!(
             "cargo:warning=iceoryx binding built without iceoryx: iceoryx_binding_c headers not found"
         );

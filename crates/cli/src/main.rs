@@ -14,8 +14,10 @@ mod output;
 mod perftest;
 mod plan;
 mod quick;
+mod ramp;
 mod relay;
 mod sweep;
+mod throughput_example;
 
 use anyhow::Context;
 use cli::{Cli, Command};
@@ -69,6 +71,9 @@ fn check_only(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Latency(a)) => drop(a.plan(TestKind::Latency)?),
         Some(Command::Throughput(a)) => drop(a.plan(TestKind::Throughput)?),
         Some(Command::Perftest(a)) => drop(perftest::plan(&perftest::read(&a.args)?)?),
+        Some(Command::ThroughputExample(a)) => drop(throughput_example::plan(
+            &throughput_example::read(&a.args)?,
+        )?),
         Some(Command::Sweep(a)) => {
             let sweep = pubsubperf_report::sweep::load(&a.file)
                 .map_err(|e| UsageError(format!("sweep {}: {e}", a.file.display())))?;
@@ -123,6 +128,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             test(a.plan(TestKind::Throughput)?, &a.save, &command_line())
         }
         Some(Command::Perftest(a)) => perftest::run(&a.args),
+        Some(Command::ThroughputExample(a)) => throughput_example::run(&a.args),
         Some(Command::Sweep(a)) => {
             install_ctrlc();
             sweep::run(&a)
@@ -353,7 +359,14 @@ pub fn execute_with(
     }
     let quiet = plan.quiet;
     let mut failure: Option<Fault> = None;
-    for spec in &plan.specs {
+    for (n, spec) in plan.specs.iter().enumerate() {
+        if n > 0 && plan.specs[n - 1].recovery_ms > 0 {
+            // The ramp's pause after the previous demand.
+            if let Err(f) = recover(plan.specs[n - 1].recovery_ms) {
+                failure = Some(f);
+                break;
+            }
+        }
         let outcome = match plan.find_max {
             Some(max_loss) => find_max::find_max(
                 &mut session,
@@ -382,6 +395,19 @@ pub fn execute_with(
     Ok(failure)
 }
 
+/// `--recovery-time`: waits `ms` between two demands of a ramp; Ctrl-C
+/// ends the wait.
+fn recover(ms: u64) -> Result<(), Fault> {
+    let end = std::time::Instant::now() + std::time::Duration::from_millis(ms);
+    while let Some(left) = end.checked_duration_since(std::time::Instant::now()) {
+        if INTERRUPTED.load(Ordering::Relaxed) {
+            return Err(Fault::Interrupted);
+        }
+        std::thread::sleep(left.min(std::time::Duration::from_millis(50)));
+    }
+    Ok(())
+}
+
 /// Prints the tables of a test's runs.
 pub fn print_tables(runs: &[Run], env: &Environment) {
     if let Some(r) = runs.first() {
@@ -393,6 +419,10 @@ pub fn print_tables(runs: &[Run], env: &Environment) {
                 if let Some(floor) = env.calibration.as_ref().and_then(calibrate::floor_ns) {
                     print!("{}", output::floor_lines(&refs, floor));
                 }
+            }
+            TestKind::Throughput if ramp::demand_of(r).is_some() => {
+                print!("{}", ramp::table(&refs));
+                print!("{}", output::loss_lines(&refs));
             }
             TestKind::Throughput => print!("{}", output::throughput_table(&refs)),
         }

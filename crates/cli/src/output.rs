@@ -185,12 +185,13 @@ pub fn floor_lines(runs: &[&Run], floor_ns: f64) -> String {
     s
 }
 
-/// Perftest-style throughput table: one row per size.
+/// Perftest-style throughput table: one row per size, with CPU and peak
+/// RSS (MiB) of both sides.
 pub fn throughput_table(runs: &[&Run]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:>10} {:>12} {:>12} {:>14} {:>12} {:>10} {:>10} {:>10} {:>6} {:>6} {:>7} {:>7}",
+        "{:>10} {:>12} {:>12} {:>14} {:>12} {:>10} {:>10} {:>10} {:>6} {:>6} {:>7} {:>7} {:>9} {:>9}",
         "Length(B)",
         "Sent",
         "Received",
@@ -202,13 +203,15 @@ pub fn throughput_table(runs: &[&Run]) -> String {
         "Dup",
         "OOO",
         "CPUpub",
-        "CPUsub"
+        "CPUsub",
+        "RSSpub",
+        "RSSsub"
     );
     for r in runs {
         let Some(t) = &r.throughput else { continue };
         let _ = writeln!(
             s,
-            "{:>10} {:>12} {:>12} {:>14.1} {:>12.3} {:>10} {:>10.4} {:>10} {:>6} {:>6} {:>6.1}% {:>6.1}%{}",
+            "{:>10} {:>12} {:>12} {:>14.1} {:>12.3} {:>10} {:>10.4} {:>10} {:>6} {:>6} {:>6.1}% {:>6.1}% {:>5.1}MiB {:>5.1}MiB{}",
             r.size,
             t.sent,
             t.received,
@@ -221,6 +224,8 @@ pub fn throughput_table(runs: &[&Run]) -> String {
             t.out_of_order,
             r.resources.publisher.cpu_percent,
             r.resources.subscriber.cpu_percent,
+            crate::ramp::mib(r.resources.publisher.max_rss_kib),
+            crate::ramp::mib(r.resources.subscriber.max_rss_kib),
             if r.complete { "" } else { "  (partial)" }
         );
     }
@@ -256,7 +261,8 @@ pub fn loss_lines(runs: &[&Run]) -> String {
                 t.rejected_reason.as_deref().unwrap_or("refused")
             );
         }
-        let unpaced = r.config.get("rate").and_then(|v| v.as_f64()) == Some(0.0);
+        let unpaced = r.config.get("rate").and_then(|v| v.as_f64()) == Some(0.0)
+            && crate::ramp::demand_of(r).is_none();
         if t.lost > 0 && !r.reliable && unpaced {
             let _ = writeln!(
                 s,
@@ -402,6 +408,6 @@ mod tests {
         let s = csv(&[]);
         assert_eq!(s.lines().count(), 1);
         assert!(s.starts_with("binding,transport,test,size,"));
-        assert_eq!(s.lines().next().unwrap().split(',').count(), 39);
+        assert_eq!(s.lines().next().unwrap().split(',').count(), 41);
     }
 }

@@ -53,6 +53,21 @@ pub struct TestPlan {
     pub find_max: Option<f64>,
 }
 
+/// An error of a plan built from another tool's command line, reported
+/// under that tool's flag: `applied` pairs each of its flags with the
+/// setting (our long flag's name) it set; the last that set the setting
+/// the error names wins.
+pub fn explain_under(applied: &[(&'static str, &'static str)], e: UsageError) -> UsageError {
+    let hit = applied
+        .iter()
+        .rev()
+        .find(|(_, ours)| e.0.starts_with(&format!("--{ours}")));
+    match hit {
+        Some((theirs, _)) => UsageError(format!("{theirs}: {}", e.0)),
+        None => e,
+    }
+}
+
 /// Parses a duration: `10`, `10s`, `500ms`, `250us`, `2m`, `1.5s`.
 pub fn parse_duration(flag: &str, s: &str) -> Result<Duration, UsageError> {
     let t = s.trim();
@@ -160,6 +175,8 @@ pub struct TestRequest {
     pub count: Option<u64>,
     pub warmup: String,
     pub rate: Option<f64>,
+    pub demand: Option<String>,
+    pub recovery_time: Option<String>,
     pub batch: Option<String>,
     pub latency_every: Option<u64>,
     pub reliable: bool,
@@ -218,6 +235,8 @@ impl Default for TestRequest {
             count: None,
             warmup: "1s".into(),
             rate: None,
+            demand: None,
+            recovery_time: None,
             batch: None,
             latency_every: None,
             reliable: false,
@@ -301,7 +320,38 @@ fn choice<T: Copy>(name: &str, v: Option<&str>, choices: &[(&str, T)]) -> Result
         })
 }
 
+/// `--recovery-time`'s default, ms. RTI's Throughput example documents
+/// `-recoveryTime` without its default (the seed says the defaults are in
+/// the example's source); each demand here is a run that ends only after
+/// the subscribers have reported what they received, so no pause is added
+/// unless asked for.
+pub const DEFAULT_RECOVERY_MS: u64 = 0;
+
 impl TestRequest {
+    /// The demands of `--demand`, checked against the test and the other
+    /// pacing options (None: no ramp).
+    fn demands(&self, test: TestKind) -> Result<Option<Vec<u64>>, UsageError> {
+        let Some(v) = &self.demand else {
+            return Ok(None);
+        };
+        if test != TestKind::Throughput {
+            return Err(UsageError(
+                "--demand: only for 'throughput' (bursts of samples, then 10 ms pauses)".into(),
+            ));
+        }
+        if self.rate.is_some() {
+            return Err(UsageError(
+                "--demand: paces the sender itself (bursts of N samples, then 10 ms pauses); drop --rate".into(),
+            ));
+        }
+        if self.find_max {
+            return Err(UsageError(
+                "--demand: a ramp of sending rates chosen by hand; drop --find-max (which searches the rate itself)".into(),
+            ));
+        }
+        crate::ramp::parse_demand(v).map(Some)
+    }
+
     /// The publisher's data address (`--data-address ADDR|NIC`) as an
     /// address of this host, for a binding with a network path.
     fn data_address(
@@ -345,6 +395,8 @@ impl TestRequest {
             "count" => self.count = Some(value(name, v)?),
             "warmup" => self.warmup = text(v)?,
             "rate" => self.rate = Some(value(name, v)?),
+            "demand" => self.demand = Some(text(v)?),
+            "recovery-time" => self.recovery_time = Some(text(v)?),
             "batch" => self.batch = Some(text(v)?),
             "latency-every" => self.latency_every = Some(value(name, v)?),
             "reliable" => self.reliable = flag(name, v)?,
@@ -464,9 +516,9 @@ impl TestRequest {
                         "--sleep {t}: only for 'throughput' (pace latency pings with --rate)"
                     )));
                 }
-                if self.rate.is_some() || self.find_max {
+                if self.rate.is_some() || self.find_max || self.demand.is_some() {
                     return Err(UsageError(format!(
-                        "--sleep {t}: paces the publisher as --rate and --find-max do; keep one"
+                        "--sleep {t}: paces the publisher as --rate, --demand and --find-max do; keep one"
                     )));
                 }
                 if d.is_zero() {
@@ -518,6 +570,16 @@ impl TestRequest {
                 "--find-max: searches the rate itself; drop --rate".into(),
             ));
         }
+        let demands = self.demands(test)?;
+        let recovery_ms = match &self.recovery_time {
+            None => DEFAULT_RECOVERY_MS,
+            Some(_) if demands.is_none() => {
+                return Err(UsageError(
+                    "--recovery-time: the pause between demands of --demand; add --demand START:STEP:END or drop it".into(),
+                ));
+            }
+            Some(v) => crate::ramp::parse_recovery(v)?,
+        };
         if let Some(l) = self.max_loss
             && !(0.0..100.0).contains(&l)
         {
@@ -731,7 +793,18 @@ impl TestRequest {
         let knobs = self.knobs(test, reliability)?;
         let run_base = new_run_id();
         let mut specs = Vec::new();
-        for (i, &size) in sizes.iter().enumerate() {
+        // One run per size, and per demand of a --demand ramp (0: none).
+        let cells: Vec<(usize, u64)> = sizes
+            .iter()
+            .flat_map(|&size| {
+                demands
+                    .clone()
+                    .unwrap_or_else(|| vec![0])
+                    .into_iter()
+                    .map(move |d| (size, d))
+            })
+            .collect();
+        for (i, &(size, demand)) in cells.iter().enumerate() {
             let endpoint = EndpointConfig {
                 run_id: format!("{run_base}s{i}"),
                 transport: transport.clone(),
@@ -774,6 +847,8 @@ impl TestRequest {
                 count: self.count.unwrap_or(0),
                 rate: self.rate.unwrap_or(0.0),
                 sleep_ns: knobs.sleep_ns,
+                demand,
+                recovery_ms: if demand > 0 { recovery_ms } else { 0 },
                 latency_every: self.latency_every.unwrap_or(0),
                 check: self.check,
                 pub_cpu,

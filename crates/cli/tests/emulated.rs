@@ -1,58 +1,100 @@
-//! The aarch64 build runs: the binary that `scripts/cross.sh aarch64`
-//! cross-compiles (scripts/test.sh builds it before the tests) is run under
-//! qemu-user, through binfmt_misc so that the subscriber process it starts
-//! is emulated too, for `bindings`, `calibrate`, and a latency and a
-//! throughput run over udp, shm, intra and cyclonedds. Each results file
-//! must say that it was measured on aarch64 under emulation. Figures are
-//! only checked to exist: under emulation they are qemu's, not ARM's.
+//! The ARM builds run: the binaries that `scripts/cross.sh aarch64` and
+//! `scripts/cross.sh armhf` cross-compile (scripts/test.sh builds them
+//! before the tests) are run under qemu-user, through binfmt_misc so that
+//! the subscriber process they start is emulated too. aarch64: `bindings`,
+//! `calibrate`, and a latency and a throughput run over udp, shm, intra and
+//! cyclonedds; armhf: `bindings` and the runs over udp, shm and cyclonedds.
+//! Each results file must say that it was measured on that architecture
+//! under emulation. Figures are only checked to exist: under emulation
+//! they are qemu's, not ARM's.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const TRIPLE: &str = "aarch64-unknown-linux-gnu";
+/// A cross build and how this machine runs it.
+struct Board {
+    /// Rust's target triple: the binary is target/TRIPLE/release/pubsubperf.
+    triple: &'static str,
+    /// What `scripts/cross.sh` calls it.
+    cross: &'static str,
+    /// binfmt_misc's handler for its ELF files.
+    qemu: &'static str,
+    /// `environment.arch` in its results (Rust's name of the architecture).
+    arch: &'static str,
+    /// Its libraries are unpacked in target/sysroot/DIR rather than
+    /// installed as multiarch packages; qemu takes them from there.
+    sysroot: Option<&'static str>,
+}
 
-/// The cross-built binary, and the kernel's qemu-aarch64 handler that runs
-/// it; the test fails naming whichever is missing.
-fn aarch64_binary() -> PathBuf {
-    let bin = std::env::var_os("PUBSUBPERF_AARCH64_BINARY")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../target")
-                .join(TRIPLE)
-                .join("release/pubsubperf")
-        });
+const AARCH64: Board = Board {
+    triple: "aarch64-unknown-linux-gnu",
+    cross: "aarch64",
+    qemu: "qemu-aarch64",
+    arch: "aarch64",
+    sysroot: None,
+};
+
+const ARMHF: Board = Board {
+    triple: "armv7-unknown-linux-gnueabihf",
+    cross: "armhf",
+    qemu: "qemu-arm",
+    arch: "arm",
+    sysroot: Some("armhf"),
+};
+
+fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target")
+}
+
+/// The cross-built binary, and the kernel's qemu handler that runs it; the
+/// test fails naming whichever is missing.
+fn binary(board: &Board) -> PathBuf {
+    let bin = target_dir().join(board.triple).join("release/pubsubperf");
     assert!(
         bin.is_file(),
-        "the aarch64 build is missing at {}: build it with scripts/cross.sh aarch64 \
-         (scripts/test.sh does), or set PUBSUBPERF_AARCH64_BINARY",
-        bin.display()
+        "the {} build is missing at {}: build it with scripts/cross.sh {} (scripts/test.sh does)",
+        board.cross,
+        bin.display(),
+        board.cross
     );
-    let handler = Path::new("/proc/sys/fs/binfmt_misc/qemu-aarch64");
+    let handler = Path::new("/proc/sys/fs/binfmt_misc").join(board.qemu);
     let enabled =
-        std::fs::read_to_string(handler).is_ok_and(|s| s.lines().next() == Some("enabled"));
+        std::fs::read_to_string(&handler).is_ok_and(|s| s.lines().next() == Some("enabled"));
     assert!(
         enabled,
-        "no enabled qemu-aarch64 handler in {}: install qemu-user-static and binfmt-support \
-         (scripts/cross.sh --emulation does) with binfmt_misc mounted",
-        handler.display()
+        "no enabled {} handler in {}: install qemu-user-static and binfmt-support \
+         (scripts/cross.sh --emulation {} does) with binfmt_misc mounted",
+        board.qemu,
+        handler.display(),
+        board.cross
     );
     bin
 }
 
-/// Runs the aarch64 binary with `args`; its stdout on success.
-fn run(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new(aarch64_binary())
-        .args(args)
+/// Runs the board's binary with `args`; its stdout on success.
+fn run(board: &Board, dir: &Path, args: &[&str]) -> String {
+    let mut cmd = Command::new(binary(board));
+    cmd.args(args)
         .env("PUBSUBPERF_DB", dir.join("results.sqlite"))
         .env("XDG_CONFIG_HOME", dir)
-        .env("XDG_DATA_HOME", dir)
-        .output()
-        .expect("runs the aarch64 binary");
+        .env("XDG_DATA_HOME", dir);
+    if let Some(sysroot) = board.sysroot {
+        let root = target_dir().join("sysroot").join(sysroot);
+        assert!(
+            root.join(".complete").is_file(),
+            "the {} sysroot is missing at {}: scripts/cross.sh --emulation {} unpacks it",
+            board.cross,
+            root.display(),
+            board.cross
+        );
+        cmd.env("QEMU_LD_PREFIX", root);
+    }
+    let out = cmd.output().expect("runs the cross-built binary");
     assert!(
         out.status.success(),
-        "pubsubperf {args:?} under qemu: {}\n{}",
+        "pubsubperf {args:?} under {}: {}\n{}",
+        board.qemu,
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
@@ -63,7 +105,7 @@ fn run(dir: &Path, args: &[&str]) -> String {
 fn emulated_bindings_lists_the_portable_ones_as_available() {
     let dir = tempfile::tempdir().unwrap();
     pubsubperf_testkit::listing::assert_available(
-        &run(dir.path(), &["bindings", "--json"]),
+        &run(&AARCH64, dir.path(), &["bindings", "--json"]),
         &[
             "udp",
             "tcp",
@@ -83,6 +125,7 @@ fn emulated_calibrate_measures_the_floors() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("calibration.json");
     run(
+        &AARCH64,
         dir.path(),
         &["calibrate", "--no-save", "--json", file.to_str().unwrap()],
     );
@@ -94,12 +137,14 @@ fn emulated_calibrate_measures_the_floors() {
 }
 
 /// One latency and one throughput run of `binding`: complete, with figures,
-/// recorded as aarch64 under emulation, and saying so under the table.
-fn latency_and_throughput(binding: &str) {
+/// recorded as the board's architecture under emulation, and saying so
+/// under the table.
+fn latency_and_throughput(board: &Board, binding: &str) {
     let dir = tempfile::tempdir().unwrap();
     for (test, size) in [("latency", "64"), ("throughput", "1KiB")] {
         let file = dir.path().join(format!("{test}.json"));
         let printed = run(
+            board,
             dir.path(),
             &[
                 test,
@@ -118,7 +163,7 @@ fn latency_and_throughput(binding: &str) {
         let results: Value =
             serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
         let env = &results["environment"];
-        assert_eq!(env["arch"], "aarch64", "{env}");
+        assert_eq!(env["arch"], board.arch, "{env}");
         assert!(
             env["emulated"].as_str().is_some_and(|s| !s.is_empty()),
             "{env}"
@@ -135,20 +180,58 @@ fn latency_and_throughput(binding: &str) {
 
 #[test]
 fn emulated_udp_runs() {
-    latency_and_throughput("udp");
+    latency_and_throughput(&AARCH64, "udp");
 }
 
 #[test]
 fn emulated_shm_runs() {
-    latency_and_throughput("shm");
+    latency_and_throughput(&AARCH64, "shm");
 }
 
 #[test]
 fn emulated_intra_runs() {
-    latency_and_throughput("intra");
+    latency_and_throughput(&AARCH64, "intra");
 }
 
 #[test]
 fn emulated_cyclonedds_runs() {
-    latency_and_throughput("cyclonedds");
+    latency_and_throughput(&AARCH64, "cyclonedds");
+}
+
+/// The armhf build (ARMv7, 32-bit: another word size, another atomics
+/// path), its libraries from the sysroot: every binding is there.
+#[test]
+fn emulated_armhf_bindings_are_all_available() {
+    let dir = tempfile::tempdir().unwrap();
+    pubsubperf_testkit::listing::assert_available(
+        &run(&ARMHF, dir.path(), &["bindings", "--json"]),
+        &[
+            "udp",
+            "tcp",
+            "uds",
+            "intra",
+            "shm",
+            "cyclonedds",
+            "fastdds",
+            "iceoryx",
+            "iceoryx2",
+            "zenoh",
+        ],
+        "armhf under qemu",
+    );
+}
+
+#[test]
+fn emulated_armhf_udp_runs() {
+    latency_and_throughput(&ARMHF, "udp");
+}
+
+#[test]
+fn emulated_armhf_shm_runs() {
+    latency_and_throughput(&ARMHF, "shm");
+}
+
+#[test]
+fn emulated_armhf_cyclonedds_runs() {
+    latency_and_throughput(&ARMHF, "cyclonedds");
 }

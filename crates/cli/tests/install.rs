@@ -59,16 +59,16 @@ fn install_script_puts_binary_man_pages_and_completions_under_the_prefix() {
 }
 
 /// The packages of this version for `arch` (Debian's name), as
-/// `scripts/package.sh [aarch64]` names them.
+/// `scripts/package.sh [aarch64|armhf]` names them.
 fn packages(arch: &str) -> (PathBuf, PathBuf) {
     let dir = root().join("target/debian");
     let version = env!("CARGO_PKG_VERSION");
     let deb = dir.join(format!("pubsubperf_{version}-1_{arch}.deb"));
     let dbgsym = dir.join(format!("pubsubperf-dbgsym_{version}-1_{arch}.ddeb"));
-    let how = if arch == "amd64" {
-        "scripts/package.sh"
-    } else {
-        "scripts/package.sh aarch64"
+    let how = match arch {
+        "amd64" => "scripts/package.sh",
+        "arm64" => "scripts/package.sh aarch64",
+        _ => "scripts/package.sh armhf",
     };
     for p in [&deb, &dbgsym] {
         assert!(
@@ -96,6 +96,13 @@ fn amd64_deb_declares_the_libraries_and_carries_man_pages_and_completions() {
 #[test]
 fn arm64_deb_declares_the_libraries_and_carries_man_pages_and_completions() {
     declares_the_libraries_and_carries_man_pages_and_completions("arm64");
+}
+
+/// The armhf package, whose dependencies dpkg-shlibdeps reads from the
+/// board libraries' packages unpacked in the sysroot.
+#[test]
+fn armhf_deb_declares_the_libraries_and_carries_man_pages_and_completions() {
+    declares_the_libraries_and_carries_man_pages_and_completions("armhf");
 }
 
 /// The package's control fields and files, its binary without debug info

@@ -9,107 +9,16 @@
 //! `-nic eth0` is `-nic 127.0.0.1` and the `-pub`'s `-peer` is 127.0.0.1
 //! (both processes on this host).
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc::{Receiver, channel};
-use std::time::{Duration, Instant};
+mod pair;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_pubsubperf"))
-}
-
-fn words(line: &str) -> Vec<&str> {
-    line.split_whitespace().collect()
-}
-
-/// A port free on this host now (the pair's, through
-/// `PUBSUBPERF_PERFTEST_PORT`).
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
-}
-
-/// One `-sub`/`-pub` pair's place: its port and token file.
-struct Pair {
-    port: u16,
-    dir: tempfile::TempDir,
-}
-
-impl Pair {
-    fn new() -> Pair {
-        Pair {
-            port: free_port(),
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn cmd(&self, line: &str) -> Command {
-        let mut c = bin();
-        c.arg("perftest")
-            .args(words(line))
-            .env("PUBSUBPERF_PERFTEST_PORT", self.port.to_string())
-            .env("PUBSUBPERF_TOKEN_FILE", self.dir.path().join("agent.token"));
-        c
-    }
-
-    /// Starts the `-sub` and waits until it listens.
-    fn sub(&self, line: &str) -> (Child, Receiver<String>) {
-        let mut child = self
-            .cmd(line)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let (tx, rx) = channel();
-        let err = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
-            for l in BufReader::new(err).lines().map_while(Result::ok) {
-                eprintln!("sub: {l}");
-                if tx.send(l).is_err() {
-                    break;
-                }
-            }
-        });
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-                Ok(l) if l.contains("listening on") => return (child, rx),
-                Ok(_) => {}
-                Err(_) => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    panic!("perftest {line}: not listening within 10 s");
-                }
-            }
-        }
-    }
-
-    fn run(&self, line: &str) -> Output {
-        self.cmd(line).output().unwrap()
-    }
-}
-
-/// Waits for a child to exit within `within`; kills it and fails otherwise.
-fn exits_within(child: &mut Child, within: Duration, what: &str) -> std::process::ExitStatus {
-    let deadline = Instant::now() + within;
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            return s;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what}: still running after {within:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
+use pair::{Pair, exits_within, words};
+use std::time::Duration;
 
 /// Runs a seed's pair: the `-sub` first, then the `-pub`, which finds it
 /// waiting on this host (or reaches it through `-peer`); the `-sub` serves
 /// that one run and exits. Returns the `-pub`'s standard output.
 fn pair(sub: &str, publisher: &str) -> String {
-    let p = Pair::new();
+    let p = Pair::new("perftest");
     let (mut child, lines) = p.sub(sub);
     let out = p.run(publisher);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -200,7 +109,7 @@ fn seed_001_raw_pairs() {
 /// exits 2 with one line.
 #[test]
 fn pub_alone_and_refusals() {
-    let p = Pair::new();
+    let p = Pair::new("perftest");
     let out = p.run("-pub -raw -latencyTest -dataLen 64 -exec 1 -noPrint");
     assert!(out.status.success(), "{out:?}");
     summary(&String::from_utf8_lossy(&out.stdout), 64);
@@ -247,7 +156,7 @@ fn csv_row(line: &str, width: usize) {
 }
 
 fn stdout_of(line: &str) -> String {
-    let out = Pair::new().run(line);
+    let out = Pair::new("perftest").run(line);
     assert!(out.status.success(), "perftest {line}: {out:?}");
     String::from_utf8(out.stdout).unwrap()
 }

@@ -33,6 +33,16 @@ pub struct RunSpec {
     /// before each sleep.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub sleep_ns: u64,
+    /// Throughput, `--demand`: the publisher writes this many samples back
+    /// to back, then pauses 10 ms, and again (0: no pauses). One run is one
+    /// demand of the ramp; recorded only when set, so that results of
+    /// earlier versions compare with runs without it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub demand: u64,
+    /// Throughput, `--recovery-time`: ms the publisher waits after this run
+    /// before the next one (the ramp's pause between demands).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub recovery_ms: u64,
     /// Throughput test: echo every Nth sample for latency under load (0: none).
     pub latency_every: u64,
     /// Fill and verify the integrity pattern.
@@ -94,8 +104,8 @@ fn one() -> usize {
     1
 }
 
-fn is_zero(n: &u64) -> bool {
-    *n == 0
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl RunSpec {

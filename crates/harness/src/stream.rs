@@ -1,11 +1,13 @@
 //! The throughput sending loop, shared by publisher 0 (which measures) and
 //! the extra publishers of `--publishers M`: a flagged warm-up, then
-//! samples numbered from 0 at full speed, on a `--rate` schedule or with a
-//! `--sleep` after each write until the duration or count is reached. The
-//! hot loop reads the clock only for the sample's timestamp and, every 64
-//! samples (every sample when paced or sleeping), for the end and a 100 ms
+//! samples numbered from 0 at full speed, on a `--rate` schedule, in
+//! `--demand` bursts (N samples back to back, then a 10 ms pause, as RTI's
+//! Throughput example sends), or with a `--sleep` after each write until
+//! the duration or count is reached. The hot loop reads the clock only for
+//! the sample's timestamp and, every 64 samples (every sample when paced by
+//! `--rate` or sleeping, and after each burst), for the end and a 100 ms
 //! `poll` of the caller's liveness checks. A batched writer is flushed
-//! before it waits for its next `--rate` slot or sleeps.
+//! before it waits for its next `--rate` slot, pauses or sleeps.
 
 use crate::Fault;
 use crate::spec::RunSpec;
@@ -72,6 +74,30 @@ pub(crate) struct Streamed {
     pub(crate) fault: Option<Fault>,
 }
 
+/// The pause after each burst of `--demand` samples: 10 ms, as in RTI's
+/// Throughput example.
+pub const DEMAND_PAUSE_NS: u64 = 10_000_000;
+
+/// After `attempts` sends: with `--demand N`, at the end of each burst of N
+/// flushes a batch (or it would sit in the writer through the pause),
+/// waits [`DEMAND_PAUSE_NS`] on `B`'s clock (a sleep, no allocation) and
+/// returns true; otherwise false. A failed flush is returned, after the
+/// pause.
+#[inline(always)]
+fn demand_pause<B: Binding>(
+    w: &mut B::Writer,
+    attempts: u64,
+    demand: u64,
+) -> Result<bool, BindingError> {
+    if demand > 0 && attempts.is_multiple_of(demand) {
+        let flushed = w.flush();
+        B::wait_until(B::now_ns() + DEMAND_PAUSE_NS);
+        flushed.map(|()| true)
+    } else {
+        Ok(false)
+    }
+}
+
 /// True when `e` is a refusal the run counts instead of ending: a
 /// [`BindingError::Refused`] under best effort.
 #[inline(always)]
@@ -105,7 +131,8 @@ fn sleep_after<W: Writer>(
 /// ([`BindingError::Refused`]) is counted as rejected and the same sequence
 /// number goes into the next attempt; the `--rate` schedule and the
 /// end/poll checks count attempts, so a writer refused every time still
-/// keeps its schedule and ends on time. Under reliable it ends the run.
+/// keeps its schedule and ends on time; so do `--demand` bursts (a burst
+/// is N attempts, the example's N writes). Under reliable it ends the run.
 pub(crate) fn send_stream<B: Binding>(
     w: &mut B::Writer,
     spec: &RunSpec,
@@ -157,6 +184,9 @@ pub(crate) fn send_stream<B: Binding>(
             }
         }
         i += 1;
+        // Warm-up samples are not counted: a failed flush shows in the
+        // measured part.
+        let _ = demand_pause::<B>(w, i, spec.demand);
         let now = B::now_ns();
         if now >= next_poll {
             next_poll = now + 100_000_000;
@@ -219,7 +249,15 @@ pub(crate) fn send_stream<B: Binding>(
                 break;
             }
         }
-        if attempt.is_multiple_of(64) || period > 0.0 || spec.sleep_ns > 0 {
+        let paused = match demand_pause::<B>(w, attempt, spec.demand) {
+            Ok(p) => p,
+            Err(e) if counted(&e, best_effort) => true,
+            Err(e) => {
+                out.fault = Some(fault(e));
+                break;
+            }
+        };
+        if attempt.is_multiple_of(64) || period > 0.0 || paused || spec.sleep_ns > 0 {
             let now = B::now_ns();
             if now >= end {
                 break;

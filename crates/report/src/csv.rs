@@ -10,7 +10,8 @@ latency_count,latency_mean_ns,latency_std_ns,latency_min_ns,latency_max_ns,\
 latency_p50_ns,latency_p90_ns,latency_p99_ns,latency_p99_9_ns,latency_p99_99_ns,latency_p99_9999_ns,\
 sent,received,bytes,samples_per_s,mbps,lost,lost_percent,rejected,duplicates,out_of_order,\
 pub_cpu_percent,sub_cpu_percent,pub_max_rss_kib,sub_max_rss_kib,\
-pub_voluntary_cs,pub_involuntary_cs,sub_voluntary_cs,sub_involuntary_cs,bad_samples,duration_s";
+pub_voluntary_cs,pub_involuntary_cs,sub_voluntary_cs,sub_involuntary_cs,bad_samples,duration_s,\
+sent_per_s,demand";
 
 /// One CSV row per run, header first.
 pub fn csv(runs: &[Run]) -> String {
@@ -70,6 +71,15 @@ pub fn csv(runs: &[Run]) -> String {
             s.involuntary_cs.to_string(),
             r.bad_samples.to_string(),
             format!("{:.3}", r.duration_s),
+            // Appended later: the publisher's rate, and the demand of a
+            // `--demand` ramp's run (empty otherwise).
+            r.throughput
+                .as_ref()
+                .map_or(String::new(), |t| format!("{:.3}", t.sent_per_s)),
+            r.config
+                .get("demand")
+                .and_then(|d| d.as_u64())
+                .map_or(String::new(), |d| d.to_string()),
         ]);
         out.push_str(&row.join(","));
         out.push('\n');

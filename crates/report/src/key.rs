@@ -26,6 +26,7 @@ pub const NON_ESSENTIAL: &[&str] = &[
     "duration_ns",
     "count",
     "warmup_ns",
+    "recovery_ms",
     "echo_timeout_ms",
     "interval_ms",
     "pub_cpu",

@@ -133,7 +133,8 @@ pub(crate) fn unpin_current_thread() {
     // kernel intersects the mask with the allowed CPUs (cgroup cpuset).
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
-        let n = libc::sysconf(libc::_SC_NPROCESSORS_CONF).clamp(1, libc::CPU_SETSIZE as i64);
+        let n =
+            libc::sysconf(libc::_SC_NPROCESSORS_CONF).clamp(1, libc::CPU_SETSIZE as libc::c_long);
         for cpu in 0..n as usize {
             libc::CPU_SET(cpu, &mut set);
         }

@@ -51,6 +51,10 @@ pub enum Command {
     /// RTI Perftest's command line and output formats: `perftest -pub ...`
     /// runs the test, `perftest -sub ...` serves one run (docs/perftest.md).
     Perftest(PerftestArgs),
+    /// RTI Connext's Throughput example's command line and tables: the
+    /// publisher's (-demand ...) runs the ramp, a subscriber's
+    /// (-participantId N) serves it (docs/throughput-example.md).
+    ThroughputExample(ThroughputExampleArgs),
     /// Run as a subscriber for a publisher on another host (or started by one).
     Sub(SubArgs),
     /// Serve publishers' sessions on this host, one after another, until
@@ -150,6 +154,15 @@ pub struct TestArgs {
     /// correction; throughput: sending rate). Default: as fast as possible.
     #[arg(long, value_name = "PER_SECOND")]
     pub rate: Option<f64>,
+    /// Throughput: a demand ramp as RTI's Throughput example runs it: for
+    /// each N from START to END by STEP, write N samples back to back, pause
+    /// 10 ms, and again for --duration; one run (table row) per demand.
+    #[arg(long, value_name = "START:STEP:END")]
+    pub demand: Option<String>,
+    /// Throughput with --demand: pause after each demand before the next, ms
+    /// (or a time like 1s; default 0).
+    #[arg(long, value_name = "MS")]
+    pub recovery_time: Option<String>,
     /// Batch samples into writes of up to BYTES where the binding can.
     #[arg(long, value_name = "BYTES")]
     pub batch: Option<String>,
@@ -337,6 +350,16 @@ pub struct PerftestArgs {
     pub args: Vec<String>,
 }
 
+/// `throughput-example`: the example's flags, read by
+/// `crate::throughput_example` (not clap).
+#[derive(Debug, Args)]
+#[command(disable_help_flag = true)]
+pub struct ThroughputExampleArgs {
+    /// The Throughput example's flags, e.g. -domainId 88 -nic 127.0.0.1 -transport 1 -peer 127.0.0.1 -subscribers 1 -duration 10 -size 1024 -demand 1000:1000:9000.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub args: Vec<String>,
+}
+
 #[derive(Debug, Args)]
 pub struct AgentArgs {
     /// Where to listen for publishers (HOST:PORT).
@@ -423,6 +446,8 @@ impl From<&TestArgs> for TestRequest {
             count: a.count,
             warmup: a.warmup.clone(),
             rate: a.rate,
+            demand: a.demand.clone(),
+            recovery_time: a.recovery_time.clone(),
             batch: a.batch.clone(),
             latency_every: a.latency_every,
             reliable: a.reliable,

@@ -76,8 +76,15 @@ fn sub(inv: &Invocation) -> anyhow::Result<ExitCode> {
     eprintln!(
         "pubsubperf perftest -sub: serving one run; the -pub side sends the test's settings (this side's options are checked, not used, except -nic)"
     );
+    serve_once(inv.request.data_address.clone(), sub_port())
+}
+
+/// Serves one publisher's session on `port` as an agent does, its data on
+/// `data_address` (a `-nic`): the subscribing side of another tool's
+/// command line.
+pub(crate) fn serve_once(data_address: Option<String>, port: u16) -> anyhow::Result<ExitCode> {
     let host = HostArgs {
-        data_address: inv.request.data_address.clone(),
+        data_address,
         token_file: None,
         insecure: false,
         max_duration: None,
@@ -85,7 +92,7 @@ fn sub(inv: &Invocation) -> anyhow::Result<ExitCode> {
         allow_rt_priority: false,
         allow_mlock: false,
     };
-    let listen = format!("0.0.0.0:{}", sub_port());
+    let listen = format!("0.0.0.0:{port}");
     crate::install_ctrlc();
     let r = crate::agent::run(
         crate::agent::Mode::Listen {
@@ -131,14 +138,14 @@ fn publish(inv: &Invocation) -> anyhow::Result<ExitCode> {
 
 /// True when a `-sub` (an agent) can serve runs of `binding`: it has a
 /// network path and runs out of process.
-fn servable(binding: &str) -> bool {
+pub(crate) fn servable(binding: &str) -> bool {
     pubsubperf_harness::registry::info(binding)
         .is_some_and(|i| i.capabilities.remote && !i.capabilities.in_process)
 }
 
 /// True when something listens on TCP `port` on this host (a `-sub`, or an
 /// agent), read from /proc without connecting to it.
-fn sub_waiting(port: u16) -> bool {
+pub(crate) fn sub_waiting(port: u16) -> bool {
     ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
         std::fs::read_to_string(f).is_ok_and(|text| {
             text.lines().skip(1).any(|l| {

@@ -109,6 +109,11 @@ pub fn lookup(word: &str) -> Result<&'static Opt, UsageError> {
         .collect();
     match hits.as_slice() {
         [o] => Ok(o),
+        [] if crate::throughput_example::options::lookup(word).is_some() => {
+            Err(UsageError(format!(
+                "{word}: not an RTI Perftest option but a flag of RTI's Throughput example: run the line as 'pubsubperf throughput-example ...' (docs/throughput-example.md)"
+            )))
+        }
         [] => Err(UsageError(format!(
             "{word}: not an RTI Perftest option (docs/perftest.md lists them)"
         ))),
@@ -342,17 +347,33 @@ pub(super) fn set_transport(inv: &mut Invocation, v: Option<&str>) -> Result<(),
 
 pub(super) fn set_peer(inv: &mut Invocation, v: Option<&str>) -> Result<(), UsageError> {
     let p = v.unwrap_or_default();
+    host_only(p, "a -sub listens on port")?;
+    inv.peers.push(p.to_string());
+    Ok(())
+}
+
+/// A `-peer` must be a host without a port: the port is the subscriber's
+/// (`listens`, e.g. "a -sub listens on port", is followed by the port).
+pub(crate) fn host_only(p: &str, listens: &str) -> Result<(), UsageError> {
     if p.parse::<std::net::SocketAddr>().is_ok()
         || p.rsplit_once(':')
             .is_some_and(|(h, _)| !h.contains(':') && !h.is_empty())
     {
         return Err(UsageError(format!(
-            "-peer {p}: give the host only (a -sub listens on port {})",
+            "-peer {p}: give the host only ({listens} {})",
             super::sub_port()
         )));
     }
-    inv.peers.push(p.to_string());
     Ok(())
+}
+
+/// `host:port`, with an IPv6 address in brackets.
+pub(crate) fn host_port(host: &str, port: u32) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
 }
 
 impl Invocation {
@@ -418,7 +439,7 @@ impl Invocation {
             let connect = self
                 .peers
                 .iter()
-                .map(|p| format!("{p}:{port}"))
+                .map(|p| host_port(p, u32::from(port)))
                 .collect::<Vec<_>>()
                 .join(",");
             self.request.connect = Some(connect);
@@ -466,14 +487,6 @@ impl Invocation {
 
     /// A plan error reported under the Perftest flag that set its setting.
     pub fn explain(&self, e: UsageError) -> UsageError {
-        let hit = self
-            .applied
-            .iter()
-            .rev()
-            .find(|(_, ours)| e.0.starts_with(&format!("--{ours}")));
-        match hit {
-            Some((pf, _)) => UsageError(format!("{pf}: {}", e.0)),
-            None => e,
-        }
+        crate::plan::explain_under(&self.applied, e)
     }
 }

@@ -1,0 +1,104 @@
+//! `pubsubperf throughput-example ARGS...`: the command lines of RTI
+//! Connext's Throughput example (its publishing and subscribing
+//! applications) over pubsubperf's `throughput --demand` ramp. The flags
+//! are read through one table (`options`) into a
+//! [`TestRequest`](crate::plan::TestRequest); the publisher runs the ramp
+//! and prints the example's two tables (`printer`); a subscriber
+//! (`-participantId N`) serves the publisher's session as the Perftest
+//! front end's `-sub` does, on port 7400 + N - 1.
+
+pub mod options;
+pub mod printer;
+
+use crate::perftest::options::host_port;
+use crate::perftest::{servable, serve_once, sub_port, sub_waiting};
+use crate::plan::{TestPlan, UsageError};
+use options::{Invocation, Role, SAME_HOST};
+use pubsubperf_core::result::TestKind;
+use std::process::ExitCode;
+
+/// Reads an example command line into a finished invocation.
+pub fn read(args: &[String]) -> Result<Invocation, UsageError> {
+    let mut inv = options::parse(args)?;
+    inv.finish(sub_port())?;
+    Ok(inv)
+}
+
+/// The plan of an invocation (a subscriber's too: its flags are checked
+/// the same way).
+pub fn plan(inv: &Invocation) -> Result<TestPlan, UsageError> {
+    inv.request
+        .plan(TestKind::Throughput)
+        .map_err(|e| inv.explain(e))
+}
+
+/// Runs an example command line.
+pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
+    if options::parse(args)?.help {
+        print!("{}", options::markdown_table());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut inv = read(args)?;
+    match inv.role() {
+        Role::Sub => subscribe(&inv),
+        Role::Pub => {
+            let local = inv.peers.iter().all(|p| p == SAME_HOST);
+            if local && servable(&inv.request.binding) && sub_waiting(sub_port()) {
+                let n = inv.request.subscribers;
+                let connect: Vec<String> = (0..n)
+                    .map(|i| host_port("127.0.0.1", u32::from(sub_port()) + i as u32))
+                    .collect();
+                eprintln!(
+                    "pubsubperf throughput-example: subscribers wait on this host; running with them ({})",
+                    connect.join(", ")
+                );
+                inv.request.connect = Some(connect.join(","));
+            }
+            publish(&inv)
+        }
+    }
+}
+
+/// A subscribing application: serves one publisher's session (every
+/// demand of its ramp), which sends the test's settings.
+fn subscribe(inv: &Invocation) -> anyhow::Result<ExitCode> {
+    drop(plan(inv)?);
+    if !servable(&inv.request.binding) {
+        return Err(UsageError(format!(
+            "-participantId: {} runs within one process or host only, so no subscriber process can serve it; run the publisher alone (it starts its own subscribers)",
+            inv.request.binding
+        ))
+        .into());
+    }
+    let n = inv.participant.unwrap_or(1);
+    let port = u16::try_from(u32::from(sub_port()) + n - 1).map_err(|_| {
+        UsageError(format!(
+            "-participantId {n}: its port ({} + {n} - 1) is past 65535",
+            sub_port()
+        ))
+    })?;
+    eprintln!(
+        "pubsubperf throughput-example: subscriber {n} serving one publisher on port {port}; the publisher sends the test's settings and prints both tables (this side's flags are checked, not used, except -nic)"
+    );
+    serve_once(inv.request.data_address.clone(), port)
+}
+
+/// The publishing application: the ramp, then the example's tables.
+fn publish(inv: &Invocation) -> anyhow::Result<ExitCode> {
+    let mut plan = plan(inv)?;
+    plan.quiet = true;
+    crate::install_ctrlc();
+    let mut sink = crate::output::Sink::new(crate::bindings_env(&plan.specs), None, None);
+    println!("Starting test...");
+    let failure = crate::execute(&plan, &mut sink, None)?;
+    let runs: Vec<&pubsubperf_core::result::Run> = sink.file.runs.iter().collect();
+    print!("{}", printer::publisher_table(&runs));
+    print!("{}", printer::subscriber_tables(&runs));
+    if failure.is_none() {
+        println!("\nTest Completed.");
+    }
+    crate::failure_exit(failure, !runs.is_empty())
+}
+
+#[cfg(test)]
+mod tests;
