@@ -82,8 +82,13 @@ pub fn run_banner(r: &Run) -> String {
     let c = &r.config;
     let ep = &c["endpoint"];
     let cpu = |k: &str| c[k].as_u64().map_or("any".to_string(), |v| v.to_string());
+    // Batched runs say so: their figures are not those of one write per sample.
+    let batch = match ep["batch_bytes"].as_u64() {
+        Some(b) if b > 0 => format!(", batched {b} B"),
+        _ => String::new(),
+    };
     format!(
-        "{} over {} ({}), {}, {}, wait {}{}, cpu pub {} sub {}, {} subscriber(s)",
+        "{} over {} ({}), {}, {}{batch}, wait {}{}, cpu pub {} sub {}, {} subscriber(s)",
         r.test,
         r.binding,
         r.transport,

@@ -141,6 +141,16 @@ fn bytes_opt(flag: &str, v: &Option<String>) -> Result<usize, UsageError> {
     }
 }
 
+/// How long a reliable writer may block without `--max-blocking-time`.
+pub const DEFAULT_BLOCK_MS: u64 = 10_000;
+
+/// The settings [`TestRequest::knobs`] checks.
+struct Knobs {
+    block_ms: u64,
+    bandwidth: u64,
+    sleep_ns: u64,
+}
+
 /// A run id unique on this host: pid, time, and a counter.
 pub fn new_run_id() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -198,6 +208,12 @@ pub struct TestRequest {
     pub domain: Option<u32>,
     pub qos_file: Option<PathBuf>,
     pub instances: Option<u32>,
+    pub max_blocking_time: Option<String>,
+    pub no_positive_acks: bool,
+    pub bandwidth_limit: Option<String>,
+    pub no_push_on_write: bool,
+    pub multicast_ttl: Option<u8>,
+    pub sleep: Option<String>,
     pub opts: Vec<String>,
     pub connect: Option<String>,
     pub token_file: Option<PathBuf>,
@@ -253,6 +269,12 @@ impl Default for TestRequest {
             domain: None,
             qos_file: None,
             instances: None,
+            max_blocking_time: None,
+            no_positive_acks: false,
+            bandwidth_limit: None,
+            no_push_on_write: false,
+            multicast_ttl: None,
+            sleep: None,
             opts: Vec::new(),
             connect: None,
             token_file: None,
@@ -473,6 +495,12 @@ impl TestRequest {
             "domain" => self.domain = Some(value(name, v)?),
             "qos-file" => self.qos_file = Some(text(v)?.into()),
             "instances" => self.instances = Some(value(name, v)?),
+            "max-blocking-time" => self.max_blocking_time = Some(text(v)?),
+            "no-positive-acks" => self.no_positive_acks = flag(name, v)?,
+            "bandwidth-limit" => self.bandwidth_limit = Some(text(v)?),
+            "no-push-on-write" => self.no_push_on_write = flag(name, v)?,
+            "multicast-ttl" => self.multicast_ttl = Some(value(name, v)?),
+            "sleep" => self.sleep = Some(text(v)?),
             "opt" => self.opts.push(text(v)?),
             "connect" => self.connect = Some(text(v)?),
             "token-file" => self.token_file = Some(PathBuf::from(text(v)?)),
@@ -491,6 +519,58 @@ impl TestRequest {
             }
         }
         Ok(())
+    }
+
+    /// `--max-blocking-time`, `--bandwidth-limit` and `--sleep`, checked.
+    fn knobs(&self, test: TestKind, reliability: Reliability) -> Result<Knobs, UsageError> {
+        let block_ms = match &self.max_blocking_time {
+            None => DEFAULT_BLOCK_MS,
+            Some(t) => {
+                let d = parse_duration("--max-blocking-time", t)?;
+                if reliability != Reliability::Reliable {
+                    return Err(UsageError(format!(
+                        "--max-blocking-time {t}: bounds a reliable writer's wait, and this run is best effort"
+                    )));
+                }
+                if d < Duration::from_millis(1) {
+                    return Err(UsageError(format!(
+                        "--max-blocking-time {t}: must be at least 1ms"
+                    )));
+                }
+                d.as_millis().min(u64::MAX as u128) as u64
+            }
+        };
+        let bandwidth = bytes_opt("--bandwidth-limit", &self.bandwidth_limit)? as u64;
+        if self.multicast_ttl.is_some() && !self.multicast {
+            return Err(UsageError(
+                "--multicast-ttl: needs --multicast (it is the TTL of multicast datagrams)".into(),
+            ));
+        }
+        let sleep_ns = match &self.sleep {
+            None => 0,
+            Some(t) => {
+                let d = parse_duration("--sleep", t)?;
+                if test != TestKind::Throughput {
+                    return Err(UsageError(format!(
+                        "--sleep {t}: only for 'throughput' (pace latency pings with --rate)"
+                    )));
+                }
+                if self.rate.is_some() || self.find_max || self.demand.is_some() {
+                    return Err(UsageError(format!(
+                        "--sleep {t}: paces the publisher as --rate, --demand and --find-max do; keep one"
+                    )));
+                }
+                if d.is_zero() {
+                    return Err(UsageError(format!("--sleep {t}: must be more than 0")));
+                }
+                d.as_nanos().min(u64::MAX as u128) as u64
+            }
+        };
+        Ok(Knobs {
+            block_ms,
+            bandwidth,
+            sleep_ns,
+        })
     }
 
     /// Validates everything and builds one spec per size.
@@ -750,6 +830,7 @@ impl TestRequest {
                 "--instances {n}: must be between 1 and 100000"
             )));
         }
+        let knobs = self.knobs(test, reliability)?;
         let run_base = new_run_id();
         let mut specs = Vec::new();
         // One run per size, and per demand of a --demand ramp (0: none).
@@ -782,13 +863,17 @@ impl TestRequest {
                 socket_buffer: bytes_opt("--socket-buffer", &self.socket_buffer)?,
                 send_queue: self.send_queue.unwrap_or(0),
                 receive_queue: self.receive_queue.unwrap_or(0),
-                reliable_block_timeout_ms: 10_000,
+                reliable_block_timeout_ms: knobs.block_ms,
                 history,
                 durability,
                 async_publish: self.async_publish,
                 domain: self.domain,
                 qos_file: qos_file.clone(),
                 instances: self.instances.unwrap_or(0),
+                no_positive_acks: self.no_positive_acks,
+                bandwidth_limit: knobs.bandwidth,
+                no_push_on_write: self.no_push_on_write,
+                multicast_ttl: self.multicast_ttl,
                 options: options.clone(),
                 cancel: CancelToken::new(),
             };
@@ -802,6 +887,7 @@ impl TestRequest {
                 duration_ns: duration.map_or(0, |d| d.as_nanos() as u64),
                 count: self.count.unwrap_or(0),
                 rate: self.rate.unwrap_or(0.0),
+                sleep_ns: knobs.sleep_ns,
                 demand,
                 recovery_ms: if demand > 0 { recovery_ms } else { 0 },
                 latency_every: self.latency_every.unwrap_or(0),

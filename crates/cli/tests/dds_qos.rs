@@ -4,72 +4,10 @@
 //! latency or throughput figure. The DDS tests need both DDS libraries
 //! (`scripts/setup.sh` installs them); without one they fail naming it.
 
-use pubsubperf_testkit::require;
+mod dds;
+
+use dds::*;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn run(args: &[&str]) -> Output {
-    let mut v = args.to_vec();
-    if matches!(args.first(), Some(&"latency") | Some(&"throughput")) {
-        v.push("--no-save");
-    }
-    Command::new(env!("CARGO_BIN_EXE_pubsubperf"))
-        .args(v)
-        .output()
-        .expect("runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).expect("json written")).expect("valid json")
-}
-
-/// Fails the test, naming what is missing, unless the DDS binding `name`
-/// can run here: its library (from the Debian package `scripts/setup.sh`
-/// installs), the binding in this build, and the binding's own check.
-fn require_dds(name: &str) {
-    match name {
-        "cyclonedds" => require::library("libddsc.so", "cyclonedds-dev"),
-        "fastdds" => require::library("libfastrtps.so", "libfastrtps-dev"),
-        _ => unreachable!("not a DDS binding: {name}"),
-    }
-    let o = run(&["bindings", "--json"]);
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("bindings json");
-    let b = v
-        .as_array()
-        .expect("list")
-        .iter()
-        .find(|b| b["name"] == name)
-        .unwrap_or_else(|| {
-            panic!(
-                "prerequisite missing: this build has no {name} binding (the harness feature '{name}' is off)"
-            )
-        });
-    assert!(
-        b["available"].get("Ok").is_some(),
-        "prerequisite missing: the binding {name} cannot run here: {}",
-        b["available"]["Err"]
-    );
-}
-
-/// Asserts a one-line error on stderr, exit code 2, starting with `start`.
-fn usage_error(args: &[&str], start: &str) {
-    let o = run(args);
-    let e = stderr(&o);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
-    assert_eq!(
-        e.trim_end().lines().count(),
-        1,
-        "{args:?}: not one line: {e}"
-    );
-    assert!(
-        e.starts_with(&format!("pubsubperf: {start}")),
-        "{args:?}: {e}"
-    );
-}
 
 #[test]
 fn qos_flags_are_refused_where_they_do_not_apply() {
@@ -186,46 +124,6 @@ fn qos_file(binding: &str, dir: &Path) -> String {
     let p = dir.join(name);
     std::fs::write(&p, text).expect("write qos file");
     p.to_str().unwrap().to_string()
-}
-
-/// A reliable throughput run of `count` samples with `extra` flags: every
-/// sample arrives exactly once; returns the run's JSON.
-fn exact_run(binding: &str, peer: &str, count: u64, extra: &[&str]) -> serde_json::Value {
-    let d = tempfile::tempdir().expect("tempdir");
-    let j = d.path().join("r.json");
-    let n = count.to_string();
-    let mut a = vec![
-        "throughput",
-        "-b",
-        binding,
-        "--peer-binding",
-        peer,
-        "-s",
-        "256",
-        "-n",
-        &n,
-        "--reliable",
-        "--warmup",
-        "100ms",
-        "-q",
-        "--check",
-        "--json",
-        j.to_str().unwrap(),
-    ];
-    a.extend_from_slice(extra);
-    let o = run(&a);
-    assert!(o.status.success(), "{a:?}: {}", stderr(&o));
-    let r = json(&j)["runs"][0].clone();
-    let t = &r["throughput"];
-    assert_eq!(t["sent"], count, "{a:?}");
-    assert_eq!(
-        t["received"], count,
-        "{a:?}: every sample of every instance"
-    );
-    assert_eq!(t["lost"], 0, "{a:?}");
-    assert_eq!(t["duplicates"], 0, "{a:?}");
-    assert_eq!(r["bad_samples"], 0, "{a:?}");
-    r
 }
 
 #[test]

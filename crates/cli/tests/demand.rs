@@ -204,7 +204,7 @@ fn bad_demands_are_one_line_exit_2() {
             "1:1:2",
             "-no_push_on_write",
         ],
-        "-no_push_on_write: not supported",
+        "-no_push_on_write: --no-push-on-write: CycloneDDS 0.10 always pushes",
     );
     usage_error(
         &["throughput-example", "-demand", "3:1:1"],

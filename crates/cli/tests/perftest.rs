@@ -113,12 +113,12 @@ fn pub_alone_and_refusals() {
     let out = p.run("-pub -raw -latencyTest -dataLen 64 -exec 1 -noPrint");
     assert!(out.status.success(), "{out:?}");
     summary(&String::from_utf8_lossy(&out.stdout), 64);
-    let out = p.run("-pub -raw -noPositiveAcks");
+    let out = p.run("-pub -raw -keepDurationUsec 5");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
-        err.starts_with("pubsubperf: -noPositiveAcks: not supported:"),
+        err.starts_with("pubsubperf: -keepDurationUsec: not supported:"),
         "{err}"
     );
 }

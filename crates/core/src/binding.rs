@@ -151,15 +151,20 @@ pub enum Durability {
     TransientLocal,
 }
 
-/// The DDS QoS flags; a binding lists those it maps in
-/// [`Binding::qos_flags`], the harness refuses the others.
-pub const QOS_FLAGS: [&str; 6] = [
+/// The DDS QoS and middleware-setting flags; a binding lists those it maps
+/// in [`Binding::qos_flags`], the harness refuses the others. Ordered from
+/// the most common, so that a binding's list can be a prefix.
+pub const QOS_FLAGS: [&str; 10] = [
     "--history",
     "--durability",
     "--async",
     "--domain",
     "--qos-file",
     "--instances",
+    "--multicast-ttl",
+    "--no-positive-acks",
+    "--bandwidth-limit",
+    "--no-push-on-write",
 ];
 
 /// What a binding supports. The harness and the CLI query this instead of
@@ -300,7 +305,8 @@ pub struct EndpointConfig {
     /// Reader's queue size in samples (0: the binding's default), Perftest -receiveQueueSize.
     pub receive_queue: usize,
     /// How long a reliable writer may block on a full reader before the
-    /// sample counts as failed.
+    /// sample counts as failed (`--max-blocking-time`, default 10 s; the
+    /// DDS bindings make it RELIABILITY's max_blocking_time).
     pub reliable_block_timeout_ms: u64,
     /// DDS HISTORY (`--history`; None: the binding's default).
     #[serde(default)]
@@ -321,6 +327,23 @@ pub struct EndpointConfig {
     /// (`--instances`; 0: the unkeyed type).
     #[serde(default)]
     pub instances: u32,
+    /// `--no-positive-acks`: readers acknowledge nothing; writers drop
+    /// samples after a keep duration (Fast DDS's DisablePositiveACKs).
+    /// This and the knobs below are serialized only when set, so that
+    /// results of earlier versions keep comparing with new ones.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub no_positive_acks: bool,
+    /// `--bandwidth-limit BYTES`: a flow controller lets writers send at
+    /// most this many bytes per second (0: no limit).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub bandwidth_limit: u64,
+    /// `--no-push-on-write`: reliable writers announce samples and send
+    /// them when readers ask (Connext's push_on_write = false).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub no_push_on_write: bool,
+    /// `--multicast-ttl N`: time to live of multicast datagrams.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multicast_ttl: Option<u8>,
     /// Binding-specific options (`--opt KEY=VALUE` and binding flags such as
     /// DDS QoS), passed through verbatim.
     pub options: std::collections::BTreeMap<String, String>,
@@ -333,6 +356,14 @@ fn one() -> usize {
     1
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 impl EndpointConfig {
     /// The DDS QoS flags ([`QOS_FLAGS`]) this configuration sets.
     pub fn qos_flags_set(&self) -> Vec<&'static str> {
@@ -343,6 +374,10 @@ impl EndpointConfig {
             self.domain.is_some(),
             self.qos_file.is_some(),
             self.instances > 0,
+            self.multicast_ttl.is_some(),
+            self.no_positive_acks,
+            self.bandwidth_limit > 0,
+            self.no_push_on_write,
         ];
         QOS_FLAGS
             .iter()
@@ -378,6 +413,10 @@ impl EndpointConfig {
             domain: None,
             qos_file: None,
             instances: 0,
+            no_positive_acks: false,
+            bandwidth_limit: 0,
+            no_push_on_write: false,
+            multicast_ttl: None,
             options: Default::default(),
             cancel: CancelToken::new(),
         }
@@ -556,10 +595,20 @@ pub trait Binding: Sized + Send + 'static {
     }
 
     /// The DDS QoS flags ([`QOS_FLAGS`]: `--history`, `--durability`,
-    /// `--async`, `--domain`, `--qos-file`, `--instances`) this binding maps;
-    /// the harness refuses the others with an error naming the flag.
+    /// `--async`, `--domain`, `--qos-file`, `--instances`, and the
+    /// middleware settings `--no-positive-acks` to `--multicast-ttl`) this
+    /// binding maps; the harness refuses the others with an error naming
+    /// the flag.
     fn qos_flags() -> &'static [&'static str] {
         &[]
+    }
+
+    /// Why this binding lacks `flag`, one of [`QOS_FLAGS`] it does not map
+    /// or `--batch` without [`Capabilities::batching`], when the generic
+    /// refusal ("a DDS QoS which ... does not have") would
+    /// hide the reason (the middleware has no such setting).
+    fn why_not(_flag: &str) -> Option<&'static str> {
+        None
     }
 
     /// True when one reader accepts samples from several writers in
@@ -657,5 +706,49 @@ pub trait Reader: Send + 'static {
         on_sample: &mut F,
     ) -> Result<usize, BindingError> {
         self.recv(window, on_sample)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The knobs are serialized only when set: a run without them has the
+    /// config of earlier versions, so `compare` still matches the two.
+    #[test]
+    fn knobs_appear_in_the_config_only_when_set() {
+        let plain = serde_json::to_value(EndpointConfig::for_test("k")).unwrap();
+        for key in [
+            "no_positive_acks",
+            "bandwidth_limit",
+            "no_push_on_write",
+            "multicast_ttl",
+        ] {
+            assert!(plain.get(key).is_none(), "{key}");
+        }
+        let mut c = EndpointConfig::for_test("k");
+        c.no_positive_acks = true;
+        c.bandwidth_limit = 5;
+        c.multicast_ttl = Some(2);
+        let v = serde_json::to_value(&c).unwrap();
+        assert_eq!(
+            (
+                &v["no_positive_acks"],
+                &v["bandwidth_limit"],
+                &v["multicast_ttl"]
+            ),
+            (&true.into(), &5.into(), &2.into())
+        );
+        let back: EndpointConfig = serde_json::from_value(plain).unwrap();
+        assert_eq!(
+            back.qos_flags_set(),
+            Vec::<&str>::new(),
+            "no knob set after a round trip"
+        );
+        let back: EndpointConfig = serde_json::from_value(v).unwrap();
+        assert_eq!(
+            back.qos_flags_set(),
+            ["--multicast-ttl", "--no-positive-acks", "--bandwidth-limit"]
+        );
     }
 }

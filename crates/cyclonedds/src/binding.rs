@@ -125,7 +125,11 @@ impl Binding for CycloneDds {
     }
 
     fn qos_flags() -> &'static [&'static str] {
-        &pubsubperf_core::binding::QOS_FLAGS
+        config::QOS_FLAGS
+    }
+
+    fn why_not(flag: &str) -> Option<&'static str> {
+        config::why_not(flag)
     }
 
     fn validate(cfg: &EndpointConfig) -> Result<(), BindingError> {
@@ -149,9 +153,21 @@ impl Binding for CycloneDds {
                 "--ipv6: the cyclonedds binding runs over IPv4".into(),
             ));
         }
-        if cfg.batch_bytes > 0 {
+        config::check_batch(cfg)?;
+        if let Some(flag) = cfg
+            .qos_flags_set()
+            .into_iter()
+            .find(|f| !Self::qos_flags().contains(f))
+        {
+            return Err(BindingError::Unsupported(format!(
+                "{flag}: {}",
+                config::why_not(flag).unwrap_or("not mapped by cyclonedds")
+            )));
+        }
+        if cfg.multicast_ttl.is_some() && !cfg.multicast {
             return Err(BindingError::Unsupported(
-                "--batch: cyclonedds does not batch here".into(),
+                "--multicast-ttl: needs --multicast (the TTL is that of multicast datagrams)"
+                    .into(),
             ));
         }
         if cfg.transport == "shm" {
@@ -393,6 +409,7 @@ impl Binding for CycloneDds {
             next_key: 0,
             hdr: self.flat_header(),
             flush: self.cfg.async_publish,
+            batched: self.cfg.batch_bytes > 0,
             max_len: self.cfg.max_sample_size,
             block,
             reliable,

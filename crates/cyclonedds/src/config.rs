@@ -10,6 +10,52 @@ pub use pubsubperf_core::History;
 /// The option keys, as listed in errors and docs.
 pub const KEYS: &str = "peers";
 
+/// The flags of [`pubsubperf_core::binding::QOS_FLAGS`] this binding maps:
+/// the six QoS flags and `--multicast-ttl`.
+pub const QOS_FLAGS: &[&str] = pubsubperf_core::binding::QOS_FLAGS.split_at(7).0;
+
+/// Why CycloneDDS 0.10 (the OSS release) lacks one of the other flags.
+pub fn why_not(flag: &str) -> Option<&'static str> {
+    Some(match flag {
+        "--no-positive-acks" => {
+            "CycloneDDS 0.10 has no QoS to turn positive acknowledgements off (a Fast DDS and Connext feature; use -b fastdds)"
+        }
+        "--bandwidth-limit" => {
+            "CycloneDDS 0.10 (OSS) has no flow controller or bandwidth limit (use -b fastdds, or --rate)"
+        }
+        "--no-push-on-write" => {
+            "CycloneDDS 0.10 always pushes samples on write (pull-mode reliability is a Connext feature)"
+        }
+        _ => return None,
+    })
+}
+
+/// Smallest and largest `--batch BYTES`: the batch is a packet of at most
+/// BYTES (General/MaxMessageSize), so it must hold a fragment (1344 B by
+/// default, plus headers) and fit a UDP datagram.
+pub const BATCH_MIN: usize = 2048;
+/// See [`BATCH_MIN`].
+pub const BATCH_MAX: usize = 65_000;
+
+/// `--batch BYTES`: UDP only, within [`BATCH_MIN`]..=[`BATCH_MAX`].
+pub fn check_batch(cfg: &EndpointConfig) -> Result<(), BindingError> {
+    let b = cfg.batch_bytes;
+    if b == 0 {
+        return Ok(());
+    }
+    if cfg.transport != "udp" {
+        return Err(BindingError::Unsupported(format!(
+            "--batch {b}: cyclonedds batches over --transport udp only (shm hands each sample over in its own chunk)"
+        )));
+    }
+    if !(BATCH_MIN..=BATCH_MAX).contains(&b) {
+        return Err(BindingError::Unsupported(format!(
+            "--batch {b}: cyclonedds batches into one UDP packet of {BATCH_MIN}-{BATCH_MAX} bytes (its General/MaxMessageSize)"
+        )));
+    }
+    Ok(())
+}
+
 /// The binding's settings, parsed and checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Opts {
@@ -144,6 +190,17 @@ pub fn domain_xml(cfg: &EndpointConfig, o: &Opts) -> String {
     x.push_str(&format!(
         "<AllowMulticast>{allow_multicast}</AllowMulticast>"
     ));
+    if let Some(ttl) = cfg.multicast_ttl {
+        x.push_str(&format!("<MulticastTimeToLive>{ttl}</MulticastTimeToLive>"));
+    }
+    // --batch: writes collect in a packet of at most BYTES, sent when full
+    // or on dds_write_flush (the writer's flush).
+    if cfg.batch_bytes > 0 {
+        x.push_str(&format!(
+            "<MaxMessageSize>{}B</MaxMessageSize>",
+            cfg.batch_bytes
+        ));
+    }
     x.push_str("</General>");
     x.push_str("<Discovery><ParticipantIndex>auto</ParticipantIndex>");
     x.push_str("<MaxAutoParticipantIndex>60</MaxAutoParticipantIndex>");
@@ -155,11 +212,18 @@ pub fn domain_xml(cfg: &EndpointConfig, o: &Opts) -> String {
         x.push_str("</Peers>");
     }
     x.push_str("</Discovery>");
+    let mut internal = String::new();
     if cfg.socket_buffer > 0 {
-        x.push_str(&format!(
-            "<Internal><SocketReceiveBufferSize min=\"{0}B\"/><SocketSendBufferSize min=\"{0}B\"/></Internal>",
+        internal.push_str(&format!(
+            "<SocketReceiveBufferSize min=\"{0}B\"/><SocketSendBufferSize min=\"{0}B\"/>",
             cfg.socket_buffer
         ));
+    }
+    if cfg.batch_bytes > 0 {
+        internal.push_str("<WriteBatch>true</WriteBatch>");
+    }
+    if !internal.is_empty() {
+        x.push_str(&format!("<Internal>{internal}</Internal>"));
     }
     if shm {
         x.push_str("<SharedMemory><Enable>true</Enable><LogLevel>warn</LogLevel></SharedMemory>");
@@ -235,6 +299,57 @@ mod tests {
         let x = domain_xml(&c, &Opts::parse(&c).unwrap());
         assert!(x.contains("address=\"192.168.1.5\""));
         assert!(x.contains("<AllowMulticast>spdp</AllowMulticast>"));
+    }
+
+    #[test]
+    fn batch_and_ttl_reach_the_domain_config() {
+        let mut c = cfg();
+        c.batch_bytes = 8192;
+        c.multicast = true;
+        c.multicast_ttl = Some(3);
+        c.socket_buffer = 1 << 20;
+        let x = domain_xml(&c, &Opts::parse(&c).unwrap());
+        assert!(x.contains("<MaxMessageSize>8192B</MaxMessageSize>"), "{x}");
+        assert!(x.contains("<WriteBatch>true</WriteBatch>"), "{x}");
+        assert!(
+            x.contains("<MulticastTimeToLive>3</MulticastTimeToLive>"),
+            "{x}"
+        );
+        assert_eq!(x.matches("<Internal>").count(), 1, "{x}");
+        let plain = domain_xml(&cfg(), &Opts::parse(&cfg()).unwrap());
+        assert!(!plain.contains("WriteBatch") && !plain.contains("TimeToLive"));
+    }
+
+    #[test]
+    fn mapped_flags_and_refusals() {
+        assert!(QOS_FLAGS.contains(&"--instances") && QOS_FLAGS.contains(&"--multicast-ttl"));
+        for f in [
+            "--no-positive-acks",
+            "--bandwidth-limit",
+            "--no-push-on-write",
+        ] {
+            assert!(!QOS_FLAGS.contains(&f), "{f}");
+            assert!(
+                why_not(f).is_some_and(|w| w.contains("CycloneDDS 0.10")),
+                "{f}"
+            );
+        }
+    }
+
+    #[test]
+    fn batch_is_udp_only_and_one_packet() {
+        let mut c = cfg();
+        c.batch_bytes = 1000;
+        let e = check_batch(&c).unwrap_err().to_string();
+        assert!(e.starts_with("--batch 1000: "), "{e}");
+        c.batch_bytes = 8192;
+        assert!(check_batch(&c).is_ok());
+        c.transport = "shm".into();
+        let e = check_batch(&c).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--batch 8192: ") && e.contains("udp only"),
+            "{e}"
+        );
     }
 
     #[test]

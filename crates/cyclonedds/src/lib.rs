@@ -64,7 +64,7 @@ pub(crate) fn caps() -> Capabilities {
         multicast: true,
         max_sample_size: MAX_SAMPLE,
         zero_copy: true,
-        batching: false,
+        batching: true,
         multiple_subscribers: true,
         transports: &["udp", "shm"],
         data_types: &[DataType::Bytes, DataType::Flat],

@@ -277,3 +277,16 @@ int pp_serdata_to_sample(void *sd, void *sample) {
 void pp_serdata_unref(void **sd, int32_t n) {
   for (int32_t i = 0; i < n; i++) ddsi_serdata_unref((struct ddsi_serdata *)sd[i]);
 }
+
+/* The RELIABILITY max_blocking_time a writer was created with, read back
+ * from CycloneDDS (-1 when it is best effort or the QoS is unreadable). */
+int64_t pp_writer_max_blocking(int32_t wr) {
+  dds_qos_t *q = dds_create_qos();
+  dds_reliability_kind_t kind;
+  dds_duration_t max_blocking = -1;
+  if (dds_get_qos(wr, q) < 0 || !dds_qget_reliability(q, &kind, &max_blocking) ||
+      kind != DDS_RELIABILITY_RELIABLE)
+    max_blocking = -1;
+  dds_delete_qos(q);
+  return max_blocking;
+}

@@ -42,6 +42,7 @@ unsafe extern "C" {
     pub fn pp_write_keyed_bytes(wr: i32, id: u32, buf: *mut u8, len: u32) -> i32;
     pub fn pp_write(wr: i32, sample: *mut c_void) -> i32;
     pub fn pp_write_flush(wr: i32);
+    pub fn pp_writer_max_blocking(wr: i32) -> i64;
     pub fn pp_loan(wr: i32, sample: *mut *mut c_void) -> i32;
     pub fn pp_loan_available(wr: i32) -> c_int;
     pub fn pp_shm_available(entity: i32) -> c_int;
@@ -140,6 +141,9 @@ mod missing {
         UNSUPPORTED
     }
     pub unsafe fn pp_write_flush(_: i32) {}
+    pub unsafe fn pp_writer_max_blocking(_: i32) -> i64 {
+        -1
+    }
     pub unsafe fn pp_loan(_: i32, _: *mut *mut c_void) -> i32 {
         UNSUPPORTED
     }

@@ -28,6 +28,9 @@ pub struct CycloneWriter {
     pub(crate) hdr: usize,
     /// `--async`: wake CycloneDDS's send thread after each write.
     pub(crate) flush: bool,
+    /// `--batch`: writes collect in the writer's packet (Internal/WriteBatch)
+    /// until it is full or [`Writer::flush`] sends it.
+    pub(crate) batched: bool,
     pub(crate) max_len: usize,
     pub(crate) block: Duration,
     pub(crate) reliable: bool,
@@ -69,6 +72,15 @@ impl CycloneWriter {
             }
         }
         Err(BindingError::WriteTimeout(self.block))
+    }
+
+    /// The RELIABILITY max_blocking_time CycloneDDS holds for this writer
+    /// (read back with `dds_get_qos`), None when best effort: what
+    /// `--max-blocking-time` became.
+    pub fn max_blocking_time(&self) -> Option<Duration> {
+        // SAFETY: valid writer.
+        let ns = unsafe { sys::pp_writer_max_blocking(self.wr) };
+        u64::try_from(ns).ok().map(Duration::from_nanos)
     }
 
     #[cold]
@@ -184,6 +196,17 @@ impl Writer for CycloneWriter {
             return Err(self.write_error(rc));
         }
         if self.flush {
+            // SAFETY: valid writer.
+            unsafe { sys::pp_write_flush(self.wr) };
+        }
+        Ok(())
+    }
+
+    /// `--batch`: sends what the writer's packet holds (`dds_write_flush`);
+    /// the harness calls it after the warm-up, at the end of a run and
+    /// before a paced writer waits, as ddsperf flushes after each burst.
+    fn flush(&mut self) -> Result<(), BindingError> {
+        if self.batched {
             // SAFETY: valid writer.
             unsafe { sys::pp_write_flush(self.wr) };
         }

@@ -28,6 +28,7 @@
 #include <fastdds/dds/subscriber/Subscriber.hpp>
 #include <fastdds/dds/topic/TopicDataType.hpp>
 #include <fastdds/dds/topic/TypeSupport.hpp>
+#include <fastdds/rtps/flowcontrol/FlowControllerDescriptor.hpp>
 #include <fastdds/rtps/transport/TCPv4TransportDescriptor.h>
 #include <fastdds/rtps/transport/UDPv4TransportDescriptor.h>
 #include <fastdds/rtps/transport/shared_mem/SharedMemTransportDescriptor.h>
@@ -81,6 +82,10 @@ struct PpfConfig {
     const char* bind_ip;       // interface to use (whitelist), e.g. 127.0.0.1
     const char* peers;         // extra initial peers, comma separated IPv4 (may be empty)
     const char* qos_file;      // Fast DDS XML profiles file (may be empty)
+    int32_t no_positive_acks;  // DisablePositiveACKs on writers and readers
+    int64_t keep_duration_ns;  //   and how long writers keep unacknowledged samples
+    int64_t bandwidth_limit;   // bytes/s through a flow controller (0: none)
+    int32_t multicast_ttl;     // UDP multicast TTL (-1: Fast DDS's default)
 };
 }
 
@@ -279,6 +284,14 @@ struct PpfReader {
 
 const char* ppf_version() { return FASTRTPS_VERSION_STR; }
 
+// The name of the --bandwidth-limit flow controller (Fast DDS keeps the pointer).
+static const char* const kFlowController = "pubsubperf_bandwidth";
+
+static eprosima::fastrtps::Duration_t duration_of(int64_t ns) {
+    return eprosima::fastrtps::Duration_t(static_cast<int32_t>(ns / 1000000000),
+                                          static_cast<uint32_t>(ns % 1000000000));
+}
+
 static Locator_t ipv4_locator(const std::string& ip, uint32_t port, int32_t kind) {
     Locator_t l;
     l.kind = kind;
@@ -392,6 +405,7 @@ PpfParticipant* ppf_open(const PpfConfig* cfg, char* err, size_t errlen) {
         if (cfg->socket_buffer) {
             udp->sendBufferSize = udp->receiveBufferSize = cfg->socket_buffer;
         }
+        if (cfg->multicast_ttl >= 0) udp->TTL = static_cast<uint8_t>(cfg->multicast_ttl);
         pq.transport().user_transports.push_back(udp);
         // On loopback (one host), or with peers given: unicast discovery
         // through initial peers, our own address included (participants of
@@ -418,6 +432,16 @@ PpfParticipant* ppf_open(const PpfConfig* cfg, char* err, size_t errlen) {
             if (comma == std::string::npos) break;
             at = comma + 1;
         }
+    }
+    if (cfg->bandwidth_limit > 0) {
+        // --bandwidth-limit: a FIFO flow controller letting a tenth of the
+        // bytes per second through every 100 ms (the Rust side keeps it in
+        // int32 range).
+        auto fc = std::make_shared<eprosima::fastdds::rtps::FlowControllerDescriptor>();
+        fc->name = kFlowController;
+        fc->max_bytes_per_period = static_cast<int32_t>(cfg->bandwidth_limit / 10);
+        fc->period_ms = 100;
+        pq.flow_controllers().push_back(fc);
     }
     p->pp = f->create_participant(static_cast<DomainId_t>(cfg->domain), pq);
     if (!p->pp) {
@@ -566,6 +590,22 @@ PpfWriter* ppf_create_writer(PpfParticipant* p, const char* topic, char* err, si
     // stall a full queue for seconds.
     q.reliable_writer_qos().times.heartbeatPeriod = eprosima::fastrtps::Duration_t(0, 50000000);
     q.publish_mode().kind = p->cfg.async_publish ? ASYNCHRONOUS_PUBLISH_MODE : SYNCHRONOUS_PUBLISH_MODE;
+    if (p->cfg.bandwidth_limit > 0) {
+        // A flow controller paces the asynchronous publish thread only.
+        q.publish_mode().kind = ASYNCHRONOUS_PUBLISH_MODE;
+        q.publish_mode().flow_controller_name = kFlowController;
+    }
+    if (p->cfg.no_positive_acks) {
+        q.reliable_writer_qos().disable_positive_acks.enabled = true;
+        q.reliable_writer_qos().disable_positive_acks.duration = duration_of(p->cfg.keep_duration_ns);
+        // A KEEP_ALL writer without positive acks stalled with a full
+        // history (write blocked until max_blocking_time, 1 run in 5 of
+        // 20000 samples here): the writer keeps the last samples instead,
+        // for repairs within the keep duration. The Rust side refuses
+        // --history keep-all with --no-positive-acks.
+        q.history().kind = KEEP_LAST_HISTORY_QOS;
+        q.history().depth = p->cfg.writer_depth;
+    }
     if (p->tcp()) q.endpoint().unicast_locator_list.push_back(p->tcp_meta);
     w->w = w->pub ? w->pub->create_datawriter(t, q) : nullptr;
     if (!w->w) {
@@ -694,6 +734,7 @@ PpfReader* ppf_create_reader(PpfParticipant* p, const char* topic, char* err, si
     DataReaderQos q = DATAREADER_QOS_DEFAULT;
     if (p->from_xml) r->sub->get_default_datareader_qos(q);
     endpoint_qos(p->cfg, q, p->cfg.reader_depth, true);
+    if (p->cfg.no_positive_acks) q.reliable_reader_qos().disable_positive_ACKs.enabled = true;
     if (p->cfg.multicast) {
         q.endpoint().multicast_locator_list.push_back(multicast_locator(topic, p->cfg.domain));
     }
@@ -780,6 +821,49 @@ void ppf_release(PpfReader* r) {
         r->r->return_loan(r->loans, r->infos);
         r->holding = false;
     }
+}
+
+// Read-backs of what Fast DDS holds (get_qos), for the tests of the
+// settings above.
+
+// RELIABILITY max_blocking_time of a writer, ns.
+int64_t ppf_writer_max_blocking_ns(PpfWriter* w) {
+    const auto& d = w->w->get_qos().reliability().max_blocking_time;
+    return static_cast<int64_t>(d.seconds) * 1000000000 + d.nanosec;
+}
+
+// 1 when positive acks are disabled on the writer (its keep duration in
+// *keep_ns), 0 otherwise.
+int32_t ppf_writer_positive_acks_off(PpfWriter* w, int64_t* keep_ns) {
+    const auto& p = w->w->get_qos().reliable_writer_qos().disable_positive_acks;
+    *keep_ns = static_cast<int64_t>(p.duration.seconds) * 1000000000 + p.duration.nanosec;
+    return p.enabled ? 1 : 0;
+}
+
+// 1 when positive acks are disabled on the reader.
+int32_t ppf_reader_positive_acks_off(PpfReader* r) {
+    return r->r->get_qos().reliable_reader_qos().disable_positive_ACKs.enabled ? 1 : 0;
+}
+
+// Bytes per second of the flow controller the writer publishes through
+// (asynchronously), found by name among the participant's; -1 when none.
+int64_t ppf_writer_bandwidth(PpfWriter* w) {
+    const auto& pm = w->w->get_qos().publish_mode();
+    if (pm.kind != ASYNCHRONOUS_PUBLISH_MODE || !pm.flow_controller_name) return -1;
+    for (const auto& fc : w->p->pp->get_qos().flow_controllers()) {
+        if (fc->name && std::strcmp(fc->name, pm.flow_controller_name) == 0 && fc->period_ms > 0) {
+            return static_cast<int64_t>(fc->max_bytes_per_period) * 1000 / static_cast<int64_t>(fc->period_ms);
+        }
+    }
+    return -1;
+}
+
+// The TTL of the participant's UDPv4 transport; -1 without one.
+int32_t ppf_participant_ttl(PpfParticipant* p) {
+    for (const auto& t : p->pp->get_qos().transport().user_transports) {
+        if (auto u = std::dynamic_pointer_cast<UDPv4TransportDescriptor>(t)) return u->TTL;
+    }
+    return -1;
 }
 
 }  // extern "C"

@@ -32,6 +32,10 @@ pub struct Config {
     pub bind_ip: *const c_char,
     pub peers: *const c_char,
     pub qos_file: *const c_char,
+    pub no_positive_acks: i32,
+    pub keep_duration_ns: i64,
+    pub bandwidth_limit: i64,
+    pub multicast_ttl: i32,
 }
 
 pub type Participant = c_void;
@@ -65,6 +69,11 @@ unsafe extern "C" {
     pub fn ppf_wait(r: *mut ReaderH, timeout_ns: i64) -> i32;
     pub fn ppf_take(r: *mut ReaderH, data: *mut *const u8, len: *mut u32) -> i32;
     pub fn ppf_release(r: *mut ReaderH);
+    pub fn ppf_writer_max_blocking_ns(w: *mut WriterH) -> i64;
+    pub fn ppf_writer_positive_acks_off(w: *mut WriterH, keep_ns: *mut i64) -> i32;
+    pub fn ppf_reader_positive_acks_off(r: *mut ReaderH) -> i32;
+    pub fn ppf_writer_bandwidth(w: *mut WriterH) -> i64;
+    pub fn ppf_participant_ttl(p: *mut Participant) -> i32;
 }
 
 /// Return codes of the write functions.

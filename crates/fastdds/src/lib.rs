@@ -35,6 +35,7 @@ use std::os::unix::net::UnixDatagram;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod readback;
 mod reader;
 mod writer;
 
@@ -48,6 +49,37 @@ pub const MAX_SAMPLE: usize = 256 << 20;
 pub(crate) const QUEUE_BUDGET: usize = 256 << 20;
 /// Participant ids probed by UDP discovery on a host (Fast DDS's default is 4).
 pub(crate) const PEER_RANGE: i32 = 40;
+
+/// The flags of [`pubsubperf_core::binding::QOS_FLAGS`] this binding maps:
+/// all but `--no-push-on-write`.
+pub const QOS_FLAGS: &[&str] = pubsubperf_core::binding::QOS_FLAGS.split_at(9).0;
+
+/// Why Fast DDS 2.9 lacks one of the other flags (or `--batch`).
+pub fn why_not(flag: &str) -> Option<&'static str> {
+    match flag {
+        "--batch" => Some(
+            "Fast DDS 2.9 has no write batching (each write is its own DATA submessage; --async only moves sending to a thread)",
+        ),
+        "--no-push-on-write" => Some(
+            "Fast DDS 2.9 always pushes samples on write (pull-mode reliability is a Connext feature)",
+        ),
+        _ => None,
+    }
+}
+
+/// `--no-positive-acks`: how long a writer keeps a sample that no reader
+/// acknowledges before it counts as delivered (Fast DDS's
+/// DisablePositiveACKs duration; its default, infinite, would fill a
+/// keep-all writer's history for good). Not shorter: Debian's Fast DDS
+/// 2.9.1 is built with assertions, and StatefulWriter aborts the process
+/// when a write takes longer than the keep duration (seen with 1 ms).
+pub const KEEP_DURATION: Duration = Duration::from_millis(100);
+
+/// Smallest `--bandwidth-limit`, bytes/s: a period of 100 ms must let a
+/// 64 KiB UDP fragment through.
+pub const BANDWIDTH_MIN: u64 = 10 * 65_536;
+/// Largest `--bandwidth-limit`, bytes/s: a period's bytes are an int32.
+pub const BANDWIDTH_MAX: u64 = 10 * i32::MAX as u64;
 
 pub(crate) fn caps() -> Capabilities {
     Capabilities {
@@ -291,9 +323,43 @@ pub(crate) fn plan(cfg: &EndpointConfig) -> Result<Plan, BindingError> {
         ));
     }
     if cfg.batch_bytes > 0 {
+        return Err(BindingError::Unsupported(format!(
+            "--batch {}: {}",
+            cfg.batch_bytes,
+            why_not("--batch").unwrap_or_default()
+        )));
+    }
+    if let Some(flag) = cfg
+        .qos_flags_set()
+        .into_iter()
+        .find(|f| !QOS_FLAGS.contains(f))
+    {
+        return Err(BindingError::Unsupported(format!(
+            "{flag}: {}",
+            why_not(flag).unwrap_or("not mapped by fastdds")
+        )));
+    }
+    if cfg.multicast_ttl.is_some() && !(cfg.multicast && cfg.transport == "udp") {
         return Err(BindingError::Unsupported(
-            "--batch: fastdds does not batch".into(),
+            "--multicast-ttl: needs --multicast over --transport udp (the TTL is that of the UDP transport's multicast datagrams)".into(),
         ));
+    }
+    if cfg.no_positive_acks && cfg.history == Some(History::KeepAll) {
+        return Err(BindingError::Unsupported(
+            "--no-positive-acks: Fast DDS 2.9's keep-all writer without positive acks stalls once its history is full; use --history keep-last:N".into(),
+        ));
+    }
+    if cfg.no_positive_acks && cfg.reliability != Reliability::Reliable {
+        return Err(BindingError::Unsupported(
+            "--no-positive-acks: applies to reliable writers and readers; drop --best-effort"
+                .into(),
+        ));
+    }
+    if cfg.bandwidth_limit > 0 && !(BANDWIDTH_MIN..=BANDWIDTH_MAX).contains(&cfg.bandwidth_limit) {
+        return Err(BindingError::Unsupported(format!(
+            "--bandwidth-limit {}: fastdds's flow controller takes {BANDWIDTH_MIN}-{BANDWIDTH_MAX} bytes/s (a tenth of it every 100 ms, at least one 64 KiB fragment)",
+            cfg.bandwidth_limit
+        )));
     }
     let loopback = cfg
         .bind_ip
@@ -369,7 +435,11 @@ impl Binding for FastDds {
     }
 
     fn qos_flags() -> &'static [&'static str] {
-        &pubsubperf_core::binding::QOS_FLAGS
+        QOS_FLAGS
+    }
+
+    fn why_not(flag: &str) -> Option<&'static str> {
+        why_not(flag)
     }
 
     fn validate(cfg: &EndpointConfig) -> Result<(), BindingError> {
@@ -434,6 +504,10 @@ impl Binding for FastDds {
             bind_ip: bind_ip.as_ptr(),
             peers: peers.as_ptr(),
             qos_file: qos_file.as_ptr(),
+            no_positive_acks: i32::from(cfg.no_positive_acks),
+            keep_duration_ns: KEEP_DURATION.as_nanos() as i64,
+            bandwidth_limit: cfg.bandwidth_limit.min(BANDWIDTH_MAX) as i64,
+            multicast_ttl: cfg.multicast_ttl.map_or(-1, i32::from),
         };
         // SAFETY: c and the strings it points to outlive the call; the shim copies them.
         let reserved = (domain, participant_id);

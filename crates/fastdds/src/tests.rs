@@ -27,3 +27,18 @@ fn refusals_name_the_flag() {
     c.options.insert("bogus".into(), "1".into());
     refused(&c, "--opt bogus");
 }
+
+#[test]
+fn mapped_flags_and_refusals() {
+    assert_eq!(QOS_FLAGS.len(), 9);
+    assert!(QOS_FLAGS.contains(&"--no-positive-acks") && QOS_FLAGS.contains(&"--bandwidth-limit"));
+    assert!(!QOS_FLAGS.contains(&"--no-push-on-write"));
+    assert!(why_not("--no-push-on-write").is_some() && why_not("--batch").is_some());
+    let mut c = EndpointConfig::for_test("ka");
+    c.transport = "udp".into();
+    c.no_positive_acks = true;
+    assert!(FastDds::validate(&c).is_ok());
+    c.history = Some(History::KeepAll);
+    let e = FastDds::validate(&c).unwrap_err().to_string();
+    assert!(e.starts_with("--no-positive-acks: "), "{e}");
+}

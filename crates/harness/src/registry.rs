@@ -159,7 +159,12 @@ pub fn validate(spec: &RunSpec, remote: bool) -> Result<(), String> {
             return Err(format!("--zero-copy: {name} has no zero-copy path"));
         }
         if ep.batch_bytes > 0 && !c.batching {
-            return Err(format!("--batch: {name} does not batch"));
+            return Err(
+                match with_binding!(name.as_str(), B => B::why_not("--batch"), unknown => None) {
+                    Some(why) => format!("--batch {}: {why}", ep.batch_bytes),
+                    None => format!("--batch: {name} does not batch"),
+                },
+            );
         }
         if !c.data_types.contains(&ep.data_type) {
             return Err(format!(
@@ -193,6 +198,10 @@ pub fn validate(spec: &RunSpec, remote: bool) -> Result<(), String> {
                 .into_iter()
                 .filter(|n| qos_flags(n).contains(&flag))
                 .collect();
+            if let Some(why) = with_binding!(name.as_str(), B => B::why_not(flag), unknown => None)
+            {
+                return Err(format!("{flag}: {why}"));
+            }
             return Err(format!(
                 "{flag}: a DDS QoS, which {name} does not have (bindings with it: {})",
                 if with.is_empty() {

@@ -28,6 +28,11 @@ pub struct RunSpec {
     pub count: u64,
     /// Sending rate, samples/s (0: as fast as possible).
     pub rate: f64,
+    /// Throughput test: the publisher sleeps this long after each write
+    /// (`--sleep`, Perftest's -sleep; 0: none). Batched writes are flushed
+    /// before each sleep.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub sleep_ns: u64,
     /// Throughput, `--demand`: the publisher writes this many samples back
     /// to back, then pauses 10 ms, and again (0: no pauses). One run is one
     /// demand of the ramp; recorded only when set, so that results of

@@ -1,11 +1,13 @@
 //! The throughput sending loop, shared by publisher 0 (which measures) and
 //! the extra publishers of `--publishers M`: a flagged warm-up, then
-//! samples numbered from 0 at full speed, on a `--rate` schedule, or in
+//! samples numbered from 0 at full speed, on a `--rate` schedule, in
 //! `--demand` bursts (N samples back to back, then a 10 ms pause, as RTI's
-//! Throughput example sends) until the duration or count is reached. The
-//! hot loop reads the clock only for the sample's timestamp and, every 64
-//! samples (every sample when paced by `--rate`, and after each burst), for
-//! the end and a 100 ms `poll` of the caller's liveness checks.
+//! Throughput example sends), or with a `--sleep` after each write until
+//! the duration or count is reached. The hot loop reads the clock only for
+//! the sample's timestamp and, every 64 samples (every sample when paced by
+//! `--rate` or sleeping, and after each burst), for the end and a 100 ms
+//! `poll` of the caller's liveness checks. A batched writer is flushed
+//! before it waits for its next `--rate` slot, pauses or sleeps.
 
 use crate::Fault;
 use crate::spec::RunSpec;
@@ -77,15 +79,22 @@ pub(crate) struct Streamed {
 pub const DEMAND_PAUSE_NS: u64 = 10_000_000;
 
 /// After `attempts` sends: with `--demand N`, at the end of each burst of N
+/// flushes a batch (or it would sit in the writer through the pause),
 /// waits [`DEMAND_PAUSE_NS`] on `B`'s clock (a sleep, no allocation) and
-/// returns true; otherwise false.
+/// returns true; otherwise false. A failed flush is returned, after the
+/// pause.
 #[inline(always)]
-fn demand_pause<B: Binding>(attempts: u64, demand: u64) -> bool {
+fn demand_pause<B: Binding>(
+    w: &mut B::Writer,
+    attempts: u64,
+    demand: u64,
+) -> Result<bool, BindingError> {
     if demand > 0 && attempts.is_multiple_of(demand) {
+        let flushed = w.flush();
         B::wait_until(B::now_ns() + DEMAND_PAUSE_NS);
-        true
+        flushed.map(|()| true)
     } else {
-        false
+        Ok(false)
     }
 }
 
@@ -94,6 +103,23 @@ fn demand_pause<B: Binding>(attempts: u64, demand: u64) -> bool {
 #[inline(always)]
 fn counted(e: &BindingError, best_effort: bool) -> bool {
     best_effort && matches!(e, BindingError::Refused { .. })
+}
+
+/// `--sleep` (Perftest's -sleep): after a write attempt (refused ones too,
+/// so that a refusing writer keeps its pace) flushes a batch, as when
+/// pacing idles, and sleeps. Returns the write's result, else the flush's.
+#[inline]
+fn sleep_after<W: Writer>(
+    w: &mut W,
+    r: Result<(), BindingError>,
+    sleep: std::time::Duration,
+) -> Result<(), BindingError> {
+    if sleep.is_zero() {
+        return r;
+    }
+    let r = r.and_then(|()| w.flush());
+    std::thread::sleep(sleep);
+    r
 }
 
 /// Sends warm-up and measured samples as publisher `publisher`; every
@@ -134,14 +160,21 @@ pub(crate) fn send_stream<B: Binding>(
     let mut next_poll = start + 100_000_000;
     let mut i = 0u64;
     let mut warm_seq = 0u64;
+    let batched = spec.endpoint.batch_bytes > 0;
+    let sleep = std::time::Duration::from_nanos(spec.sleep_ns);
     while B::now_ns() < warm_end {
         if period > 0.0 {
-            B::wait_until(start + (i as f64 * period) as u64);
+            let due = start + (i as f64 * period) as u64;
+            if batched && B::now_ns() < due {
+                let _ = w.flush();
+            }
+            B::wait_until(due);
         }
         let seq = warm_seq;
         let r = w.send(size, |b| {
             fill_sample(b, seq, publisher, FLAG_WARMUP, false, B::now_ns);
         });
+        let r = sleep_after(w, r, sleep);
         match r {
             Ok(()) => warm_seq += 1,
             Err(e) if counted(&e, best_effort) => {}
@@ -151,7 +184,9 @@ pub(crate) fn send_stream<B: Binding>(
             }
         }
         i += 1;
-        demand_pause::<B>(i, spec.demand);
+        // Warm-up samples are not counted: a failed flush shows in the
+        // measured part.
+        let _ = demand_pause::<B>(w, i, spec.demand);
         let now = B::now_ns();
         if now >= next_poll {
             next_poll = now + 100_000_000;
@@ -177,7 +212,18 @@ pub(crate) fn send_stream<B: Binding>(
     let mut attempt = 0u64;
     while seq < count {
         if period > 0.0 {
-            B::wait_until(m_start + (attempt as f64 * period) as u64);
+            let due = m_start + (attempt as f64 * period) as u64;
+            // A batched writer about to wait sends what it holds first, or
+            // the samples would sit in the batch while the writer idles.
+            if batched
+                && B::now_ns() < due
+                && let Err(e) = w.flush()
+                && !counted(&e, best_effort)
+            {
+                out.fault = Some(fault(e));
+                break;
+            }
+            B::wait_until(due);
         }
         let flags = if echo_every > 0 && seq.is_multiple_of(echo_every) {
             FLAG_ECHO
@@ -189,6 +235,7 @@ pub(crate) fn send_stream<B: Binding>(
             fill_sample(b, this, publisher, flags, spec.check, B::now_ns);
         });
         attempt += 1;
+        let r = sleep_after(w, r, sleep);
         match r {
             Ok(()) => seq += 1,
             Err(e) if counted(&e, best_effort) => {
@@ -202,8 +249,15 @@ pub(crate) fn send_stream<B: Binding>(
                 break;
             }
         }
-        let paused = demand_pause::<B>(attempt, spec.demand);
-        if attempt.is_multiple_of(64) || period > 0.0 || paused {
+        let paused = match demand_pause::<B>(w, attempt, spec.demand) {
+            Ok(p) => p,
+            Err(e) if counted(&e, best_effort) => true,
+            Err(e) => {
+                out.fault = Some(fault(e));
+                break;
+            }
+        };
+        if attempt.is_multiple_of(64) || period > 0.0 || paused || spec.sleep_ns > 0 {
             let now = B::now_ns();
             if now >= end {
                 break;

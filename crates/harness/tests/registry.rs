@@ -59,3 +59,21 @@ fn an_unknown_name_lists_the_known_ones() {
         "{e}"
     );
 }
+
+/// Who maps the middleware knobs: every other binding refuses them before
+/// anything runs (`registry::validate`).
+#[test]
+fn knobs_are_mapped_only_where_applied() {
+    let with = |flag: &str| -> Vec<&str> {
+        registry::ALL
+            .iter()
+            .copied()
+            .filter(|n| registry::qos_flags(n).contains(&flag))
+            .collect()
+    };
+    assert_eq!(with("--no-positive-acks"), ["fastdds"]);
+    assert_eq!(with("--bandwidth-limit"), ["fastdds"]);
+    assert!(with("--no-push-on-write").is_empty());
+    assert_eq!(with("--multicast-ttl"), ["udp", "cyclonedds", "fastdds"]);
+    assert_eq!(with("--history"), ["cyclonedds", "fastdds"]);
+}

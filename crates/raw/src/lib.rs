@@ -79,4 +79,24 @@ mod tests {
         assert!(e.contains("--send-queue 5: intra"), "{e}");
         assert!(Intra::validate(&with(0, 5)).is_ok());
     }
+
+    /// `--multicast-ttl`: the udp writer's socket holds it (the kernel's
+    /// default is 1).
+    #[test]
+    fn udp_multicast_ttl_reaches_the_socket() {
+        let mut cfg = EndpointConfig::for_test("ttl");
+        cfg.reliability = pubsubperf_core::Reliability::BestEffort;
+        cfg.multicast = true;
+        let topic = pubsubperf_core::TopicSpec {
+            name: "data".into(),
+            index: 0,
+        };
+        for (ttl, want) in [(Some(4), 4), (None, 1)] {
+            cfg.multicast_ttl = ttl;
+            let mut b = Udp::open(&cfg).expect("open");
+            let (_r, loc) = b.create_reader(&topic).expect("reader");
+            let w = b.create_writer(&topic, &[loc]).expect("writer");
+            assert_eq!(w.multicast_ttl().expect("getsockopt"), want);
+        }
+    }
 }

@@ -143,6 +143,11 @@ impl Binding for Udp {
         true
     }
 
+    fn qos_flags() -> &'static [&'static str] {
+        // IP_MULTICAST_TTL / IPV6_MULTICAST_HOPS of the writer's socket.
+        &["--multicast-ttl"]
+    }
+
     fn validate(cfg: &EndpointConfig) -> Result<(), BindingError> {
         crate::refuse_queues(
             "udp",
@@ -271,6 +276,15 @@ impl Binding for Udp {
                 s.set_multicast_loop_v6(true)
                     .map_err(io("IPV6_MULTICAST_LOOP"))?;
             }
+            if let Some(ttl) = cfg.multicast_ttl {
+                if first.is_ipv4() {
+                    s.set_multicast_ttl_v4(u32::from(ttl))
+                        .map_err(io("IP_MULTICAST_TTL"))?;
+                } else {
+                    s.set_multicast_hops_v6(u32::from(ttl))
+                        .map_err(io("IPV6_MULTICAST_HOPS"))?;
+                }
+            }
         }
         s.bind(&SockAddr::from(local))
             .map_err(io("bind udp writer"))?;
@@ -326,6 +340,18 @@ impl UdpWriter {
                 refusal,
             }),
             Err(e) => Err(BindingError::io("udp send", e)),
+        }
+    }
+}
+
+impl UdpWriter {
+    /// The multicast TTL (IPv4) or hop limit (IPv6) the kernel holds for
+    /// the writer's socket: what `--multicast-ttl` became.
+    pub fn multicast_ttl(&self) -> std::io::Result<u32> {
+        let s = socket2::SockRef::from(&self.socket);
+        match self.targets.first() {
+            Some(SocketAddr::V6(_)) => s.multicast_hops_v6(),
+            _ => s.multicast_ttl_v4(),
         }
     }
 }

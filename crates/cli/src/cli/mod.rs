@@ -270,6 +270,28 @@ pub struct TestArgs {
     /// Keyed type with N instances written round-robin (DDS).
     #[arg(long, value_name = "N")]
     pub instances: Option<u32>,
+    /// How long a reliable writer may block on a full queue before the
+    /// write fails (DDS: RELIABILITY max_blocking_time; default 10s).
+    #[arg(long, value_name = "TIME")]
+    pub max_blocking_time: Option<String>,
+    /// Readers send no positive acknowledgements; writers keep samples
+    /// 1 ms instead (Fast DDS's DisablePositiveACKs).
+    #[arg(long)]
+    pub no_positive_acks: bool,
+    /// A flow controller limits each writer to BYTES per second (Fast DDS).
+    #[arg(long, value_name = "BYTES")]
+    pub bandwidth_limit: Option<String>,
+    /// Pull-mode reliability (Connext's push_on_write = false); refused by
+    /// every binding in this build.
+    #[arg(long)]
+    pub no_push_on_write: bool,
+    /// Time to live of multicast datagrams, 0-255 (with --multicast; DDS).
+    #[arg(long, value_name = "N")]
+    pub multicast_ttl: Option<u8>,
+    /// Throughput: the publisher sleeps TIME after each write (Perftest's
+    /// -sleep; batches are flushed first).
+    #[arg(long, value_name = "TIME")]
+    pub sleep: Option<String>,
     /// Binding-specific option, KEY=VALUE (repeatable).
     #[arg(long = "opt", value_name = "KEY=VALUE")]
     pub opts: Vec<String>,
@@ -486,6 +508,12 @@ impl From<&TestArgs> for TestRequest {
             domain: a.domain,
             qos_file: a.qos_file.clone(),
             instances: a.instances,
+            max_blocking_time: a.max_blocking_time.clone(),
+            no_positive_acks: a.no_positive_acks,
+            bandwidth_limit: a.bandwidth_limit.clone(),
+            no_push_on_write: a.no_push_on_write,
+            multicast_ttl: a.multicast_ttl,
+            sleep: a.sleep.clone(),
             opts: a.opts.clone(),
             connect: a.connect.clone(),
             token_file: a.token_file.clone(),

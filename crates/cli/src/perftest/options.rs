@@ -299,12 +299,26 @@ pub(super) fn set_durability(inv: &mut Invocation, v: Option<&str>) -> Result<()
     set(inv, "-durability", "durability", Some(kind))
 }
 
-pub(super) fn set_flow_controller(_: &mut Invocation, v: Option<&str>) -> Result<(), UsageError> {
-    match v.unwrap_or_default() {
-        f if f.eq_ignore_ascii_case("default") => Ok(()),
-        f => Err(UsageError(format!(
-            "-flowController {f}: not supported: flow controllers are not implemented (only 'default', no flow control)"
-        ))),
+/// Connext's built-in flow controllers: `default` (none) and two rates.
+pub(super) fn set_flow_controller(inv: &mut Invocation, v: Option<&str>) -> Result<(), UsageError> {
+    let bytes_per_s = match v.unwrap_or_default() {
+        f if f.eq_ignore_ascii_case("default") => return Ok(()),
+        f if f.eq_ignore_ascii_case("1Gbps") => "125000000",
+        f if f.eq_ignore_ascii_case("10Gbps") => "1250000000",
+        f => {
+            return Err(UsageError(format!(
+                "-flowController {f}: not supported: expected default, 1Gbps or 10Gbps"
+            )));
+        }
+    };
+    set(inv, "-flowController", "bandwidth-limit", Some(bytes_per_s))
+}
+
+/// `-sleep <millisec>`: `--sleep` in milliseconds (0: no sleep).
+pub(super) fn set_sleep(inv: &mut Invocation, v: Option<&str>) -> Result<(), UsageError> {
+    match number::<u64>("-sleep", v)? {
+        0 => Ok(()),
+        ms => set(inv, "-sleep", "sleep", Some(&format!("{ms}ms"))),
     }
 }
 

@@ -175,10 +175,12 @@ pub const OPTIONS: &[Opt] = &[
         Arg::Value("<bps>:<method>"),
         "give the rate in samples per second with -pubRate",
     ),
-    refuse(
+    map(
         "-sleep",
         Arg::Value("<millisec>"),
-        "sleeping between sends is not implemented; pace with -pubRate",
+        "`--sleep TIME`",
+        set_sleep,
+        "throughput: the publisher sleeps after each write (a batch is flushed first); not with -pubRate",
     ),
     refuse(
         "-spin",
@@ -308,7 +310,7 @@ pub const OPTIONS: &[Opt] = &[
         Arg::Value("<bytes>"),
         "`--batch BYTES`",
         set_batch,
-        "0 = no batching (pubsubperf's default; Perftest batches throughput tests by default)",
+        "0 = no batching, this front end's default (Perftest batches throughput tests by default); cyclonedds, udp, tcp and uds batch",
     ),
     refuse("-enableAutoThrottle", N, CONNEXT),
     refuse("-enableTurboMode", N, CONNEXT),
@@ -347,15 +349,17 @@ pub const OPTIONS: &[Opt] = &[
         set_durability,
         "0 volatile, 1 transient-local; 2 and 3 (transient, persistent) are refused",
     ),
-    refuse(
+    map(
         "-noPositiveAcks",
         N,
-        "disabling positive acks is not implemented",
+        "`--no-positive-acks`",
+        |i, v| set(i, "-noPositiveAcks", "no-positive-acks", v),
+        "fastdds (writers keep samples 100 ms); refused by the other middleware, which have no such QoS",
     ),
     refuse(
         "-keepDurationUsec",
         Arg::Value("<usec>"),
-        "needs -noPositiveAcks",
+        "the keep duration of -noPositiveAcks is fixed at 100 ms (Debian's Fast DDS 2.9.1 aborts when a write outlasts a shorter one)",
     ),
     refuse("-noDirectCommunication", N, CONNEXT),
     map(
@@ -368,9 +372,9 @@ pub const OPTIONS: &[Opt] = &[
     map(
         "-flowController",
         Arg::Value("<flow>"),
-        "(none)",
+        "`--bandwidth-limit BYTES`",
         set_flow_controller,
-        "`default` only (no flow control); others are refused: flow controllers are not implemented",
+        "`default` (no limit), `1Gbps` (125000000 bytes/s), `10Gbps` (1250000000 bytes/s); a limit needs fastdds",
     ),
     map(
         "-keyed",

@@ -267,11 +267,9 @@ fn flags_are_case_insensitive_and_unique_prefixes() {
 
 #[test]
 fn refusals_name_the_flag_and_why() {
-    assert!(err("-pub -noPositiveAcks").starts_with("-noPositiveAcks: not supported:"));
-    assert!(err("-pub -sleep 1").starts_with("-sleep: not supported:"));
-    assert!(
-        err("-pub -flowController 10Gbps").starts_with("-flowController 10Gbps: not supported")
-    );
+    assert!(err("-pub -keepDurationUsec 5").starts_with("-keepDurationUsec: not supported:"));
+    assert!(err("-pub -sleep x").starts_with("-sleep 'x': not a valid number"));
+    assert!(err("-pub -flowController 2Gbps").starts_with("-flowController 2Gbps: not supported"));
     assert!(err("-pub -pubRate 100:sleep").contains("method 'sleep' not supported"));
     assert!(err("-pub -durability 3").starts_with("-durability 3: not supported"));
     assert!(err("-pub -transport TLS").starts_with("-transport TLS: not supported"));
@@ -361,4 +359,32 @@ fn table_covers_perftest_4() {
     for o in OPTIONS {
         assert!(seen.insert(o.name.to_ascii_lowercase()), "{} twice", o.name);
     }
+}
+
+/// The middleware knobs: -noPositiveAcks, -flowController, -sleep and
+/// -batchSize become our flags; a middleware without one refuses it under
+/// the Perftest flag.
+#[test]
+fn knob_mappings() {
+    let r = read(&words(
+        "-pub -noPositiveAcks -flowController 1Gbps -sleep 5 -batchSize 8192",
+    ))
+    .unwrap()
+    .request;
+    assert!(r.no_positive_acks);
+    assert_eq!(r.bandwidth_limit.as_deref(), Some("125000000"));
+    assert_eq!(r.sleep.as_deref(), Some("5ms"));
+    assert_eq!(r.batch.as_deref(), Some("8192"));
+    let r = read(&words("-pub -flowController 10GBPS -sleep 0"))
+        .unwrap()
+        .request;
+    assert_eq!(r.bandwidth_limit.as_deref(), Some("1250000000"));
+    assert_eq!(r.sleep, None);
+    let r = read(&words("-pub -flowController default"))
+        .unwrap()
+        .request;
+    assert_eq!(r.bandwidth_limit, None);
+    let inv = read(&words("-pub -raw -noPositiveAcks")).unwrap();
+    let e = super::plan(&inv).expect_err("udp has no such QoS").0;
+    assert!(e.starts_with("-noPositiveAcks: --no-positive-acks:"), "{e}");
 }

@@ -158,32 +158,41 @@ pub const FLAGS: &[Flag] = &[
     Flag {
         name: "-maxBlockingTime",
         value: Some("MS"),
-        how: How::Refuse(
-            "the DataWriter's max_blocking_time is not yet a setting of the DDS bindings here",
-        ),
-        doc: "refused (not yet a setting of the DDS bindings)",
+        how: How::Map(|i, v| {
+            let ms = whole("-maxBlockingTime", v, "milliseconds")?;
+            set(
+                i,
+                "-maxBlockingTime",
+                "max-blocking-time",
+                Some(&format!("{ms}ms")),
+            )
+        }),
+        doc: "--max-blocking-time (reliable runs)",
     },
     Flag {
         name: "-no_push_on_write",
         value: None,
-        how: How::Refuse(
-            "pull-based reliability (push_on_write off) is not yet a setting of the DDS bindings here",
-        ),
-        doc: "refused (not yet a setting of the DDS bindings)",
+        how: How::Map(|i, v| set(i, "-no_push_on_write", "no-push-on-write", v)),
+        doc: "--no-push-on-write, which every binding refuses (neither CycloneDDS 0.10 nor Fast DDS 2.9 has pull-mode reliability)",
     },
     Flag {
         name: "-bw_limit",
         value: Some("MBPS"),
-        how: How::Refuse("flow controllers (bandwidth limits) are not implemented"),
-        doc: "refused (no flow controllers)",
+        how: How::Map(|i, v| {
+            let mbps = whole("-bw_limit", v, "Mbit/s")?;
+            let bytes = mbps.saturating_mul(125_000);
+            set(i, "-bw_limit", "bandwidth-limit", Some(&bytes.to_string()))
+        }),
+        doc: "--bandwidth-limit (MBPS × 125000 bytes/s; fastdds's flow controller, refused elsewhere)",
     },
     Flag {
         name: "-multicast_ttl",
         value: Some("#"),
-        how: How::Refuse(
-            "the multicast TTL is not a setting here (the bindings' multicast keeps the default TTL)",
-        ),
-        doc: "refused (no TTL setting)",
+        how: How::Map(|i, v| {
+            set(i, "-multicast_ttl", "multicast", None)?;
+            set(i, "-multicast_ttl", "multicast-ttl", v)
+        }),
+        doc: "--multicast --multicast-ttl # (the example's multicast test; udp, cyclonedds, fastdds)",
     },
     Flag {
         name: "-mcast_recv_addr",
@@ -311,6 +320,13 @@ fn set(
         .map_err(|e| UsageError(format!("{ours_for}: {}", e.0)))?;
     inv.applied.push((ours_for, ours));
     Ok(())
+}
+
+/// A whole number of `unit` for `flag`.
+fn whole(flag: &str, v: Option<&str>, unit: &str) -> Result<u64, UsageError> {
+    let v = v.unwrap_or_default();
+    v.parse()
+        .map_err(|_| UsageError(format!("{flag} '{v}': expected whole {unit}")))
 }
 
 fn set_role(inv: &mut Invocation, r: Role) -> Result<(), UsageError> {

@@ -1,0 +1,50 @@
+//! What Fast DDS holds for our entities, read back with `get_qos`: the
+//! tests of `--max-blocking-time`, `--no-positive-acks`,
+//! `--bandwidth-limit` and `--multicast-ttl` check through these that the
+//! settings reached the middleware, not only our configuration.
+
+use crate::{FastDds, FastReader, FastWriter, ffi};
+use std::time::Duration;
+
+impl FastWriter {
+    /// RELIABILITY max_blocking_time.
+    pub fn max_blocking_time(&self) -> Duration {
+        // SAFETY: raw is a live writer.
+        let ns = unsafe { ffi::ppf_writer_max_blocking_ns(self.raw) };
+        Duration::from_nanos(ns.max(0) as u64)
+    }
+
+    /// The keep duration when positive acks are disabled, None when they
+    /// are on.
+    pub fn positive_acks_off(&self) -> Option<Duration> {
+        let mut keep = 0i64;
+        // SAFETY: raw is a live writer; keep outlives the call.
+        let off = unsafe { ffi::ppf_writer_positive_acks_off(self.raw, &mut keep) };
+        (off == 1).then(|| Duration::from_nanos(keep.max(0) as u64))
+    }
+
+    /// Bytes per second of the flow controller the writer publishes
+    /// through, None when it has none.
+    pub fn bandwidth_limit(&self) -> Option<u64> {
+        // SAFETY: raw is a live writer.
+        let b = unsafe { ffi::ppf_writer_bandwidth(self.raw) };
+        u64::try_from(b).ok()
+    }
+}
+
+impl FastReader {
+    /// True when the reader sends no positive acknowledgements.
+    pub fn positive_acks_off(&self) -> bool {
+        // SAFETY: raw is a live reader.
+        unsafe { ffi::ppf_reader_positive_acks_off(self.raw) == 1 }
+    }
+}
+
+impl FastDds {
+    /// The TTL of the participant's UDPv4 transport, None without one.
+    pub fn multicast_ttl(&self) -> Option<u8> {
+        // SAFETY: the participant is alive (we hold it).
+        let t = unsafe { ffi::ppf_participant_ttl(self.p.raw) };
+        u8::try_from(t).ok()
+    }
+}
