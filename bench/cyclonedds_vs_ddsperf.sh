@@ -1,35 +1,46 @@
 #!/usr/bin/env bash
 # pubsubperf's cyclonedds binding beside CycloneDDS's own ddsperf, measured
 # in one run, same machine, same pinning (publisher/ping on core 0,
-# subscriber/pong on core 1):
+# subscriber/pong on core 1), over UDP on loopback (unicast discovery,
+# multicast off for both), reliable:
 #
-# 1. latency over UDP (loopback, unicast discovery, multicast off for both),
-#    reliable, waitset-triggered on both sides, at 64 B and 16 KiB:
-#    p50 of pubsubperf vs p50 of ddsperf ping/pong (both one-way = RTT/2),
-#    in ROUNDS (default 3) rounds, which tool goes first alternating; the ratio of each round and
-#    their median (goal: ours <= 1.05 x ddsperf). Single runs swing ~7 % here.
+# 1. latency at SIZES (default 64 B, 1 KiB, 64 KiB, 1 MiB), in both of
+#    ddsperf's triggering modes beside ours: its default `listener` beside
+#    our default (`--receive listener`), and `waitset` beside `--receive
+#    thread`. p50 and p99 of pubsubperf vs ddsperf ping/pong (both one-way
+#    = RTT/2), in ROUNDS (default 3) rounds, which tool goes first
+#    alternating; each round's ratios and their median (goal: ours <= 1.05 x
+#    ddsperf). Single runs swing ~7 % here.
 # 2. zero-copy latency over shared memory (iceoryx, flat type, loans) at
-#    64 B, 1 MiB and 16 MiB: p50s and p50(16 MiB)/p50(64 B) (goal <= 1.3);
-# 3. throughput at 1 KiB, best effort and reliable, beside the raw `udp`
-#    binding (best effort): samples/s and the ratio cyclonedds/udp.
+#    64 B, 1 MiB and 16 MiB: p50s and p50(16 MiB)/p50(64 B) (goal <= 1.3).
+# 3. throughput at SIZES: `ddsperf pub size S` / `ddsperf sub` (its
+#    default: a listener, and write batching, which ddsperf's pub turns on)
+#    beside `pubsubperf throughput --batch 14720` (CycloneDDS's default
+#    largest message, as ddsperf's batches) in our default receive mode;
+#    samples/s received and the median of the rounds' ratios ours/ddsperf
+#    (goal >= 0.95). Then the raw `udp` binding at 1 KiB, the kernel's floor
+#    for the same datagrams.
 #
 # ddsperf's figures are per 1-second interval: the first interval
-# (discovery, warm-up) is dropped and the p50 reported is the median of the
-# interval medians weighted by their counts. ddsperf's size counts its
-# topic's 12-byte fixed part; ours counts our 16-byte header: both send
-# samples of the given total size.
+# (discovery, warm-up) is dropped; its latency percentiles are the medians
+# of the intervals' percentiles weighted by their counts, its rate the
+# median of its subscriber's 1-second rates (the last one dropped too).
+# ddsperf's size counts its topic's 12-byte fixed part; ours counts our
+# 16-byte header: both send samples of the given total size.
 #
-# usage: [ROUNDS=3] bench/cyclonedds_vs_ddsperf.sh [SECONDS]
+# usage: [ROUNDS=3] [SIZES="64 1024 65536 1048576"] bench/cyclonedds_vs_ddsperf.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-5}
+rounds=${ROUNDS:-3}
+sizes=${SIZES:-64 1024 65536 1048576}
 bin=${PUBSUBPERF:-./target/release/pubsubperf}
 [ -x "$bin" ] || cargo build --release -p pubsubperf >&2
 command -v ddsperf >/dev/null || { echo "ddsperf missing: apt-get install cyclonedds-tools" >&2; exit 1; }
 tmp=$(mktemp -d)
-pong=
+peer=
 cleanup() {
-    [ -n "$pong" ] && kill "$pong" 2>/dev/null || true
+    [ -n "$peer" ] && kill "$peer" 2>/dev/null || true
     wait 2>/dev/null || true
     rm -rf "$tmp"
 }
@@ -37,7 +48,7 @@ trap cleanup EXIT
 domain=$(( 1 + RANDOM % 200 ))
 
 # The same loopback-only configuration our binding generates.
-cat > "$tmp/lo.xml" <<'EOF'
+cat > "$tmp/lo.xml" <<'XML'
 <CycloneDDS><Domain id="any">
   <General>
     <Interfaces><NetworkInterface address="127.0.0.1"/></Interfaces>
@@ -49,61 +60,98 @@ cat > "$tmp/lo.xml" <<'EOF'
     <Peers><Peer address="127.0.0.1"/></Peers>
   </Discovery>
 </Domain></CycloneDDS>
-EOF
+XML
+export CYCLONEDDS_URI="file://$tmp/lo.xml"
 
-ddsperf_p50() { # size -> p50 in us
-    local size=$1 out="$tmp/ping_$1.txt"
-    CYCLONEDDS_URI="file://$tmp/lo.xml" taskset -c 1 ddsperf -i "$domain" -D $((secs + 5)) pong waitset > "$tmp/pong.txt" 2>&1 &
-    pong=$!
-    CYCLONEDDS_URI="file://$tmp/lo.xml" taskset -c 0 ddsperf -i "$domain" -D $((secs + 1)) ping size "$size" waitset > "$out" 2>&1 || true
-    kill "$pong" 2>/dev/null || true
-    wait "$pong" 2>/dev/null || true
-    pong=
-    python3 - "$out" <<'EOF'
+# ping/pong in MODE (listener|waitset) at SIZE; prints "p50 p99" in us.
+ddsperf_lat() {
+    local size=$1 mode=$2
+    taskset -c 1 ddsperf -i "$domain" -D $((secs + 5)) pong "$mode" > "$tmp/pong.txt" 2>&1 &
+    peer=$!
+    taskset -c 0 ddsperf -i "$domain" -D $((secs + 1)) ping size "$size" "$mode" > "$tmp/ping.txt" 2>&1 || true
+    kill "$peer" 2>/dev/null || true
+    wait "$peer" 2>/dev/null || true
+    peer=
+    python3 - "$tmp/ping.txt" <<'PY'
 import re, sys
-rx = re.compile(r'^\[\d+\]\s+([0-9.]+)\s+\S+ size (\d+) mean ([0-9.]+)us min ([0-9.]+)us 50% ([0-9.]+)us .* cnt (\d+)')
-iv = [(float(m.group(5)), int(m.group(6))) for m in map(rx.match, open(sys.argv[1])) if m]
-iv = iv[1:]  # the first interval includes discovery and warm-up
-if not iv:
-    print("nan"); sys.exit()
-iv.sort()
-half, acc = sum(c for _, c in iv) / 2, 0
-for p50, c in iv:
-    acc += c
-    if acc >= half:
-        print(p50); break
-EOF
+rx = re.compile(r'^\[\d+\]\s+[0-9.]+\s+\S+ size \d+ mean [0-9.]+us min [0-9.]+us 50% ([0-9.]+)us 90% [0-9.]+us 99% ([0-9.]+)us .* cnt (\d+)')
+iv = [(float(m.group(1)), float(m.group(2)), int(m.group(3))) for m in map(rx.match, open(sys.argv[1])) if m][1:]
+def wmedian(pairs):
+    pairs = sorted(pairs)
+    half, acc = sum(c for _, c in pairs) / 2, 0
+    for v, c in pairs:
+        acc += c
+        if acc >= half:
+            return v
+    return float("nan")
+print(wmedian([(a, c) for a, _, c in iv]), wmedian([(b, c) for _, b, c in iv]))
+PY
 }
 
-json() { # file expr
+# pub at SIZE as fast as it goes / sub in its default mode; prints samples/s.
+ddsperf_tp() {
+    local size=$1
+    taskset -c 1 ddsperf -i "$domain" -D $((secs + 3)) sub > "$tmp/sub.txt" 2>&1 &
+    peer=$!
+    taskset -c 0 ddsperf -i "$domain" -D $((secs + 1)) pub size "$size" > "$tmp/pub.txt" 2>&1 || true
+    wait "$peer" 2>/dev/null || true
+    peer=
+    python3 - "$tmp/sub.txt" <<'PY'
+import re, statistics, sys
+rx = re.compile(r'^\[\d+\]\s+[0-9.]+\s+size \d+ total \d+ lost \d+ delta \d+ lost \d+ rate ([0-9.]+) kS/s')
+r = [float(m.group(1)) * 1000 for m in map(rx.match, open(sys.argv[1])) if m][1:-1]
+print(statistics.median(r) if r else float("nan"))
+PY
+}
+
+json() { # file expr over r = runs
     python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['runs']; print(eval(sys.argv[2]))" "$1" "$2"
 }
 
-rounds=${ROUNDS:-3}
-echo "== 1. cyclonedds over UDP vs ddsperf ping/pong: latency p50 (one-way = RTT/2), reliable, waitset, ${secs} s, cores 0,1, ${rounds} alternating rounds"
-for size in 64 16384; do
-    pairs=""
-    for r in $(seq "$rounds"); do
-        # Alternate which tool goes first, so that a drift of the machine
-        # (other load, the vCPUs moving) does not always favour one.
-        if (( r % 2 )); then d50=$(ddsperf_p50 "$size"); fi
-        "$bin" latency --binding cyclonedds --size "$size" --duration "${secs}s" --cpu 0,1 --wait block -q --no-save --json "$tmp/lat_$size.json" > /dev/null
-        o50=$(json "$tmp/lat_$size.json" "r[0]['latency_ns']['p50']/1000")
-        if (( r % 2 == 0 )); then d50=$(ddsperf_p50 "$size"); fi
-        pairs="$pairs ($o50, $d50),"
+# Rows "ours... reference..." in $tmp/rows; prints each round and the medians.
+report() { # label size kind(lat|tp)
+    python3 - "$tmp/rows" "$1" "$2" "$3" <<'PY'
+import statistics, sys
+rows = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
+label, size, kind = sys.argv[2], int(sys.argv[3]), sys.argv[4]
+if kind == "lat":
+    for i, (o50, o99, d50, d99) in enumerate(rows, 1):
+        print(f"  {label:<8} {size:>8} B  round {i}: ddsperf p50 {d50:9.2f} p99 {d99:9.2f} us   pubsubperf p50 {o50:9.2f} p99 {o99:9.2f} us   ratios {o50 / d50:.3f} {o99 / d99:.3f}")
+    r50 = statistics.median(r[0] / r[2] for r in rows)
+    r99 = statistics.median(r[1] / r[3] for r in rows)
+    ok = lambda r: "met" if r <= 1.05 else "NOT met"
+    print(f"  {label:<8} {size:>8} B  median ratios p50 {r50:.3f} ({ok(r50)}), p99 {r99:.3f} ({ok(r99)}); goal <= 1.05")
+else:
+    for i, (o, d) in enumerate(rows, 1):
+        print(f"  {size:>8} B  round {i}: ddsperf {d:11.0f}/s   pubsubperf {o:11.0f}/s   ratio {o / d:.3f}")
+    r = statistics.median(r[0] / r[1] for r in rows)
+    print(f"  {size:>8} B  median ratio {r:.3f} ({'met' if r >= 0.95 else 'NOT met'}; goal >= 0.95)")
+PY
+}
+
+echo "== 1. latency p50/p99 (one-way = RTT/2), ${secs} s per run, ${rounds} alternating rounds"
+for mode in listener waitset; do
+    ours=(--receive listener)
+    [ "$mode" = waitset ] && ours=(--receive thread)
+    for size in $sizes; do
+        : > "$tmp/rows"
+        for r in $(seq "$rounds"); do
+            # Alternate which tool goes first, so that a drift of the machine
+            # (other load, the vCPUs moving) does not always favour one.
+            if (( r % 2 )); then d=$(ddsperf_lat "$size" "$mode"); fi
+            "$bin" latency --binding cyclonedds --size "$size" --duration "${secs}s" --cpu 0,1 "${ours[@]}" -q --no-save --json "$tmp/lat.json" > /dev/null
+            o=$(json "$tmp/lat.json" "f\"{r[0]['latency_ns']['p50']/1000} {r[0]['latency_ns']['p99']/1000}\"")
+            if (( r % 2 == 0 )); then d=$(ddsperf_lat "$size" "$mode"); fi
+            echo "$o $d" >> "$tmp/rows"
+        done
+        report "$mode" "$size" lat
     done
-    python3 -c "
-import statistics
-pairs = [$pairs]
-for i, (o, d) in enumerate(pairs, 1):
-    print(f'  {$size:>6} B  round {i}: ddsperf {d:8.2f} us   pubsubperf cyclonedds {o:8.2f} us   ratio {o / d:.3f}')
-r = statistics.median(o / d for o, d in pairs)
-print(f'  {$size:>6} B  median of the rounds\' ratios {r:.3f} (goal <= 1.05: {\"met\" if r <= 1.05 else \"NOT met\"})')"
 done
 
 echo "== 2. cyclonedds zero-copy over shared memory (iceoryx, flat, loans): latency p50, reliable, ${secs} s per size"
+unset CYCLONEDDS_URI
 "$bin" latency --binding cyclonedds --transport shm --zero-copy --data-type flat --size 64,1MiB,16MiB --duration "${secs}s" --cpu 0,1 -q --no-save --json "$tmp/zc.json" > /dev/null
-python3 - "$tmp/zc.json" <<'EOF'
+python3 - "$tmp/zc.json" <<'PY'
 import json, sys
 runs = json.load(open(sys.argv[1]))["runs"]
 p = {r["size"]: r["latency_ns"]["p50"] / 1000 for r in runs}
@@ -111,18 +159,21 @@ for s, v in sorted(p.items()):
     print(f"  {s:>9} B  p50 {v:8.2f} us")
 r = p[16 * 1024 * 1024] / p[64]
 print(f"  ratio p50(16MiB)/p50(64B) = {r:.3f} (goal <= 1.3: {'met' if r <= 1.3 else 'NOT met'})")
-EOF
+PY
+export CYCLONEDDS_URI="file://$tmp/lo.xml"
 
-echo "== 3. throughput at 1 KiB, ${secs} s: cyclonedds (udp transport) vs the raw udp binding"
-"$bin" throughput --binding udp --size 1KiB --duration "${secs}s" --cpu 0,1 -q --no-save --json "$tmp/tp_udp.json" > /dev/null
-u=$(json "$tmp/tp_udp.json" "r[0]['throughput']['samples_per_s']")
-ul=$(json "$tmp/tp_udp.json" "r[0]['throughput']['lost_percent']")
-for rel in best-effort reliable; do
-    "$bin" throughput --binding cyclonedds --size 1KiB --"$rel" --duration "${secs}s" --cpu 0,1 -q --no-save --json "$tmp/tp_$rel.json" > /dev/null
-    c=$(json "$tmp/tp_$rel.json" "r[0]['throughput']['samples_per_s']")
-    l=$(json "$tmp/tp_$rel.json" "r[0]['throughput']['lost_percent']")
-    python3 -c "
-c, u, l, ul = $c, $u, $l, $ul
-print(f'  {\"$rel\":<11}  cyclonedds {c:10.0f} received/s (lost {l:.2f} %)   udp {u:10.0f} received/s (lost {ul:.2f} %)   ratio cyclonedds/udp {c / u:.3f}')"
+echo "== 3. throughput, reliable, ${secs} s per run: pubsubperf --batch 14720 vs ddsperf pub/sub (batched, listener), ${rounds} alternating rounds"
+for size in $sizes; do
+    : > "$tmp/rows"
+    for r in $(seq "$rounds"); do
+        if (( r % 2 )); then d=$(ddsperf_tp "$size"); fi
+        "$bin" throughput --binding cyclonedds --size "$size" --batch 14720 --duration "${secs}s" --cpu 0,1 -q --no-save --json "$tmp/tp.json" > /dev/null
+        o=$(json "$tmp/tp.json" "r[0]['throughput']['samples_per_s']")
+        if (( r % 2 == 0 )); then d=$(ddsperf_tp "$size"); fi
+        echo "$o $d" >> "$tmp/rows"
+    done
+    report tp "$size" tp
 done
+"$bin" throughput --binding udp --size 1KiB --duration "${secs}s" --cpu 0,1 -q --no-save --json "$tmp/tp_udp.json" > /dev/null
+echo "  udp binding at 1 KiB (best effort, the kernel's floor): $(json "$tmp/tp_udp.json" "f\"{r[0]['throughput']['samples_per_s']:.0f}/s received, lost {r[0]['throughput']['lost_percent']:.2f} %\"")"
 echo "  (load average: $(cut -d' ' -f1-3 /proc/loadavg); this VM has $(nproc) vCPUs and is shared, so compare figures of one run only)"
