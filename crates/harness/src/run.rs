@@ -152,8 +152,8 @@ fn run_over<B: Binding>(
     spec: &RunSpec,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> RunOutcome {
-    let mut ep = match start::<B>(s, spec) {
-        Ok(ep) => ep,
+    let (mut ep, profiler) = match start::<B>(s, spec) {
+        Ok(started) => started,
         Err(f) => return RunOutcome::failed(f),
     };
     let started_at = pubsubperf_core::time::rfc3339_now();
@@ -162,6 +162,13 @@ fn run_over<B: Binding>(
     let (clock_name, ns_per_tick) = round_trip_clock::<B>(spec);
     let mut m = measure(s, spec, &mut ep, &mut intervals, on_interval, ns_per_tick);
     let publisher = Usage::now().since(&usage0);
+    let profile = profiler.map(|p| {
+        let what = match spec.test {
+            TestKind::Latency => "pings sent, warm-up included",
+            TestKind::Throughput => "samples sent, warm-up included",
+        };
+        p.finish(m.sent + m.warmup, what)
+    });
     let mut rejected = m.rejected;
     let sent_by = collect_publishers(s, spec, m.sent, &mut rejected, &mut m.fault);
     let peers = collect_subscribers(s, spec, &sent_by, &mut intervals, on_interval, &mut m.fault);
@@ -180,9 +187,12 @@ fn run_over<B: Binding>(
         )
     });
     let fault = m.fault.take();
-    let run = assemble(
+    let mut run = assemble(
         spec, m, peers, throughput, intervals, publisher, clock_name, started_at, &fault,
     );
+    if let (Some(p), Some(r)) = (profile, run.profile.as_mut()) {
+        r.publisher = p;
+    }
     RunOutcome {
         run: Some(run),
         fault,
@@ -225,6 +235,8 @@ struct Measured {
     fault: Option<Fault>,
     /// Latency test: the pings whose echo came back.
     echoed: u64,
+    /// Warm-up samples (pings) sent.
+    warmup: u64,
 }
 
 /// Liveness of every peer, on the real clock (never a binding's virtual one).
