@@ -94,6 +94,14 @@ fn assert_traced(out: &str, json: &Path, method: &str, sends: &[&str], receives:
             .any(|l| l.starts_with(&format!("measured under {method}, which added"))),
         "the tracer's cost is not printed:\n{out}"
     );
+    // The same cell without the tracer ran first, for comparison.
+    let u = &p["unprofiled"];
+    assert!(u["p50_ns"].is_u64() || u["samples_per_s"].is_f64(), "{p}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("the same cell without --profile, run just before: ")),
+        "the unprofiled figures are not printed:\n{out}"
+    );
 }
 
 const UDP_SENDS: &[&str] = &["sendto", "sendmsg"];

@@ -12,6 +12,21 @@ pub struct RunProfile {
     pub publisher: SideProfile,
     /// Each subscriber's process, by subscriber index.
     pub subscribers: Vec<SideProfile>,
+    /// The same cell measured just before without a tracer, for the
+    /// tracer's effect on the figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unprofiled: Option<Unprofiled>,
+}
+
+/// The figures of the unprofiled run of a profiled cell.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Unprofiled {
+    /// One-way latency p50, ns (latency runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50_ns: Option<u64>,
+    /// Samples received per second (throughput runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples_per_s: Option<f64>,
 }
 
 /// One side's profile.

@@ -139,8 +139,38 @@ pub fn latency_method(spec: &RunSpec) -> String {
 }
 
 /// Runs one test on the session's subscribers, over the binding the spec
-/// names.
+/// names. With `--profile`, the same cell runs first without it, and its
+/// figures go into the profile (`profile.unprofiled`).
 pub fn run(s: &mut Session, spec: &RunSpec, on_interval: &mut dyn FnMut(&Interval)) -> RunOutcome {
+    if !spec.profile {
+        return run_once(s, spec, on_interval);
+    }
+    let mut plain = spec.clone();
+    plain.profile = false;
+    plain.endpoint.run_id = format!("{}u", spec.endpoint.run_id);
+    plain.endpoint.cancel = pubsubperf_core::CancelToken::new();
+    let reference = run_once(s, &plain, &mut |_| {});
+    if reference.fault.is_some() {
+        return reference;
+    }
+    let mut out = run_once(s, spec, on_interval);
+    if let (Some(r), Some(p)) = (
+        reference.run,
+        out.run.as_mut().and_then(|r| r.profile.as_mut()),
+    ) {
+        p.unprofiled = Some(pubsubperf_core::profile::Unprofiled {
+            p50_ns: r
+                .latency_ns
+                .filter(|_| r.test == TestKind::Latency)
+                .map(|l| l.p50),
+            samples_per_s: r.throughput.map(|t| t.samples_per_s),
+        });
+    }
+    out
+}
+
+/// One run of `spec`.
+fn run_once(s: &mut Session, spec: &RunSpec, on_interval: &mut dyn FnMut(&Interval)) -> RunOutcome {
     let name = spec.binding.as_str();
     with_binding!(name, B => run_over::<B>(s, spec, on_interval),
         unknown => RunOutcome::failed(Fault::Config(crate::registry::unknown_binding("--binding", name))))

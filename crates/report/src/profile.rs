@@ -116,6 +116,7 @@ fn notes(run: &Run) -> Vec<String> {
             costs.join(", ")
         ));
     }
+    out.extend(unprofiled_line(run));
     // One line per note, naming every side it is about.
     let mut said: Vec<(&str, Vec<&str>)> = Vec::new();
     for (label, p) in &sides {
@@ -130,6 +131,27 @@ fn notes(run: &Run) -> Vec<String> {
         out.push(format!("{}: {n}", who.join(", ")));
     }
     out
+}
+
+/// The unprofiled run of the same cell beside this one: its p50 or rate,
+/// this run's, and their ratio.
+fn unprofiled_line(run: &Run) -> Option<String> {
+    let u = run.profile.as_ref()?.unprofiled.as_ref()?;
+    let head = "the same cell without --profile, run just before";
+    if let (Some(base), Some(l)) = (u.p50_ns, &run.latency_ns) {
+        return Some(format!(
+            "{head}: p50 {} µs; under the tracer {} µs ({:.1}× as long)",
+            crate::text::us(base),
+            crate::text::us(l.p50),
+            l.p50 as f64 / base.max(1) as f64
+        ));
+    }
+    let (base, t) = (u.samples_per_s?, run.throughput.as_ref()?);
+    Some(format!(
+        "{head}: {base:.1} samples/s; under the tracer {:.1} samples/s ({:.2}× the rate)",
+        t.samples_per_s,
+        t.samples_per_s / base.max(1e-9)
+    ))
 }
 
 /// Columns padded to their widest cell, the first two left-aligned.

@@ -32,7 +32,8 @@ fn profiled_run() -> Run {
                 "samples": 1000, "samples_are": "samples received, warm-up included",
                 "window_s": 1.5, "syscalls": [], "voluntary_cs": 1001, "involuntary_cs": 3,
                 "user_ms": 2.0, "system_ms": 25.0
-            }]
+            }],
+            "unprofiled": {"p50_ns": 12_500}
         }))
         .expect("valid profile"),
     );

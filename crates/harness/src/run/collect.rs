@@ -252,6 +252,7 @@ pub(super) fn assemble(
         profile: spec.profile.then(|| RunProfile {
             publisher: SideProfile::default(),
             subscribers: peers.profiles,
+            unprofiled: None,
         }),
         bad_samples: peers.bad_samples,
         complete: fault.is_none(),
