@@ -426,6 +426,9 @@ pub fn print_tables(runs: &[Run], env: &Environment) {
             }
             TestKind::Throughput => print!("{}", output::throughput_table(&refs)),
         }
+        for r in runs {
+            print!("{}", pubsubperf_report::profile::text(r));
+        }
         if let Some(how) = &env.emulated {
             println!(
                 "emulated: {how}; these figures are the emulator's, not {}'s",

@@ -197,6 +197,7 @@ pub struct TestRequest {
     pub receive: Option<ReceiveMode>,
     pub check: bool,
     pub one_way: bool,
+    pub profile: bool,
     pub clock: RoundTripClock,
     pub echo_timeout: String,
     pub socket_buffer: Option<String>,
@@ -258,6 +259,7 @@ impl Default for TestRequest {
             receive: None,
             check: false,
             one_way: false,
+            profile: false,
             clock: RoundTripClock::Auto,
             echo_timeout: "1s".into(),
             socket_buffer: None,
@@ -465,6 +467,7 @@ impl TestRequest {
             }
             "check" => self.check = flag(name, v)?,
             "one-way" => self.one_way = flag(name, v)?,
+            "profile" => self.profile = flag(name, v)?,
             "clock" => {
                 self.clock = choice(
                     name,
@@ -573,6 +576,29 @@ impl TestRequest {
         })
     }
 
+    /// `--profile` needs a process per side and one run per measurement.
+    fn check_profile(
+        &self,
+        caps: &pubsubperf_core::binding::Capabilities,
+    ) -> Result<(), UsageError> {
+        if !self.profile {
+            return Ok(());
+        }
+        let why = if caps.in_process {
+            format!(
+                "'{}' runs both sides as threads of one process, whose system calls cannot be told apart; profile a binding with a process per side (udp, uds, shm, ...)",
+                self.binding
+            )
+        } else if self.find_max {
+            "not with --find-max (its trials are many short runs); profile the rate it found with --rate".into()
+        } else if self.publishers > 1 || self.connect_publishers.is_some() {
+            "one publisher process only; drop --publishers/--connect-publishers".into()
+        } else {
+            return Ok(());
+        };
+        Err(UsageError(format!("--profile: {why}")))
+    }
+
     /// Validates everything and builds one spec per size.
     pub fn plan(&self, test: TestKind) -> Result<TestPlan, UsageError> {
         let info = registry::info(&self.binding)
@@ -604,6 +630,7 @@ impl TestRequest {
         if self.find_max && test != TestKind::Throughput {
             return Err(UsageError("--find-max: only for 'throughput'".into()));
         }
+        self.check_profile(caps)?;
         if self.find_max && self.rate.is_some() {
             return Err(UsageError(
                 "--find-max: searches the rate itself; drop --rate".into(),
@@ -902,6 +929,7 @@ impl TestRequest {
                 echo_timeout_ms: echo_timeout.as_millis() as u64,
                 interval_ms: 1000,
                 one_way: self.one_way,
+                profile: self.profile,
                 clock: self.clock,
                 data_address: data_address.clone(),
             };

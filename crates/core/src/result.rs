@@ -104,6 +104,10 @@ pub struct Run {
     pub publishers: Vec<Throughput>,
     /// CPU and memory of both sides.
     pub resources: RunResources,
+    /// `--profile`: system calls, context switches and CPU time per sample
+    /// of each side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::profile::RunProfile>,
     /// Samples whose payload failed the `--check` pattern.
     #[serde(default)]
     pub bad_samples: u64,
@@ -269,6 +273,7 @@ mod tests {
                 subscribers: vec![],
                 publishers: vec![],
                 resources: RunResources::default(),
+                profile: None,
                 bad_samples: 0,
                 complete: true,
                 error: None,

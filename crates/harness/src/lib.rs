@@ -13,7 +13,8 @@
 //! - [`serve`]: the subscriber host's end of a session; [`agent`]: a host
 //!   that serves sessions one after another, each in a process of its own,
 //!   to publishers that present its [`token`];
-//! - [`search`]: the maximum throughput search.
+//! - [`search`]: the maximum throughput search;
+//! - [`profiler`]: `--profile`, a side's system calls traced over its run.
 //!
 //! Modules depend one way: `run` on `session`, `agent` on `serve`, `serve`
 //! on `subscriber` and `extra`, all of them on `protocol`, `spec` and
@@ -21,6 +22,7 @@
 
 pub mod agent;
 pub mod extra;
+pub mod profiler;
 pub mod protocol;
 pub mod registry;
 pub mod run;

@@ -125,6 +125,9 @@ pub enum Msg {
         bad_samples: u64,
         /// Resources used while measuring.
         resources: Resources,
+        /// `--profile`: this subscriber's profile.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        profile: Option<Box<pubsubperf_core::profile::SideProfile>>,
     },
     /// Publisher → subscriber: the session is over.
     Bye,

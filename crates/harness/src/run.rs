@@ -139,8 +139,38 @@ pub fn latency_method(spec: &RunSpec) -> String {
 }
 
 /// Runs one test on the session's subscribers, over the binding the spec
-/// names.
+/// names. With `--profile`, the same cell runs first without it, and its
+/// figures go into the profile (`profile.unprofiled`).
 pub fn run(s: &mut Session, spec: &RunSpec, on_interval: &mut dyn FnMut(&Interval)) -> RunOutcome {
+    if !spec.profile {
+        return run_once(s, spec, on_interval);
+    }
+    let mut plain = spec.clone();
+    plain.profile = false;
+    plain.endpoint.run_id = format!("{}u", spec.endpoint.run_id);
+    plain.endpoint.cancel = pubsubperf_core::CancelToken::new();
+    let reference = run_once(s, &plain, &mut |_| {});
+    if reference.fault.is_some() {
+        return reference;
+    }
+    let mut out = run_once(s, spec, on_interval);
+    if let (Some(r), Some(p)) = (
+        reference.run,
+        out.run.as_mut().and_then(|r| r.profile.as_mut()),
+    ) {
+        p.unprofiled = Some(pubsubperf_core::profile::Unprofiled {
+            p50_ns: r
+                .latency_ns
+                .filter(|_| r.test == TestKind::Latency)
+                .map(|l| l.p50),
+            samples_per_s: r.throughput.map(|t| t.samples_per_s),
+        });
+    }
+    out
+}
+
+/// One run of `spec`.
+fn run_once(s: &mut Session, spec: &RunSpec, on_interval: &mut dyn FnMut(&Interval)) -> RunOutcome {
     let name = spec.binding.as_str();
     with_binding!(name, B => run_over::<B>(s, spec, on_interval),
         unknown => RunOutcome::failed(Fault::Config(crate::registry::unknown_binding("--binding", name))))
@@ -152,8 +182,8 @@ fn run_over<B: Binding>(
     spec: &RunSpec,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> RunOutcome {
-    let mut ep = match start::<B>(s, spec) {
-        Ok(ep) => ep,
+    let (mut ep, profiler) = match start::<B>(s, spec) {
+        Ok(started) => started,
         Err(f) => return RunOutcome::failed(f),
     };
     let started_at = pubsubperf_core::time::rfc3339_now();
@@ -162,6 +192,13 @@ fn run_over<B: Binding>(
     let (clock_name, ns_per_tick) = round_trip_clock::<B>(spec);
     let mut m = measure(s, spec, &mut ep, &mut intervals, on_interval, ns_per_tick);
     let publisher = Usage::now().since(&usage0);
+    let profile = profiler.map(|p| {
+        let what = match spec.test {
+            TestKind::Latency => "pings sent, warm-up included",
+            TestKind::Throughput => "samples sent, warm-up included",
+        };
+        p.finish(m.sent + m.warmup, what)
+    });
     let mut rejected = m.rejected;
     let sent_by = collect_publishers(s, spec, m.sent, &mut rejected, &mut m.fault);
     let peers = collect_subscribers(s, spec, &sent_by, &mut intervals, on_interval, &mut m.fault);
@@ -180,9 +217,12 @@ fn run_over<B: Binding>(
         )
     });
     let fault = m.fault.take();
-    let run = assemble(
+    let mut run = assemble(
         spec, m, peers, throughput, intervals, publisher, clock_name, started_at, &fault,
     );
+    if let (Some(p), Some(r)) = (profile, run.profile.as_mut()) {
+        r.publisher = p;
+    }
     RunOutcome {
         run: Some(run),
         fault,
@@ -225,6 +265,8 @@ struct Measured {
     fault: Option<Fault>,
     /// Latency test: the pings whose echo came back.
     echoed: u64,
+    /// Warm-up samples (pings) sent.
+    warmup: u64,
 }
 
 /// Liveness of every peer, on the real clock (never a binding's virtual one).

@@ -74,6 +74,10 @@ pub struct RunSpec {
     /// when not `auto`, so that results of earlier versions compare with it.
     #[serde(default, skip_serializing_if = "RoundTripClock::is_auto")]
     pub clock: RoundTripClock,
+    /// `--profile`: each side traces its own system calls over the run
+    /// (see [`crate::profiler`]); recorded only when set.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub profile: bool,
     /// The publisher's data address (`--data-address`; None: its address
     /// towards the first subscriber). Each subscriber's host chooses its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -102,6 +106,10 @@ impl RoundTripClock {
 
 fn one() -> usize {
     1
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
 }
 
 fn is_zero(v: &u64) -> bool {

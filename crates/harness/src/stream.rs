@@ -72,6 +72,8 @@ pub(crate) struct Streamed {
     pub(crate) duration_ns: u64,
     /// What cut it short.
     pub(crate) fault: Option<Fault>,
+    /// Warm-up samples sent (accepted by the binding).
+    pub(crate) warmup: u64,
 }
 
 /// The pause after each burst of `--demand` samples: 10 ms, as in RTI's
@@ -154,6 +156,7 @@ pub(crate) fn send_stream<B: Binding>(
         first_refusal: None,
         duration_ns: 0,
         fault: None,
+        warmup: 0,
     };
     let start = B::now_ns();
     let warm_end = start + spec.warmup_ns;
@@ -176,7 +179,10 @@ pub(crate) fn send_stream<B: Binding>(
         });
         let r = sleep_after(w, r, sleep);
         match r {
-            Ok(()) => warm_seq += 1,
+            Ok(()) => {
+                warm_seq += 1;
+                out.warmup = warm_seq;
+            }
             Err(e) if counted(&e, best_effort) => {}
             Err(e) => {
                 out.fault = Some(fault(e));

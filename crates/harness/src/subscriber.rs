@@ -83,6 +83,7 @@ pub fn serve_run<B: Binding>(
         w.wait_matched(1, setup_timeout)
             .map_err(|e| Fault::Binding(e.to_string()))?;
     }
+    let profiler = spec.profile.then(crate::profiler::Profiler::attach);
     protocol::send(ctl, &Msg::Ready).map_err(ctl_err)?;
     match protocol::recv(ctl, Some(setup_timeout)).map_err(ctl_err)? {
         Msg::Start => {}
@@ -127,10 +128,14 @@ pub fn serve_run<B: Binding>(
     let start = Usage::now();
     let res = measure::<B>(ctl, spec, &mut reader, echo.as_mut(), &shared);
     let resources = Usage::now().since(&start);
+    let profile = profiler.map(|p| {
+        let handled = res.as_ref().map_or(0, |r| r.4);
+        Box::new(p.finish(handled, "samples received, warm-up included"))
+    });
     // The control thread ends on Stop, on close, or within 200 ms of an interrupt.
     cfg.cancel.cancel();
     let _ = control.join();
-    let (throughput, by_publisher, echoed, bad) = res?;
+    let (throughput, by_publisher, echoed, bad, _) = res?;
     drop(echo);
     drop(reader);
     drop(binding);
@@ -142,12 +147,15 @@ pub fn serve_run<B: Binding>(
             echoed,
             bad_samples: bad,
             resources,
+            profile,
         },
     )
     .map_err(ctl_err)
 }
 
-type Measured = (Option<Throughput>, Vec<Throughput>, u64, u64);
+/// Counts, counts per publisher, samples echoed, bad samples, and every
+/// sample received (warm-up included).
+type Measured = (Option<Throughput>, Vec<Throughput>, u64, u64, u64);
 
 /// Receives (and echoes) until the publisher's stop and the drain. Receive
 /// times, the rate window and the intervals come from `B`'s clock; the drain
@@ -169,6 +177,7 @@ fn measure<B: Binding>(
     let check = spec.check;
     let mut trackers: Vec<SeqTracker> = Vec::new();
     let mut bad = 0u64;
+    let mut handled = 0u64;
     let mut echoed = 0u64;
     let mut bytes = 0u64;
     let mut first_ns = 0u64;
@@ -186,6 +195,7 @@ fn measure<B: Binding>(
     loop {
         let n = reader
             .recv_window(Duration::from_millis(50), &mut |s: &[u8]| {
+                handled += 1;
                 let Some(h) = Header::read(s) else {
                     bad += 1;
                     return;
@@ -324,7 +334,7 @@ fn measure<B: Binding>(
         }
     }
     if spec.test == TestKind::Latency {
-        return Ok((None, Vec::new(), echoed, bad));
+        return Ok((None, Vec::new(), echoed, bad, handled));
     }
     let sent_by = shared
         .sent_by
@@ -364,5 +374,5 @@ fn measure<B: Binding>(
     if by_publisher.len() < 2 {
         by_publisher.clear();
     }
-    Ok((Some(tp), by_publisher, echoed, bad))
+    Ok((Some(tp), by_publisher, echoed, bad, handled))
 }

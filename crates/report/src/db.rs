@@ -1,13 +1,15 @@
 //! The results database: every run ever measured (or imported), with its
 //! environment and configuration, in one SQLite file.
 //!
-//! Layout (schema version 2, `PRAGMA user_version`; version 1 lacked the
-//! `rejected` column, which opening such a database adds):
+//! Layout (schema version 3, `PRAGMA user_version`; version 1 lacked the
+//! `rejected` column and version 2 the `profile_method` column, which
+//! opening such a database adds):
 //! - `groups`: one row per saved results file (one invocation): id, time,
 //!   tool version, environment JSON, command line.
 //! - `runs`: one row per run: the whole run JSON plus indexed columns for
 //!   filtering (time, binding, transport, test, size, reliable, zero_copy,
-//!   data_type, p50, p99, samples_per_s, mbps, lost_percent, rejected), the sweep name,
+//!   data_type, p50, p99, samples_per_s, mbps, lost_percent, rejected,
+//!   profile_method: the tracer of a `--profile` run), the sweep name,
 //!   cell key and repetition number when the run came from a sweep, and the
 //!   group id.
 //!
@@ -45,6 +47,7 @@ CREATE TABLE IF NOT EXISTS runs (
     mbps          REAL,
     lost_percent  REAL,
     rejected      INTEGER,
+    profile_method TEXT,
     complete      INTEGER NOT NULL,
     sweep         TEXT,
     cell          TEXT,
@@ -165,20 +168,28 @@ pub fn new_group_id() -> String {
     )
 }
 
-/// Schema version 1 → 2: the `rejected` column (refused sends, best
-/// effort), filled from each stored run's JSON.
-fn add_rejected_column(conn: &Connection) -> rusqlite::Result<()> {
+/// The schema's migrations, oldest first: (column of `runs`, its type, the
+/// JSON path in each stored run that fills it).
+/// - 1 → 2: `rejected` (refused sends, best effort);
+/// - 2 → 3: `profile_method` (the publisher's tracer of a `--profile` run).
+const MIGRATIONS: [(&str, &str, &str); 2] = [
+    ("rejected", "INTEGER", "$.throughput.rejected"),
+    ("profile_method", "TEXT", "$.profile.publisher.method"),
+];
+
+/// Adds a column of [`MIGRATIONS`] that a database lacks, filled from each
+/// stored run's JSON (NULL where the run has no such part).
+fn add_column(conn: &Connection, (name, kind, path): (&str, &str, &str)) -> rusqlite::Result<()> {
     let has: i64 = conn.query_row(
-        "SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name = 'rejected'",
-        [],
+        "SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name = ?1",
+        [name],
         |r| r.get(0),
     )?;
     if has == 0 {
-        conn.execute_batch(
-            "ALTER TABLE runs ADD COLUMN rejected INTEGER;
-             UPDATE runs SET rejected = json_extract(run, '$.throughput.rejected')
-                 WHERE json_extract(run, '$.throughput') IS NOT NULL;",
-        )?;
+        conn.execute_batch(&format!(
+            "ALTER TABLE runs ADD COLUMN {name} {kind};
+             UPDATE runs SET {name} = json_extract(run, '{path}');"
+        ))?;
     }
     Ok(())
 }
@@ -200,8 +211,10 @@ impl Database {
         conn.busy_timeout(std::time::Duration::from_secs(10))
             .map_err(db_err)?;
         conn.execute_batch(SCHEMA).map_err(db_err)?;
-        add_rejected_column(&conn).map_err(db_err)?;
-        conn.pragma_update(None, "user_version", 2)
+        for m in MIGRATIONS {
+            add_column(&conn, m).map_err(db_err)?;
+        }
+        conn.pragma_update(None, "user_version", 3)
             .map_err(db_err)?;
         Ok(Database {
             conn,
@@ -385,9 +398,9 @@ fn insert_run(
     tx.execute(
         "INSERT INTO runs (group_id, time, binding, transport, test, size, reliable,
             zero_copy, data_type, p50, p99, samples_per_s, mbps, lost_percent, rejected,
-            complete, sweep, cell, repetition, run)
+            profile_method, complete, sweep, cell, repetition, run)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-            ?19, ?20)",
+            ?19, ?20, ?21)",
         params![
             group,
             time,
@@ -404,6 +417,7 @@ fn insert_run(
             tp.map(|t| t.mbps),
             tp.map(|t| t.lost_percent),
             tp.map(|t| t.rejected as i64),
+            run.profile.as_ref().map(|p| p.publisher.method.as_str()),
             run.complete,
             sweep,
             cell,
@@ -476,14 +490,19 @@ pub fn store(
 mod tests {
     use super::*;
 
-    /// A version-1 database (no `rejected` column) gets the column, filled
-    /// from each stored run's JSON, when opened.
+    /// A version-1 database (no `rejected` nor `profile_method` column)
+    /// gets the columns, filled from each stored run's JSON, when opened.
     #[test]
-    fn version_1_gains_the_rejected_column() {
+    fn version_1_gains_the_later_columns() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("v1.sqlite");
-        let v1 = SCHEMA.replace("    rejected      INTEGER,\n", "");
-        assert_ne!(v1, SCHEMA, "the schema has the rejected column");
+        let v1 = SCHEMA
+            .replace("    rejected      INTEGER,\n", "")
+            .replace("    profile_method TEXT,\n", "");
+        assert!(
+            !v1.contains("rejected") && !v1.contains("profile_method"),
+            "the schema has both columns"
+        );
         {
             let c = Connection::open(&path).unwrap();
             c.execute_batch(&v1).unwrap();
@@ -493,25 +512,32 @@ mod tests {
                        zero_copy, data_type, complete, run)
                    VALUES ('g', 't', 'udp', 'udp', 'throughput', 64, 0, 0, 'bytes', 1,
                        '{"throughput": {"rejected": 7}}'),
-                          ('g', 't', 'udp', 'udp', 'latency', 64, 0, 0, 'bytes', 1, '{}');"#,
+                          ('g', 't', 'udp', 'udp', 'latency', 64, 0, 0, 'bytes', 1,
+                       '{"profile": {"publisher": {"method": "strace -c -f"}}}');"#,
             )
             .unwrap();
         }
         let db = Database::open(&path).unwrap();
-        let got: Vec<Option<i64>> = db
-            .conn
-            .prepare("SELECT rejected FROM runs ORDER BY id")
-            .unwrap()
-            .query_map([], |r| r.get(0))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap();
-        assert_eq!(got, vec![Some(7), None]);
+        let column = |c: &str| -> Vec<Option<rusqlite::types::Value>> {
+            db.conn
+                .prepare(&format!("SELECT {c} FROM runs ORDER BY id"))
+                .unwrap()
+                .query_map([], |r| r.get(0))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap()
+        };
+        use rusqlite::types::Value::{Integer, Text};
+        assert_eq!(column("rejected"), [Some(Integer(7)), None]);
+        assert_eq!(
+            column("profile_method"),
+            [None, Some(Text("strace -c -f".into()))]
+        );
         let v: i64 = db
             .conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(v, 2);
+        assert_eq!(v, 3);
         // Opening again changes nothing.
         drop(db);
         Database::open(&path).unwrap();

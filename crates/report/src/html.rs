@@ -624,6 +624,28 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
     if !cpu_html.is_empty() {
         sections.push(("cpu".into(), "CPU".into(), cpu_html));
     }
+    let profile_html: String = cells
+        .iter()
+        .map(|c| {
+            let first = if c.reps > 1 { ", first repetition" } else { "" };
+            let label = format!(
+                "{} {}, size {}{first}",
+                c.run.binding,
+                c.run.test,
+                format_size(c.key.size)
+            );
+            crate::profile::html(&c.run, &label)
+        })
+        .collect();
+    if !profile_html.is_empty() {
+        sections.push((
+            "profile".into(),
+            "Profile".into(),
+            format!(
+                "<p>Runs with <code>--profile</code>: each side's system calls (traced by the method shown), context switches and CPU time, per sample it handled. A tracer slows every system call: the latency and rates of these runs are not those of unprofiled runs.</p>\n{profile_html}"
+            ),
+        ));
+    }
 
     sections.push((
         "environment".into(),

@@ -24,6 +24,7 @@ pub mod failif;
 pub mod html;
 pub mod key;
 pub mod merge;
+pub mod profile;
 pub mod stat;
 pub mod svg;
 pub mod sweep;

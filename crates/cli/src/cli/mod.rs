@@ -232,6 +232,11 @@ pub struct TestArgs {
     /// Latency: record true one-way latency from the sender's clock (one host only).
     #[arg(long)]
     pub one_way: bool,
+    /// Trace each side's system calls over the run (perf trace, else
+    /// strace) and print them per sample with context switches and CPU
+    /// time; see docs/profiling.md.
+    #[arg(long)]
+    pub profile: bool,
     /// Latency: the clock that times round trips: auto (the TSC with --wait
     /// busy where the kernel keeps time with it, else CLOCK_MONOTONIC),
     /// monotonic, or tsc.
@@ -490,6 +495,7 @@ impl From<&TestArgs> for TestRequest {
             }),
             check: a.check,
             one_way: a.one_way,
+            profile: a.profile,
             clock: match a.clock {
                 ClockArg::Auto => RoundTripClock::Auto,
                 ClockArg::Monotonic => RoundTripClock::Monotonic,

@@ -2,6 +2,7 @@
 //! the totals, and the [`Run`] as the output contract has it.
 
 use super::*;
+use pubsubperf_core::profile::{RunProfile, SideProfile};
 
 /// The samples each publisher sent: this one's `sent` first, then each
 /// extra publisher's count (told to stop early if this one was cut short);
@@ -56,6 +57,8 @@ pub(super) struct PeerResults {
     resources: Vec<Resources>,
     /// Samples whose content did not check out, over all subscribers.
     bad_samples: u64,
+    /// `--profile`: each subscriber's profile.
+    profiles: Vec<SideProfile>,
 }
 
 /// Tells every live subscriber how many samples were sent and collects its
@@ -97,8 +100,10 @@ pub(super) fn collect_subscribers(
                     by_publisher,
                     bad_samples,
                     resources,
+                    profile,
                     ..
                 }) => {
+                    out.profiles.extend(profile.map(|p| *p));
                     if let Some(t) = throughput {
                         out.subscribers.push(t);
                     }
@@ -244,6 +249,11 @@ pub(super) fn assemble(
             publisher,
             subscriber: peers.resources.first().cloned().unwrap_or_default(),
         },
+        profile: spec.profile.then(|| RunProfile {
+            publisher: SideProfile::default(),
+            subscribers: peers.profiles,
+            unprofiled: None,
+        }),
         bad_samples: peers.bad_samples,
         complete: fault.is_none(),
         error: fault.as_ref().map(|f| f.to_string()),

@@ -232,5 +232,6 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
         duration_ns: duration,
         fault,
         echoed,
+        warmup: warm_seq,
     }
 }

@@ -2,6 +2,7 @@
 //! every subscriber and extra publisher, endpoints matched, and the start.
 
 use super::*;
+use crate::profiler::Profiler;
 
 pub(super) struct Endpoints<B: Binding> {
     pub(super) _binding: B,
@@ -134,16 +135,21 @@ fn apply_rt(spec: &RunSpec) -> Result<(), Fault> {
 }
 
 /// Pins and prioritises this thread, sets the run up on every subscriber
-/// and extra publisher, and tells them to start.
-pub(super) fn start<B: Binding>(s: &mut Session, spec: &RunSpec) -> Result<Endpoints<B>, Fault> {
+/// and extra publisher, attaches the profiler (`--profile`) and tells them
+/// to start.
+pub(super) fn start<B: Binding>(
+    s: &mut Session,
+    spec: &RunSpec,
+) -> Result<(Endpoints<B>, Option<Profiler>), Fault> {
     apply_rt(spec)?;
     for sub in &s.subs {
         sub.touch();
     }
     let ep = setup::<B>(s, spec).inspect_err(|_| spec.endpoint.cancel.cancel())?;
+    let profiler = spec.profile.then(Profiler::attach);
     for sub in s.subs.iter_mut().chain(s.pubs.iter_mut()) {
         sub.send(&Msg::Start)?;
         sub.touch();
     }
-    Ok(ep)
+    Ok((ep, profiler))
 }

@@ -67,5 +67,6 @@ pub(super) fn throughput_loop<B: Binding>(
         duration_ns: streamed.duration_ns,
         fault: streamed.fault,
         echoed: 0,
+        warmup: streamed.warmup,
     }
 }
