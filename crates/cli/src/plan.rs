@@ -17,6 +17,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod checks;
+
 /// An invalid option (exit code 2).
 #[derive(Debug)]
 pub struct UsageError(pub String);
@@ -143,13 +145,6 @@ fn bytes_opt(flag: &str, v: &Option<String>) -> Result<usize, UsageError> {
 
 /// How long a reliable writer may block without `--max-blocking-time`.
 pub const DEFAULT_BLOCK_MS: u64 = 10_000;
-
-/// The settings [`TestRequest::knobs`] checks.
-struct Knobs {
-    block_ms: u64,
-    bandwidth: u64,
-    sleep_ns: u64,
-}
 
 /// A run id unique on this host: pid, time, and a counter.
 pub fn new_run_id() -> String {
@@ -334,55 +329,6 @@ fn choice<T: Copy>(name: &str, v: Option<&str>, choices: &[(&str, T)]) -> Result
 pub const DEFAULT_RECOVERY_MS: u64 = 0;
 
 impl TestRequest {
-    /// `--receive`, or the binding's default: its first mode, which is its
-    /// fastest, unless `--wait busy` asks our thread to poll.
-    fn receive_mode(&self, caps: &Capabilities) -> Result<ReceiveMode, UsageError> {
-        let Some(mode) = self.receive else {
-            return Ok(if self.wait == WaitMode::Busy {
-                ReceiveMode::Thread
-            } else {
-                caps.receive[0]
-            });
-        };
-        if !caps.receive.contains(&mode) {
-            return Err(UsageError(format!(
-                "--receive {}: {}'s subscriber receives on its own thread only; drop it or use --receive thread",
-                mode.name(),
-                self.binding
-            )));
-        }
-        if mode == ReceiveMode::Listener && self.wait == WaitMode::Busy {
-            return Err(UsageError(
-                "--receive listener: not with --wait busy (the middleware's thread runs the subscriber, nothing polls); use --receive thread to poll".into(),
-            ));
-        }
-        Ok(mode)
-    }
-
-    /// The demands of `--demand`, checked against the test and the other
-    /// pacing options (None: no ramp).
-    fn demands(&self, test: TestKind) -> Result<Option<Vec<u64>>, UsageError> {
-        let Some(v) = &self.demand else {
-            return Ok(None);
-        };
-        if test != TestKind::Throughput {
-            return Err(UsageError(
-                "--demand: only for 'throughput' (bursts of samples, then 10 ms pauses)".into(),
-            ));
-        }
-        if self.rate.is_some() {
-            return Err(UsageError(
-                "--demand: paces the sender itself (bursts of N samples, then 10 ms pauses); drop --rate".into(),
-            ));
-        }
-        if self.find_max {
-            return Err(UsageError(
-                "--demand: a ramp of sending rates chosen by hand; drop --find-max (which searches the rate itself)".into(),
-            ));
-        }
-        crate::ramp::parse_demand(v).map(Some)
-    }
-
     /// The publisher's data address (`--data-address ADDR|NIC`) as an
     /// address of this host, for a binding with a network path.
     fn data_address(
@@ -407,6 +353,22 @@ impl TestRequest {
         pubsubperf_core::sys::data_address(a)
             .map(Some)
             .map_err(|e| UsageError(format!("--data-address {a}: {e}")))
+    }
+
+    /// Sets `ours` for another tool's flag `flag` (a front end's): an error
+    /// names `flag`, and the pair goes into `applied`, for the front end's
+    /// account of what became what.
+    pub fn set_for(
+        &mut self,
+        flag: &'static str,
+        ours: &'static str,
+        v: Option<&str>,
+        applied: &mut Vec<(&'static str, &'static str)>,
+    ) -> Result<(), UsageError> {
+        self.set(ours, v)
+            .map_err(|e| UsageError(format!("{flag}: {}", e.0)))?;
+        applied.push((flag, ours));
+        Ok(())
     }
 
     /// Sets one option by its long name (without the dashes; `opt` may
@@ -522,81 +484,6 @@ impl TestRequest {
             }
         }
         Ok(())
-    }
-
-    /// `--max-blocking-time`, `--bandwidth-limit` and `--sleep`, checked.
-    fn knobs(&self, test: TestKind, reliability: Reliability) -> Result<Knobs, UsageError> {
-        let block_ms = match &self.max_blocking_time {
-            None => DEFAULT_BLOCK_MS,
-            Some(t) => {
-                let d = parse_duration("--max-blocking-time", t)?;
-                if reliability != Reliability::Reliable {
-                    return Err(UsageError(format!(
-                        "--max-blocking-time {t}: bounds a reliable writer's wait, and this run is best effort"
-                    )));
-                }
-                if d < Duration::from_millis(1) {
-                    return Err(UsageError(format!(
-                        "--max-blocking-time {t}: must be at least 1ms"
-                    )));
-                }
-                d.as_millis().min(u64::MAX as u128) as u64
-            }
-        };
-        let bandwidth = bytes_opt("--bandwidth-limit", &self.bandwidth_limit)? as u64;
-        if self.multicast_ttl.is_some() && !self.multicast {
-            return Err(UsageError(
-                "--multicast-ttl: needs --multicast (it is the TTL of multicast datagrams)".into(),
-            ));
-        }
-        let sleep_ns = match &self.sleep {
-            None => 0,
-            Some(t) => {
-                let d = parse_duration("--sleep", t)?;
-                if test != TestKind::Throughput {
-                    return Err(UsageError(format!(
-                        "--sleep {t}: only for 'throughput' (pace latency pings with --rate)"
-                    )));
-                }
-                if self.rate.is_some() || self.find_max || self.demand.is_some() {
-                    return Err(UsageError(format!(
-                        "--sleep {t}: paces the publisher as --rate, --demand and --find-max do; keep one"
-                    )));
-                }
-                if d.is_zero() {
-                    return Err(UsageError(format!("--sleep {t}: must be more than 0")));
-                }
-                d.as_nanos().min(u64::MAX as u128) as u64
-            }
-        };
-        Ok(Knobs {
-            block_ms,
-            bandwidth,
-            sleep_ns,
-        })
-    }
-
-    /// `--profile` needs a process per side and one run per measurement.
-    fn check_profile(
-        &self,
-        caps: &pubsubperf_core::binding::Capabilities,
-    ) -> Result<(), UsageError> {
-        if !self.profile {
-            return Ok(());
-        }
-        let why = if caps.in_process {
-            format!(
-                "'{}' runs both sides as threads of one process, whose system calls cannot be told apart; profile a binding with a process per side (udp, uds, shm, ...)",
-                self.binding
-            )
-        } else if self.find_max {
-            "not with --find-max (its trials are many short runs); profile the rate it found with --rate".into()
-        } else if self.publishers > 1 || self.connect_publishers.is_some() {
-            "one publisher process only; drop --publishers/--connect-publishers".into()
-        } else {
-            return Ok(());
-        };
-        Err(UsageError(format!("--profile: {why}")))
     }
 
     /// Validates everything and builds one spec per size.
@@ -972,127 +859,4 @@ impl TestRequest {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A test's plan from a command line in our flags, through the settings
-    /// table (the clap side has its own tests in `cli`).
-    fn plan(args: &str) -> Result<TestPlan, UsageError> {
-        let mut words = args.split_whitespace().peekable();
-        let test = match words.next() {
-            Some("latency") => TestKind::Latency,
-            Some("throughput") => TestKind::Throughput,
-            other => panic!("not a test: {other:?}"),
-        };
-        let mut req = TestRequest::default();
-        while let Some(w) = words.next() {
-            let name = match w {
-                "-n" => "count",
-                w => w.strip_prefix("--").expect("a flag"),
-            };
-            let v = words.next_if(|n| !n.starts_with("--"));
-            req.set(name, v)?;
-        }
-        req.plan(test)
-    }
-
-    fn err(args: &str) -> String {
-        plan(args).expect_err("should fail").0
-    }
-
-    #[test]
-    fn durations() {
-        assert_eq!(
-            parse_duration("--d", "10").unwrap(),
-            Duration::from_secs(10)
-        );
-        assert_eq!(
-            parse_duration("--d", "500ms").unwrap(),
-            Duration::from_millis(500)
-        );
-        assert_eq!(
-            parse_duration("--d", "2m").unwrap(),
-            Duration::from_secs(120)
-        );
-        assert_eq!(
-            parse_duration("--d", "1.5s").unwrap(),
-            Duration::from_millis(1500)
-        );
-        assert!(parse_duration("--d", "5 parsecs").is_err());
-        assert!(parse_duration("--d", "").is_err());
-    }
-
-    #[test]
-    fn cpu() {
-        assert_eq!(parse_cpu(None, 2).unwrap(), (Some(0), Some(1)));
-        assert_eq!(parse_cpu(None, 1).unwrap(), (None, None));
-        assert_eq!(parse_cpu(Some("1,0"), 2).unwrap(), (Some(1), Some(0)));
-        assert_eq!(parse_cpu(Some("none"), 2).unwrap(), (None, None));
-        assert!(
-            parse_cpu(Some("0,5"), 2)
-                .unwrap_err()
-                .0
-                .contains("does not exist")
-        );
-        assert!(parse_cpu(Some("x"), 2).is_err());
-    }
-
-    #[test]
-    fn sizes_become_runs() {
-        let p = plan("latency --size 32,64,1KiB").unwrap();
-        let sizes: Vec<usize> = p.specs.iter().map(|s| s.size).collect();
-        assert_eq!(sizes, vec![32, 64, 1024]);
-        // Each run gets its own id (unique names for segments, ports, topics).
-        assert_ne!(p.specs[0].endpoint.run_id, p.specs[1].endpoint.run_id);
-    }
-
-    #[test]
-    fn udp_limit_is_checked_before_running() {
-        let e = err("latency --binding udp --size 64,100KiB");
-        assert!(
-            e.starts_with("--size 102400: exceeds udp's limit of 65507 bytes"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn unknown_binding_lists_known() {
-        let e = err("latency --binding nope");
-        assert!(
-            e.contains("unknown binding 'nope'") && e.contains("udp") && e.contains("tcp"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn capability_errors_name_the_flag() {
-        assert!(err("latency --binding udp --reliable").starts_with("--reliable"));
-        assert!(err("latency --binding tcp --best-effort").starts_with("--best-effort"));
-        assert!(err("latency --binding tcp --multicast").starts_with("--multicast"));
-        assert!(err("latency --binding udp --zero-copy").starts_with("--zero-copy"));
-        assert!(err("latency --binding udp --transport tcp").starts_with("--transport"));
-        assert!(err("latency --binding uds --connect 10.0.0.1:1").starts_with("--connect"));
-        assert!(err("latency --size 8").starts_with("--size 8"));
-        assert!(err("latency --latency-every 10").starts_with("--latency-every"));
-        assert!(err("latency --rate=-5").starts_with("--rate"));
-        assert!(err("latency --duration 0").starts_with("--duration"));
-        assert!(err("latency --size 1XB").starts_with("--size"));
-        assert!(err("latency --opt foo").starts_with("--opt"));
-        assert!(err("latency --binding udp --send-queue 5").starts_with("--send-queue 5"));
-        assert!(err("latency --binding tcp --receive-queue 5").starts_with("--receive-queue 5"));
-        assert!(err("latency --binding intra --send-queue 5").starts_with("--send-queue 5"));
-    }
-
-    #[test]
-    fn defaults() {
-        let p = plan("throughput --binding tcp").unwrap();
-        let s = &p.specs[0];
-        assert_eq!(s.endpoint.reliability, Reliability::Reliable);
-        assert_eq!(s.endpoint.transport, "tcp");
-        assert_eq!(s.duration_ns, 5_000_000_000);
-        assert_eq!(s.warmup_ns, 1_000_000_000);
-        let p = plan("latency --binding udp -n 100").unwrap();
-        assert_eq!(p.specs[0].endpoint.reliability, Reliability::BestEffort);
-        assert_eq!((p.specs[0].count, p.specs[0].duration_ns), (100, 0));
-    }
-}
+mod tests;

@@ -179,13 +179,11 @@ pub(crate) fn send_stream<B: Binding>(
         });
         let r = sleep_after(w, r, sleep);
         match r {
-            Ok(()) => {
-                warm_seq += 1;
-                out.warmup = warm_seq;
-            }
+            Ok(()) => warm_seq += 1,
             Err(e) if counted(&e, best_effort) => {}
             Err(e) => {
                 out.fault = Some(fault(e));
+                out.warmup = warm_seq;
                 return out;
             }
         }
@@ -198,14 +196,20 @@ pub(crate) fn send_stream<B: Binding>(
             next_poll = now + 100_000_000;
             match poll() {
                 Ok(Poll::Go) => {}
-                Ok(Poll::Stop) => return out,
+                Ok(Poll::Stop) => {
+                    out.warmup = warm_seq;
+                    return out;
+                }
                 Err(f) => {
                     out.fault = Some(f);
+                    out.warmup = warm_seq;
                     return out;
                 }
             }
         }
     }
+    // Counted once, not per sample.
+    out.warmup = warm_seq;
     let _ = w.flush();
     let m_start = B::now_ns();
     let end = if spec.duration_ns > 0 {

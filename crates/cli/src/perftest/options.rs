@@ -171,11 +171,7 @@ pub(super) fn set(
     ours: &'static str,
     v: Option<&str>,
 ) -> Result<(), UsageError> {
-    inv.request
-        .set(ours, v)
-        .map_err(|e| UsageError(format!("{pf}: {}", e.0)))?;
-    inv.applied.push((pf, ours));
-    Ok(())
+    inv.request.set_for(pf, ours, v, &mut inv.applied)
 }
 
 fn number<T: std::str::FromStr>(pf: &str, v: Option<&str>) -> Result<T, UsageError> {

@@ -315,11 +315,7 @@ fn set(
     ours: &'static str,
     v: Option<&str>,
 ) -> Result<(), UsageError> {
-    inv.request
-        .set(ours, v)
-        .map_err(|e| UsageError(format!("{ours_for}: {}", e.0)))?;
-    inv.applied.push((ours_for, ours));
-    Ok(())
+    inv.request.set_for(ours_for, ours, v, &mut inv.applied)
 }
 
 /// A whole number of `unit` for `flag`.

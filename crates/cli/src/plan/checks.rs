@@ -1,0 +1,143 @@
+//! The checks of the options that shape how a run receives, paces and is
+//! traced (`--receive`, `--demand`, `--max-blocking-time`,
+//! `--bandwidth-limit`, `--sleep`, `--profile`): each turns a request into
+//! what the plan needs, or a one-line error naming the flag.
+
+use super::*;
+
+/// The settings [`TestRequest::knobs`] checks.
+pub(super) struct Knobs {
+    pub(super) block_ms: u64,
+    pub(super) bandwidth: u64,
+    pub(super) sleep_ns: u64,
+}
+
+impl TestRequest {
+    /// `--receive`, or the binding's default: its first mode, which is its
+    /// fastest, unless `--wait busy` asks our thread to poll.
+    pub(super) fn receive_mode(&self, caps: &Capabilities) -> Result<ReceiveMode, UsageError> {
+        let Some(mode) = self.receive else {
+            return Ok(if self.wait == WaitMode::Busy {
+                ReceiveMode::Thread
+            } else {
+                caps.receive[0]
+            });
+        };
+        if !caps.receive.contains(&mode) {
+            return Err(UsageError(format!(
+                "--receive {}: {}'s subscriber receives on its own thread only; drop it or use --receive thread",
+                mode.name(),
+                self.binding
+            )));
+        }
+        if mode == ReceiveMode::Listener && self.wait == WaitMode::Busy {
+            return Err(UsageError(
+                "--receive listener: not with --wait busy (the middleware's thread runs the subscriber, nothing polls); use --receive thread to poll".into(),
+            ));
+        }
+        Ok(mode)
+    }
+
+    /// The demands of `--demand`, checked against the test and the other
+    /// pacing options (None: no ramp).
+    pub(super) fn demands(&self, test: TestKind) -> Result<Option<Vec<u64>>, UsageError> {
+        let Some(v) = &self.demand else {
+            return Ok(None);
+        };
+        if test != TestKind::Throughput {
+            return Err(UsageError(
+                "--demand: only for 'throughput' (bursts of samples, then 10 ms pauses)".into(),
+            ));
+        }
+        if self.rate.is_some() {
+            return Err(UsageError(
+                "--demand: paces the sender itself (bursts of N samples, then 10 ms pauses); drop --rate".into(),
+            ));
+        }
+        if self.find_max {
+            return Err(UsageError(
+                "--demand: a ramp of sending rates chosen by hand; drop --find-max (which searches the rate itself)".into(),
+            ));
+        }
+        crate::ramp::parse_demand(v).map(Some)
+    }
+
+    /// `--max-blocking-time`, `--bandwidth-limit` and `--sleep`, checked.
+    pub(super) fn knobs(
+        &self,
+        test: TestKind,
+        reliability: Reliability,
+    ) -> Result<Knobs, UsageError> {
+        let block_ms = match &self.max_blocking_time {
+            None => DEFAULT_BLOCK_MS,
+            Some(t) => {
+                let d = parse_duration("--max-blocking-time", t)?;
+                if reliability != Reliability::Reliable {
+                    return Err(UsageError(format!(
+                        "--max-blocking-time {t}: bounds a reliable writer's wait, and this run is best effort"
+                    )));
+                }
+                if d < Duration::from_millis(1) {
+                    return Err(UsageError(format!(
+                        "--max-blocking-time {t}: must be at least 1ms"
+                    )));
+                }
+                d.as_millis().min(u64::MAX as u128) as u64
+            }
+        };
+        let bandwidth = bytes_opt("--bandwidth-limit", &self.bandwidth_limit)? as u64;
+        if self.multicast_ttl.is_some() && !self.multicast {
+            return Err(UsageError(
+                "--multicast-ttl: needs --multicast (it is the TTL of multicast datagrams)".into(),
+            ));
+        }
+        let sleep_ns = match &self.sleep {
+            None => 0,
+            Some(t) => {
+                let d = parse_duration("--sleep", t)?;
+                if test != TestKind::Throughput {
+                    return Err(UsageError(format!(
+                        "--sleep {t}: only for 'throughput' (pace latency pings with --rate)"
+                    )));
+                }
+                if self.rate.is_some() || self.find_max || self.demand.is_some() {
+                    return Err(UsageError(format!(
+                        "--sleep {t}: paces the publisher as --rate, --demand and --find-max do; keep one"
+                    )));
+                }
+                if d.is_zero() {
+                    return Err(UsageError(format!("--sleep {t}: must be more than 0")));
+                }
+                d.as_nanos().min(u64::MAX as u128) as u64
+            }
+        };
+        Ok(Knobs {
+            block_ms,
+            bandwidth,
+            sleep_ns,
+        })
+    }
+
+    /// `--profile` needs a process per side and one run per measurement.
+    pub(super) fn check_profile(
+        &self,
+        caps: &pubsubperf_core::binding::Capabilities,
+    ) -> Result<(), UsageError> {
+        if !self.profile {
+            return Ok(());
+        }
+        let why = if caps.in_process {
+            format!(
+                "'{}' runs both sides as threads of one process, whose system calls cannot be told apart; profile a binding with a process per side (udp, uds, shm, ...)",
+                self.binding
+            )
+        } else if self.find_max {
+            "not with --find-max (its trials are many short runs); profile the rate it found with --rate".into()
+        } else if self.publishers > 1 || self.connect_publishers.is_some() {
+            "one publisher process only; drop --publishers/--connect-publishers".into()
+        } else {
+            return Ok(());
+        };
+        Err(UsageError(format!("--profile: {why}")))
+    }
+}
