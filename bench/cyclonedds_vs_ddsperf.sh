@@ -34,17 +34,8 @@ cd "$(dirname "$0")/.."
 secs=${1:-5}
 rounds=${ROUNDS:-3}
 sizes=${SIZES:-64 1024 65536 1048576}
-bin=${PUBSUBPERF:-./target/release/pubsubperf}
-[ -x "$bin" ] || cargo build --release -p pubsubperf >&2
-command -v ddsperf >/dev/null || { echo "ddsperf missing: apt-get install cyclonedds-tools" >&2; exit 1; }
-tmp=$(mktemp -d)
-peer=
-cleanup() {
-    [ -n "$peer" ] && kill "$peer" 2>/dev/null || true
-    wait 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+. bench/lib/common.sh
+need ddsperf cyclonedds-tools
 domain=$(( 1 + RANDOM % 200 ))
 
 # The same loopback-only configuration our binding generates.
@@ -67,11 +58,11 @@ export CYCLONEDDS_URI="file://$tmp/lo.xml"
 ddsperf_lat() {
     local size=$1 mode=$2
     taskset -c 1 ddsperf -i "$domain" -D $((secs + 5)) pong "$mode" > "$tmp/pong.txt" 2>&1 &
-    peer=$!
+    peers=($!)
     taskset -c 0 ddsperf -i "$domain" -D $((secs + 1)) ping size "$size" "$mode" > "$tmp/ping.txt" 2>&1 || true
-    kill "$peer" 2>/dev/null || true
-    wait "$peer" 2>/dev/null || true
-    peer=
+    kill "${peers[0]}" 2>/dev/null || true
+    wait "${peers[0]}" 2>/dev/null || true
+    peers=()
     python3 - "$tmp/ping.txt" <<'PY'
 import re, sys
 rx = re.compile(r'^\[\d+\]\s+[0-9.]+\s+\S+ size \d+ mean [0-9.]+us min [0-9.]+us 50% ([0-9.]+)us 90% [0-9.]+us 99% ([0-9.]+)us .* cnt (\d+)')
@@ -92,40 +83,15 @@ PY
 ddsperf_tp() {
     local size=$1
     taskset -c 1 ddsperf -i "$domain" -D $((secs + 3)) sub > "$tmp/sub.txt" 2>&1 &
-    peer=$!
+    peers=($!)
     taskset -c 0 ddsperf -i "$domain" -D $((secs + 1)) pub size "$size" > "$tmp/pub.txt" 2>&1 || true
-    wait "$peer" 2>/dev/null || true
-    peer=
+    wait "${peers[0]}" 2>/dev/null || true
+    peers=()
     python3 - "$tmp/sub.txt" <<'PY'
 import re, statistics, sys
 rx = re.compile(r'^\[\d+\]\s+[0-9.]+\s+size \d+ total \d+ lost \d+ delta \d+ lost \d+ rate ([0-9.]+) kS/s')
 r = [float(m.group(1)) * 1000 for m in map(rx.match, open(sys.argv[1])) if m][1:-1]
 print(statistics.median(r) if r else float("nan"))
-PY
-}
-
-json() { # file expr over r = runs
-    python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['runs']; print(eval(sys.argv[2]))" "$1" "$2"
-}
-
-# Rows "ours... reference..." in $tmp/rows; prints each round and the medians.
-report() { # label size kind(lat|tp)
-    python3 - "$tmp/rows" "$1" "$2" "$3" <<'PY'
-import statistics, sys
-rows = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
-label, size, kind = sys.argv[2], int(sys.argv[3]), sys.argv[4]
-if kind == "lat":
-    for i, (o50, o99, d50, d99) in enumerate(rows, 1):
-        print(f"  {label:<8} {size:>8} B  round {i}: ddsperf p50 {d50:9.2f} p99 {d99:9.2f} us   pubsubperf p50 {o50:9.2f} p99 {o99:9.2f} us   ratios {o50 / d50:.3f} {o99 / d99:.3f}")
-    r50 = statistics.median(r[0] / r[2] for r in rows)
-    r99 = statistics.median(r[1] / r[3] for r in rows)
-    ok = lambda r: "met" if r <= 1.05 else "NOT met"
-    print(f"  {label:<8} {size:>8} B  median ratios p50 {r50:.3f} ({ok(r50)}), p99 {r99:.3f} ({ok(r99)}); goal <= 1.05")
-else:
-    for i, (o, d) in enumerate(rows, 1):
-        print(f"  {size:>8} B  round {i}: ddsperf {d:11.0f}/s   pubsubperf {o:11.0f}/s   ratio {o / d:.3f}")
-    r = statistics.median(r[0] / r[1] for r in rows)
-    print(f"  {size:>8} B  median ratio {r:.3f} ({'met' if r >= 0.95 else 'NOT met'}; goal >= 0.95)")
 PY
 }
 
@@ -138,13 +104,13 @@ for mode in listener waitset; do
         for r in $(seq "$rounds"); do
             # Alternate which tool goes first, so that a drift of the machine
             # (other load, the vCPUs moving) does not always favour one.
-            if (( r % 2 )); then d=$(ddsperf_lat "$size" "$mode"); fi
+            if first_of_round "$r"; then d=$(ddsperf_lat "$size" "$mode"); fi
             "$bin" latency --binding cyclonedds --size "$size" --duration "${secs}s" --cpu 0,1 "${ours[@]}" -q --no-save --json "$tmp/lat.json" > /dev/null
-            o=$(json "$tmp/lat.json" "f\"{r[0]['latency_ns']['p50']/1000} {r[0]['latency_ns']['p99']/1000}\"")
-            if (( r % 2 == 0 )); then d=$(ddsperf_lat "$size" "$mode"); fi
+            o=$(ours_lat "$tmp/lat.json")
+            if ! first_of_round "$r"; then d=$(ddsperf_lat "$size" "$mode"); fi
             echo "$o $d" >> "$tmp/rows"
         done
-        report "$mode" "$size" lat
+        report lat "$mode" "$size" ddsperf
     done
 done
 
@@ -166,13 +132,13 @@ echo "== 3. throughput, reliable, ${secs} s per run: pubsubperf --batch 14720 vs
 for size in $sizes; do
     : > "$tmp/rows"
     for r in $(seq "$rounds"); do
-        if (( r % 2 )); then d=$(ddsperf_tp "$size"); fi
+        if first_of_round "$r"; then d=$(ddsperf_tp "$size"); fi
         "$bin" throughput --binding cyclonedds --size "$size" --batch 14720 --duration "${secs}s" --cpu 0,1 -q --no-save --json "$tmp/tp.json" > /dev/null
-        o=$(json "$tmp/tp.json" "r[0]['throughput']['samples_per_s']")
-        if (( r % 2 == 0 )); then d=$(ddsperf_tp "$size"); fi
+        o=$(ours_tp "$tmp/tp.json")
+        if ! first_of_round "$r"; then d=$(ddsperf_tp "$size"); fi
         echo "$o $d" >> "$tmp/rows"
     done
-    report tp "$size" tp
+    report tp tp "$size" ddsperf
 done
 "$bin" throughput --binding udp --size 1KiB --duration "${secs}s" --cpu 0,1 -q --no-save --json "$tmp/tp_udp.json" > /dev/null
 echo "  udp binding at 1 KiB (best effort, the kernel's floor): $(json "$tmp/tp_udp.json" "f\"{r[0]['throughput']['samples_per_s']:.0f}/s received, lost {r[0]['throughput']['lost_percent']:.2f} %\"")"

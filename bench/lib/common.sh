@@ -1,0 +1,32 @@
+# Shared by the bench/*_vs_*.sh scripts: source it after `cd` to the repo root.
+# Sets $bin (the release binary, built if missing) and $tmp (removed on exit,
+# after killing any pid listed in $peers), and defines:
+#   json FILE EXPR     evaluate EXPR over r = the results file's runs
+#   ours_lat FILE      "p50 p99" in us of a pubsubperf results file's first run
+#   ours_tp FILE       received samples/s of its first run
+#   report KIND LABEL SIZE REFNAME   print the rounds in $tmp/rows and their median
+#                      ratio (bench/lib/ratios.py says the row formats and goals)
+#   first_of_round R   true when the reference goes first in round R (odd rounds),
+#                      so that a drift of the machine does not favour one side
+#   need CMD PACKAGE   exit 1 naming the Debian package when CMD is missing
+bench_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bin=${PUBSUBPERF:-${CARGO_TARGET_DIR:-target}/release/pubsubperf}
+[ -x "$bin" ] || cargo build --release -p pubsubperf >&2
+tmp=$(mktemp -d)
+peers=()
+bench_cleanup() {
+    local p
+    for p in "${peers[@]}"; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$tmp"
+}
+trap bench_cleanup EXIT
+
+json() {
+    python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['runs']; print(eval(sys.argv[2]))" "$1" "$2"
+}
+ours_lat() { json "$1" "f\"{r[0]['latency_ns']['p50']/1000} {r[0]['latency_ns']['p99']/1000}\""; }
+ours_tp() { json "$1" "r[0]['throughput']['samples_per_s']"; }
+report() { python3 "$bench_dir/lib/ratios.py" "$tmp/rows" "$@"; }
+first_of_round() { (( $1 % 2 )); }
+need() { command -v "$1" >/dev/null || { echo "$1 missing: apt-get install $2" >&2; exit 1; }; }
