@@ -699,13 +699,28 @@ pub trait Reader: Send + 'static {
     /// `on_sample` on the middleware's own receive thread while this call
     /// sleeps, and returns when `window` has passed (or on cancel) with how
     /// many samples that delivered. Only the subscriber's loop calls it; a
-    /// publisher waiting for its echo calls `recv`.
+    /// publisher waiting for its echo calls [`Reader::recv_on_arrival`].
     fn recv_window<F: FnMut(&[u8]) + Send>(
         &mut self,
         window: Duration,
         on_sample: &mut F,
     ) -> Result<usize, BindingError> {
         self.recv(window, on_sample)
+    }
+
+    /// Receives for the latency publisher waiting for its echo: like
+    /// [`Reader::recv`] (returns after the first delivery, or `timeout`),
+    /// but with `--receive listener` a binding calls `on_sample` on the
+    /// middleware's own receive thread as the sample arrives, and wakes
+    /// this call afterwards. A clock read in `on_sample` then times the
+    /// arrival, as the vendors' ping programs do (they answer in the
+    /// listener), not this thread's wake-up after it.
+    fn recv_on_arrival<F: FnMut(&[u8]) + Send>(
+        &mut self,
+        timeout: Duration,
+        on_sample: &mut F,
+    ) -> Result<usize, BindingError> {
+        self.recv(timeout, on_sample)
     }
 }
 

@@ -10,6 +10,9 @@
 //! - `BUSY`: one thread is delivering (taking and calling the closure).
 //! - `PENDING`: data arrived while another thread was delivering; that one
 //!   takes again before it leaves, so no arrival waits for the next one.
+//! - `ARRIVED`: a delivery handed over at least one sample; the thread in
+//!   [`CycloneReader::recv_on_arrival`](pubsubperf_core::Reader::recv_on_arrival),
+//!   which waits for the first one, is unparked after it is set.
 //!
 //! Closed (no `recv_window` call), a listener call returns at once and the
 //! samples stay in the reader: the next `recv_window` takes them first.
@@ -23,6 +26,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 const OPEN: u32 = 1;
 const BUSY: u32 = 2;
 const PENDING: u32 = 4;
+const ARRIVED: u32 = 8;
 
 /// Takes every sample there is from the reader and calls the closure for
 /// each; how many.
@@ -81,9 +85,11 @@ pub(crate) struct Handoff {
     state: AtomicU32,
     job: UnsafeCell<Option<Job>>,
     outcome: UnsafeCell<Outcome>,
+    /// Unparked after a delivery that handed over samples, when set.
+    waiter: UnsafeCell<Option<std::thread::Thread>>,
 }
 
-// SAFETY: `job` and `outcome` are touched only by the thread holding BUSY,
+// SAFETY: `job`, `outcome` and `waiter` are touched only by the thread holding BUSY,
 // or by the `recv_window` thread while the state is closed and not BUSY;
 // the state's acquire/release orders those accesses.
 unsafe impl Sync for Handoff {}
@@ -96,20 +102,29 @@ impl Handoff {
             state: AtomicU32::new(0),
             job: UnsafeCell::new(None),
             outcome: UnsafeCell::new(Outcome::default()),
+            waiter: UnsafeCell::new(None),
         })
     }
 
-    /// Opens for deliveries of `job`.
+    /// Opens for deliveries of `job`; each delivery that hands over
+    /// samples unparks `waiter`, when given.
     ///
     /// # Safety
-    /// Closed before: no other thread touches `job` or `outcome`.
-    pub(crate) unsafe fn open(&self, job: Job) {
+    /// Closed before: no other thread touches `job`, `outcome` or `waiter`.
+    pub(crate) unsafe fn open(&self, job: Job, waiter: Option<std::thread::Thread>) {
         // SAFETY: per the caller.
         unsafe {
             *self.job.get() = Some(job);
             *self.outcome.get() = Outcome::default();
+            *self.waiter.get() = waiter;
         }
         self.state.store(OPEN, Ordering::Release);
+    }
+
+    /// A delivery since `open` handed over samples (or failed).
+    #[inline]
+    pub(crate) fn arrived(&self) -> bool {
+        self.state.load(Ordering::Acquire) & ARRIVED != 0
     }
 
     /// Delivers what the reader holds if no other thread is delivering
@@ -120,15 +135,28 @@ impl Handoff {
             return;
         }
         loop {
-            // SAFETY: we hold BUSY: `job` (set while OPEN) and `outcome` are ours.
+            // SAFETY: we hold BUSY: `job` (set while OPEN), `outcome` and
+            // `waiter` are ours.
             unsafe {
                 let out = &mut *self.outcome.get();
                 if out.error.is_none()
                     && let Some(job) = *self.job.get()
                 {
-                    match (job.run)(job.on_sample, job.reader) {
-                        Ok(n) => out.delivered += n,
-                        Err(e) => out.error = Some(e),
+                    let handed = match (job.run)(job.on_sample, job.reader) {
+                        Ok(n) => {
+                            out.delivered += n;
+                            n > 0
+                        }
+                        Err(e) => {
+                            out.error = Some(e);
+                            true
+                        }
+                    };
+                    if handed {
+                        self.state.fetch_or(ARRIVED, Ordering::Release);
+                        if let Some(w) = &*self.waiter.get() {
+                            w.unpark();
+                        }
                     }
                 }
             }
@@ -205,6 +233,7 @@ impl Handoff {
         // SAFETY: closed and not BUSY: no other thread touches them.
         unsafe {
             *self.job.get() = None;
+            *self.waiter.get() = None;
             std::mem::take(&mut *self.outcome.get())
         }
     }

@@ -265,21 +265,40 @@ impl Reader for CycloneReader {
         window: Duration,
         on_sample: &mut F,
     ) -> Result<usize, BindingError> {
-        self.listen_window(window, on_sample)
+        self.listen(window, Until::WindowEnds, on_sample)
     }
+
+    fn recv_on_arrival<F: FnMut(&[u8]) + Send>(
+        &mut self,
+        timeout: Duration,
+        on_sample: &mut F,
+    ) -> Result<usize, BindingError> {
+        self.listen(timeout, Until::FirstDelivery, on_sample)
+    }
+}
+
+/// When a listening call returns (before its time is up or cancelled).
+#[derive(Clone, Copy, PartialEq)]
+enum Until {
+    /// The subscriber's window: sleep through it.
+    WindowEnds,
+    /// The ping's echo: as soon as a delivery handed over samples.
+    FirstDelivery,
 }
 
 impl CycloneReader {
     /// `--receive listener`: opens the hand-off for `on_sample`, delivers
-    /// what is already there, sleeps through the window while CycloneDDS's
-    /// receive thread delivers what arrives, and closes.
-    fn listen_window<F: FnMut(&[u8]) + Send>(
+    /// what is already there, sleeps while CycloneDDS's receive thread
+    /// delivers what arrives (through `time`, or until a delivery wakes it,
+    /// per `until`), and closes. Without a listener, [`Reader::recv`].
+    fn listen<F: FnMut(&[u8]) + Send>(
         &mut self,
-        window: Duration,
+        time: Duration,
+        until: Until,
         on_sample: &mut F,
     ) -> Result<usize, BindingError> {
         let Some(handoff) = self.handoff.as_deref() else {
-            return self.recv(window, on_sample);
+            return self.recv(time, on_sample);
         };
         let handoff: *const Handoff = handoff;
         if !self.listening {
@@ -301,15 +320,21 @@ impl CycloneReader {
         let job = Job::new(on_sample, self as *mut CycloneReader);
         // SAFETY: the hand-off is boxed in self, closed since the last call.
         let handoff = unsafe { &*handoff };
+        let first = until == Until::FirstDelivery;
         // SAFETY: closed: nothing else touches the job or the outcome.
-        unsafe { handoff.open(job) };
+        unsafe { handoff.open(job, first.then(std::thread::current)) };
         handoff.deliver();
         loop {
-            let left = window.saturating_sub(start.elapsed());
-            if left.is_zero() || cancel.is_cancelled() {
+            let left = time.saturating_sub(start.elapsed());
+            if left.is_zero() || cancel.is_cancelled() || (first && handoff.arrived()) {
                 break;
             }
-            std::thread::sleep(left.min(pubsubperf_core::binding::CANCEL_POLL));
+            let nap = left.min(pubsubperf_core::binding::CANCEL_POLL);
+            if first {
+                std::thread::park_timeout(nap);
+            } else {
+                std::thread::sleep(nap);
+            }
         }
         let out = handoff.close();
         match out.error {

@@ -19,7 +19,8 @@ pub trait TestConfig: Sized {
     /// Busy waits (spin on a non-blocking poll).
     fn busy(self) -> Self;
     /// The middleware's receive thread runs the subscriber (`--receive
-    /// listener`): the checks' subscribers receive through `recv_window`.
+    /// listener`): the checks' subscribers receive through `recv_window`,
+    /// the ping-pong's pinging side through `recv_on_arrival`.
     fn listener(self) -> Self;
     /// Best-effort delivery.
     fn best_effort(self) -> Self;

@@ -332,7 +332,7 @@ fn ping_pong_inner<B: Binding>(cfg: &EndpointConfig, rounds: u64) {
             let start = Instant::now();
             while got != Some(seq) && start.elapsed() < per_try {
                 echo_r
-                    .recv(Duration::from_millis(50), &mut |s: &[u8]| {
+                    .recv_on_arrival(Duration::from_millis(50), &mut |s: &[u8]| {
                         // An echo of an earlier resent ping may still arrive: skip it.
                         if let Some(h) = Header::read(s)
                             && h.seq == seq

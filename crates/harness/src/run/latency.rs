@@ -65,7 +65,7 @@ fn await_echo<R: Reader, C: clock::RoundTrip>(
 ) -> Result<Option<(u64, u64)>, Fault> {
     let mut got: Option<(u64, u64)> = None;
     loop {
-        let r = reader.recv(Duration::from_millis(100), &mut |b: &[u8]| {
+        let r = reader.recv_on_arrival(Duration::from_millis(100), &mut |b: &[u8]| {
             let t = C::stop();
             if let Some(h) = Header::read(b)
                 && (h.seq, h.flags & !FLAG_CHECK) == want
