@@ -11,9 +11,10 @@
  *     round trips for SECS after WARMUP and prints "p50_ns=N p99_ns=N"
  *     (one-way = RTT/2), then sends a stop sample.
  *   pub/sub: pub publishes as fast as sub keeps up (publisher
- *     WAIT_FOR_CONSUMER, subscriber BLOCK_PRODUCER: nothing lost) for
- *     WARMUP + SECS + 1 s, then a stop sample; sub counts from its first
- *     sample and prints "per_s=N" over SECS after WARMUP.
+ *     WAIT_FOR_CONSUMER, subscriber BLOCK_PRODUCER: nothing lost) until sub
+ *     says (on "ack") that its window is over, at most WARMUP + SECS + 60 s,
+ *     then a stop sample; sub counts from its first sample and prints
+ *     "per_s=N" over SECS after WARMUP.
  *   block: the subscriber waits on a waitset attached to its HAS_DATA state
  *   (100 ms slices); busy: it polls iox_sub_take_chunk.
  * Both ends are reliable with queue capacity 256 and history 0, as the
@@ -166,11 +167,19 @@ static void pong(void) {
   while (iox_pub_has_subscribers(pub) && now_ns() - t0 < 10000000000u) usleep(1000);
 }
 
+/* True when a sample is waiting (taken and released), without waiting. */
+static bool poll_any(void) {
+  const void *chunk = NULL;
+  if (iox_sub_take_chunk(sub, &chunk) != ChunkReceiveResult_SUCCESS) return false;
+  iox_sub_release_chunk(sub, chunk);
+  return true;
+}
+
 static void publisher(double secs, double warmup) {
-  uint64_t end = now_ns() + (uint64_t)((warmup + secs + 1.0) * 1e9);
+  uint64_t end = now_ns() + (uint64_t)((warmup + secs + 60.0) * 1e9);
   for (uint64_t seq = 0;; seq++) {
     send_seq(seq);
-    if ((seq & 255) == 255 && now_ns() >= end) break;
+    if ((seq & 255) == 255 && (poll_any() || now_ns() >= end)) break;
   }
   send_seq(STOP);
   uint64_t t0 = now_ns();
@@ -194,6 +203,7 @@ static void subscriber(double secs, double warmup) {
     } else if (from && win_ns == 0 && t - from >= (uint64_t)(secs * 1e9)) {
       win_ns = t - from;
       win_n = n - from_n;
+      send_seq(1); /* the publisher may stop now */
     }
   }
   if (win_ns == 0) die("the publisher stopped before the window ended");

@@ -200,6 +200,14 @@ impl Side {
         }
     }
 
+    /// A sample's sequence number if one is there now (no wait).
+    pub fn poll(&mut self) -> Option<u64> {
+        let smp = self.rx.receive().expect("receive")?;
+        Some(u64::from_le_bytes(
+            smp.payload()[..8].try_into().expect("8 bytes"),
+        ))
+    }
+
     /// Stays until the peer's subscriber is gone: a dropped publisher takes
     /// its undelivered samples with it.
     pub fn linger(&self) {

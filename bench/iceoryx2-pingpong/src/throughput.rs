@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 const STOP: u64 = u64::MAX;
 
-/// Sends for warm-up + duration + 1 s (the subscriber's window lies inside),
-/// then a stop sample.
+/// Sends until the subscriber says its window is over (at most warm-up +
+/// duration + 60 s), then a stop sample.
 pub fn publisher(tag: &str, o: &Opts) {
     pin(o.cpus.0);
     let mut s = Side::new(tag, "data", "ack", o);
@@ -20,12 +20,12 @@ pub fn publisher(tag: &str, o: &Opts) {
         s.recv(Duration::from_secs(30)).is_some(),
         "no ready sign from the subscriber"
     );
-    let end = Instant::now() + Duration::from_secs_f64(o.warmup + o.duration + 1.0);
+    let end = Instant::now() + Duration::from_secs_f64(o.warmup + o.duration + 60.0);
     let mut seq = 0u64;
     loop {
         s.send(o.size, seq);
         seq += 1;
-        if seq.is_multiple_of(256) && Instant::now() >= end {
+        if seq.is_multiple_of(256) && (s.poll().is_some() || Instant::now() >= end) {
             break;
         }
     }
@@ -64,6 +64,8 @@ pub fn subscriber(tag: &str, o: &Opts) {
             None if now - t0 >= Duration::from_secs_f64(o.warmup) => from = Some((now, n)),
             Some((f, fn_)) if window.is_none() && (now - f).as_secs_f64() >= o.duration => {
                 window = Some(((now - f).as_secs_f64(), n - fn_));
+                // The publisher may stop now.
+                s.send(8, 1);
             }
             _ => {}
         }
