@@ -13,7 +13,10 @@
 #     latency with them (p50 flips between two levels, here about 0.4 and
 #     1.0 us, from one run to the next): the figure is the median of the
 #     rounds' ratios; the ratio of the best p50s is printed beside it.
-#     The same with --zero-copy (the minimal program writes in place too).
+#     The copy mode beside the minimal program's --copy (every byte copied
+#     in and out), --zero-copy beside its default (written in place).
+#     bench/iceoryx2_vs_ref.sh does this at every size, with p99,
+#     throughput and blocking waits.
 #  2. latency p50 at 64 B, 1 MiB and 16 MiB: iceoryx2 --zero-copy beside
 #     the shm binding --zero-copy (alternating, up to 3 rounds), and the
 #     ratio iceoryx2 / shm; iceoryx2 without --zero-copy (copy in, copy out)
@@ -37,7 +40,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 for r in $(seq 1 "$rounds"); do
-    "$pp" --size 64 --duration "$secs" --cpu 0,1 > "$tmp/min_$r.txt"
+    "$pp" --size 64 --duration "$secs" --cpu 0,1 --copy > "$tmp/min_$r.txt"
     "$bin" latency -b iceoryx2 --wait busy --clock monotonic -s 64 --duration "${secs}s" --cpu 0,1 \
         -q --no-save --json "$tmp/pps_$r.json" > /dev/null
     "$pp" --size 64 --duration "$secs" --cpu 0,1 > "$tmp/minz_$r.txt"

@@ -9,6 +9,12 @@
 #   first_of_round R   true when the reference goes first in round R (odd rounds),
 #                      so that a drift of the machine does not favour one side
 #   need CMD PACKAGE   exit 1 naming the Debian package when CMD is missing
+#   build_ref NAME     build the reference cargo project bench/NAME (not a
+#                      workspace member) into $CARGO_TARGET_DIR/NAME; prints
+#                      the path of its binary
+#   ref_lat FILE       "p50 p99" in us from a reference's "p50_ns=N p99_ns=N"
+#                      line; ref_tp FILE: N from its "per_s=N" line; both
+#                      print nan when FILE has no such line (a failed run)
 bench_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=${PUBSUBPERF:-${CARGO_TARGET_DIR:-target}/release/pubsubperf}
 [ -x "$bin" ] || cargo build --release -p pubsubperf >&2
@@ -30,3 +36,13 @@ ours_tp() { json "$1" "r[0]['throughput']['samples_per_s']"; }
 report() { python3 "$bench_dir/lib/ratios.py" "$tmp/rows" "$@"; }
 first_of_round() { (( $1 % 2 )); }
 need() { command -v "$1" >/dev/null || { echo "$1 missing: apt-get install $2" >&2; exit 1; }; }
+build_ref() {
+    local t=${CARGO_TARGET_DIR:-target}/$1
+    CARGO_TARGET_DIR=$t cargo build --release -q --manifest-path "$bench_dir/$1/Cargo.toml" >&2
+    echo "$t/release/$1"
+}
+ref_lat() {
+    sed -n 's/.*p50_ns=\([0-9]*\).*p99_ns=\([0-9]*\).*/\1 \2/p' "$1" \
+        | awk 'BEGIN { r = "nan nan" } { r = $1 / 1000 " " $2 / 1000 } END { print r }'
+}
+ref_tp() { sed -n 's/^per_s=\([0-9.]*\).*/\1/p' "$1" | awk 'BEGIN { r = "nan" } { r = $1 } END { print r }'; }

@@ -1,70 +1,147 @@
-//! A minimal iceoryx2 ping-pong: the baseline pubsubperf's iceoryx2 binding
-//! is compared with (bench/iceoryx2.sh). It uses iceoryx2 directly, the
-//! plainest way: loan a `[u8]` sample, write it in place, send; busy-poll
-//! `receive`; the pong side echoes each sample into a new loan.
+//! A minimal iceoryx2 program: the reference pubsubperf's iceoryx2 binding
+//! is compared with (bench/iceoryx2_vs_ref.sh). It uses iceoryx2 directly,
+//! the way iceoryx2's own publish-subscribe benchmark does: loan a `[u8]`
+//! sample, write it in place, send; the other side takes it with `receive`.
 //!
-//! The service settings are those pubsubperf's binding uses for a reliable
-//! 64-byte run (one publisher and one subscriber per direction, no safe
-//! overflow, a blocking publisher, subscriber buffer 256, one borrowed and
-//! one loaned sample), so the comparison shows what the harness and the
-//! binding add, not a different iceoryx2 set-up.
+//! Two tests:
+//! - `--test latency` (default): ping-pong; the ping side (this process)
+//!   times each round trip, the pong side echoes every sample in a new loan.
+//!   Prints `p50_ns=.. p99_ns=..` (one-way = RTT/2).
+//! - `--test throughput`: the publisher (this process) loans and sends as
+//!   fast as the subscriber keeps up (a blocking publisher, no safe
+//!   overflow: nothing is lost); the subscriber counts what it receives in
+//!   a window of `--duration` seconds after `--warmup`. Prints `per_s=..`.
 //!
-//! usage: iceoryx2-pingpong [--size BYTES] [--duration SECS] [--warmup SECS]
-//!                          [--cpu PING,PONG]
-//! Prints one line: `p50_ns=<one-way p50> samples=<n> ...`, one-way = RTT/2.
-//! The pong side is this program started again with `pong` as argument.
+//! `--copy` writes every byte from a private buffer into the loan and copies
+//! each received sample out (iceoryx2's benchmark `--send-copy`, and what
+//! pubsubperf does without `--zero-copy`); without it only the 8-byte
+//! sequence number is written and the payload is read in place.
+//! `--wait busy` polls `receive` (iceoryx2's benchmark); `--wait block`
+//! waits on an event service beside each topic: the publisher notifies
+//! after each send, the subscriber drains, then waits in `timed_wait`.
+//!
+//! The service settings are those of pubsubperf's binding for a reliable
+//! run (one publisher and one subscriber per topic, subscriber buffer 256,
+//! no safe overflow, a blocking publisher, one borrowed sample).
+//!
+//! usage: iceoryx2-pingpong [--test latency|throughput] [--size BYTES]
+//!        [--duration SECS] [--warmup SECS] [--cpu PUB,SUB] [--copy]
+//!        [--wait busy|block]
+//! The other side is this program started again with `peer TAG` first.
 
-use iceoryx2::port::publisher::Publisher;
-use iceoryx2::port::subscriber::Subscriber;
-use iceoryx2::prelude::*;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+mod latency;
+mod ports;
+mod throughput;
 
-type Svc = ipc::Service;
+use std::process::{Child, Command, Stdio};
 
-struct Opts {
-    size: usize,
-    duration: f64,
-    warmup: f64,
-    cpus: (usize, usize),
+/// What a run is asked to do; both sides get the same.
+#[derive(Clone)]
+pub struct Opts {
+    pub throughput: bool,
+    pub size: usize,
+    pub duration: f64,
+    pub warmup: f64,
+    pub cpus: (usize, usize),
+    pub copy: bool,
+    pub block: bool,
 }
 
-fn parse() -> (bool, String, Opts) {
-    let mut args = std::env::args().skip(1);
+fn usage(msg: &str) -> ! {
+    eprintln!("iceoryx2-pingpong: {msg}");
+    std::process::exit(2)
+}
+
+fn parse() -> (Option<String>, Opts, Vec<String>) {
+    let raw: Vec<String> = std::env::args().skip(1).collect();
     let mut o = Opts {
+        throughput: false,
         size: 64,
         duration: 4.0,
         warmup: 1.0,
         cpus: (0, 1),
+        copy: false,
+        block: false,
     };
-    let mut pong = false;
-    let mut tag = format!("{}", std::process::id());
+    let mut peer = None;
+    let mut pass = Vec::new();
+    let mut args = raw.into_iter();
     while let Some(a) = args.next() {
-        let mut val = || args.next().expect("a value after the option");
+        let mut val = |what: &str| {
+            args.next()
+                .unwrap_or_else(|| usage(&format!("{a} needs {what}")))
+        };
         match a.as_str() {
-            "pong" => {
-                pong = true;
-                tag = val();
+            "peer" => {
+                peer = Some(val("a tag"));
+                continue;
             }
-            "--size" => o.size = val().parse().expect("--size BYTES"),
-            "--duration" => o.duration = val().parse().expect("--duration SECS"),
-            "--warmup" => o.warmup = val().parse().expect("--warmup SECS"),
+            "--test" => match val("latency|throughput").as_str() {
+                "latency" => o.throughput = false,
+                "throughput" => o.throughput = true,
+                v => usage(&format!("--test {v}: use latency or throughput")),
+            },
+            "--size" => {
+                o.size = val("BYTES")
+                    .parse()
+                    .unwrap_or_else(|_| usage("--size BYTES"))
+            }
+            "--duration" => {
+                o.duration = val("SECS")
+                    .parse()
+                    .unwrap_or_else(|_| usage("--duration SECS"))
+            }
+            "--warmup" => {
+                o.warmup = val("SECS")
+                    .parse()
+                    .unwrap_or_else(|_| usage("--warmup SECS"))
+            }
             "--cpu" => {
-                let v = val();
-                let (a, b) = v.split_once(',').expect("--cpu PING,PONG");
-                o.cpus = (a.parse().expect("cpu"), b.parse().expect("cpu"));
+                let v = val("PUB,SUB");
+                let p = v
+                    .split_once(',')
+                    .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
+                o.cpus = p.unwrap_or_else(|| usage("--cpu PUB,SUB, e.g. 0,1"));
+                pass.extend([a.clone(), v]);
+                continue;
             }
-            other => panic!("unknown argument {other}"),
+            "--copy" => o.copy = true,
+            "--wait" => match val("busy|block").as_str() {
+                "busy" => o.block = false,
+                "block" => o.block = true,
+                v => usage(&format!("--wait {v}: use busy or block")),
+            },
+            other => usage(&format!("unknown argument {other}")),
         }
     }
-    assert!(
-        o.size >= 8,
-        "--size: at least 8 bytes (the sequence number)"
-    );
-    (pong, tag, o)
+    if o.size < 8 {
+        usage("--size: at least 8 bytes (the sequence number)");
+    }
+    // The peer gets every option again (the cpu pair was added above).
+    pass.extend(["--size".into(), o.size.to_string()]);
+    pass.extend(["--duration".into(), o.duration.to_string()]);
+    pass.extend(["--warmup".into(), o.warmup.to_string()]);
+    pass.extend([
+        "--test".into(),
+        if o.throughput {
+            "throughput"
+        } else {
+            "latency"
+        }
+        .into(),
+    ]);
+    pass.extend([
+        "--wait".into(),
+        if o.block { "block" } else { "busy" }.into(),
+    ]);
+    if o.copy {
+        pass.push("--copy".into());
+    }
+    (peer, o, pass)
 }
 
-fn pin(cpu: usize) {
+/// Pins the calling thread to `cpu`.
+pub fn pin(cpu: usize) {
     // SAFETY: a zeroed cpu_set_t with one bit set, for this thread.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
@@ -74,191 +151,31 @@ fn pin(cpu: usize) {
     }
 }
 
-struct Side {
-    tx: Publisher<Svc, [u8], ()>,
-    rx: Subscriber<Svc, [u8], ()>,
-    out: PortFactoryPubSub,
-    inp: PortFactoryPubSub,
-    _node: Node<Svc>,
-}
-
-type PortFactoryPubSub =
-    iceoryx2::service::port_factory::publish_subscribe::PortFactory<Svc, [u8], ()>;
-
-fn service(node: &Node<Svc>, name: &str) -> PortFactoryPubSub {
-    let name = ServiceName::new(name).expect("service name");
-    let start = Instant::now();
-    loop {
-        let r = node
-            .service_builder(&name)
-            .publish_subscribe::<[u8]>()
-            .max_publishers(1)
-            .max_subscribers(1)
-            .max_nodes(2)
-            .subscriber_max_buffer_size(256)
-            .subscriber_max_borrowed_samples(1)
-            .history_size(0)
-            .enable_safe_overflow(false)
-            .open_or_create();
-        match r {
-            Ok(s) => return s,
-            Err(e) if start.elapsed() > Duration::from_secs(5) => panic!("service: {e:?}"),
-            Err(_) => std::thread::sleep(Duration::from_millis(5)),
-        }
-    }
-}
-
-fn side(tag: &str, send: &str, recv: &str, size: usize) -> Side {
-    let node = NodeBuilder::new()
-        .signal_handling_mode(SignalHandlingMode::Disabled)
-        .create::<Svc>()
-        .expect("node");
-    let out = service(&node, &format!("iceoryx2-pingpong/{tag}/{send}"));
-    let inp = service(&node, &format!("iceoryx2-pingpong/{tag}/{recv}"));
-    let tx = out
-        .publisher_builder()
-        .initial_max_slice_len(size)
-        .allocation_strategy(AllocationStrategy::Static)
-        .max_loaned_samples(1)
-        .backpressure_strategy(BackpressureStrategy::RetryUntilDelivered)
-        .create()
-        .expect("publisher");
-    let rx = inp
-        .subscriber_builder()
-        .buffer_size(256)
-        .create()
-        .expect("subscriber");
-    Side {
-        tx,
-        rx,
-        out,
-        inp,
-        _node: node,
-    }
-}
-
-impl Side {
-    /// Both ends of both directions exist, then connect.
-    fn wait_peer(&self) {
-        let start = Instant::now();
-        while self.out.dynamic_config().number_of_subscribers() < 1
-            || self.inp.dynamic_config().number_of_publishers() < 1
-        {
-            assert!(start.elapsed() < Duration::from_secs(10), "no peer");
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        use iceoryx2::port::update_connections::UpdateConnections;
-        self.tx.update_connections().expect("connect");
-        self.rx.has_samples().expect("connect");
-    }
-
-    #[inline(always)]
-    fn send(&self, len: usize, seq: u64) {
-        let mut s = self.tx.loan_slice_uninit(len).expect("loan");
-        let p = s.payload_mut();
-        // Only the sequence number is written: the rest of the chunk keeps
-        // what it held, as a zero-copy application that fills a header does.
-        for (d, b) in p.iter_mut().zip(seq.to_le_bytes()) {
-            d.write(b);
-        }
-        // SAFETY: shared memory from mmap is initialized (zero pages or
-        // earlier samples); the first 8 bytes were just written.
-        let s = unsafe { s.assume_init() };
-        s.send().expect("send");
-    }
-}
-
-fn pong(tag: &str, o: &Opts) {
-    pin(o.cpus.1);
-    let s = side(tag, "pong", "ping", o.size);
-    s.wait_peer();
-    loop {
-        if let Some(smp) = s.rx.receive().expect("receive") {
-            let p = smp.payload();
-            let seq = u64::from_le_bytes(p[..8].try_into().expect("8 bytes"));
-            let echo = s.tx.loan_slice_uninit(p.len()).expect("loan");
-            echo.write_from_slice(p).send().expect("send");
-            if seq == u64::MAX {
-                // Stay until ping has the stop echo: a dropped publisher
-                // takes its undelivered samples with it.
-                while s.out.dynamic_config().number_of_subscribers() > 0 {
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-                return;
-            }
-        } else {
-            std::hint::spin_loop();
-        }
-    }
-}
-
-fn ping(tag: &str, o: &Opts) {
-    let mut child = Command::new(std::env::current_exe().expect("own path"))
-        .args(["pong", tag, "--size", &o.size.to_string()])
-        .args(["--cpu", &format!("{},{}", o.cpus.0, o.cpus.1)])
+fn start_peer(tag: &str, pass: &[String]) -> Child {
+    Command::new(std::env::current_exe().expect("own path"))
+        .args(["peer", tag])
+        .args(pass)
         .stdin(Stdio::null())
         .spawn()
-        .expect("start pong");
-    pin(o.cpus.0);
-    let s = side(tag, "ping", "pong", o.size);
-    s.wait_peer();
-    let warm_until = Instant::now() + Duration::from_secs_f64(o.warmup);
-    let mut end = warm_until + Duration::from_secs_f64(o.duration);
-    let mut rtts: Vec<u64> = Vec::with_capacity(4_000_000);
-    let mut seq = 0u64;
-    let mut measuring = false;
-    loop {
-        let t0 = Instant::now();
-        s.send(o.size, seq);
-        let deadline = t0 + Duration::from_secs(2);
-        loop {
-            if let Some(smp) = s.rx.receive().expect("receive") {
-                let got = u64::from_le_bytes(smp.payload()[..8].try_into().expect("8 bytes"));
-                assert_eq!(got, seq, "echo out of order");
-                break;
-            }
-            assert!(Instant::now() < deadline, "no echo of {seq} within 2 s");
-            std::hint::spin_loop();
-        }
-        let t1 = Instant::now();
-        seq += 1;
-        if measuring {
-            rtts.push((t1 - t0).as_nanos() as u64);
-            if t1 >= end || rtts.len() == rtts.capacity() {
-                break;
-            }
-        } else if t1 >= warm_until {
-            measuring = true;
-            end = t1 + Duration::from_secs_f64(o.duration);
-        }
-    }
-    s.send(o.size, u64::MAX);
-    let start = Instant::now();
-    while s.rx.receive().expect("receive").is_none() {
-        assert!(start.elapsed() < Duration::from_secs(2), "no stop echo");
-    }
-    drop(s);
-    child.wait().expect("pong exit");
-    rtts.sort_unstable();
-    let q = |p: f64| rtts[((rtts.len() - 1) as f64 * p).round() as usize] / 2;
-    println!(
-        "p50_ns={} p90_ns={} p99_ns={} samples={} size={} cpus={},{}",
-        q(0.5),
-        q(0.9),
-        q(0.99),
-        rtts.len(),
-        o.size,
-        o.cpus.0,
-        o.cpus.1
-    );
+        .expect("start the peer")
 }
 
 fn main() {
-    set_log_level(LogLevel::Error);
-    let (is_pong, tag, o) = parse();
-    if is_pong {
-        pong(&tag, &o);
-    } else {
-        ping(&tag, &o);
+    iceoryx2::prelude::set_log_level(iceoryx2::prelude::LogLevel::Error);
+    let (peer, o, pass) = parse();
+    match (peer, o.throughput) {
+        (Some(tag), false) => latency::pong(&tag, &o),
+        (Some(tag), true) => throughput::subscriber(&tag, &o),
+        (None, thr) => {
+            let tag = std::process::id().to_string();
+            let mut child = start_peer(&tag, &pass);
+            if thr {
+                throughput::publisher(&tag, &o);
+            } else {
+                latency::ping(&tag, &o);
+            }
+            let st = child.wait().expect("peer exit");
+            assert!(st.success(), "the peer failed: {st}");
+        }
     }
 }

@@ -1,25 +1,165 @@
-//! zenoh-pingpong: the smallest zenoh round trip we can write, as a reference
-//! for the pubsubperf zenoh binding.
+//! zenoh-pingpong: the equivalents of zenoh's own z_ping/z_pong and
+//! z_pub_thr/z_sub_thr examples (written here, not copied), with the
+//! session configuration of pubsubperf's zenoh binding: the reference
+//! bench/zenoh_vs_ref.sh compares the binding with.
 //!
-//! usage: zenoh-pingpong [SIZE=64] [ITERS=20000] [block|busy]
+//! usage: zenoh-pingpong [--test latency|throughput] [--size BYTES]
+//!        [--duration SECS] [--warmup SECS] [--cpu PUB,SUB]
+//!        [--recv callback|channel] [--wait block|busy] [--express true|false]
 //!
-//! Ping (this process, measuring thread pinned to CPU 0) listens on
-//! tcp/127.0.0.1 with an ephemeral port; pong (the same binary run again with
-//! `pong LOCATOR`, measuring thread pinned to CPU 1) connects to it. One
-//! session per side, one tcp link, peer mode, no scouting, shared memory off,
-//! express puts with CongestionControl::Block, FIFO-channel subscribers.
-//! Sessions are opened from an unpinned helper thread, so zenoh's runtime
-//! threads may use every CPU (the binding's policy). Pong copies each ping's
-//! payload into a new put, as the binding's echo does. After a warm-up of
-//! ITERS/10 round trips, prints the one-way (round trip / 2) percentiles and
-//! a last line `p50_ns=N`.
+//! - latency: ping (this process) puts a sample and waits for its echo on a
+//!   FIFO-channel subscriber (`--wait block`: `recv`, as z_ping; `busy`:
+//!   `try_recv` in a loop); pong (a child process) echoes each sample.
+//!   `--recv callback` (z_pong's way, the default) echoes from the
+//!   subscriber's callback on zenoh's receive task, handing the received
+//!   payload back without a copy; `--recv channel` takes it from a FIFO
+//!   channel on pong's own thread and puts a copy (pubsubperf's way).
+//!   Prints `p50_ns=.. p99_ns=..`, one-way = RTT/2.
+//! - throughput: the publisher (this process) puts one prebuilt payload
+//!   (`ZBytes` clones share it, as z_pub_thr) as fast as `put` returns,
+//!   CongestionControl::Block; the subscriber (a child process) counts in
+//!   its callback (z_sub_thr's way, `--recv callback`) or from a FIFO
+//!   channel on its own thread (`--recv channel`), and prints `per_s=..`
+//!   over `--duration` seconds after `--warmup` from its first sample.
+//!
+//! `--express` (default true for latency, as z_ping; false for throughput,
+//! as z_pub_thr, which lets zenoh batch small messages). Both sides open
+//! their session from a helper thread allowed on every CPU (so zenoh's
+//! runtime threads float, the binding's policy) and pin their own thread:
+//! publisher/ping on the first `--cpu`, subscriber/pong on the second.
+//! Session: peer mode, no multicast scouting, no gossip, shared memory off,
+//! one tcp link (the publisher side listens on 127.0.0.1, an ephemeral port;
+//! the other side connects).
 
-use std::time::{Duration, Instant};
-use zenoh::bytes::ZBytes;
-use zenoh::qos::CongestionControl;
+mod latency;
+mod throughput;
+
+use std::process::{Child, Command, Stdio};
 use zenoh::{Config, Session, Wait};
 
-fn pin(cpu: usize) {
+/// What a run is asked to do; both sides get the same.
+#[derive(Clone)]
+pub struct Opts {
+    pub throughput: bool,
+    pub size: usize,
+    pub duration: f64,
+    pub warmup: f64,
+    pub cpus: (usize, usize),
+    pub callback: bool,
+    pub busy: bool,
+    pub express: bool,
+}
+
+fn usage(msg: &str) -> ! {
+    eprintln!("zenoh-pingpong: {msg}");
+    std::process::exit(2)
+}
+
+fn bool_of(flag: &str, v: &str) -> bool {
+    match v {
+        "true" => true,
+        "false" => false,
+        _ => usage(&format!("{flag} {v}: use true or false")),
+    }
+}
+
+/// The options, the peer's locator when this is the peer, and the
+/// arguments that give the peer the same options.
+fn parse() -> (Option<String>, Opts, Vec<String>) {
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    let mut o = Opts {
+        throughput: false,
+        size: 64,
+        duration: 4.0,
+        warmup: 1.0,
+        cpus: (0, 1),
+        callback: true,
+        busy: false,
+        express: true,
+    };
+    let mut express = None;
+    let mut peer = None;
+    let mut args = raw.into_iter();
+    while let Some(a) = args.next() {
+        let mut val = |what: &str| {
+            args.next()
+                .unwrap_or_else(|| usage(&format!("{a} needs {what}")))
+        };
+        match a.as_str() {
+            "peer" => peer = Some(val("a locator")),
+            "--test" => match val("latency|throughput").as_str() {
+                "latency" => o.throughput = false,
+                "throughput" => o.throughput = true,
+                v => usage(&format!("--test {v}: use latency or throughput")),
+            },
+            "--size" => {
+                o.size = val("BYTES")
+                    .parse()
+                    .unwrap_or_else(|_| usage("--size BYTES"))
+            }
+            "--duration" => {
+                o.duration = val("SECS")
+                    .parse()
+                    .unwrap_or_else(|_| usage("--duration SECS"))
+            }
+            "--warmup" => {
+                o.warmup = val("SECS")
+                    .parse()
+                    .unwrap_or_else(|_| usage("--warmup SECS"))
+            }
+            "--cpu" => {
+                let v = val("PUB,SUB");
+                let p = v
+                    .split_once(',')
+                    .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
+                o.cpus = p.unwrap_or_else(|| usage("--cpu PUB,SUB, e.g. 0,1"));
+            }
+            "--recv" => match val("callback|channel").as_str() {
+                "callback" => o.callback = true,
+                "channel" => o.callback = false,
+                v => usage(&format!("--recv {v}: use callback or channel")),
+            },
+            "--wait" => match val("block|busy").as_str() {
+                "block" => o.busy = false,
+                "busy" => o.busy = true,
+                v => usage(&format!("--wait {v}: use block or busy")),
+            },
+            "--express" => express = Some(bool_of("--express", &val("true|false"))),
+            other => usage(&format!("unknown argument {other}")),
+        }
+    }
+    o.express = express.unwrap_or(!o.throughput);
+    if o.size < 8 {
+        usage("--size: at least 8 bytes (the sequence number)");
+    }
+    let pass = vec![
+        "--test".into(),
+        if o.throughput {
+            "throughput"
+        } else {
+            "latency"
+        }
+        .into(),
+        "--size".into(),
+        o.size.to_string(),
+        "--duration".into(),
+        o.duration.to_string(),
+        "--warmup".into(),
+        o.warmup.to_string(),
+        "--cpu".into(),
+        format!("{},{}", o.cpus.0, o.cpus.1),
+        "--recv".into(),
+        if o.callback { "callback" } else { "channel" }.into(),
+        "--wait".into(),
+        if o.busy { "busy" } else { "block" }.into(),
+        "--express".into(),
+        o.express.to_string(),
+    ];
+    (peer, o, pass)
+}
+
+/// Pins the calling thread to `cpu`.
+pub fn pin(cpu: usize) {
     // SAFETY: plain-data cpu set, affinity of the calling thread only.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
@@ -28,8 +168,9 @@ fn pin(cpu: usize) {
     }
 }
 
-/// Opens a session from a helper thread allowed on every CPU.
-fn open(c: Config) -> Session {
+/// Runs `f` on a helper thread allowed on every CPU, so that the zenoh
+/// threads it starts (the runtime is created on first use) are not pinned.
+pub fn unpinned<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     std::thread::spawn(move || {
         // SAFETY: as in `pin`, every CPU index below the configured count.
         unsafe {
@@ -39,12 +180,13 @@ fn open(c: Config) -> Session {
             }
             libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
         }
-        zenoh::open(c).wait().expect("open session")
+        f()
     })
     .join()
-    .expect("open thread")
+    .expect("helper thread")
 }
 
+/// The binding's session configuration (crates/zenoh, tcp transport).
 fn config(listen: &str, connect: &str) -> Config {
     let mut c = Config::default();
     for (k, v) in [
@@ -60,91 +202,13 @@ fn config(listen: &str, connect: &str) -> Config {
     c
 }
 
-fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: writes into the local timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-fn recv(
-    sub: &zenoh::pubsub::Subscriber<zenoh::handlers::FifoChannelHandler<zenoh::sample::Sample>>,
-    busy: bool,
-    timeout: Duration,
-) -> Option<zenoh::sample::Sample> {
-    let start = Instant::now();
-    while start.elapsed() < timeout {
-        let got = if busy {
-            sub.try_recv().expect("recv")
-        } else {
-            sub.recv_timeout(Duration::from_millis(100)).expect("recv")
-        };
-        if got.is_some() {
-            return got;
-        }
-    }
-    None
-}
-
-fn seq_of(s: &zenoh::sample::Sample) -> u64 {
-    let b = s.payload().to_bytes();
-    u64::from_le_bytes(b[..8].try_into().expect("8 bytes"))
-}
-
-const STOP: u64 = u64::MAX;
-
-fn pong(locator: &str, busy: bool) {
-    pin(1);
-    let s = open(config("[]", &format!("[\"{locator}\"]")));
-    let publisher = s
-        .declare_publisher("pingpong/pong")
-        .congestion_control(CongestionControl::Block)
-        .express(true)
-        .wait()
-        .expect("publisher");
-    let sub = s
-        .declare_subscriber("pingpong/ping")
-        .wait()
-        .expect("subscriber");
-    let mut buf = Vec::new();
-    loop {
-        let Some(sample) = recv(&sub, busy, Duration::from_secs(30)) else {
-            break;
-        };
-        let b = sample.payload().to_bytes();
-        let n = b.len();
-        if buf.len() < n {
-            buf.resize(n, 0);
-        }
-        buf[..16].copy_from_slice(&b[..16]);
-        drop(b);
-        if seq_of(&sample) == STOP {
-            break;
-        }
-        publisher.put(ZBytes::from(&buf[..n])).wait().expect("put");
-    }
-    drop((sub, publisher));
-    s.close().wait().expect("close");
-}
-
-fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().map(String::as_str) == Some("pong") {
-        let busy = args.get(2).map(String::as_str) == Some("busy");
-        return pong(&args[1], busy);
-    }
-    let size: usize = args
-        .first()
-        .map_or(64, |s| s.parse().expect("SIZE in bytes"))
-        .max(16);
-    let iters: usize = args.get(1).map_or(20_000, |s| s.parse().expect("ITERS"));
-    let mode = args.get(2).cloned().unwrap_or_else(|| "block".into());
-    let busy = mode == "busy";
-    pin(0);
-    let s = open(config("[\"tcp/127.0.0.1:0\"]", "[]"));
+/// The publisher side's session, listening; and its locator.
+pub fn open_listening() -> (Session, String) {
+    let s = unpinned(|| {
+        zenoh::open(config("[\"tcp/127.0.0.1:0\"]", "[]"))
+            .wait()
+            .expect("open session")
+    });
     let locator = s
         .info()
         .locators()
@@ -152,65 +216,31 @@ fn main() {
         .first()
         .expect("a listening locator")
         .to_string();
-    let publisher = s
-        .declare_publisher("pingpong/ping")
-        .congestion_control(CongestionControl::Block)
-        .express(true)
-        .wait()
-        .expect("publisher");
-    let sub = s
-        .declare_subscriber("pingpong/pong")
-        .wait()
-        .expect("subscriber");
-    let mut child = std::process::Command::new(std::env::current_exe().expect("exe"))
-        .args(["pong", &locator, &mode])
+    (s, locator)
+}
+
+/// The peer's session, connected to `locator`.
+pub fn open_connected(locator: &str) -> Session {
+    let c = config("[]", &format!("[\"{locator}\"]"));
+    unpinned(move || zenoh::open(c).wait().expect("open session"))
+}
+
+/// Starts this program again as the peer of a run.
+pub fn start_peer(locator: &str, pass: &[String]) -> Child {
+    Command::new(std::env::current_exe().expect("own path"))
+        .args(["peer", locator])
+        .args(pass)
+        .stdin(Stdio::piped())
         .spawn()
-        .expect("spawn pong");
-    let mut buf = vec![0xA5u8; size];
-    // Puts before the peer's subscriber is known are dropped: repeat a
-    // warm-up ping until an echo comes back, then drain.
-    let warm_up = Instant::now();
-    loop {
-        buf[..8].copy_from_slice(&(u64::MAX - 1).to_le_bytes());
-        publisher.put(ZBytes::from(&buf[..])).wait().expect("put");
-        if recv(&sub, busy, Duration::from_millis(50)).is_some() {
-            break;
-        }
-        if warm_up.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            panic!("no echo within 20 s");
-        }
+        .expect("start the peer")
+}
+
+fn main() {
+    let (peer, o, pass) = parse();
+    match (peer, o.throughput) {
+        (Some(loc), false) => latency::pong(&loc, &o),
+        (Some(loc), true) => throughput::subscriber(&loc, &o),
+        (None, false) => latency::ping(&o, &pass),
+        (None, true) => throughput::publisher(&o, &pass),
     }
-    while recv(&sub, busy, Duration::from_millis(50)).is_some() {}
-    let warm = (iters / 10).max(100);
-    let mut rtts = Vec::with_capacity(iters);
-    for i in 0..(warm + iters) as u64 {
-        buf[..8].copy_from_slice(&i.to_le_bytes());
-        let t0 = now_ns();
-        publisher.put(ZBytes::from(&buf[..])).wait().expect("put");
-        let Some(echo) = recv(&sub, busy, Duration::from_secs(10)) else {
-            let _ = child.kill();
-            panic!("echo of {i} lost");
-        };
-        let t1 = now_ns();
-        assert_eq!(seq_of(&echo), i, "echo out of order");
-        if i as usize >= warm {
-            rtts.push(t1 - t0);
-        }
-    }
-    buf[..8].copy_from_slice(&STOP.to_le_bytes());
-    publisher.put(ZBytes::from(&buf[..])).wait().expect("put");
-    let _ = child.wait();
-    drop((sub, publisher));
-    s.close().wait().expect("close");
-    rtts.sort_unstable();
-    let pct = |p: f64| rtts[((rtts.len() as f64 * p) as usize).min(rtts.len() - 1)] / 2;
-    println!(
-        "zenoh-pingpong tcp {mode} size={size} iters={iters} one-way ns: p50={} p90={} p99={} max={}",
-        pct(0.5),
-        pct(0.9),
-        pct(0.99),
-        rtts[rtts.len() - 1] / 2
-    );
-    println!("p50_ns={}", pct(0.5));
 }
