@@ -191,18 +191,6 @@ fn batched_cyclonedds_delivers_every_sample() {
     assert!(out.contains(", batched 8192 B,"), "{out}");
 }
 
-/// A successful short run with `args` (warm-up 100 ms, quiet); its JSON's
-/// first run.
-fn run_json(args: &[&str]) -> serde_json::Value {
-    let d = tempfile::tempdir().expect("tempdir");
-    let j = d.path().join("r.json");
-    let mut a = args.to_vec();
-    a.extend_from_slice(&["--warmup", "100ms", "-q", "--json", j.to_str().unwrap()]);
-    let o = run(&a);
-    assert!(o.status.success(), "{a:?}: {}", stderr(&o));
-    json(&j)["runs"][0].clone()
-}
-
 /// udp applies `--multicast-ttl` to its writer's socket (read back in the
 /// raw crate's tests); the run records it.
 #[test]

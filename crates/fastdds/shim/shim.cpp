@@ -525,11 +525,32 @@ static void endpoint_qos(const PpfConfig& c, Q& q, int32_t depth, bool limits) {
             static_cast<int32_t>(c.latency_budget_ns / 1000000000),
             static_cast<uint32_t>(c.latency_budget_ns % 1000000000));
     }
-    // Preallocate a few samples (bounded to ~256 MiB), grow beyond them on demand.
-    int32_t prealloc = static_cast<int32_t>((256u << 20) / (c.max_size ? c.max_size : 1));
-    if (prealloc > 16) prealloc = 16;
-    if (prealloc > depth) prealloc = depth;
-    if (prealloc < 1) prealloc = 1;
+    // Samples allocated up front; Fast DDS grows its pools on demand up to
+    // max_samples and never shrinks them. Once a stall (a loaded machine, a
+    // slow reader) filled a history, its memory stayed for the rest of the
+    // run: an hour at 10 000 samples/s grew by ~2 MiB per side, in steps
+    // (heaptrack: CacheChangePool::allocateGroup and TopicPayloadPool under
+    // DataWriter::write; a minimal Fast DDS program with this QoS grew alike;
+    // docs/bindings/fastdds.md, Memory). So every sample the history may hold
+    // is allocated at the start when they fit in kPreallocBytes (about 520
+    // bytes of Fast DDS's own per sample besides the payload): the run's
+    // memory then stays flat and writes and takes do not allocate. Larger
+    // histories get as many as fit (at least the few below) and grow beyond
+    // them on demand. Zero copy keeps the few: its data-sharing pool is sized
+    // by max_samples itself.
+    constexpr int64_t kPreallocBytes = 4 << 20;
+    int64_t size = c.max_size ? c.max_size : 1;
+    int64_t few = (256 << 20) / size;  // up to 16 samples, ~256 MiB at most
+    if (few > 16) few = 16;
+    if (few > depth) few = depth;
+    int64_t want = few;
+    if (!c.zero_copy) {
+        int64_t bound = rl.max_samples > 0 ? rl.max_samples : depth;
+        int64_t fit = kPreallocBytes / (size + 520);
+        if (fit > bound) fit = bound;
+        if (fit > want) want = fit;
+    }
+    int32_t prealloc = want < 1 ? 1 : static_cast<int32_t>(want);
     q.resource_limits().allocated_samples = prealloc;
     q.endpoint().history_memory_policy = eprosima::fastrtps::rtps::PREALLOCATED_WITH_REALLOC_MEMORY_MODE;
     if (c.zero_copy) {

@@ -33,6 +33,12 @@ pub struct RunSpec {
     /// before each sleep.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub sleep_ns: u64,
+    /// Throughput with a rate, `--pace sleep`: the publisher sleeps until
+    /// each sample's slot instead of spinning; a late wake-up sends the
+    /// overdue samples back to back, so the rate holds on average. Recorded
+    /// only when set.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pace_sleep: bool,
     /// Throughput, `--demand`: the publisher writes this many samples back
     /// to back, then pauses 10 ms, and again (0: no pauses). One run is one
     /// demand of the ramp; recorded only when set, so that results of

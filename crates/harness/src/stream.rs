@@ -100,6 +100,21 @@ fn demand_pause<B: Binding>(
     }
 }
 
+/// Waits for a `--rate` slot at `due` on `B`'s clock: spinning the last
+/// stretch ([`Binding::wait_until`]), or with `--pace sleep` only sleeping,
+/// so that a late wake-up leaves the overdue slots to be sent back to back.
+#[inline(always)]
+fn pace<B: Binding>(due: u64, sleep: bool) {
+    if !sleep {
+        B::wait_until(due);
+        return;
+    }
+    let now = B::now_ns();
+    if due > now {
+        std::thread::sleep(std::time::Duration::from_nanos(due - now));
+    }
+}
+
 /// True when `e` is a refusal the run counts instead of ending: a
 /// [`BindingError::Refused`] under best effort.
 #[inline(always)]
@@ -171,7 +186,7 @@ pub(crate) fn send_stream<B: Binding>(
             if batched && B::now_ns() < due {
                 let _ = w.flush();
             }
-            B::wait_until(due);
+            pace::<B>(due, spec.pace_sleep);
         }
         let seq = warm_seq;
         let r = w.send(size, |b| {
@@ -233,7 +248,7 @@ pub(crate) fn send_stream<B: Binding>(
                 out.fault = Some(fault(e));
                 break;
             }
-            B::wait_until(due);
+            pace::<B>(due, spec.pace_sleep);
         }
         let flags = if echo_every > 0 && seq.is_multiple_of(echo_every) {
             FLAG_ECHO

@@ -297,6 +297,12 @@ pub struct TestArgs {
     /// -sleep; batches are flushed first).
     #[arg(long, value_name = "TIME")]
     pub sleep: Option<String>,
+    /// Throughput with --rate: how the publisher waits for each sample's
+    /// slot: spin (exact spacing, burns its core; the default) or sleep
+    /// (little CPU; a late wake-up sends the overdue samples back to back,
+    /// the rate holds on average). For long runs on a shared machine.
+    #[arg(long, value_name = "spin|sleep")]
+    pub pace: Option<String>,
     /// Binding-specific option, KEY=VALUE (repeatable).
     #[arg(long = "opt", value_name = "KEY=VALUE")]
     pub opts: Vec<String>,
@@ -520,6 +526,7 @@ impl From<&TestArgs> for TestRequest {
             no_push_on_write: a.no_push_on_write,
             multicast_ttl: a.multicast_ttl,
             sleep: a.sleep.clone(),
+            pace: a.pace.clone(),
             opts: a.opts.clone(),
             connect: a.connect.clone(),
             token_file: a.token_file.clone(),

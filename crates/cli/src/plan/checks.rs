@@ -1,6 +1,6 @@
 //! The checks of the options that shape how a run receives, paces and is
 //! traced (`--receive`, `--demand`, `--max-blocking-time`,
-//! `--bandwidth-limit`, `--sleep`, `--profile`): each turns a request into
+//! `--bandwidth-limit`, `--sleep`, `--pace`, `--profile`): each turns a request into
 //! what the plan needs, or a one-line error naming the flag.
 
 use super::*;
@@ -10,6 +10,7 @@ pub(super) struct Knobs {
     pub(super) block_ms: u64,
     pub(super) bandwidth: u64,
     pub(super) sleep_ns: u64,
+    pub(super) pace_sleep: bool,
 }
 
 impl TestRequest {
@@ -62,7 +63,7 @@ impl TestRequest {
         crate::ramp::parse_demand(v).map(Some)
     }
 
-    /// `--max-blocking-time`, `--bandwidth-limit` and `--sleep`, checked.
+    /// `--max-blocking-time`, `--bandwidth-limit`, `--sleep` and `--pace`, checked.
     pub(super) fn knobs(
         &self,
         test: TestKind,
@@ -111,10 +112,26 @@ impl TestRequest {
                 d.as_nanos().min(u64::MAX as u128) as u64
             }
         };
+        let pace_sleep = match self.pace.as_deref() {
+            None | Some("spin") => false,
+            Some("sleep") => true,
+            Some(p) => {
+                return Err(UsageError(format!(
+                    "--pace {p}: spin or sleep (how --rate waits for each sample's slot)"
+                )));
+            }
+        };
+        if self.pace.is_some() && (test != TestKind::Throughput || self.rate.is_none()) {
+            return Err(UsageError(
+                "--pace: sets how a throughput test's --rate waits; add --rate N or drop --pace"
+                    .into(),
+            ));
+        }
         Ok(Knobs {
             block_ms,
             bandwidth,
             sleep_ns,
+            pace_sleep,
         })
     }
 

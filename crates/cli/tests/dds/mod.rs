@@ -109,3 +109,15 @@ pub fn exact_run(binding: &str, peer: &str, count: u64, extra: &[&str]) -> serde
     assert_eq!(r["bad_samples"], 0, "{a:?}");
     r
 }
+
+/// A run of the binary with a 100 ms warm-up, quiet, its results in a
+/// temporary JSON file: the first run's JSON (the run must succeed).
+pub fn run_json(args: &[&str]) -> serde_json::Value {
+    let d = tempfile::tempdir().expect("tempdir");
+    let j = d.path().join("r.json");
+    let mut a = args.to_vec();
+    a.extend_from_slice(&["--warmup", "100ms", "-q", "--json", j.to_str().unwrap()]);
+    let o = run(&a);
+    assert!(o.status.success(), "{a:?}: {}", stderr(&o));
+    json(&j)["runs"][0].clone()
+}
