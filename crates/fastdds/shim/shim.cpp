@@ -86,6 +86,8 @@ struct PpfConfig {
     int64_t keep_duration_ns;  //   and how long writers keep unacknowledged samples
     int64_t bandwidth_limit;   // bytes/s through a flow controller (0: none)
     int32_t multicast_ttl;     // UDP multicast TTL (-1: Fast DDS's default)
+    uint32_t receive_buffer;   // UDP receive buffer when socket_buffer is 0 (0: system default)
+    int64_t heartbeat_response_ns;  // reliable readers' heartbeatResponseDelay
 };
 }
 
@@ -404,6 +406,8 @@ PpfParticipant* ppf_open(const PpfConfig* cfg, char* err, size_t errlen) {
         udp->maxInitialPeersRange = static_cast<uint32_t>(cfg->peer_range);
         if (cfg->socket_buffer) {
             udp->sendBufferSize = udp->receiveBufferSize = cfg->socket_buffer;
+        } else {
+            udp->receiveBufferSize = cfg->receive_buffer;
         }
         if (cfg->multicast_ttl >= 0) udp->TTL = static_cast<uint8_t>(cfg->multicast_ttl);
         pq.transport().user_transports.push_back(udp);
@@ -735,6 +739,7 @@ PpfReader* ppf_create_reader(PpfParticipant* p, const char* topic, char* err, si
     if (p->from_xml) r->sub->get_default_datareader_qos(q);
     endpoint_qos(p->cfg, q, p->cfg.reader_depth, true);
     if (p->cfg.no_positive_acks) q.reliable_reader_qos().disable_positive_ACKs.enabled = true;
+    q.reliable_reader_qos().times.heartbeatResponseDelay = duration_of(p->cfg.heartbeat_response_ns);
     if (p->cfg.multicast) {
         q.endpoint().multicast_locator_list.push_back(multicast_locator(topic, p->cfg.domain));
     }
@@ -854,6 +859,21 @@ int64_t ppf_writer_bandwidth(PpfWriter* w) {
         if (fc->name && std::strcmp(fc->name, pm.flow_controller_name) == 0 && fc->period_ms > 0) {
             return static_cast<int64_t>(fc->max_bytes_per_period) * 1000 / static_cast<int64_t>(fc->period_ms);
         }
+    }
+    return -1;
+}
+
+// A reliable reader's heartbeatResponseDelay, ns.
+int64_t ppf_reader_heartbeat_response_ns(PpfReader* r) {
+    const auto& d = r->r->get_qos().reliable_reader_qos().times.heartbeatResponseDelay;
+    return static_cast<int64_t>(d.seconds) * 1000000000 + d.nanosec;
+}
+
+// The receive buffer size of the participant's UDPv4 transport (0: the
+// system default); -1 without one.
+int64_t ppf_participant_receive_buffer(PpfParticipant* p) {
+    for (const auto& t : p->pp->get_qos().transport().user_transports) {
+        if (auto u = std::dynamic_pointer_cast<UDPv4TransportDescriptor>(t)) return u->receiveBufferSize;
     }
     return -1;
 }

@@ -36,6 +36,8 @@ pub struct Config {
     pub keep_duration_ns: i64,
     pub bandwidth_limit: i64,
     pub multicast_ttl: i32,
+    pub receive_buffer: u32,
+    pub heartbeat_response_ns: i64,
 }
 
 pub type Participant = c_void;
@@ -74,6 +76,8 @@ unsafe extern "C" {
     pub fn ppf_reader_positive_acks_off(r: *mut ReaderH) -> i32;
     pub fn ppf_writer_bandwidth(w: *mut WriterH) -> i64;
     pub fn ppf_participant_ttl(p: *mut Participant) -> i32;
+    pub fn ppf_reader_heartbeat_response_ns(r: *mut ReaderH) -> i64;
+    pub fn ppf_participant_receive_buffer(p: *mut Participant) -> i64;
 }
 
 /// Return codes of the write functions.
