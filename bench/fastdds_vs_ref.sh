@@ -16,8 +16,9 @@
 #    in both of the reference's receive modes: `listener` (its default and
 #    fastest: the pong answers inside on_data_available, the ping writes the
 #    next ping from its own listener) and `waitset` (a thread waits on a
-#    WaitSet for DATA_AVAILABLE and takes), both beside `--receive thread`
-#    (the binding's only mode; RECV_LISTENER / RECV_WAITSET choose another); the median of the rounds'
+#    WaitSet for DATA_AVAILABLE and takes), beside `--receive listener` and
+#    `--receive thread` (RECV_LISTENER=thread for a binary without the
+#    listener mode; RECV_WAITSET likewise); the median of the rounds'
 #    ratios ours/ref (goal <= 1.05). Our publisher waits for each echo on
 #    its own thread in both modes (the reference's ping answers in its
 #    listener in `listener` mode).
@@ -43,7 +44,7 @@ need g++ g++
 ref=$tmp/fastdds-ref
 g++ -O2 -std=c++17 -o "$ref" bench/fastdds-ref/ref.cpp -lfastrtps -lfastcdr -lpthread
 # Our receive mode beside each of the reference's.
-recv_listener=${RECV_LISTENER:-thread}
+recv_listener=${RECV_LISTENER:-listener}
 recv_waitset=${RECV_WAITSET:-thread}
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) vCPUs (shared: compare figures of one run only)"
 

@@ -1,8 +1,9 @@
 //! [`CycloneReader`]: takes samples of one topic (copies or loans) and waits
 //! on its data-available status.
 
-use crate::listener::{Handoff, Job, on_data_available};
+use crate::listener::on_data_available;
 use crate::*;
+use pubsubperf_core::handoff::{Handoff, Job};
 use pubsubperf_core::{BindingError, CancelToken, Reader};
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -294,29 +295,13 @@ impl CycloneReader {
             self.listening = true;
         }
         let cancel = self.cancel.clone();
-        let start = Instant::now();
-        // From here to close, `self` is the deliverer's alone (through the
-        // job's pointer): this thread touches only the hand-off and the
-        // clone of the cancel token.
+        // From here to the window's end, `self` is the deliverer's alone
+        // (through the job's pointer): this thread touches only the
+        // hand-off and the clone of the cancel token.
         let job = Job::new(on_sample, self as *mut CycloneReader);
-        // SAFETY: the hand-off is boxed in self, closed since the last call.
-        let handoff = unsafe { &*handoff };
-        // SAFETY: closed: nothing else touches the job or the outcome.
-        unsafe { handoff.open(job) };
-        handoff.deliver();
-        loop {
-            let left = window.saturating_sub(start.elapsed());
-            if left.is_zero() || cancel.is_cancelled() {
-                break;
-            }
-            std::thread::sleep(left.min(pubsubperf_core::binding::CANCEL_POLL));
-        }
-        let out = handoff.close();
-        match out.error {
-            Some(e) => Err(e),
-            None if out.delivered == 0 && cancel.is_cancelled() => Err(BindingError::Cancelled),
-            None => Ok(out.delivered),
-        }
+        // SAFETY: the hand-off is boxed in self; one call at a time (&mut
+        // self); the job's closure and reader outlive the call.
+        unsafe { (*handoff).window(job, window, &cancel) }
     }
 }
 

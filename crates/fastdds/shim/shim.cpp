@@ -24,6 +24,7 @@
 #include <fastdds/dds/publisher/DataWriter.hpp>
 #include <fastdds/dds/publisher/Publisher.hpp>
 #include <fastdds/dds/subscriber/DataReader.hpp>
+#include <fastdds/dds/subscriber/DataReaderListener.hpp>
 #include <fastdds/dds/subscriber/SampleInfo.hpp>
 #include <fastdds/dds/subscriber/Subscriber.hpp>
 #include <fastdds/dds/topic/TopicDataType.hpp>
@@ -271,7 +272,17 @@ struct PpfWriter {
     bool flat = false;
 };
 
+// --receive listener: calls `cb(arg)` on Fast DDS's receive thread when
+// data arrives (the Rust side takes and delivers there).
+typedef void (*PpfDataCb)(void*);
+struct PpfListener : public DataReaderListener {
+    PpfDataCb cb = nullptr;
+    void* arg = nullptr;
+    void on_data_available(DataReader*) override { cb(arg); }
+};
+
 struct PpfReader {
+    PpfListener* listener = nullptr;
     PpfParticipant* p = nullptr;
     Subscriber* sub = nullptr;
     DataReader* r = nullptr;
@@ -757,8 +768,12 @@ PpfReader* ppf_create_reader(PpfParticipant* p, const char* topic, char* err, si
 
 void ppf_delete_reader(PpfReader* r) {
     if (!r) return;
+    if (r->listener) r->r->set_listener(nullptr);
     if (r->holding) r->r->return_loan(r->loans, r->infos);
+    // Deleting the reader waits for a listener call in progress (it holds
+    // the RTPS reader's lock); only then do the listener and its argument go.
     r->sub->delete_datareader(r->r);
+    delete r->listener;
     r->p->pp->delete_subscriber(r->sub);
     r->p->type->deleteData(r->scratch);
     delete r;
@@ -768,6 +783,21 @@ int32_t ppf_reader_matched(PpfReader* r) {
     SubscriptionMatchedStatus st;
     r->r->get_subscription_matched_status(st);
     return st.current_count;
+}
+
+// Sets the data-available listener: `cb(arg)` runs on Fast DDS's receive
+// thread for every arrival. Once per reader; 0 ok, -1 error.
+int32_t ppf_set_data_listener(PpfReader* r, PpfDataCb cb, void* arg) {
+    if (r->listener) return -1;
+    auto* l = new PpfListener();
+    l->cb = cb;
+    l->arg = arg;
+    if (r->r->set_listener(l, StatusMask::data_available()) != ReturnCode_t::RETCODE_OK) {
+        delete l;
+        return -1;
+    }
+    r->listener = l;
+    return 0;
 }
 
 // Blocks up to timeout_ns for unread data: 1 data, 0 timeout.

@@ -68,6 +68,11 @@ unsafe extern "C" {
     ) -> *mut ReaderH;
     pub fn ppf_delete_reader(r: *mut ReaderH);
     pub fn ppf_reader_matched(r: *mut ReaderH) -> i32;
+    pub fn ppf_set_data_listener(
+        r: *mut ReaderH,
+        cb: unsafe extern "C" fn(*mut c_void),
+        arg: *mut c_void,
+    ) -> i32;
     pub fn ppf_wait(r: *mut ReaderH, timeout_ns: i64) -> i32;
     pub fn ppf_take(r: *mut ReaderH, data: *mut *const u8, len: *mut u32) -> i32;
     pub fn ppf_release(r: *mut ReaderH);

@@ -25,9 +25,10 @@ pub mod shm;
 
 use options::{History, Options};
 use pubsubperf_core::binding::BindingInfo;
+use pubsubperf_core::handoff::Handoff;
 use pubsubperf_core::{
     Binding, BindingError, CancelToken, Capabilities, DataType, EndpointConfig, Locator,
-    Reliability, TopicSpec, WaitMode,
+    ReceiveMode, Reliability, TopicSpec, WaitMode,
 };
 use std::ffi::{CStr, CString};
 use std::os::raw::c_char;
@@ -113,7 +114,7 @@ pub(crate) fn caps() -> Capabilities {
         // Between hosts, discovery is SPDP multicast on the run's interface
         // (or unicast to `--opt peers`), see `ppf_open`.
         remote: true,
-        receive: &[pubsubperf_core::ReceiveMode::Thread],
+        receive: &[ReceiveMode::Thread, ReceiveMode::Listener],
     }
 }
 
@@ -561,6 +562,8 @@ impl Binding for FastDds {
             busy: self.cfg.wait == WaitMode::Busy,
             cancel: self.cfg.cancel.clone(),
             topic: name.clone(),
+            handoff: (self.cfg.receive == ReceiveMode::Listener).then(Handoff::new),
+            listening: false,
         };
         Ok((reader, name))
     }
