@@ -17,6 +17,7 @@ pub mod binding;
 pub mod calibrate;
 pub mod clock;
 pub mod environment;
+pub mod handoff;
 pub mod profile;
 pub mod result;
 pub mod sample;

@@ -1,9 +1,9 @@
 //! The [`CycloneDds`] binding: capabilities, validation, topics, readers and
 //! writers.
 
-use crate::listener::Handoff;
 use crate::*;
 use pubsubperf_core::binding::BindingInfo;
+use pubsubperf_core::handoff::Handoff;
 use pubsubperf_core::{
     Binding, BindingError, DataType, EndpointConfig, Locator, ReceiveMode, Reliability, TopicSpec,
     WaitMode,

@@ -1,8 +1,9 @@
 //! [`CycloneReader`]: takes samples of one topic (copies or loans) and waits
 //! on its data-available status.
 
-use crate::listener::{Handoff, Job, on_data_available};
+use crate::listener::on_data_available;
 use crate::*;
+use pubsubperf_core::handoff::{Handoff, Job, Until};
 use pubsubperf_core::{BindingError, CancelToken, Reader};
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -277,20 +278,11 @@ impl Reader for CycloneReader {
     }
 }
 
-/// When a listening call returns (before its time is up or cancelled).
-#[derive(Clone, Copy, PartialEq)]
-enum Until {
-    /// The subscriber's window: sleep through it.
-    WindowEnds,
-    /// The ping's echo: as soon as a delivery handed over samples.
-    FirstDelivery,
-}
-
 impl CycloneReader {
     /// `--receive listener`: opens the hand-off for `on_sample`, delivers
     /// what is already there, sleeps while CycloneDDS's receive thread
-    /// delivers what arrives (through `time`, or until a delivery wakes it,
-    /// per `until`), and closes. Without a listener, [`Reader::recv`].
+    /// delivers what arrives (through `time`, or as `until` says), and
+    /// closes. Without a listener, [`Reader::recv`].
     fn listen<F: FnMut(&[u8]) + Send>(
         &mut self,
         time: Duration,
@@ -313,35 +305,13 @@ impl CycloneReader {
             self.listening = true;
         }
         let cancel = self.cancel.clone();
-        let start = Instant::now();
-        // From here to close, `self` is the deliverer's alone (through the
-        // job's pointer): this thread touches only the hand-off and the
-        // clone of the cancel token.
+        // From here to the window's end, `self` is the deliverer's alone
+        // (through the job's pointer): this thread touches only the
+        // hand-off and the clone of the cancel token.
         let job = Job::new(on_sample, self as *mut CycloneReader);
-        // SAFETY: the hand-off is boxed in self, closed since the last call.
-        let handoff = unsafe { &*handoff };
-        let first = until == Until::FirstDelivery;
-        // SAFETY: closed: nothing else touches the job or the outcome.
-        unsafe { handoff.open(job, first.then(std::thread::current)) };
-        handoff.deliver();
-        loop {
-            let left = time.saturating_sub(start.elapsed());
-            if left.is_zero() || cancel.is_cancelled() || (first && handoff.arrived()) {
-                break;
-            }
-            let nap = left.min(pubsubperf_core::binding::CANCEL_POLL);
-            if first {
-                std::thread::park_timeout(nap);
-            } else {
-                std::thread::sleep(nap);
-            }
-        }
-        let out = handoff.close();
-        match out.error {
-            Some(e) => Err(e),
-            None if out.delivered == 0 && cancel.is_cancelled() => Err(BindingError::Cancelled),
-            None => Ok(out.delivered),
-        }
+        // SAFETY: the hand-off is boxed in self; one call at a time (&mut
+        // self); the job's closure and reader outlive the call.
+        unsafe { (*handoff).receive(job, time, until, &cancel) }
     }
 }
 

@@ -24,6 +24,7 @@
 #include <fastdds/dds/publisher/DataWriter.hpp>
 #include <fastdds/dds/publisher/Publisher.hpp>
 #include <fastdds/dds/subscriber/DataReader.hpp>
+#include <fastdds/dds/subscriber/DataReaderListener.hpp>
 #include <fastdds/dds/subscriber/SampleInfo.hpp>
 #include <fastdds/dds/subscriber/Subscriber.hpp>
 #include <fastdds/dds/topic/TopicDataType.hpp>
@@ -86,6 +87,8 @@ struct PpfConfig {
     int64_t keep_duration_ns;  //   and how long writers keep unacknowledged samples
     int64_t bandwidth_limit;   // bytes/s through a flow controller (0: none)
     int32_t multicast_ttl;     // UDP multicast TTL (-1: Fast DDS's default)
+    uint32_t receive_buffer;   // UDP receive buffer when socket_buffer is 0 (0: system default)
+    int64_t heartbeat_response_ns;  // reliable readers' heartbeatResponseDelay
 };
 }
 
@@ -269,7 +272,17 @@ struct PpfWriter {
     bool flat = false;
 };
 
+// --receive listener: calls `cb(arg)` on Fast DDS's receive thread when
+// data arrives (the Rust side takes and delivers there).
+typedef void (*PpfDataCb)(void*);
+struct PpfListener : public DataReaderListener {
+    PpfDataCb cb = nullptr;
+    void* arg = nullptr;
+    void on_data_available(DataReader*) override { cb(arg); }
+};
+
 struct PpfReader {
+    PpfListener* listener = nullptr;
     PpfParticipant* p = nullptr;
     Subscriber* sub = nullptr;
     DataReader* r = nullptr;
@@ -404,6 +417,8 @@ PpfParticipant* ppf_open(const PpfConfig* cfg, char* err, size_t errlen) {
         udp->maxInitialPeersRange = static_cast<uint32_t>(cfg->peer_range);
         if (cfg->socket_buffer) {
             udp->sendBufferSize = udp->receiveBufferSize = cfg->socket_buffer;
+        } else {
+            udp->receiveBufferSize = cfg->receive_buffer;
         }
         if (cfg->multicast_ttl >= 0) udp->TTL = static_cast<uint8_t>(cfg->multicast_ttl);
         pq.transport().user_transports.push_back(udp);
@@ -756,6 +771,7 @@ PpfReader* ppf_create_reader(PpfParticipant* p, const char* topic, char* err, si
     if (p->from_xml) r->sub->get_default_datareader_qos(q);
     endpoint_qos(p->cfg, q, p->cfg.reader_depth, true);
     if (p->cfg.no_positive_acks) q.reliable_reader_qos().disable_positive_ACKs.enabled = true;
+    q.reliable_reader_qos().times.heartbeatResponseDelay = duration_of(p->cfg.heartbeat_response_ns);
     if (p->cfg.multicast) {
         q.endpoint().multicast_locator_list.push_back(multicast_locator(topic, p->cfg.domain));
     }
@@ -773,8 +789,12 @@ PpfReader* ppf_create_reader(PpfParticipant* p, const char* topic, char* err, si
 
 void ppf_delete_reader(PpfReader* r) {
     if (!r) return;
+    if (r->listener) r->r->set_listener(nullptr);
     if (r->holding) r->r->return_loan(r->loans, r->infos);
+    // Deleting the reader waits for a listener call in progress (it holds
+    // the RTPS reader's lock); only then do the listener and its argument go.
     r->sub->delete_datareader(r->r);
+    delete r->listener;
     r->p->pp->delete_subscriber(r->sub);
     r->p->type->deleteData(r->scratch);
     delete r;
@@ -784,6 +804,21 @@ int32_t ppf_reader_matched(PpfReader* r) {
     SubscriptionMatchedStatus st;
     r->r->get_subscription_matched_status(st);
     return st.current_count;
+}
+
+// Sets the data-available listener: `cb(arg)` runs on Fast DDS's receive
+// thread for every arrival. Once per reader; 0 ok, -1 error.
+int32_t ppf_set_data_listener(PpfReader* r, PpfDataCb cb, void* arg) {
+    if (r->listener) return -1;
+    auto* l = new PpfListener();
+    l->cb = cb;
+    l->arg = arg;
+    if (r->r->set_listener(l, StatusMask::data_available()) != ReturnCode_t::RETCODE_OK) {
+        delete l;
+        return -1;
+    }
+    r->listener = l;
+    return 0;
 }
 
 // Blocks up to timeout_ns for unread data: 1 data, 0 timeout.
@@ -875,6 +910,21 @@ int64_t ppf_writer_bandwidth(PpfWriter* w) {
         if (fc->name && std::strcmp(fc->name, pm.flow_controller_name) == 0 && fc->period_ms > 0) {
             return static_cast<int64_t>(fc->max_bytes_per_period) * 1000 / static_cast<int64_t>(fc->period_ms);
         }
+    }
+    return -1;
+}
+
+// A reliable reader's heartbeatResponseDelay, ns.
+int64_t ppf_reader_heartbeat_response_ns(PpfReader* r) {
+    const auto& d = r->r->get_qos().reliable_reader_qos().times.heartbeatResponseDelay;
+    return static_cast<int64_t>(d.seconds) * 1000000000 + d.nanosec;
+}
+
+// The receive buffer size of the participant's UDPv4 transport (0: the
+// system default); -1 without one.
+int64_t ppf_participant_receive_buffer(PpfParticipant* p) {
+    for (const auto& t : p->pp->get_qos().transport().user_transports) {
+        if (auto u = std::dynamic_pointer_cast<UDPv4TransportDescriptor>(t)) return u->receiveBufferSize;
     }
     return -1;
 }

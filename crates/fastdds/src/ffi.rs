@@ -36,6 +36,8 @@ pub struct Config {
     pub keep_duration_ns: i64,
     pub bandwidth_limit: i64,
     pub multicast_ttl: i32,
+    pub receive_buffer: u32,
+    pub heartbeat_response_ns: i64,
 }
 
 pub type Participant = c_void;
@@ -66,6 +68,11 @@ unsafe extern "C" {
     ) -> *mut ReaderH;
     pub fn ppf_delete_reader(r: *mut ReaderH);
     pub fn ppf_reader_matched(r: *mut ReaderH) -> i32;
+    pub fn ppf_set_data_listener(
+        r: *mut ReaderH,
+        cb: unsafe extern "C" fn(*mut c_void),
+        arg: *mut c_void,
+    ) -> i32;
     pub fn ppf_wait(r: *mut ReaderH, timeout_ns: i64) -> i32;
     pub fn ppf_take(r: *mut ReaderH, data: *mut *const u8, len: *mut u32) -> i32;
     pub fn ppf_release(r: *mut ReaderH);
@@ -74,6 +81,8 @@ unsafe extern "C" {
     pub fn ppf_reader_positive_acks_off(r: *mut ReaderH) -> i32;
     pub fn ppf_writer_bandwidth(w: *mut WriterH) -> i64;
     pub fn ppf_participant_ttl(p: *mut Participant) -> i32;
+    pub fn ppf_reader_heartbeat_response_ns(r: *mut ReaderH) -> i64;
+    pub fn ppf_participant_receive_buffer(p: *mut Participant) -> i64;
 }
 
 /// Return codes of the write functions.

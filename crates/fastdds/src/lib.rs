@@ -25,9 +25,10 @@ pub mod shm;
 
 use options::{History, Options};
 use pubsubperf_core::binding::BindingInfo;
+use pubsubperf_core::handoff::Handoff;
 use pubsubperf_core::{
     Binding, BindingError, CancelToken, Capabilities, DataType, EndpointConfig, Locator,
-    Reliability, TopicSpec, WaitMode,
+    ReceiveMode, Reliability, TopicSpec, WaitMode,
 };
 use std::ffi::{CStr, CString};
 use std::os::raw::c_char;
@@ -75,6 +76,22 @@ pub fn why_not(flag: &str) -> Option<&'static str> {
 /// when a write takes longer than the keep duration (seen with 1 ms).
 pub const KEEP_DURATION: Duration = Duration::from_millis(100);
 
+/// The UDP transport's receive buffer without `--socket-buffer` (the kernel
+/// caps it at `net.core.rmem_max`; the send buffer stays the system's).
+/// With the system's default (208 KiB here) an unpaced reliable writer
+/// overflows the reader's socket, and each loss waits for a heartbeat and a
+/// NACK to be repaired: 1 KiB samples went at ~20 000/s, ~60 000/s with
+/// 4 MiB (bench/fastdds_vs_ref.sh; `nstat` counted UdpRcvbufErrors for the
+/// former). A bigger send buffer too made it worse (the writer runs further
+/// ahead of the reader: ~25 000/s).
+pub const UDP_RECEIVE_BUFFER: usize = 4 << 20;
+
+/// How long a reliable reader waits before it answers a heartbeat (Fast
+/// DDS's heartbeatResponseDelay, 5 ms by default): at once, so that a
+/// writer blocked on a full history, or missing a sample, hears back within
+/// a round trip.
+pub const HEARTBEAT_RESPONSE: Duration = Duration::ZERO;
+
 /// Smallest `--bandwidth-limit`, bytes/s: a period of 100 ms must let a
 /// 64 KiB UDP fragment through.
 pub const BANDWIDTH_MIN: u64 = 10 * 65_536;
@@ -97,7 +114,7 @@ pub(crate) fn caps() -> Capabilities {
         // Between hosts, discovery is SPDP multicast on the run's interface
         // (or unicast to `--opt peers`), see `ppf_open`.
         remote: true,
-        receive: &[pubsubperf_core::ReceiveMode::Thread],
+        receive: &[ReceiveMode::Thread, ReceiveMode::Listener],
     }
 }
 
@@ -508,6 +525,8 @@ impl Binding for FastDds {
             keep_duration_ns: KEEP_DURATION.as_nanos() as i64,
             bandwidth_limit: cfg.bandwidth_limit.min(BANDWIDTH_MAX) as i64,
             multicast_ttl: cfg.multicast_ttl.map_or(-1, i32::from),
+            receive_buffer: UDP_RECEIVE_BUFFER as u32,
+            heartbeat_response_ns: HEARTBEAT_RESPONSE.as_nanos() as i64,
         };
         // SAFETY: c and the strings it points to outlive the call; the shim copies them.
         let reserved = (domain, participant_id);
@@ -543,6 +562,8 @@ impl Binding for FastDds {
             busy: self.cfg.wait == WaitMode::Busy,
             cancel: self.cfg.cancel.clone(),
             topic: name.clone(),
+            handoff: (self.cfg.receive == ReceiveMode::Listener).then(Handoff::new),
+            listening: false,
         };
         Ok((reader, name))
     }

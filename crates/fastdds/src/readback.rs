@@ -1,6 +1,7 @@
 //! What Fast DDS holds for our entities, read back with `get_qos`: the
 //! tests of `--max-blocking-time`, `--no-positive-acks`,
-//! `--bandwidth-limit` and `--multicast-ttl` check through these that the
+//! `--bandwidth-limit`, `--multicast-ttl` and the UDP receive buffer and
+//! heartbeat response defaults check through these that the
 //! settings reached the middleware, not only our configuration.
 
 use crate::{FastDds, FastReader, FastWriter, ffi};
@@ -38,6 +39,13 @@ impl FastReader {
         // SAFETY: raw is a live reader.
         unsafe { ffi::ppf_reader_positive_acks_off(self.raw) == 1 }
     }
+
+    /// How long the reader waits before it answers a heartbeat.
+    pub fn heartbeat_response_delay(&self) -> Duration {
+        // SAFETY: raw is a live reader.
+        let ns = unsafe { ffi::ppf_reader_heartbeat_response_ns(self.raw) };
+        Duration::from_nanos(ns.max(0) as u64)
+    }
 }
 
 impl FastDds {
@@ -46,5 +54,13 @@ impl FastDds {
         // SAFETY: the participant is alive (we hold it).
         let t = unsafe { ffi::ppf_participant_ttl(self.p.raw) };
         u8::try_from(t).ok()
+    }
+
+    /// The receive buffer size asked of the UDPv4 transport (0: the
+    /// system's default), None without one.
+    pub fn udp_receive_buffer(&self) -> Option<u32> {
+        // SAFETY: the participant is alive (we hold it).
+        let b = unsafe { ffi::ppf_participant_receive_buffer(self.p.raw) };
+        u32::try_from(b).ok()
     }
 }

@@ -1,7 +1,12 @@
-//! [`FastReader`]: takes samples of one topic and waits for data.
+//! [`FastReader`]: takes samples of one topic and waits for data (our
+//! thread), or lets Fast DDS's receive thread deliver them in a
+//! data-available listener (`--receive listener`, see
+//! [`pubsubperf_core::handoff`]).
 
 use crate::*;
+use pubsubperf_core::handoff::{Handoff, Job, TakeAll, Until};
 use pubsubperf_core::{BindingError, CancelToken, Reader};
+use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,6 +17,12 @@ pub struct FastReader {
     pub(crate) busy: bool,
     pub(crate) cancel: CancelToken,
     pub(crate) topic: String,
+    /// `--receive listener`: shared with Fast DDS's receive thread, which
+    /// runs `recv_window`'s closure. Dropped after the reader is deleted
+    /// (Drop), which waits for a listener call in progress.
+    pub(crate) handoff: Option<Box<Handoff>>,
+    /// The data-available listener is set (at the first `recv_window`).
+    pub(crate) listening: bool,
 }
 
 // SAFETY: used by one thread at a time (&mut self); Fast DDS readers may be
@@ -66,7 +77,79 @@ impl FastReader {
     }
 }
 
+impl TakeAll for FastReader {
+    fn take_all<F: FnMut(&[u8])>(&mut self, on_sample: &mut F) -> Result<usize, BindingError> {
+        self.drain(on_sample)
+    }
+}
+
+/// The data-available listener: `arg` is the reader's [`Handoff`].
+///
+/// # Safety
+/// Called by the shim's listener with the argument the reader registered,
+/// which outlives the listener (see [`FastReader::handoff`]).
+unsafe extern "C" fn on_data_available(arg: *mut c_void) {
+    // SAFETY: per the function's contract.
+    let handoff = unsafe { &*(arg as *const Handoff) };
+    handoff.deliver();
+}
+
+impl FastReader {
+    /// `--receive listener`: opens the hand-off for `on_sample`, delivers
+    /// what is already there, sleeps while Fast DDS's receive thread
+    /// delivers what arrives (through `time`, or as `until` says), and
+    /// closes. Without a listener, [`Reader::recv`].
+    fn listen<F: FnMut(&[u8]) + Send>(
+        &mut self,
+        time: Duration,
+        until: Until,
+        on_sample: &mut F,
+    ) -> Result<usize, BindingError> {
+        let Some(handoff) = self.handoff.as_deref() else {
+            return self.recv(time, on_sample);
+        };
+        let handoff: *const Handoff = handoff;
+        if !self.listening {
+            // SAFETY: raw is a live reader; the hand-off is boxed and
+            // outlives the listener (Drop deletes the reader first).
+            let rc = unsafe {
+                ffi::ppf_set_data_listener(self.raw, on_data_available, handoff as *mut c_void)
+            };
+            if rc != 0 {
+                return Err(BindingError::Middleware(format!(
+                    "Fast DDS could not set a listener on {}",
+                    self.topic
+                )));
+            }
+            self.listening = true;
+        }
+        let cancel = self.cancel.clone();
+        // From here to the window's end, `self` is the deliverer's alone
+        // (through the job's pointer).
+        let job = Job::new(on_sample, self as *mut FastReader);
+        // SAFETY: the hand-off is boxed in self; one call at a time (&mut
+        // self); the job's closure and reader outlive the call.
+        unsafe { (*handoff).receive(job, time, until, &cancel) }
+    }
+}
+
 impl Reader for FastReader {
+    fn recv_window<F: FnMut(&[u8]) + Send>(
+        &mut self,
+        window: Duration,
+        on_sample: &mut F,
+    ) -> Result<usize, BindingError> {
+        self.listen(window, Until::WindowEnds, on_sample)
+    }
+
+    fn recv_on_arrival<F: FnMut(&[u8]) + Send>(
+        &mut self,
+        timeout: Duration,
+        on_sample: &mut F,
+    ) -> Result<usize, BindingError> {
+        self.listen(timeout, Until::FirstDelivery, on_sample)
+    }
+
     fn wait_matched(&mut self, timeout: Duration) -> Result<(), BindingError> {
         let raw = self.raw;
         // SAFETY: raw is a live reader.

@@ -39,3 +39,10 @@ conformance_suite!(zero_copy_reliable_block, FastDds, zero_copy);
 conformance_suite!(zero_copy_best_effort_busy, FastDds, |id| zero_copy(id)
     .best_effort()
     .busy());
+// --receive listener: the checks' subscribers receive through recv_window,
+// on Fast DDS's receive thread (data sharing: its listening thread).
+conformance_suite!(udp_listener, FastDds, |id| on(id, "udp").listener());
+conformance_suite!(udp_best_effort_listener, FastDds, |id| on(id, "udp")
+    .best_effort()
+    .listener());
+conformance_suite!(zero_copy_listener, FastDds, |id| zero_copy(id).listener());

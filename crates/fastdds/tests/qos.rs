@@ -452,3 +452,31 @@ fn cyclonedds_batch_and_ttl_are_applied() {
         line("MulticastTimeToLive")
     );
 }
+
+/// The UDP transport asks for a 4 MiB receive buffer without
+/// `--socket-buffer` (the buffer size given with it otherwise), and reliable
+/// readers answer heartbeats at once: what keeps an unpaced reliable writer
+/// from stalling on losses in the reader's socket.
+#[test]
+fn fastdds_udp_receive_buffer_and_heartbeat_response() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let c = cfg("rcvbuf", DataType::Bytes, 128);
+    let mut p = FastDds::open(&c).expect("open");
+    assert_eq!(
+        p.udp_receive_buffer(),
+        Some(pubsubperf_fastdds::UDP_RECEIVE_BUFFER as u32)
+    );
+    let (r, _) = p.create_reader(&topic("data")).expect("reader");
+    assert_eq!(
+        r.heartbeat_response_delay(),
+        pubsubperf_fastdds::HEARTBEAT_RESPONSE
+    );
+    drop(r);
+    drop(p);
+    let mut d = cfg("rcvbuf1m", DataType::Bytes, 128);
+    d.socket_buffer = 1 << 20;
+    assert_eq!(
+        FastDds::open(&d).expect("open").udp_receive_buffer(),
+        Some(1 << 20)
+    );
+}

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# pubsubperf's fastdds binding beside bench/fastdds-ref, a minimal Fast DDS
+# program of ours (Debian ships no Fast DDS latency/throughput program:
+# fastdds-tools has the discovery server and `fastdds` only, and the
+# Benchmark example of libfastrtps-doc is sources that count round trips
+# per second, no percentiles). The script builds it with g++ and links
+# Debian's libfastrtps/libfastcdr. Both sides use the same configuration:
+# UDPv4 on 127.0.0.1, unicast discovery, reliable, KEEP_ALL, the same type
+# and wire form (bytes: sequence<octet>), the same queue sizes, a 4 MiB UDP
+# receive buffer and readers answering heartbeats at once (see the header of
+# bench/fastdds-ref/ref.cpp). Publisher/ping on core 0, subscriber/pong on
+# core 1, in one run, ROUNDS (default 3) alternating rounds (odd rounds the
+# reference goes first), at SIZES (default 64 B, 1 KiB, 64 KiB, 1 MiB):
+#
+# 1. latency p50 and p99 (one-way = RTT/2, the first second dropped by both)
+#    in both of the reference's receive modes: `listener` (its default and
+#    fastest: the pong answers inside on_data_available, the ping writes the
+#    next ping from its own listener) and `waitset` (a thread waits on a
+#    WaitSet for DATA_AVAILABLE and takes), beside `--receive listener` and
+#    `--receive thread` (RECV_LISTENER=thread for a binary without the
+#    listener mode; RECV_WAITSET likewise); the median of the rounds'
+#    ratios ours/ref (goal <= 1.05). Our publisher waits for each echo on
+#    its own thread in both modes (the reference's ping answers in its
+#    listener in `listener` mode).
+# 2. throughput: the reference's pub writes as fast as DataWriter::write
+#    returns, its sub counts in its listener (`listener`) or after a WaitSet
+#    (`waitset`); its figure is the median of the sub's 1-second rates, the
+#    first and last seconds dropped. Ours: `pubsubperf throughput` received
+#    samples/s, in the same two receive modes. Median of the rounds' ratios ours/ref (goal >= 0.95).
+# 3. zero-copy (data sharing + loans, flat type, --transport shm) latency p50
+#    at 64 B, 1 MiB, 16 MiB and p50(16 MiB)/p50(64 B) (goal <= 1.3), and the
+#    raw `udp` binding's 1 KiB throughput (the kernel's floor, best effort).
+#
+# usage: [ROUNDS=3] [SIZES="64 1024 65536 1048576"] bench/fastdds_vs_ref.sh [SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-5}
+rounds=${ROUNDS:-3}
+sizes=${SIZES:-64 1024 65536 1048576}
+. bench/lib/common.sh
+need g++ g++
+[ -e /usr/include/fastdds/dds/domain/DomainParticipant.hpp ] || { echo "Fast DDS headers missing: apt-get install libfastrtps-dev" >&2; exit 1; }
+# Debian's Fast DDS ships CMake files, no pkg-config ones.
+ref=$tmp/fastdds-ref
+g++ -O2 -std=c++17 -o "$ref" bench/fastdds-ref/ref.cpp -lfastrtps -lfastcdr -lpthread
+# Our receive mode beside each of the reference's.
+recv_listener=${RECV_LISTENER:-listener}
+recv_waitset=${RECV_WAITSET:-thread}
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) vCPUs (shared: compare figures of one run only)"
+
+# ping/pong at SIZE in MODE (listener|waitset); prints "p50 p99" in us.
+ref_lat() {
+    local size=$1 mode=$2 d=$(( 1 + RANDOM % 200 )) ws=()
+    [ "$mode" = waitset ] && ws=(--waitset)
+    taskset -c 1 "$ref" pong --size "$size" --domain "$d" --seconds $((secs + 40)) "${ws[@]}" > /dev/null &
+    peers=($!)
+    local out
+    out=$(taskset -c 0 "$ref" ping --size "$size" --domain "$d" --seconds "$secs" "${ws[@]}") || out="nan nan 0"
+    wait "${peers[0]}" 2>/dev/null || true
+    peers=()
+    echo "$out" | cut -d' ' -f1-2
+}
+
+# pub at SIZE as fast as it goes / sub in MODE; prints samples/s.
+ref_tp() {
+    local size=$1 mode=$2 d=$(( 1 + RANDOM % 200 )) ws=()
+    [ "$mode" = waitset ] && ws=(--waitset)
+    taskset -c 1 "$ref" sub --size "$size" --domain "$d" --seconds $((secs + 40)) "${ws[@]}" > "$tmp/sub.txt" &
+    peers=($!)
+    taskset -c 0 "$ref" pub --size "$size" --domain "$d" --seconds $((secs + 1)) > /dev/null || true
+    wait "${peers[0]}" 2>/dev/null || true
+    peers=()
+    python3 - "$tmp/sub.txt" <<'PY'
+import statistics, sys
+r = [int(l.split()[1]) for l in open(sys.argv[1]) if l.startswith("rate ")][1:-1]
+m = statistics.median(r) if r else 0
+print(m if m > 0 else float("nan"))  # nothing counted: a failed run
+PY
+}
+
+ours_mode() { if [ "$1" = listener ]; then echo "$recv_listener"; else echo "$recv_waitset"; fi; }
+
+echo "== 1. latency p50/p99 (one-way = RTT/2), reliable, ${secs} s per run, ${rounds} alternating rounds"
+for mode in listener waitset; do
+    recv=$(ours_mode "$mode")
+    echo "  reference $mode beside pubsubperf --receive $recv"
+    for size in $sizes; do
+        : > "$tmp/rows"
+        for r in $(seq "$rounds"); do
+            if first_of_round "$r"; then d=$(ref_lat "$size" "$mode"); fi
+            if "$bin" latency --binding fastdds --size "$size" --duration "${secs}s" --cpu 0,1 --receive "$recv" -q --no-save --json "$tmp/lat.json" > /dev/null; then
+                o=$(ours_lat "$tmp/lat.json")
+            else
+                o="nan nan"
+            fi
+            if ! first_of_round "$r"; then d=$(ref_lat "$size" "$mode"); fi
+            echo "$o $d" >> "$tmp/rows"
+        done
+        report lat "$mode" "$size" fastdds-ref
+    done
+done
+
+echo "== 2. throughput, reliable, ${secs} s per run, ${rounds} alternating rounds"
+for mode in listener waitset; do
+    recv=$(ours_mode "$mode")
+    echo "  reference sub $mode beside pubsubperf --receive $recv"
+    for size in $sizes; do
+        : > "$tmp/rows"
+        for r in $(seq "$rounds"); do
+            if first_of_round "$r"; then d=$(ref_tp "$size" "$mode"); fi
+            if "$bin" throughput --binding fastdds --size "$size" --duration "${secs}s" --cpu 0,1 --receive "$recv" -q --no-save --json "$tmp/tp.json" > /dev/null; then
+                o=$(ours_tp "$tmp/tp.json")
+            else
+                o=nan
+            fi
+            if ! first_of_round "$r"; then d=$(ref_tp "$size" "$mode"); fi
+            echo "$o $d" >> "$tmp/rows"
+        done
+        report tp "$mode" "$size" fastdds-ref
+    done
+done
+
+echo "== 3. zero-copy (data sharing + loans, flat) over --transport shm: latency p50, ${secs} s per size; udp floor"
+"$bin" latency --binding fastdds --transport shm --data-type flat --zero-copy --size 64,1MiB,16MiB \
+    --duration "${secs}s" --cpu 0,1 -q --no-save --json "$tmp/zc.json" > /dev/null
+python3 - "$tmp/zc.json" <<'PY'
+import json, sys
+p = {r["size"]: r["latency_ns"]["p50"] / 1000 for r in json.load(open(sys.argv[1]))["runs"]}
+for s, v in sorted(p.items()):
+    print(f"  {s:>9} B  p50 {v:8.2f} us")
+r = p[16 << 20] / p[64]
+print(f"  ratio p50(16MiB)/p50(64B) = {r:.3f} (goal <= 1.3: {'met' if r <= 1.3 else 'NOT met'})")
+PY
+"$bin" throughput --binding udp --size 1KiB --duration "${secs}s" --cpu 0,1 -q --no-save --json "$tmp/tp_udp.json" > /dev/null
+echo "  udp binding at 1 KiB (best effort, the kernel's floor): $(json "$tmp/tp_udp.json" "f\"{r[0]['throughput']['samples_per_s']:.0f}/s received, lost {r[0]['throughput']['lost_percent']:.2f} %\"")"
+echo "  (load average at end: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) vCPUs)"
