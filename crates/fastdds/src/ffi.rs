@@ -36,6 +36,7 @@ pub struct Config {
     pub keep_duration_ns: i64,
     pub bandwidth_limit: i64,
     pub multicast_ttl: i32,
+    pub multicast_address: *const c_char,
 }
 
 pub type Participant = c_void;
@@ -74,6 +75,7 @@ unsafe extern "C" {
     pub fn ppf_reader_positive_acks_off(r: *mut ReaderH) -> i32;
     pub fn ppf_writer_bandwidth(w: *mut WriterH) -> i64;
     pub fn ppf_participant_ttl(p: *mut Participant) -> i32;
+    pub fn ppf_reader_multicast(r: *mut ReaderH, buf: *mut c_char, len: usize) -> i32;
 }
 
 /// Return codes of the write functions.

@@ -52,7 +52,7 @@ pub(crate) const PEER_RANGE: i32 = 40;
 
 /// The flags of [`pubsubperf_core::binding::QOS_FLAGS`] this binding maps:
 /// all but `--no-push-on-write`.
-pub const QOS_FLAGS: &[&str] = pubsubperf_core::binding::QOS_FLAGS.split_at(9).0;
+pub const QOS_FLAGS: &[&str] = pubsubperf_core::binding::QOS_FLAGS.split_at(10).0;
 
 /// Why Fast DDS 2.9 lacks one of the other flags (or `--batch`).
 pub fn why_not(flag: &str) -> Option<&'static str> {
@@ -344,6 +344,16 @@ pub(crate) fn plan(cfg: &EndpointConfig) -> Result<Plan, BindingError> {
             "--multicast-ttl: needs --multicast over --transport udp (the TTL is that of the UDP transport's multicast datagrams)".into(),
         ));
     }
+    if let Some(a) = &cfg.multicast_address
+        && !(cfg.multicast
+            && cfg.transport == "udp"
+            && a.parse::<std::net::Ipv4Addr>()
+                .is_ok_and(|ip| ip.is_multicast()))
+    {
+        return Err(BindingError::Unsupported(format!(
+            "--multicast-address {a}: needs --multicast over --transport udp and an IPv4 multicast group (the readers' multicast locator)"
+        )));
+    }
     if cfg.no_positive_acks && cfg.history == Some(History::KeepAll) {
         return Err(BindingError::Unsupported(
             "--no-positive-acks: Fast DDS 2.9's keep-all writer without positive acks stalls once its history is full; use --history keep-last:N".into(),
@@ -472,6 +482,7 @@ impl Binding for FastDds {
         let bind_ip = cstr(&cfg.bind_ip)?;
         let peers = cstr(&plan.opts.peers.join(","))?;
         let qos_file = cstr(plan.opts.qos_file.as_deref().unwrap_or(""))?;
+        let multicast_address = cstr(cfg.multicast_address.as_deref().unwrap_or(""))?;
         let shm_segment =
             (cfg.max_sample_size.saturating_mul(4) + (256 << 10)).clamp(1 << 20, 64 << 20);
         let c = ffi::Config {
@@ -508,6 +519,7 @@ impl Binding for FastDds {
             keep_duration_ns: KEEP_DURATION.as_nanos() as i64,
             bandwidth_limit: cfg.bandwidth_limit.min(BANDWIDTH_MAX) as i64,
             multicast_ttl: cfg.multicast_ttl.map_or(-1, i32::from),
+            multicast_address: multicast_address.as_ptr(),
         };
         // SAFETY: c and the strings it points to outlive the call; the shim copies them.
         let reserved = (domain, participant_id);
