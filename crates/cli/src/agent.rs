@@ -35,6 +35,16 @@ pub fn run(mode: Mode, host: &HostArgs) -> anyhow::Result<Result<(), Fault>> {
                 .map_err(|e| UsageError(format!("--data-address {a}: {e}")))
         })
         .transpose()?;
+    let multicast_address = host
+        .multicast_address
+        .as_deref()
+        .map(|a| match a.parse::<std::net::IpAddr>() {
+            Ok(ip) if ip.is_multicast() => Ok(ip.to_string()),
+            _ => Err(UsageError(format!(
+                "--multicast-address {a}: not a multicast address; give one in 224.0.0.0/4 (IPv4, e.g. 239.255.0.2) or ff00::/8 (IPv6)"
+            ))),
+        })
+        .transpose()?;
     let stdio = matches!(mode, Mode::Stdio);
     let token = if stdio {
         None
@@ -63,6 +73,7 @@ pub fn run(mode: Mode, host: &HostArgs) -> anyhow::Result<Result<(), Fault>> {
         token,
         limits,
         data_address,
+        multicast_address,
         once,
         exe,
     };

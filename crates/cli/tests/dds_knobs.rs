@@ -1,6 +1,7 @@
 //! The middleware knobs of issue 16 through the real binary: `--batch`,
 //! `--max-blocking-time`, `--no-positive-acks`, `--bandwidth-limit`,
-//! `--no-push-on-write`, `--multicast-ttl` and `--sleep`. Each is either
+//! `--no-push-on-write`, `--multicast-ttl`, `--multicast-address` and
+//! `--sleep`. Each is either
 //! applied (the run delivers every sample and records the setting; the
 //! binding crates' tests read the setting back from the middleware) or
 //! refused with one line naming the flag and why, exit code 2. No test
@@ -70,6 +71,35 @@ fn knobs_are_refused_where_nothing_applies_them() {
         "--multicast-ttl: needs --multicast",
     );
     usage_error(&["throughput", "--multicast", "--multicast-ttl", "300"], "");
+    for (args, start) in [
+        (
+            &["--multicast", "--multicast-address", "10.1.2.3"][..],
+            "--multicast-address 10.1.2.3: not a multicast address",
+        ),
+        (
+            &["--multicast", "--multicast-address", "group"],
+            "--multicast-address group: not an IP address",
+        ),
+        (
+            &["--multicast-address", "239.1.2.3"],
+            "--multicast-address 239.1.2.3: needs --multicast",
+        ),
+        (
+            &["--multicast", "--multicast-address", "ff15::1"],
+            "--multicast-address ff15::1: an IPv6 group, and the run is IPv4",
+        ),
+    ] {
+        let mut a = vec!["throughput", "-b", "udp"];
+        a.extend_from_slice(args);
+        usage_error(&a, start);
+    }
+    // Bindings without multicast refuse it, naming --multicast.
+    refused_by(
+        &["tcp", "uds", "shm", "intra", "mock"],
+        "throughput",
+        &["--multicast", "--multicast-address", "239.1.2.3"],
+        "--multicast: ",
+    );
     usage_error(
         &["latency", "--sleep", "1ms"],
         "--sleep 1ms: only for 'throughput'",
@@ -211,6 +241,29 @@ fn udp_multicast_ttl_runs_and_is_recorded() {
     assert!(r["throughput"]["received"].as_u64().unwrap() > 0);
 }
 
+/// udp's readers join `--multicast-address` (read back from the kernel in
+/// the raw crate's tests); the run delivers through it and records it.
+#[test]
+fn udp_multicast_address_runs_and_is_recorded() {
+    let r = run_json(&[
+        "throughput",
+        "-b",
+        "udp",
+        "--multicast",
+        "--multicast-address",
+        "239.255.77.51",
+        "-n",
+        "200",
+        "--rate",
+        "2000",
+    ]);
+    assert_eq!(
+        r["config"]["endpoint"]["multicast_address"],
+        "239.255.77.51"
+    );
+    assert!(r["throughput"]["received"].as_u64().unwrap() > 0);
+}
+
 /// The knobs each DDS binding applies: the run delivers every sample and
 /// the JSON records the setting.
 #[test]
@@ -226,6 +279,16 @@ fn dds_knobs_run_and_are_recorded() {
             &["--multicast", "--multicast-ttl", "2", "--sleep", "1ms"],
         );
         assert_eq!(r["config"]["endpoint"]["multicast_ttl"], 2, "{b}");
+        let r = exact_run(
+            b,
+            b,
+            500,
+            &["--multicast", "--multicast-address", "239.255.77.52"],
+        );
+        assert_eq!(
+            r["config"]["endpoint"]["multicast_address"], "239.255.77.52",
+            "{b}"
+        );
     }
     // Without positive acks a sample lost on the way is repaired only while
     // the writer keeps it (100 ms): the run counts any loss, it need not be 0.

@@ -307,3 +307,62 @@ fn demand_pauses_are_exact_on_the_mock_clock() {
         "paced {paced} s, unpaced {unpaced} s: not two 10 ms pauses apart"
     );
 }
+
+/// Seed 003's "1-4 BE 32 bytes over UDP multicast" lines, one subscriber,
+/// shortened (1 s, one demand): the subscriber's `-mcast_recv_addr`
+/// becomes its readers' group, which the kernel shows joined while the
+/// publisher (`-multicast_ttl 1`: a multicast run) runs; without
+/// `-multicast_ttl` the publisher's run is unicast and the subscriber
+/// refuses it naming the flag, rather than ignoring its group.
+#[test]
+fn throughput_example_multicast_pair() {
+    use pubsubperf_testkit::groups::is_joined;
+    let group: std::net::IpAddr = "225.3.2.1".parse().unwrap();
+    let sub = "-domainId 88 -participantId 1 -nic 127.0.0.1 -transport 1 -peer 127.0.0.1 -mcast_recv_addr 225.3.2.1";
+    let publisher = "-domainId 88 -nic 127.0.0.1 -transport 1 -peer 127.0.0.1 -subscribers 1 -duration 1 -size 32 -demand 1000:1000:1000 -multicast_ttl 1";
+    let p = Pair::new("throughput-example");
+    let (mut child, lines) = p.sub(sub);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (out, seen) = std::thread::scope(|s| {
+        let watch = s.spawn(|| {
+            let mut seen = false;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                seen |= is_joined(group);
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            seen
+        });
+        let out = p.run(publisher);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        (out, watch.join().unwrap())
+    });
+    let status = exits_within(&mut child, Duration::from_secs(15), sub);
+    let said: Vec<String> = lines.try_iter().collect();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{publisher}: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(status.success(), "{sub}: {status:?}: {said:?}");
+    assert!(stdout.contains("Test Completed."), "{stdout}");
+    assert!(seen, "225.3.2.1 was never joined during the run");
+
+    let p = Pair::new("throughput-example");
+    let (mut child, _lines) = p.sub(sub);
+    let unicast = publisher.replace(" -multicast_ttl 1", "");
+    let out = p.run(&unicast);
+    let _ = exits_within(&mut child, Duration::from_secs(15), sub);
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{all}");
+    assert!(
+        all.contains(
+            "--multicast-address 225.3.2.1: this subscriber receives on a multicast group"
+        ),
+        "{all}"
+    );
+}

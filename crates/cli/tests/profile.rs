@@ -3,8 +3,9 @@
 //! the JSON; no tracer found says so in one line and keeps the kernel's
 //! counters; where sides cannot be told apart it is refused. No test
 //! asserts a count, a time or a rate: only names and presence. The tracers
-//! are prerequisites (perf: Debian linux-perf, run as root; strace: Debian
-//! strace); without one the test fails naming it.
+//! are prerequisites (strace: Debian strace; perf: Debian linux-perf, run
+//! as root); without one the test fails naming it. strace is the default,
+//! perf is forced with `PUBSUBPERF_PROFILER=perf`.
 
 use pubsubperf_testkit::require;
 use std::path::Path;
@@ -113,13 +114,31 @@ fn udp_latency_under_perf_names_both_sides_calls() {
     require::command("perf", "linux-perf");
     let d = tempfile::tempdir().unwrap();
     let json = d.path().join("r.json");
-    let out = profiled("latency", "udp", &[], &[], &json);
+    let out = profiled(
+        "latency",
+        "udp",
+        &[],
+        &[("PUBSUBPERF_PROFILER", "perf")],
+        &json,
+    );
     assert_traced(&out, &json, "perf trace -s", UDP_SENDS, UDP_RECEIVES);
     let p = profile(&json);
     assert_eq!(
         p["publisher"]["samples_are"],
         "pings sent, warm-up included"
     );
+}
+
+/// strace is the default tracer, before perf trace: with both installed
+/// and nothing forced, both sides are traced by strace.
+#[test]
+fn strace_is_the_default_before_perf() {
+    require::command("strace", "strace");
+    require::command("perf", "linux-perf");
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("r.json");
+    let out = profiled("latency", "udp", &[], &[], &json);
+    assert_traced(&out, &json, "strace -c -f", UDP_SENDS, UDP_RECEIVES);
 }
 
 #[test]
@@ -149,7 +168,13 @@ fn cyclonedds_latency_under_perf_names_both_sides_calls() {
     require::library("libddsc.so", "cyclonedds-dev");
     let d = tempfile::tempdir().unwrap();
     let json = d.path().join("r.json");
-    let out = profiled("latency", "cyclonedds", &[], &[], &json);
+    let out = profiled(
+        "latency",
+        "cyclonedds",
+        &[],
+        &[("PUBSUBPERF_PROFILER", "perf")],
+        &json,
+    );
     assert_traced(
         &out,
         &json,
@@ -179,7 +204,7 @@ fn without_a_tracer_the_run_says_so_in_one_line() {
     assert_eq!(
         said,
         [
-            "publisher, subscriber 0: no tracer: perf not found in PATH; strace not found in PATH (install Debian linux-perf or strace)"
+            "publisher, subscriber 0: no tracer: strace not found in PATH; perf not found in PATH (install Debian strace or linux-perf)"
         ],
         "{out}"
     );

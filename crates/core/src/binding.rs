@@ -154,7 +154,7 @@ pub enum Durability {
 /// The DDS QoS and middleware-setting flags; a binding lists those it maps
 /// in [`Binding::qos_flags`], the harness refuses the others. Ordered from
 /// the most common, so that a binding's list can be a prefix.
-pub const QOS_FLAGS: [&str; 10] = [
+pub const QOS_FLAGS: [&str; 11] = [
     "--history",
     "--durability",
     "--async",
@@ -162,6 +162,7 @@ pub const QOS_FLAGS: [&str; 10] = [
     "--qos-file",
     "--instances",
     "--multicast-ttl",
+    "--multicast-address",
     "--no-positive-acks",
     "--bandwidth-limit",
     "--no-push-on-write",
@@ -344,6 +345,11 @@ pub struct EndpointConfig {
     /// `--multicast-ttl N`: time to live of multicast datagrams.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub multicast_ttl: Option<u8>,
+    /// `--multicast-address ADDR`: the multicast group the data goes to
+    /// (an IPv4 or IPv6 multicast address; the ports stay the binding's).
+    /// None: a group derived per run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multicast_address: Option<String>,
     /// Binding-specific options (`--opt KEY=VALUE` and binding flags such as
     /// DDS QoS), passed through verbatim.
     pub options: std::collections::BTreeMap<String, String>,
@@ -375,6 +381,7 @@ impl EndpointConfig {
             self.qos_file.is_some(),
             self.instances > 0,
             self.multicast_ttl.is_some(),
+            self.multicast_address.is_some(),
             self.no_positive_acks,
             self.bandwidth_limit > 0,
             self.no_push_on_write,
@@ -417,6 +424,7 @@ impl EndpointConfig {
             bandwidth_limit: 0,
             no_push_on_write: false,
             multicast_ttl: None,
+            multicast_address: None,
             options: Default::default(),
             cancel: CancelToken::new(),
         }
@@ -738,6 +746,7 @@ mod tests {
             "bandwidth_limit",
             "no_push_on_write",
             "multicast_ttl",
+            "multicast_address",
         ] {
             assert!(plain.get(key).is_none(), "{key}");
         }
@@ -745,7 +754,9 @@ mod tests {
         c.no_positive_acks = true;
         c.bandwidth_limit = 5;
         c.multicast_ttl = Some(2);
+        c.multicast_address = Some("239.1.2.3".into());
         let v = serde_json::to_value(&c).unwrap();
+        assert_eq!(v["multicast_address"], "239.1.2.3");
         assert_eq!(
             (
                 &v["no_positive_acks"],
@@ -763,7 +774,12 @@ mod tests {
         let back: EndpointConfig = serde_json::from_value(v).unwrap();
         assert_eq!(
             back.qos_flags_set(),
-            ["--multicast-ttl", "--no-positive-acks", "--bandwidth-limit"]
+            [
+                "--multicast-ttl",
+                "--multicast-address",
+                "--no-positive-acks",
+                "--bandwidth-limit"
+            ]
         );
     }
 }

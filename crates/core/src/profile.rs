@@ -63,6 +63,35 @@ pub struct SideProfile {
     pub user_ms: f64,
     /// System CPU time in the window, ms (all threads).
     pub system_ms: f64,
+    /// The busiest threads in the window (most CPU time first, at most
+    /// [`TOP_THREADS`]), from the kernel's per-thread counters; empty in
+    /// profiles of earlier versions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub threads: Vec<ThreadProfile>,
+}
+
+/// Threads kept per side in [`SideProfile::threads`].
+pub const TOP_THREADS: usize = 5;
+
+/// What one thread of a side did in the window: the differences of its
+/// counters in `/proc/PID/task/TID/stat` and `status` between the attach
+/// and the end of the loop (a thread started in the window counts from 0;
+/// one that ended in it is missing).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThreadProfile {
+    /// The thread's name (`/proc/PID/task/TID/comm`: at most 15 bytes,
+    /// e.g. `recvUC`, `pubsubperf`).
+    pub name: String,
+    /// Its thread id.
+    pub tid: u32,
+    /// User CPU time, ms.
+    pub user_ms: f64,
+    /// System CPU time, ms.
+    pub system_ms: f64,
+    /// Voluntary context switches (it blocked or slept).
+    pub voluntary_cs: u64,
+    /// Involuntary context switches (it was preempted).
+    pub involuntary_cs: u64,
 }
 
 /// One system call's count and time in a window.

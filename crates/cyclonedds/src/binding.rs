@@ -170,6 +170,15 @@ impl Binding for CycloneDds {
                     .into(),
             ));
         }
+        if let Some(a) = &cfg.multicast_address
+            && !(cfg.multicast
+                && a.parse::<std::net::Ipv4Addr>()
+                    .is_ok_and(|ip| ip.is_multicast()))
+        {
+            return Err(BindingError::Unsupported(format!(
+                "--multicast-address {a}: needs --multicast and an IPv4 multicast group"
+            )));
+        }
         if cfg.transport == "shm" {
             if cfg.multicast {
                 return Err(BindingError::Unsupported(

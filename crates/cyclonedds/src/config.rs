@@ -11,8 +11,8 @@ pub use pubsubperf_core::History;
 pub const KEYS: &str = "peers";
 
 /// The flags of [`pubsubperf_core::binding::QOS_FLAGS`] this binding maps:
-/// the six QoS flags and `--multicast-ttl`.
-pub const QOS_FLAGS: &[&str] = pubsubperf_core::binding::QOS_FLAGS.split_at(7).0;
+/// the six QoS flags, `--multicast-ttl` and `--multicast-address`.
+pub const QOS_FLAGS: &[&str] = pubsubperf_core::binding::QOS_FLAGS.split_at(8).0;
 
 /// Why CycloneDDS 0.10 (the OSS release) lacks one of the other flags.
 pub fn why_not(flag: &str) -> Option<&'static str> {
@@ -176,11 +176,15 @@ pub fn domain_xml(cfg: &EndpointConfig, o: &Opts) -> String {
         (false, true) => "spdp",
         (false, false) => "false",
     };
-    // lo has no MULTICAST flag; --multicast forces multicast on it.
-    let mcast_attr = if cfg.multicast {
-        " multicast=\"true\""
-    } else {
-        ""
+    // lo has no MULTICAST flag; --multicast forces multicast on it. With
+    // --multicast-address the data goes to that group: CycloneDDS sends to
+    // a single matched reader by unicast unless the interface prefers
+    // multicast (0.10's General/PreferMulticast is deprecated and refused
+    // beside Interfaces).
+    let mcast_attr = match (cfg.multicast, cfg.multicast_address.is_some()) {
+        (true, true) => " multicast=\"true\" prefer_multicast=\"true\"",
+        (true, false) => " multicast=\"true\"",
+        _ => "",
     };
     let mut x = String::new();
     x.push_str("<General>");
@@ -204,6 +208,13 @@ pub fn domain_xml(cfg: &EndpointConfig, o: &Opts) -> String {
     x.push_str("</General>");
     x.push_str("<Discovery><ParticipantIndex>auto</ParticipantIndex>");
     x.push_str("<MaxAutoParticipantIndex>60</MaxAutoParticipantIndex>");
+    // The group of every traffic but participant discovery (SPDP keeps
+    // CycloneDDS's 239.255.0.1, so discovery works as without it).
+    if let Some(a) = &cfg.multicast_address {
+        x.push_str(&format!(
+            "<DefaultMulticastAddress>{a}</DefaultMulticastAddress>"
+        ));
+    }
     if !peers.is_empty() {
         x.push_str("<Peers>");
         for p in &peers {
@@ -318,6 +329,21 @@ mod tests {
         assert_eq!(x.matches("<Internal>").count(), 1, "{x}");
         let plain = domain_xml(&cfg(), &Opts::parse(&cfg()).unwrap());
         assert!(!plain.contains("WriteBatch") && !plain.contains("TimeToLive"));
+        assert!(!plain.contains("DefaultMulticastAddress") && !plain.contains("prefer_multicast"));
+    }
+
+    #[test]
+    fn multicast_address_is_the_data_group() {
+        let mut c = cfg();
+        c.multicast = true;
+        c.multicast_address = Some("239.255.12.34".into());
+        let x = domain_xml(&c, &Opts::parse(&c).unwrap());
+        assert!(
+            x.contains("<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>60</MaxAutoParticipantIndex><DefaultMulticastAddress>239.255.12.34</DefaultMulticastAddress>"),
+            "{x}"
+        );
+        assert!(x.contains(" prefer_multicast=\"true\"/>"), "{x}");
+        assert!(!x.contains("SPDPMulticastAddress"), "{x}");
     }
 
     #[test]

@@ -56,3 +56,32 @@ fn unmatched_writer_times_out_clearly() {
         "{e}"
     );
 }
+
+/// `--multicast-address`: CycloneDDS joins that group (the kernel says
+/// so) and a sample written reaches the reader; without `--multicast` it
+/// is refused.
+#[test]
+fn multicast_address_is_the_group_cyclonedds_joins() {
+    use pubsubperf_testkit::groups::{delivers, is_joined};
+    let group = "239.255.77.42";
+    let ip: std::net::IpAddr = group.parse().unwrap();
+    assert!(!is_joined(ip), "{group} joined before the test");
+    let mut c = udp(&pubsubperf_testkit::conformance::unique_id("mcaddr"));
+    c.multicast_address = Some(group.into());
+    let e = CycloneDds::validate(&c).unwrap_err().to_string();
+    assert!(
+        e.starts_with("--multicast-address 239.255.77.42: needs --multicast"),
+        "{e}"
+    );
+    c.multicast = true;
+    let mut b = CycloneDds::open(&c).expect("open");
+    let t = TopicSpec {
+        name: "data".into(),
+        index: 0,
+    };
+    let (mut r, loc) = b.create_reader(&t).expect("reader");
+    let mut w = b.create_writer(&t, &[loc]).expect("writer");
+    w.wait_matched(1, Duration::from_secs(5)).expect("matched");
+    assert!(is_joined(ip), "{group} not among the kernel's groups");
+    assert!(delivers(&mut w, &mut r), "nothing arrived through {group}");
+}

@@ -89,6 +89,7 @@ struct PpfConfig {
     int32_t multicast_ttl;     // UDP multicast TTL (-1: Fast DDS's default)
     uint32_t receive_buffer;   // UDP receive buffer when socket_buffer is 0 (0: system default)
     int64_t heartbeat_response_ns;  // reliable readers' heartbeatResponseDelay
+    const char* multicast_address; // readers' multicast group (empty: one derived per topic)
 };
 }
 
@@ -254,6 +255,7 @@ struct PpfParticipant {
     TypeSupport type;
     PpfConfig cfg{};
     std::string bind_ip;
+    std::string multicast_address;  // copied: cfg's pointers die with ppf_open's call
     bool flat = false;
     uint32_t hdr = 4;  // flat: bytes before the data (len, and id when keyed)
     bool from_xml = false;
@@ -325,6 +327,7 @@ PpfParticipant* ppf_open(const PpfConfig* cfg, char* err, size_t errlen) {
     auto* p = new PpfParticipant();
     p->cfg = *cfg;
     p->bind_ip = cfg->bind_ip ? cfg->bind_ip : "127.0.0.1";
+    p->multicast_address = cfg->multicast_address ? cfg->multicast_address : "";
     p->flat = cfg->flat != 0;
     p->hdr = cfg->instances > 0 ? 8 : 4;
     DomainParticipantQos pq = PARTICIPANT_QOS_DEFAULT;
@@ -577,15 +580,20 @@ static void endpoint_qos(const PpfConfig& c, Q& q, int32_t depth, bool limits) {
 
 extern "C" {
 
-static Locator_t multicast_locator(const char* topic, int32_t domain) {
-    // One group per topic (and run: topic names carry the run id).
+static Locator_t multicast_locator(const char* topic, int32_t domain, const char* group) {
+    // One group per topic (and run: topic names carry the run id), or the
+    // one given (--multicast-address); the port is the topic's either way.
     uint32_t h = 2166136261u;
     for (const char* c = topic; *c; c++) {
         h = (h ^ static_cast<uint8_t>(*c)) * 16777619u;
     }
     Locator_t l;
     l.kind = LOCATOR_KIND_UDPv4;
-    IPLocator::setIPv4(l, 239, 255, static_cast<uint8_t>(1 + (h >> 8) % 250), static_cast<uint8_t>(1 + h % 250));
+    if (group && group[0]) {
+        IPLocator::setIPv4(l, std::string(group));
+    } else {
+        IPLocator::setIPv4(l, 239, 255, static_cast<uint8_t>(1 + (h >> 8) % 250), static_cast<uint8_t>(1 + h % 250));
+    }
     l.port = 7400 + 250 * static_cast<uint32_t>(domain) + 200 + (h >> 16) % 40;
     return l;
 }
@@ -773,7 +781,8 @@ PpfReader* ppf_create_reader(PpfParticipant* p, const char* topic, char* err, si
     if (p->cfg.no_positive_acks) q.reliable_reader_qos().disable_positive_ACKs.enabled = true;
     q.reliable_reader_qos().times.heartbeatResponseDelay = duration_of(p->cfg.heartbeat_response_ns);
     if (p->cfg.multicast) {
-        q.endpoint().multicast_locator_list.push_back(multicast_locator(topic, p->cfg.domain));
+        q.endpoint().multicast_locator_list.push_back(
+            multicast_locator(topic, p->cfg.domain, p->multicast_address.c_str()));
     }
     if (p->tcp()) q.endpoint().unicast_locator_list.push_back(p->tcp_meta);
     r->r = r->sub ? r->sub->create_datareader(t, q) : nullptr;
@@ -927,6 +936,20 @@ int64_t ppf_participant_receive_buffer(PpfParticipant* p) {
         if (auto u = std::dynamic_pointer_cast<UDPv4TransportDescriptor>(t)) return u->receiveBufferSize;
     }
     return -1;
+}
+
+// The address of the reader's first multicast locator, as its QoS holds
+// it, into buf (empty without one); its length.
+int32_t ppf_reader_multicast(PpfReader* r, char* buf, size_t len) {
+    std::string a;
+    for (const auto& l : r->r->get_qos().endpoint().multicast_locator_list) {
+        a = IPLocator::ip_to_string(l);
+        break;
+    }
+    if (len) {
+        std::snprintf(buf, len, "%s", a.c_str());
+    }
+    return static_cast<int32_t>(a.size());
 }
 
 // The TTL of the participant's UDPv4 transport; -1 without one.

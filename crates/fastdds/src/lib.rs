@@ -53,7 +53,7 @@ pub(crate) const PEER_RANGE: i32 = 40;
 
 /// The flags of [`pubsubperf_core::binding::QOS_FLAGS`] this binding maps:
 /// all but `--no-push-on-write`.
-pub const QOS_FLAGS: &[&str] = pubsubperf_core::binding::QOS_FLAGS.split_at(9).0;
+pub const QOS_FLAGS: &[&str] = pubsubperf_core::binding::QOS_FLAGS.split_at(10).0;
 
 /// Why Fast DDS 2.9 lacks one of the other flags (or `--batch`).
 pub fn why_not(flag: &str) -> Option<&'static str> {
@@ -361,6 +361,16 @@ pub(crate) fn plan(cfg: &EndpointConfig) -> Result<Plan, BindingError> {
             "--multicast-ttl: needs --multicast over --transport udp (the TTL is that of the UDP transport's multicast datagrams)".into(),
         ));
     }
+    if let Some(a) = &cfg.multicast_address
+        && !(cfg.multicast
+            && cfg.transport == "udp"
+            && a.parse::<std::net::Ipv4Addr>()
+                .is_ok_and(|ip| ip.is_multicast()))
+    {
+        return Err(BindingError::Unsupported(format!(
+            "--multicast-address {a}: needs --multicast over --transport udp and an IPv4 multicast group (the readers' multicast locator)"
+        )));
+    }
     if cfg.no_positive_acks && cfg.history == Some(History::KeepAll) {
         return Err(BindingError::Unsupported(
             "--no-positive-acks: Fast DDS 2.9's keep-all writer without positive acks stalls once its history is full; use --history keep-last:N".into(),
@@ -489,6 +499,7 @@ impl Binding for FastDds {
         let bind_ip = cstr(&cfg.bind_ip)?;
         let peers = cstr(&plan.opts.peers.join(","))?;
         let qos_file = cstr(plan.opts.qos_file.as_deref().unwrap_or(""))?;
+        let multicast_address = cstr(cfg.multicast_address.as_deref().unwrap_or(""))?;
         let shm_segment =
             (cfg.max_sample_size.saturating_mul(4) + (256 << 10)).clamp(1 << 20, 64 << 20);
         let c = ffi::Config {
@@ -527,6 +538,7 @@ impl Binding for FastDds {
             multicast_ttl: cfg.multicast_ttl.map_or(-1, i32::from),
             receive_buffer: UDP_RECEIVE_BUFFER as u32,
             heartbeat_response_ns: HEARTBEAT_RESPONSE.as_nanos() as i64,
+            multicast_address: multicast_address.as_ptr(),
         };
         // SAFETY: c and the strings it points to outlive the call; the shim copies them.
         let reserved = (domain, participant_id);

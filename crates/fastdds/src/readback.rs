@@ -1,7 +1,7 @@
 //! What Fast DDS holds for our entities, read back with `get_qos`: the
 //! tests of `--max-blocking-time`, `--no-positive-acks`,
-//! `--bandwidth-limit`, `--multicast-ttl` and the UDP receive buffer and
-//! heartbeat response defaults check through these that the
+//! `--bandwidth-limit`, `--multicast-ttl`, `--multicast-address` and the UDP receive buffer
+//! and heartbeat response defaults check through these that the
 //! settings reached the middleware, not only our configuration.
 
 use crate::{FastDds, FastReader, FastWriter, ffi};
@@ -34,6 +34,18 @@ impl FastWriter {
 }
 
 impl FastReader {
+    /// The address of the reader's multicast locator (its QoS's
+    /// `multicast_locator_list`), None without one.
+    pub fn multicast_address(&self) -> Option<String> {
+        let mut buf = [0 as std::os::raw::c_char; 64];
+        // SAFETY: raw is a live reader; buf outlives the call and its
+        // length is passed.
+        let n = unsafe { ffi::ppf_reader_multicast(self.raw, buf.as_mut_ptr(), buf.len()) };
+        // SAFETY: the shim wrote a NUL-terminated string into buf.
+        let s = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) };
+        (n > 0).then(|| s.to_string_lossy().into_owned())
+    }
+
     /// True when the reader sends no positive acknowledgements.
     pub fn positive_acks_off(&self) -> bool {
         // SAFETY: raw is a live reader.

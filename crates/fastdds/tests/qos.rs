@@ -414,18 +414,52 @@ fn fastdds_multicast_ttl_is_the_transports() {
     assert_eq!(FastDds::open(&d).expect("open").multicast_ttl(), Some(1));
 }
 
-/// `--batch` and `--multicast-ttl` on CycloneDDS: its configuration trace
-/// shows what the domain got (WriteBatch, the batch's packet size, the
-/// TTL), and samples flow. Whether batched samples wait for the flush
+/// `--multicast-address`: the reader's QoS holds it as its multicast
+/// locator, the kernel has Fast DDS's socket in that group, and samples
+/// arrive; without `--multicast` it is refused.
+#[test]
+fn fastdds_multicast_address_is_the_readers_locator() {
+    use pubsubperf_testkit::groups::is_joined;
+    let group = "239.255.77.44";
+    let ip: std::net::IpAddr = group.parse().unwrap();
+    let mut c = cfg("mcaddr", DataType::Bytes, 128);
+    c.multicast_address = Some(group.into());
+    let e = FastDds::validate(&c).unwrap_err().to_string();
+    assert!(
+        e.starts_with("--multicast-address 239.255.77.44: needs --multicast"),
+        "{e}"
+    );
+    c.multicast = true;
+    {
+        let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        assert!(!is_joined(ip), "{group} joined before the test");
+        let mut p = FastDds::open(&c).expect("open");
+        let (r, _) = p.create_reader(&topic("data")).expect("reader");
+        assert_eq!(r.multicast_address().as_deref(), Some(group));
+        assert!(is_joined(ip), "{group} not among the kernel's groups");
+        let mut d = cfg("mcaddroff", DataType::Bytes, 128);
+        d.multicast = true;
+        let mut p = FastDds::open(&d).expect("open");
+        let (r, _) = p.create_reader(&topic("data")).expect("reader");
+        assert!(r.multicast_address().is_some_and(|a| a != group));
+    }
+    exchange::<FastDds, FastDds>(&c, 10, 100);
+}
+
+/// `--batch`, `--multicast-ttl` and `--multicast-address` on CycloneDDS:
+/// its configuration trace shows what the domain got (WriteBatch, the
+/// batch's packet size, the TTL, the data's multicast group), and samples
+/// flow. Whether batched samples wait for the flush
 /// cannot be seen in one process (CycloneDDS hands them to local readers
 /// directly); the binary's batched runs cover delivery across processes.
 #[test]
-fn cyclonedds_batch_and_ttl_are_applied() {
+fn cyclonedds_batch_ttl_and_multicast_address_are_applied() {
     let (trace, xml) = cyclone_config_trace("knobs");
     let mut c = cfg("cybatch", DataType::Bytes, 256);
     c.batch_bytes = 8192;
     c.multicast = true;
     c.multicast_ttl = Some(3);
+    c.multicast_address = Some("239.255.77.45".into());
     c.qos_file = Some(xml.as_string());
     c.domain = Some(12); // a domain of its own: its configuration differs
     exchange::<CycloneDds, CycloneDds>(&c, 10, 0);
@@ -450,6 +484,11 @@ fn cyclonedds_batch_and_ttl_are_applied() {
         line("MulticastTimeToLive").contains(": 3"),
         "{}",
         line("MulticastTimeToLive")
+    );
+    assert!(
+        line("DefaultMulticastAddress").contains(": 239.255.77.45"),
+        "{}",
+        line("DefaultMulticastAddress")
     );
 }
 

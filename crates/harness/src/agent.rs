@@ -38,6 +38,9 @@ pub struct AgentConfig {
     /// The address this host's readers and writers use for data
     /// (`--data-address`; None: the address the publisher reached).
     pub data_address: Option<String>,
+    /// The multicast group this host's readers join in multicast runs
+    /// (`--multicast-address`; None: the run's).
+    pub multicast_address: Option<String>,
     /// Serve one session, then exit (`sub --listen`).
     pub once: bool,
     /// The pubsubperf binary that serves a session (normally this one).
@@ -195,6 +198,7 @@ fn settings(cfg: &AgentConfig, seen_from: Option<String>) -> SessionSettings {
     SessionSettings {
         limits: cfg.limits.clone(),
         data_address: cfg.data_address.clone(),
+        multicast_address: cfg.multicast_address.clone(),
         seen_from,
     }
 }

@@ -3,13 +3,21 @@
 //! when its loop ends, so that the window holds the warm-up and the measured
 //! samples and nothing else.
 //!
-//! The tracer, in order of preference: `perf trace -s -p PID` (kernel
-//! tracepoints: counts and time per system call, per thread), then
-//! `strace -c -f -p PID` (ptrace: the same table, at a higher cost per
-//! call). `PUBSUBPERF_PROFILER=perf|strace|none` forces one (`none`: no
+//! The tracer, in order of preference: `strace -c -f -p PID` (ptrace:
+//! counts and time per system call of every thread, threads started later
+//! included), then `perf trace -s -p PID` (kernel tracepoints: the same
+//! table per thread). strace comes first because it disturbs a run less on
+//! small machines: on a 2-core VM perf trace's reader, competing for the
+//! cores, slowed a udp ping-pong from 21 µs to 2 ms per ping (about 300
+//! pings/s), strace to about 5400 pings/s.
+//! `PUBSUBPERF_PROFILER=strace|perf|none` forces one (`none`: no
 //! tracer); a tracer is looked for in `PATH`. Without one, the profile says
 //! why and keeps the kernel's own counters (`getrusage`: context switches,
 //! user and system CPU time of every thread).
+//!
+//! The busiest threads of the side (by name, their CPU time and context
+//! switches in the window) come from the kernel's per-thread counters
+//! (`threads`), with or without a tracer.
 //!
 //! A tracer slows every system call: before the window, this process times
 //! `getppid` calls without and with the tracer attached and records the
@@ -17,6 +25,7 @@
 //! of the table.
 
 mod parse;
+mod threads;
 
 use pubsubperf_core::clock;
 use pubsubperf_core::profile::SideProfile;
@@ -28,6 +37,9 @@ use std::time::{Duration, Instant};
 /// `getppid` calls per calibration batch, and batches per side of it.
 const BATCH: u64 = 200;
 const BATCHES: u64 = 5;
+
+/// The tracers tried, in this order, unless `PUBSUBPERF_PROFILER` names one.
+const DEFAULT_ORDER: [Tool; 2] = [Tool::Strace, Tool::Perf];
 
 /// A tracer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +101,7 @@ pub struct Profiler {
     note: Option<String>,
     cost_ns: Option<f64>,
     usage0: Usage,
+    threads0: Vec<threads::Counters>,
     t0: u64,
 }
 
@@ -103,8 +116,11 @@ impl Profiler {
                 vec![],
                 Some("no tracer: PUBSUBPERF_PROFILER=none".to_string()),
             ),
-            _ => (vec![Tool::Perf, Tool::Strace], None),
+            _ => (DEFAULT_ORDER.to_vec(), None),
         };
+        // Read before the tracer attaches and after it stops, so that the
+        // reads are not in its table (a few calls per thread).
+        let threads0 = threads::snapshot();
         let before = fastest_getppid_ns();
         let mut tracer = None;
         let mut failed = Vec::new();
@@ -123,7 +139,7 @@ impl Profiler {
         }
         if tracer.is_none() && note.is_none() {
             note = Some(format!(
-                "no tracer: {} (install Debian linux-perf or strace)",
+                "no tracer: {} (install Debian strace or linux-perf)",
                 failed.join("; ")
             ));
         }
@@ -135,6 +151,7 @@ impl Profiler {
             note,
             cost_ns,
             usage0: Usage::now(),
+            threads0,
             t0: clock::now_ns(),
         }
     }
@@ -156,6 +173,7 @@ impl Profiler {
             involuntary_cs: r.involuntary_cs,
             user_ms: r.cpu_user_percent * window_s * 10.0,
             system_ms: r.cpu_system_percent * window_s * 10.0,
+            threads: Vec::new(),
         };
         if let Some(t) = self.tracer.take() {
             p.method = t.tool.method().into();
@@ -182,6 +200,7 @@ impl Profiler {
                 Err(why) => p.note = Some(why),
             }
         }
+        p.threads = threads::busiest(&self.threads0, &threads::snapshot(), threads::tick_ms());
         p
     }
 }

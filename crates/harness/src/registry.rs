@@ -151,8 +151,13 @@ pub fn validate(spec: &RunSpec, remote: bool) -> Result<(), String> {
             ));
         }
         if ep.multicast && !c.multicast {
+            let with: Vec<&str> = names()
+                .into_iter()
+                .filter(|n| self::info(n).is_some_and(|i| i.capabilities.multicast))
+                .collect();
             return Err(format!(
-                "--multicast: {name} has no multicast (bindings with it: udp)"
+                "--multicast: {name} has no multicast (bindings with it: {})",
+                with.join(", ")
             ));
         }
         if ep.zero_copy && !c.zero_copy {

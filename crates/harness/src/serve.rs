@@ -7,6 +7,7 @@ use crate::protocol::{self, ControlError, Msg};
 use crate::registry::with_binding;
 use crate::spec::RunSpec;
 use crate::{Fault, INTERRUPTED, VERSION};
+use pubsubperf_core::EndpointConfig;
 use pubsubperf_core::environment::Environment;
 use serde::{Deserialize, Serialize};
 use std::net::TcpStream;
@@ -93,6 +94,10 @@ pub struct SessionSettings {
     /// The address this host's endpoints use for data (None: the address
     /// the publisher's control connection arrived at).
     pub data_address: Option<String>,
+    /// The multicast group this host's readers join in multicast runs
+    /// (the agent's `--multicast-address`; None: the run's).
+    #[serde(default)]
+    pub multicast_address: Option<String>,
     /// The publisher's address as this host sees it, told to the publisher
     /// in the Welcome (an agent over SSH, whose control connection is a
     /// loopback one).
@@ -106,6 +111,7 @@ impl SessionSettings {
         SessionSettings {
             limits: Limits::unlimited(),
             data_address: None,
+            multicast_address: None,
             seen_from: None,
         }
     }
@@ -203,7 +209,9 @@ pub fn serve_admitted(mut stream: TcpStream, settings: &SessionSettings) -> Resu
             Msg::Setup { mut spec } => {
                 spec.endpoint.bind_ip = data_ip.clone();
                 let name = spec.peer_binding.clone();
-                limits.check(&spec).and_then(|()| with_binding!(name.as_str(), B => crate::subscriber::serve_run::<B>(&mut stream, &spec, setup_timeout),
+                own_group(&mut spec.endpoint, settings)
+                    .and_then(|()| limits.check(&spec))
+                    .and_then(|()| with_binding!(name.as_str(), B => crate::subscriber::serve_run::<B>(&mut stream, &spec, setup_timeout),
                     unknown => Err(Fault::Config(crate::registry::unknown_binding("--peer-binding", &name)))))
             }
             Msg::PubSetup {
@@ -232,6 +240,21 @@ pub fn serve_admitted(mut stream: TcpStream, settings: &SessionSettings) -> Resu
             }
         }
     }
+}
+
+/// This host's multicast group, when it has one, for a multicast run's
+/// readers; a unicast run cannot honour it and is refused.
+fn own_group(ep: &mut EndpointConfig, settings: &SessionSettings) -> Result<(), Fault> {
+    let Some(g) = &settings.multicast_address else {
+        return Ok(());
+    };
+    if !ep.multicast {
+        return Err(Fault::Config(format!(
+            "--multicast-address {g}: this subscriber receives on a multicast group, and the publisher's run is unicast; add --multicast (Perftest -multicast, the example's -multicast_ttl) on the publisher"
+        )));
+    }
+    ep.multicast_address = Some(g.clone());
+    Ok(())
 }
 
 /// A session process started by an agent ([`crate::agent`]): the admitted

@@ -99,4 +99,36 @@ mod tests {
             assert_eq!(w.multicast_ttl().expect("getsockopt"), want);
         }
     }
+
+    /// `--multicast-address`: the kernel has the readers' sockets in that
+    /// group (IPv4 and IPv6), and no longer once they are closed; the data
+    /// sent to it arrives.
+    #[test]
+    fn udp_multicast_address_is_the_group_joined() {
+        use pubsubperf_testkit::groups::{delivers, is_joined};
+        for (ipv6, group) in [(false, "239.255.77.41"), (true, "ff15::7070:4177")] {
+            let mut cfg = EndpointConfig::for_test(&format!("mcaddr{ipv6}"));
+            cfg.reliability = pubsubperf_core::Reliability::BestEffort;
+            cfg.multicast = true;
+            cfg.ipv6 = ipv6;
+            if ipv6 {
+                cfg.bind_ip = "::1".into();
+            }
+            cfg.multicast_address = Some(group.into());
+            let ip: std::net::IpAddr = group.parse().unwrap();
+            assert!(!is_joined(ip), "{group} joined before the test");
+            let topic = pubsubperf_core::TopicSpec {
+                name: "data".into(),
+                index: 0,
+            };
+            let mut b = Udp::open(&cfg).expect("open");
+            let (mut r, loc) = b.create_reader(&topic).expect("reader");
+            assert!(loc.contains(group), "{loc}");
+            assert!(is_joined(ip), "{group} not among the kernel's groups");
+            let mut w = b.create_writer(&topic, &[loc]).expect("writer");
+            assert!(delivers(&mut w, &mut r), "nothing arrived through {group}");
+            drop((r, w, b));
+            assert!(!is_joined(ip), "{group} still joined after close");
+        }
+    }
 }

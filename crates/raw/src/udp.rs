@@ -44,14 +44,24 @@ fn caps() -> Capabilities {
 }
 
 /// Multicast group and port for a topic, derived from the run id so that
-/// concurrent runs do not collide.
-fn multicast_addr(cfg: &EndpointConfig, topic: &str) -> SocketAddr {
+/// concurrent runs do not collide; `--multicast-address` gives the group
+/// (the port stays derived: several topics share the group).
+fn multicast_addr(cfg: &EndpointConfig, topic: &str) -> Result<SocketAddr, BindingError> {
     let mut h: u32 = 2166136261;
     for b in cfg.run_id.bytes().chain(topic.bytes()) {
         h = (h ^ u32::from(b)).wrapping_mul(16777619);
     }
     let port = 20_000 + (h % 30_000) as u16;
-    let ip: IpAddr = if cfg.ipv6 {
+    let ip: IpAddr = if let Some(a) = &cfg.multicast_address {
+        a.parse()
+            .ok()
+            .filter(|ip: &IpAddr| ip.is_multicast() && ip.is_ipv6() == cfg.ipv6)
+            .ok_or_else(|| {
+                BindingError::Unsupported(format!(
+                    "--multicast-address {a}: not a multicast group of the run's IP family"
+                ))
+            })?
+    } else if cfg.ipv6 {
         IpAddr::V6(Ipv6Addr::new(
             0xff15,
             0,
@@ -70,7 +80,7 @@ fn multicast_addr(cfg: &EndpointConfig, topic: &str) -> SocketAddr {
             (h >> 16) as u8 | 1,
         ))
     };
-    SocketAddr::new(ip, port)
+    Ok(SocketAddr::new(ip, port))
 }
 
 fn bind_ip(cfg: &EndpointConfig) -> Result<IpAddr, BindingError> {
@@ -144,8 +154,9 @@ impl Binding for Udp {
     }
 
     fn qos_flags() -> &'static [&'static str] {
-        // IP_MULTICAST_TTL / IPV6_MULTICAST_HOPS of the writer's socket.
-        &["--multicast-ttl"]
+        // IP_MULTICAST_TTL / IPV6_MULTICAST_HOPS of the writer's socket,
+        // and the group its readers join.
+        &["--multicast-ttl", "--multicast-address"]
     }
 
     fn validate(cfg: &EndpointConfig) -> Result<(), BindingError> {
@@ -178,7 +189,7 @@ impl Binding for Udp {
     fn create_reader(&mut self, topic: &TopicSpec) -> Result<(UdpReader, Locator), BindingError> {
         let cfg = &self.cfg;
         let (socket, locator) = if cfg.multicast {
-            let group = multicast_addr(cfg, &topic.name);
+            let group = multicast_addr(cfg, &topic.name)?;
             let any: SocketAddr = match group {
                 SocketAddr::V4(_) => (Ipv4Addr::UNSPECIFIED, group.port()).into(),
                 SocketAddr::V6(_) => (Ipv6Addr::UNSPECIFIED, group.port()).into(),

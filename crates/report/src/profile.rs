@@ -69,6 +69,30 @@ fn top(p: &SideProfile) -> impl Iterator<Item = [String; 4]> + '_ {
     })
 }
 
+const THREAD_HEAD: [&str; 7] = [
+    "SIDE", "THREAD", "TID", "USER µs", "SYS µs", "CS VOL", "CS INVOL",
+];
+
+/// The busiest threads' rows (the kernel's per-thread counters), per
+/// sample of their side.
+fn thread_rows(sides: &[(String, &SideProfile)]) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for (label, p) in sides {
+        for t in &p.threads {
+            rows.push(vec![
+                label.clone(),
+                t.name.clone(),
+                t.tid.to_string(),
+                format!("{:.3}", p.per_sample(t.user_ms * 1000.0)),
+                format!("{:.3}", p.per_sample(t.system_ms * 1000.0)),
+                format!("{:.2}", p.per_sample(t.voluntary_cs as f64)),
+                format!("{:.2}", p.per_sample(t.involuntary_cs as f64)),
+            ]);
+        }
+    }
+    rows
+}
+
 /// The summary table's rows, one per side.
 fn summary_rows(sides: &[(String, &SideProfile)]) -> Vec<Vec<String>> {
     sides
@@ -204,6 +228,16 @@ pub fn text(run: &Run) -> String {
         let _ = writeln!(s, "Top {TOP} system calls of each side, per sample:");
         s.push_str(&columns(&top_rows));
     }
+    let threads = thread_rows(&sides);
+    if !threads.is_empty() {
+        let _ = writeln!(
+            s,
+            "Busiest threads of each side (the kernel's counters), per sample:"
+        );
+        let mut rows = vec![head(&THREAD_HEAD)];
+        rows.extend(threads);
+        s.push_str(&columns(&rows));
+    }
     for n in notes(run) {
         let _ = writeln!(s, "{n}");
     }
@@ -246,6 +280,18 @@ pub fn html(run: &Run, label: &str) -> String {
             "<table class=\"num\">\n<caption>{}: top {TOP} system calls, per sample</caption>\n<thead><tr>{}</tr></thead>\n<tbody>\n{rows}</tbody>\n</table>\n",
             esc(label),
             head(&TOP_HEAD)
+        );
+    }
+    let rows: String = thread_rows(&sides)
+        .iter()
+        .map(|r| format!("<tr>{}</tr>\n", cells(r)))
+        .collect();
+    if !rows.is_empty() {
+        let _ = write!(
+            h,
+            "<table class=\"num\">\n<caption>{}: busiest threads, per sample</caption>\n<thead><tr>{}</tr></thead>\n<tbody>\n{rows}</tbody>\n</table>\n",
+            esc(label),
+            head(&THREAD_HEAD)
         );
     }
     for n in notes(run) {

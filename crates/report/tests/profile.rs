@@ -25,7 +25,13 @@ fn profiled_run() -> Run {
                     {"name": "futex", "calls": 20, "errors": 2, "time_us": 400.0}
                 ],
                 "tracer_cost_ns": 22400.0, "voluntary_cs": 1005, "involuntary_cs": 12,
-                "user_ms": 2.5, "system_ms": 30.0
+                "user_ms": 2.5, "system_ms": 30.0,
+                "threads": [
+                    {"name": "pubsubperf", "tid": 4100, "user_ms": 2.0, "system_ms": 28.0,
+                     "voluntary_cs": 1000, "involuntary_cs": 10},
+                    {"name": "recvUC", "tid": 4107, "user_ms": 0.5, "system_ms": 2.0,
+                     "voluntary_cs": 5, "involuntary_cs": 2}
+                ]
             },
             "subscribers": [{
                 "method": "none", "note": "no tracer: perf not found in PATH; strace not found in PATH (install Debian linux-perf or strace)",
@@ -76,6 +82,10 @@ fn the_report_has_a_profile_section() {
     assert!(page.contains("<td>subscriber 0</td><td>none</td><td>1000</td><td>n/a</td>"));
     assert!(page.contains(
         "<tr><td>publisher</td><td>recvfrom</td><td>1.01</td><td>50.000</td><td>10</td></tr>"
+    ));
+    assert!(page.contains("<caption>udp latency, size 64: busiest threads, per sample</caption>"));
+    assert!(page.contains(
+        "<tr><td>publisher</td><td>recvUC</td><td>4107</td><td>0.500</td><td>2.000</td><td>0.01</td><td>0.00</td></tr>"
     ));
 }
 

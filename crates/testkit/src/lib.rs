@@ -12,12 +12,14 @@
 //!   a child), to kill it or to check what its end leaves;
 //! - [`roudi`]: the checks around a run over iceoryx's RouDi (installed,
 //!   alone, nothing left behind);
+//! - [`groups`]: the multicast groups the kernel says are joined;
 //! - [`require`]: prerequisites (root, a command, a library, a daemon) that
 //!   fail the test naming what is missing instead of letting it pass
 //!   unchecked.
 
 pub mod config;
 pub mod conformance;
+pub mod groups;
 pub mod listing;
 pub mod peer;
 pub mod process;

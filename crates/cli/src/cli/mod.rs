@@ -184,7 +184,7 @@ pub struct TestArgs {
     /// Best-effort delivery.
     #[arg(long)]
     pub best_effort: bool,
-    /// Multicast delivery (udp).
+    /// Multicast delivery (udp, cyclonedds, fastdds).
     #[arg(long)]
     pub multicast: bool,
     /// IPv6 instead of IPv4.
@@ -232,8 +232,8 @@ pub struct TestArgs {
     /// Latency: record true one-way latency from the sender's clock (one host only).
     #[arg(long)]
     pub one_way: bool,
-    /// Trace each side's system calls over the run (perf trace, else
-    /// strace) and print them per sample with context switches and CPU
+    /// Trace each side's system calls over the run (strace, else perf
+    /// trace) and print them per sample with context switches and CPU
     /// time; see docs/profiling.md.
     #[arg(long)]
     pub profile: bool,
@@ -293,6 +293,10 @@ pub struct TestArgs {
     /// Time to live of multicast datagrams, 0-255 (with --multicast; DDS).
     #[arg(long, value_name = "N")]
     pub multicast_ttl: Option<u8>,
+    /// The multicast group the data goes to (with --multicast; udp,
+    /// cyclonedds, fastdds); default: a group derived per run.
+    #[arg(long, value_name = "ADDR")]
+    pub multicast_address: Option<String>,
     /// Throughput: the publisher sleeps TIME after each write (Perftest's
     /// -sleep; batches are flushed first).
     #[arg(long, value_name = "TIME")]
@@ -409,6 +413,11 @@ pub struct HostArgs {
     /// connection's).
     #[arg(long, alias = "nic", value_name = "ADDR|NIC")]
     pub data_address: Option<String>,
+    /// The multicast group this host's readers join in multicast runs
+    /// (instead of the run's; Perftest's -multicastAddr, the Throughput
+    /// example's -mcast_recv_addr on a subscriber).
+    #[arg(long, value_name = "ADDR")]
+    pub multicast_address: Option<String>,
     /// The token publishers must present: created (mode 0600) if missing
     /// (default: $PUBSUBPERF_TOKEN_FILE, else ~/.config/pubsubperf/agent.token).
     #[arg(long, value_name = "PATH")]
@@ -525,6 +534,7 @@ impl From<&TestArgs> for TestRequest {
             bandwidth_limit: a.bandwidth_limit.clone(),
             no_push_on_write: a.no_push_on_write,
             multicast_ttl: a.multicast_ttl,
+            multicast_address: a.multicast_address.clone(),
             sleep: a.sleep.clone(),
             pace: a.pace.clone(),
             opts: a.opts.clone(),

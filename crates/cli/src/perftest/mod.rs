@@ -74,17 +74,27 @@ fn sub(inv: &Invocation) -> anyhow::Result<ExitCode> {
         .into());
     }
     eprintln!(
-        "pubsubperf perftest -sub: serving one run; the -pub side sends the test's settings (this side's options are checked, not used, except -nic)"
+        "pubsubperf perftest -sub: serving one run; the -pub side sends the test's settings (this side's options are checked, not used, except -nic and -multicastAddr)"
     );
-    serve_once(inv.request.data_address.clone(), sub_port())
+    serve_once(
+        inv.request.data_address.clone(),
+        inv.request.multicast_address.clone(),
+        sub_port(),
+    )
 }
 
 /// Serves one publisher's session on `port` as an agent does, its data on
-/// `data_address` (a `-nic`): the subscribing side of another tool's
-/// command line.
-pub(crate) fn serve_once(data_address: Option<String>, port: u16) -> anyhow::Result<ExitCode> {
+/// `data_address` (a `-nic`), its readers on the multicast group
+/// `multicast_address` when the run is multicast: the subscribing side of
+/// another tool's command line.
+pub(crate) fn serve_once(
+    data_address: Option<String>,
+    multicast_address: Option<String>,
+    port: u16,
+) -> anyhow::Result<ExitCode> {
     let host = HostArgs {
         data_address,
+        multicast_address,
         token_file: None,
         insecure: false,
         max_duration: None,
@@ -130,6 +140,15 @@ fn publish(inv: &Invocation) -> anyhow::Result<ExitCode> {
         printer.run(run)?;
     }
     printer.finish()?;
+    // Ours, not Perftest's: under the output, but off a JSON document.
+    for run in &sink.file.runs {
+        let t = pubsubperf_report::profile::text(run);
+        if inv.format == options::Format::Json {
+            eprint!("{t}");
+        } else {
+            print!("{t}");
+        }
+    }
     if let Some(e) = print_error {
         return Err(anyhow::anyhow!("writing the output: {e}"));
     }

@@ -73,6 +73,12 @@ const fn refuse(name: &'static str, arg: Arg, why: &'static str) -> Opt {
 }
 
 const N: Arg = Arg::None;
+
+/// Our `--profile`. Perftest has no such option; the name begins with none
+/// of Perftest's options but `-pub`, which is matched exactly, so every
+/// prefix that named one of Perftest's options still names it (a test
+/// checks).
+pub const PROFILE_FLAG: &str = "-pubsubperfProfile";
 const CONNEXT: &str = "a Connext feature with no counterpart in the measured middleware";
 
 /// Every option of Perftest 4.x's C++ front end (its documentation's
@@ -86,6 +92,13 @@ pub const OPTIONS: &[Opt] = &[
         "`--binding NAME`",
         set_middleware,
         "ours: the middleware to measure (default cyclonedds; `pubsubperf bindings` lists them)",
+    ),
+    map(
+        PROFILE_FLAG,
+        N,
+        "`--profile`",
+        |i, v| set(i, PROFILE_FLAG, "profile", v),
+        "ours: each side's system calls, context switches and CPU per sample, printed under the output (on standard error with `-outputFormat json`); see [profiling](profiling.md)",
     ),
     map(
         "-help",
@@ -547,10 +560,15 @@ pub const OPTIONS: &[Opt] = &[
         |i, v| set(i, "-multicast", "multicast", v),
         "",
     ),
-    refuse(
+    map(
         "-multicastAddr",
         Arg::Value("<address>"),
-        "groups are derived per run; use -multicast",
+        "`--multicast --multicast-address ADDR`",
+        |i, v| {
+            set(i, "-multicastAddr", "multicast", None)?;
+            set(i, "-multicastAddr", "multicast-address", v)
+        },
+        "the group the data goes to (udp, cyclonedds, fastdds); on `-sub`, the group its readers join",
     ),
     noop(
         "-transportVerbosity",

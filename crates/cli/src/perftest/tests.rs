@@ -3,7 +3,7 @@
 //! users wrote them, `$DATALEN` given a value of their loops), the option
 //! table's rules, and docs/perftest.md's table against the code's.
 
-use super::options::{self, Format, OPTIONS, Role};
+use super::options::{self, Format, OPTIONS, PROFILE_FLAG, Role};
 use super::read;
 use pubsubperf_core::DataType;
 
@@ -387,4 +387,62 @@ fn knob_mappings() {
     let inv = read(&words("-pub -raw -noPositiveAcks")).unwrap();
     let e = super::plan(&inv).expect_err("udp has no such QoS").0;
     assert!(e.starts_with("-noPositiveAcks: --no-positive-acks:"), "{e}");
+}
+
+/// Our `-pubsubperfProfile` takes no prefix from Perftest's options: every
+/// prefix (2 characters or more after the dash) that named one of them
+/// without it names the same option with it, and the flag and any unique
+/// prefix of its own (`-pubs`) turn `--profile` on.
+#[test]
+fn profile_flag_leaves_perftests_prefixes_alone() {
+    let theirs: Vec<&str> = OPTIONS
+        .iter()
+        .map(|o| o.name)
+        .filter(|n| *n != PROFILE_FLAG && *n != "-middleware")
+        .collect();
+    for name in &theirs {
+        for end in 2..=name.len() {
+            let prefix = &name[..end];
+            let before: Vec<&&str> = theirs
+                .iter()
+                .filter(|n| n.eq_ignore_ascii_case(prefix))
+                .chain(theirs.iter().filter(|n| {
+                    !theirs.iter().any(|m| m.eq_ignore_ascii_case(prefix))
+                        && n.to_ascii_lowercase()
+                            .starts_with(&prefix.to_ascii_lowercase())
+                }))
+                .collect();
+            if let [one] = before.as_slice() {
+                assert_eq!(
+                    options::lookup(prefix).map(|o| o.name).ok(),
+                    Some(**one),
+                    "{prefix}"
+                );
+            }
+        }
+    }
+    for w in [PROFILE_FLAG, "-pubsubperfprofile", "-pubs"] {
+        let r = read(&words(&format!("-pub {w}"))).unwrap().request;
+        assert!(r.profile, "{w}");
+    }
+    assert!(!read(&words("-pub")).unwrap().request.profile);
+}
+
+/// `-multicastAddr` is `--multicast --multicast-address`; a unicast
+/// address is refused under the Perftest flag, exit 2.
+#[test]
+fn multicast_addr_maps_to_ours() {
+    let inv = read(&words("-pub -multicastAddr 239.255.1.2")).unwrap();
+    assert!(inv.request.multicast);
+    let p = super::plan(&inv).unwrap();
+    assert_eq!(
+        p.specs[0].endpoint.multicast_address.as_deref(),
+        Some("239.255.1.2")
+    );
+    let inv = read(&words("-sub -multicastAddr 192.168.1.2")).unwrap();
+    let e = super::plan(&inv).unwrap_err().0;
+    assert!(
+        e.starts_with("-multicastAddr: --multicast-address 192.168.1.2: not a multicast address"),
+        "{e}"
+    );
 }

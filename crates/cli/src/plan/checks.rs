@@ -11,6 +11,8 @@ pub(super) struct Knobs {
     pub(super) bandwidth: u64,
     pub(super) sleep_ns: u64,
     pub(super) pace_sleep: bool,
+    /// `--multicast-address`, checked and written canonically.
+    pub(super) multicast_address: Option<String>,
 }
 
 impl TestRequest {
@@ -92,6 +94,7 @@ impl TestRequest {
                 "--multicast-ttl: needs --multicast (it is the TTL of multicast datagrams)".into(),
             ));
         }
+        let multicast_address = self.multicast_address()?;
         let sleep_ns = match &self.sleep {
             None => 0,
             Some(t) => {
@@ -132,7 +135,44 @@ impl TestRequest {
             bandwidth,
             sleep_ns,
             pace_sleep,
+            multicast_address,
         })
+    }
+
+    /// `--multicast-address`: a multicast group of the run's IP family,
+    /// with `--multicast`.
+    fn multicast_address(&self) -> Result<Option<String>, UsageError> {
+        let Some(a) = &self.multicast_address else {
+            return Ok(None);
+        };
+        let ip: std::net::IpAddr = a.parse().map_err(|_| {
+            UsageError(format!(
+                "--multicast-address {a}: not an IP address; give a multicast group such as 239.255.0.2"
+            ))
+        })?;
+        if !ip.is_multicast() {
+            return Err(UsageError(format!(
+                "--multicast-address {a}: not a multicast address; give one in 224.0.0.0/4 (IPv4, e.g. 239.255.0.2) or ff00::/8 (IPv6)"
+            )));
+        }
+        if ip.is_ipv6() != self.ipv6 {
+            return Err(UsageError(format!(
+                "--multicast-address {a}: an {} group, and the run is {}; {}",
+                if ip.is_ipv6() { "IPv6" } else { "IPv4" },
+                if self.ipv6 { "IPv6 (--ipv6)" } else { "IPv4" },
+                if self.ipv6 {
+                    "give an IPv6 group (ff00::/8) or drop --ipv6"
+                } else {
+                    "add --ipv6 or give an IPv4 group (224.0.0.0/4)"
+                }
+            )));
+        }
+        if !self.multicast {
+            return Err(UsageError(format!(
+                "--multicast-address {a}: needs --multicast (it is the group of multicast delivery)"
+            )));
+        }
+        Ok(Some(ip.to_string()))
     }
 
     /// `--profile` needs a process per side and one run per measurement.

@@ -78,9 +78,13 @@ fn subscribe(inv: &Invocation) -> anyhow::Result<ExitCode> {
         ))
     })?;
     eprintln!(
-        "pubsubperf throughput-example: subscriber {n} serving one publisher on port {port}; the publisher sends the test's settings and prints both tables (this side's flags are checked, not used, except -nic)"
+        "pubsubperf throughput-example: subscriber {n} serving one publisher on port {port}; the publisher sends the test's settings and prints both tables (this side's flags are checked, not used, except -nic and -mcast_recv_addr)"
     );
-    serve_once(inv.request.data_address.clone(), port)
+    serve_once(
+        inv.request.data_address.clone(),
+        inv.request.multicast_address.clone(),
+        port,
+    )
 }
 
 /// The publishing application: the ramp, then the example's tables.
@@ -94,6 +98,9 @@ fn publish(inv: &Invocation) -> anyhow::Result<ExitCode> {
     let runs: Vec<&pubsubperf_core::result::Run> = sink.file.runs.iter().collect();
     print!("{}", printer::publisher_table(&runs));
     print!("{}", printer::subscriber_tables(&runs));
+    for run in &runs {
+        print!("{}", pubsubperf_report::profile::text(run));
+    }
     if failure.is_none() {
         println!("\nTest Completed.");
     }

@@ -197,24 +197,26 @@ pub const FLAGS: &[Flag] = &[
     Flag {
         name: "-mcast_recv_addr",
         value: Some("IP"),
-        how: How::Refuse(
-            "a chosen multicast receive address is not a setting here (each binding's multicast uses its own group)",
-        ),
-        doc: "refused (no choice of multicast group); -mcast_rcv_addr too",
+        how: How::Map(|i, v| set_mcast_addr(i, "-mcast_recv_addr", v)),
+        doc: "--multicast --multicast-address IP: on a subscriber, the group its readers join (udp, cyclonedds, fastdds; the publisher needs -multicast_ttl); on the publisher, that of its own subscribers",
     },
     Flag {
         name: "-mcast_rcv_addr",
         value: Some("IP"),
-        how: How::Refuse(
-            "a chosen multicast receive address is not a setting here (each binding's multicast uses its own group)",
-        ),
-        doc: "refused, as -mcast_recv_addr",
+        how: How::Map(|i, v| set_mcast_addr(i, "-mcast_rcv_addr", v)),
+        doc: "as -mcast_recv_addr (the spelling of the example's table)",
     },
     Flag {
         name: "-strength",
         value: Some("#"),
         how: How::Refuse("ownership strength: exclusive ownership is not implemented"),
         doc: "refused (no ownership QoS)",
+    },
+    Flag {
+        name: crate::perftest::options::PROFILE_FLAG,
+        value: None,
+        how: How::Map(|i, _| set(i, crate::perftest::options::PROFILE_FLAG, "profile", None)),
+        doc: "ours: --profile, each side's system calls, context switches and CPU per sample, printed under the tables (docs/profiling.md)",
     },
     Flag {
         name: "-help",
@@ -316,6 +318,16 @@ fn set(
     v: Option<&str>,
 ) -> Result<(), UsageError> {
     inv.request.set_for(ours_for, ours, v, &mut inv.applied)
+}
+
+/// `-mcast_recv_addr IP`: a multicast run whose readers join IP.
+fn set_mcast_addr(
+    inv: &mut Invocation,
+    flag: &'static str,
+    v: Option<&str>,
+) -> Result<(), UsageError> {
+    set(inv, flag, "multicast", None)?;
+    set(inv, flag, "multicast-address", v)
 }
 
 /// A whole number of `unit` for `flag`.

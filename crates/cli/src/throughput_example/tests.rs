@@ -209,20 +209,29 @@ fn seed_003_knobs_map_to_ours_or_are_refused() {
         err("-demand 1:1:2 -maxBlockingTime x")
             .starts_with("-maxBlockingTime 'x': expected whole milliseconds")
     );
-    let e = err(
-        "-domainId 88 -participantId 1 -nic sub1_IP -transport 1 -peer pub_IP -mcast_recv_addr 225.3.2.1",
-    );
-    assert!(e.starts_with("-mcast_recv_addr: not supported"), "{e}");
-    for (flag, needle) in [
-        ("-strength 2", "-strength: not supported"),
-        (
-            "-mcast_rcv_addr 225.3.2.1",
-            "-mcast_rcv_addr: not supported",
-        ),
-    ] {
-        let e = err(&format!("-demand 1:1:2 {flag}"));
-        assert!(e.starts_with(needle), "{flag}: {e}");
+    // Seed 003's multicast subscribers: their readers join the group.
+    for flag in ["-mcast_recv_addr", "-mcast_rcv_addr"] {
+        let sub = read(&line(&format!(
+            "-domainId 88 -participantId 1 -nic 127.0.0.1 -transport 1 -peer 127.0.0.1 {flag} 225.3.2.1"
+        )))
+        .unwrap();
+        assert!(sub.request.multicast, "{flag}");
+        assert_eq!(sub.request.multicast_address.as_deref(), Some("225.3.2.1"));
+        let p = plan(&sub).unwrap();
+        assert_eq!(
+            p.specs[0].endpoint.multicast_address.as_deref(),
+            Some("225.3.2.1")
+        );
     }
+    let e = plan(&read(&line("-demand 1:1:2 -mcast_recv_addr 10.0.0.1")).unwrap())
+        .unwrap_err()
+        .0;
+    assert!(
+        e.starts_with("-mcast_recv_addr: --multicast-address 10.0.0.1: not a multicast address"),
+        "{e}"
+    );
+    let e = err("-demand 1:1:2 -strength 2");
+    assert!(e.starts_with("-strength: not supported"), "{e}");
 }
 
 #[test]

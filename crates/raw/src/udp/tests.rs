@@ -8,9 +8,14 @@ fn cfg(id: &str) -> EndpointConfig {
 #[test]
 fn multicast_groups_differ_per_run() {
     assert_ne!(
-        multicast_addr(&cfg("a"), "t"),
-        multicast_addr(&cfg("b"), "t")
+        multicast_addr(&cfg("a"), "t").unwrap(),
+        multicast_addr(&cfg("b"), "t").unwrap()
     );
-    assert!(multicast_addr(&cfg("a"), "t").ip().is_multicast());
-    assert!(multicast_addr(&cfg("a").ipv6(), "t").ip().is_multicast());
+    assert!(multicast_addr(&cfg("a"), "t").unwrap().ip().is_multicast());
+    assert!(
+        multicast_addr(&cfg("a").ipv6(), "t")
+            .unwrap()
+            .ip()
+            .is_multicast()
+    );
 }
