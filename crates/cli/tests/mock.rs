@@ -292,21 +292,21 @@ fn refused_pings_are_counted_as_rejected_under_best_effort() {
         ],
         &l,
     );
-    let run = &r["runs"][0];
-    let p = &run["pings"];
-    assert_eq!(run["complete"], true, "{run}");
-    assert_eq!(p["sent"], 300, "{run}");
-    assert_eq!(p["rejected"], 33, "{run}");
-    assert!(p["lost"].as_u64().unwrap() >= 30, "{run}");
+    let one = &r["runs"][0];
+    let p = &one["pings"];
+    assert_eq!(one["complete"], true, "{one}");
+    assert_eq!(p["sent"], 300, "{one}");
+    assert_eq!(p["rejected"], 33, "{one}");
+    assert!(p["lost"].as_u64().unwrap() >= 30, "{one}");
     assert_eq!(
         p["echoed"].as_u64().unwrap() + p["lost"].as_u64().unwrap(),
         300,
-        "{run}"
+        "{one}"
     );
     let reason = p["rejected_reason"].as_str().unwrap_or_default();
     assert!(
         reason.contains("mock send refused: writer queue full"),
-        "{run}"
+        "{one}"
     );
     assert!(
         table.contains("64 B: 33 pings rejected (not sent, so in neither sent nor lost): mock send refused: writer queue full"),
