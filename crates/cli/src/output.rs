@@ -163,11 +163,21 @@ pub fn latency_table(runs: &[&Run]) -> String {
         );
     }
     for r in runs {
-        if let Some(p) = r.pings.filter(|p| p.lost > 0) {
+        let Some(p) = &r.pings else { continue };
+        if p.lost > 0 {
             let _ = writeln!(
                 s,
                 "{:>10} B: {} of {} pings lost (no echo within --echo-timeout), not in the figures",
                 r.size, p.lost, p.sent
+            );
+        }
+        if p.rejected > 0 {
+            let _ = writeln!(
+                s,
+                "{:>10} B: {} pings rejected (not sent, so in neither sent nor lost): {}",
+                r.size,
+                p.rejected,
+                p.rejected_reason.as_deref().unwrap_or("refused")
             );
         }
     }
@@ -284,7 +294,7 @@ pub fn summary_table(runs: &[Run]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:<11} {:<9} {:<11} {:>10} {:<9} {:>11} {:>11} {:>14} {:>11} {:>9}",
+        "{:<11} {:<9} {:<11} {:>10} {:<9} {:>11} {:>11} {:>14} {:>11} {:>9} {:>9}",
         "BINDING",
         "TRANSPORT",
         "TEST",
@@ -294,7 +304,8 @@ pub fn summary_table(runs: &[Run]) -> String {
         "p99 µs",
         "samples/s",
         "Mbps",
-        "lost %"
+        "lost %",
+        "rejected"
     );
     for r in runs {
         let (p50, p99) = r
@@ -307,7 +318,7 @@ pub fn summary_table(runs: &[Run]) -> String {
         let t = r.throughput.as_ref();
         let _ = writeln!(
             s,
-            "{:<11} {:<9} {:<11} {:>10} {:<9} {:>11} {:>11} {:>14} {:>11} {:>9}{}",
+            "{:<11} {:<9} {:<11} {:>10} {:<9} {:>11} {:>11} {:>14} {:>11} {:>9} {:>9}{}",
             r.binding,
             r.transport,
             r.test.to_string(),
@@ -322,6 +333,7 @@ pub fn summary_table(runs: &[Run]) -> String {
             t.map_or("-".into(), |t| format!("{:.0}", t.samples_per_s)),
             t.map_or("-".into(), |t| format!("{:.2}", t.mbps)),
             t.map_or("-".into(), |t| format!("{:.3}", t.lost_percent)),
+            r.rejected(),
             if r.complete { "" } else { " (partial)" }
         );
     }

@@ -267,6 +267,99 @@ fn lost_pings_are_counted_exactly() {
     );
 }
 
+/// Issue 17: under best effort a ping the binding refuses is counted as
+/// rejected (not sent, not lost) and the run goes on; a refused echo is a
+/// lost ping. Both show in the latency table, the sweep summary's
+/// `rejected` column and `--fail-if rejected>0`.
+#[test]
+fn refused_pings_are_counted_as_rejected_under_best_effort() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = dir.path().join("l.json");
+    // The ping writer refuses its sends 9, 19, ...: 300 pings take 333
+    // attempts, 33 refused. The echo writer refuses its echoes 9, 19, ...
+    // of the 300: at least 30 pings lost (a late echo on a busy machine
+    // may add to them).
+    let (r, table) = mock_table(
+        "latency",
+        &[
+            "--best-effort",
+            "--opt",
+            "refuse-every=10",
+            "--echo-timeout",
+            "100ms",
+            "-n",
+            "300",
+        ],
+        &l,
+    );
+    let one = &r["runs"][0];
+    let p = &one["pings"];
+    assert_eq!(one["complete"], true, "{one}");
+    assert_eq!(p["sent"], 300, "{one}");
+    assert_eq!(p["rejected"], 33, "{one}");
+    assert!(p["lost"].as_u64().unwrap() >= 30, "{one}");
+    assert_eq!(
+        p["echoed"].as_u64().unwrap() + p["lost"].as_u64().unwrap(),
+        300,
+        "{one}"
+    );
+    let reason = p["rejected_reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("mock send refused: writer queue full"),
+        "{one}"
+    );
+    assert!(
+        table.contains("64 B: 33 pings rejected (not sent, so in neither sent nor lost): mock send refused: writer queue full"),
+        "{table}"
+    );
+    // --fail-if rejected>0 fails (exit 3) on it, and holds on a clean run
+    // (each compared with itself: the options are part of the cell).
+    let clean = dir.path().join("c.json");
+    latency(100, &clean);
+    let (l, clean) = (l.to_str().unwrap(), clean.to_str().unwrap());
+    let o = Command::new(env!("CARGO_BIN_EXE_pubsubperf"))
+        .args(["compare", l, l, "--fail-if", "rejected>0"])
+        .output()
+        .expect("runs");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(3), "{out}");
+    assert!(out.contains("rejected is 33"), "{out}");
+    run(&["compare", clean, clean, "--fail-if", "rejected>0"]);
+}
+
+/// The sweep summary has a `rejected` column: refused pings (latency) and
+/// refused sends (throughput).
+#[test]
+fn the_sweep_summary_shows_rejected_sends_and_pings() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = dir.path().join("s.toml");
+    std::fs::write(
+        &toml,
+        "[matrix]\nbindings = [\"mock\"]\ntests = [\"latency\", \"throughput\"]\nreliability = [\"best-effort\"]\nsizes = [64]\n[settings]\ncount = 100\nwarmup = \"0s\"\ncpu = \"none\"\necho_timeout = \"100ms\"\nopt = [\"refuse-every=10\"]\nreceive_queue = 1000\n",
+    )
+    .unwrap();
+    let o = run(&[
+        "sweep",
+        toml.to_str().unwrap(),
+        "--db",
+        dir.path().join("r.sqlite").to_str().unwrap(),
+        "--json",
+        dir.path().join("s.json").to_str().unwrap(),
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let head = out
+        .lines()
+        .find(|l| l.starts_with("BINDING"))
+        .unwrap_or_else(|| panic!("no summary: {out}"));
+    assert!(head.trim_end().ends_with("rejected"), "{out}");
+    let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("mock")).collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    // 100 sent take 111 attempts: 11 refused, in both tests.
+    for row in rows {
+        assert_eq!(row.split_whitespace().last(), Some("11"), "{out}");
+    }
+}
+
 #[test]
 fn merged_percentiles_equal_the_pooled_samples() {
     let dir = tempfile::tempdir().unwrap();

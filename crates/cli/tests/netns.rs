@@ -366,6 +366,56 @@ fn sends_a_sender_side_firewall_refuses_are_counted_as_rejected() {
     remove_rules(&a);
 }
 
+/// Issue 17: a latency ping the sender's firewall refuses (EPERM) under
+/// best effort is counted as rejected, one per packet the rule dropped,
+/// and the run goes on to its count.
+#[test]
+fn pings_a_sender_side_firewall_refuses_are_counted_as_rejected() {
+    require_netns();
+    let _serial = serial();
+    let (mut lab, a, b) = Lab::two_hosts();
+    refuse_rule(&a, "udp", 30);
+    let sub_at = format!("198.18.0.2:{CTRL}");
+    lab.sub(&b, &sub_at);
+    let d = tmp();
+    let j = d.path().join("l.json");
+    let o = lab.run(
+        &a,
+        &[
+            "latency",
+            "-b",
+            "udp",
+            "--connect",
+            &sub_at,
+            "-s",
+            "64",
+            "-n",
+            "500",
+            "--warmup",
+            "0s",
+            "--json",
+            j.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = &json(&j)["runs"][0];
+    let p = &r["pings"];
+    let drops = dropped(&a);
+    eprintln!(
+        "udp latency, 30 % refused in the sender's output hook: pings {p}, refused by nftables {drops}"
+    );
+    assert_eq!(r["complete"], true, "{r}");
+    assert!(u(&p["rejected"]) > 0, "nothing rejected: {p}");
+    assert_eq!(u(&p["rejected"]), drops, "{p}");
+    assert_eq!(u(&p["sent"]), 500, "{p}");
+    assert_eq!(u(&p["sent"]), u(&p["echoed"]) + u(&p["lost"]), "{p}");
+    let reason = p["rejected_reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("udp send refused: EPERM"), "{p}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("pings rejected"), "{out}");
+    remove_rules(&a);
+}
+
 #[test]
 fn reliable_bindings_deliver_everything_in_order_through_loss() {
     require_netns();

@@ -132,7 +132,7 @@ fn yes() -> bool {
 
 /// Ping counts of a latency test (`pings` in results). Warm-up pings are
 /// not counted.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pings {
     /// Pings sent while measuring.
     pub sent: u64,
@@ -142,6 +142,26 @@ pub struct Pings {
     /// Pings without an echo within `--echo-timeout` (`sent - echoed`):
     /// lost, and in no latency figure.
     pub lost: u64,
+    /// Best effort: pings the kernel or the middleware refused to send (a
+    /// firewall's `EPERM`, `ENOBUFS`, a full writer queue). A refused ping
+    /// was not sent: it is in neither `sent` nor `lost`, and the run goes on.
+    #[serde(default)]
+    pub rejected: u64,
+    /// Why the first refused ping was refused (the errno and what to check).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejected_reason: Option<String>,
+}
+
+impl Run {
+    /// Sends refused under best effort: the throughput counters' or, in a
+    /// latency test, the pings'; 0 when the run counted none.
+    pub fn rejected(&self) -> u64 {
+        self.throughput
+            .as_ref()
+            .map(|t| t.rejected)
+            .or(self.pings.as_ref().map(|p| p.rejected))
+            .unwrap_or(0)
+    }
 }
 
 /// Throughput counters (`throughput` in results).

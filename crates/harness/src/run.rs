@@ -255,7 +255,8 @@ struct Measured {
     rec: Option<LatencyRecorder>,
     /// Samples (pings) sent while measuring.
     sent: u64,
-    /// Throughput test, best effort: measured sends the binding refused.
+    /// Best effort: measured sends (throughput) or pings (latency) the
+    /// binding refused.
     rejected: u64,
     /// The first of those refusals.
     first_refusal: Option<BindingError>,

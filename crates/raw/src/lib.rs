@@ -44,6 +44,21 @@ fn refuse_queues(
     }
 }
 
+/// Refuses every `--opt KEY=VALUE` whose key is not in `known` (the
+/// binding would ignore it), naming the key and the ones it takes.
+fn refuse_options(name: &str, cfg: &EndpointConfig, known: &[&str]) -> Result<(), BindingError> {
+    match cfg.options.keys().find(|k| !known.contains(&k.as_str())) {
+        Some(k) if known.is_empty() => Err(BindingError::Unsupported(format!(
+            "--opt {k}: {name} takes no --opt options"
+        ))),
+        Some(k) => Err(BindingError::Unsupported(format!(
+            "--opt {k}: {name} has no such option (known: {})",
+            known.join(", ")
+        ))),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,6 +93,37 @@ mod tests {
         let e = Intra::validate(&with(5, 0)).unwrap_err().to_string();
         assert!(e.contains("--send-queue 5: intra"), "{e}");
         assert!(Intra::validate(&with(0, 5)).is_ok());
+    }
+
+    /// An `--opt` the binding would ignore is refused, naming it; tcp
+    /// takes `nodelay=on|off` and refuses other values.
+    #[test]
+    fn unknown_options_are_refused() {
+        let with = |k: &str, v: &str| {
+            let mut c = EndpointConfig::for_test("opts");
+            c.options.insert(k.into(), v.into());
+            c
+        };
+        let e = Udp::validate(&with("nodelay", "off"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--opt nodelay: udp takes no --opt options"),
+            "{e}"
+        );
+        let e = Uds::validate(&with("x", "1")).unwrap_err().to_string();
+        assert!(e.contains("--opt x: uds takes no --opt options"), "{e}");
+        let e = Tcp::validate(&with("x", "1")).unwrap_err().to_string();
+        assert!(
+            e.contains("--opt x: tcp has no such option (known: nodelay)"),
+            "{e}"
+        );
+        let e = Tcp::validate(&with("nodelay", "maybe"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--opt nodelay=maybe: expected on or off"), "{e}");
+        assert!(Tcp::validate(&with("nodelay", "off")).is_ok());
+        assert!(Tcp::validate(&with("nodelay", "on")).is_ok());
     }
 
     /// `--multicast-ttl`: the udp writer's socket holds it (the kernel's

@@ -3,7 +3,10 @@
 //! only: a stream never drops, so a writer blocks while its reader falls
 //! behind (bounded by `reliable_block_timeout_ms`). `--batch BYTES`
 //! coalesces frames into one write of up to BYTES. Nagle's algorithm is off
-//! on TCP so that a single sample goes out at once.
+//! on TCP (`TCP_NODELAY`) so that a single sample goes out at once;
+//! `--opt nodelay=off` leaves it on, so that the kernel coalesces small
+//! writes as iperf3 and sockperf's throughput mode let it (neither sets
+//! `TCP_NODELAY` there).
 //!
 //! `uds` uses Linux abstract socket names (`@pubsubperf/<run>/<topic>/<n>`),
 //! which vanish with the socket: nothing is left in the file system.
@@ -107,6 +110,18 @@ pub struct Uds {
     cfg: EndpointConfig,
 }
 
+/// `--opt nodelay=on|off` (default on): whether the tcp writer sets
+/// `TCP_NODELAY`.
+fn nodelay(cfg: &EndpointConfig) -> Result<bool, BindingError> {
+    match cfg.options.get("nodelay").map(String::as_str) {
+        None | Some("on") => Ok(true),
+        Some("off") => Ok(false),
+        Some(v) => Err(BindingError::Unsupported(format!(
+            "--opt nodelay={v}: expected on or off"
+        ))),
+    }
+}
+
 fn io(ctx: &str) -> impl FnOnce(std::io::Error) -> BindingError + '_ {
     move |e| BindingError::io(ctx, e)
 }
@@ -126,6 +141,8 @@ impl Binding for Tcp {
     }
 
     fn validate(cfg: &EndpointConfig) -> Result<(), BindingError> {
+        crate::refuse_options("tcp", cfg, &["nodelay"])?;
+        nodelay(cfg)?;
         crate::refuse_queues(
             "tcp",
             cfg,
@@ -183,7 +200,8 @@ impl Binding for Tcp {
                     BindingError::io("tcp connect", e)
                 }
             })?;
-            s.set_nodelay(true).map_err(io("TCP_NODELAY"))?;
+            s.set_nodelay(nodelay(&self.cfg)?)
+                .map_err(io("TCP_NODELAY"))?;
             if self.cfg.socket_buffer > 0 {
                 let sock = socket2::SockRef::from(&s);
                 let _ = sock.set_send_buffer_size(self.cfg.socket_buffer);
@@ -214,6 +232,7 @@ impl Binding for Uds {
                 "--ipv6 does not apply to uds (local sockets)".into(),
             ));
         }
+        crate::refuse_options("uds", cfg, &[])?;
         crate::refuse_queues(
             "uds",
             cfg,

@@ -160,6 +160,7 @@ impl Binding for Udp {
     }
 
     fn validate(cfg: &EndpointConfig) -> Result<(), BindingError> {
+        crate::refuse_options("udp", cfg, &[])?;
         crate::refuse_queues(
             "udp",
             cfg,

@@ -2,7 +2,9 @@
 //! cell of a comparison (on the merged repetitions of each side).
 //!
 //! - METRIC: `p50`, `p90`, `p99`, `p99_9` (or `p99.9`), `mean`, `max`
-//!   (latency), `samples_per_s`, `mbps`, `lost_percent` (throughput).
+//!   (latency), `samples_per_s`, `mbps`, `lost_percent` (throughput),
+//!   `rejected` (sends or pings the kernel or middleware refused under best
+//!   effort; latency and throughput).
 //! - OP: `>` or `<`.
 //! - THRESHOLD, one of:
 //!   - a signed percentage, a relative change from BASE to NEW:
@@ -11,7 +13,7 @@
 //!   - a signed amount with a unit, an absolute change:
 //!     `p50>+2us`, `mbps<-100`, `lost_percent>+0.5pp` (percentage points);
 //!   - an unsigned amount, a limit on NEW itself: `p99>1ms`,
-//!     `samples_per_s<100k`, `lost_percent>1` (or `1%`).
+//!     `samples_per_s<100k`, `lost_percent>1` (or `1%`), `rejected>0`.
 //!
 //! Latency amounts need a unit (`ns`, `us`/`µs`, `ms`, `s`); samples/s
 //! take an optional `k`/`M`; Mbit/s an optional `Mbps`/`Gbps`.
@@ -40,10 +42,13 @@ pub enum Metric {
     Mbps,
     /// Lost samples, % of sent.
     LostPercent,
+    /// Sends (throughput) or pings (latency) refused under best effort.
+    Rejected,
 }
 
 /// Every metric with its names, for messages.
-pub const METRIC_NAMES: &str = "p50, p90, p99, p99_9, mean, max, samples_per_s, mbps, lost_percent";
+pub const METRIC_NAMES: &str =
+    "p50, p90, p99, p99_9, mean, max, samples_per_s, mbps, lost_percent, rejected";
 
 impl Metric {
     /// Parses a metric name.
@@ -58,6 +63,7 @@ impl Metric {
             "samples_per_s" => Metric::SamplesPerS,
             "mbps" => Metric::Mbps,
             "lost_percent" => Metric::LostPercent,
+            "rejected" => Metric::Rejected,
             _ => return None,
         })
     }
@@ -74,6 +80,7 @@ impl Metric {
             Metric::SamplesPerS => "samples_per_s",
             Metric::Mbps => "mbps",
             Metric::LostPercent => "lost_percent",
+            Metric::Rejected => "rejected",
         }
     }
 
@@ -98,6 +105,10 @@ impl Metric {
                 _ => l.max as f64,
             });
         }
+        if self == Metric::Rejected {
+            // Runs from before the count have none: 0, as serde reads them.
+            return (r.throughput.is_some() || r.pings.is_some()).then(|| r.rejected() as f64);
+        }
         let t = r.throughput.as_ref()?;
         Some(match self {
             Metric::SamplesPerS => t.samples_per_s,
@@ -114,6 +125,7 @@ impl Metric {
             match self {
                 Metric::SamplesPerS => format!("{v:.0}/s"),
                 Metric::Mbps => format!("{v:.1} Mbit/s"),
+                Metric::Rejected => format!("{v:.0}"),
                 _ => format!("{v:.3}%"),
             }
         }
@@ -327,6 +339,12 @@ fn unit_scale(metric: Metric, unit: &str) -> std::result::Result<f64, String> {
                 "unknown unit '{unit}' for mbps (use none, Mbps or Gbps)"
             )),
         },
+        Metric::Rejected => match u.as_str() {
+            "" => Ok(1.0),
+            _ => Err(format!(
+                "unknown unit '{unit}' for rejected (a count: none, e.g. rejected>0)"
+            )),
+        },
         _ => match u.as_str() {
             "" | "%" | "pp" => Ok(1.0),
             _ => Err(format!(
@@ -364,6 +382,53 @@ mod tests {
         assert_eq!(c("lost_percent>1%").threshold, Threshold::Limit(1.0));
         assert_eq!(c("lost_percent>+0.5pp").threshold, Threshold::Change(0.5));
         assert_eq!(c("lost_percent>+50%").threshold, Threshold::Relative(50.0));
+        assert_eq!(c("rejected>0").metric, Metric::Rejected);
+        assert_eq!(c("rejected>0").threshold, Threshold::Limit(0.0));
+        assert_eq!(c("rejected>+10").threshold, Threshold::Change(10.0));
+        assert_eq!(c("rejected>+10%").threshold, Threshold::Relative(10.0));
+    }
+
+    /// `rejected` reads a latency run's refused pings and a throughput
+    /// run's refused sends; `rejected>0` fails on either.
+    #[test]
+    fn rejected_counts_refused_pings_and_sends() {
+        let run = |test: &str, counts: serde_json::Value| -> Run {
+            let mut v = serde_json::json!({
+                "binding": "udp", "transport": "udp", "test": test, "size": 64,
+                "zero_copy": false, "data_type": "bytes", "reliable": false,
+                "config": {}, "resources": {
+                    "publisher": {"cpu_percent": 0.0, "max_rss_kib": 0, "voluntary_cs": 0, "involuntary_cs": 0},
+                    "subscriber": {"cpu_percent": 0.0, "max_rss_kib": 0, "voluntary_cs": 0, "involuntary_cs": 0}
+                }
+            });
+            let key = if test == "latency" {
+                "pings"
+            } else {
+                "throughput"
+            };
+            v[key] = counts;
+            serde_json::from_value(v).expect("a run")
+        };
+        let cond = c("rejected>0");
+        let base = run(
+            "latency",
+            serde_json::json!({"sent": 100, "echoed": 100, "lost": 0}),
+        );
+        let lat = run(
+            "latency",
+            serde_json::json!({"sent": 90, "echoed": 90, "lost": 0, "rejected": 10}),
+        );
+        assert_eq!(cond.check(&base, &lat), Some((10.0, true)));
+        assert_eq!(cond.check(&base, &base), Some((0.0, false)));
+        let tp = run(
+            "throughput",
+            serde_json::json!({"sent": 10, "received": 10, "bytes": 640, "samples_per_s": 10.0,
+                "mbps": 0.0, "lost": 0, "lost_percent": 0.0, "rejected": 3,
+                "duplicates": 0, "out_of_order": 0}),
+        );
+        assert_eq!(cond.check(&tp, &tp), Some((3.0, true)));
+        assert_eq!(cond.describe(3.0), "rejected is 3");
+        assert!(err("rejected>1k").contains("unknown unit 'k' for rejected"));
     }
 
     #[test]

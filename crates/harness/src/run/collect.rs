@@ -229,10 +229,12 @@ pub(super) fn assemble(
         latency_method: latency.as_ref().map(|_| latency_method(spec)),
         latency_clock: latency_test.then(|| clock_name.to_owned()),
         latency_ns: latency.map(|r| r.summary()),
-        pings: latency_test.then_some(Pings {
+        pings: latency_test.then(|| Pings {
             sent: m.sent,
             echoed: m.echoed,
             lost: m.sent - m.echoed,
+            rejected: m.rejected,
+            rejected_reason: m.first_refusal.as_ref().map(|e| e.to_string()),
         }),
         throughput,
         intervals,

@@ -120,6 +120,8 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
     let mut warm = spec.warmup_ns > 0;
     let mut seq = 0u64;
     let mut echoed = 0u64;
+    let mut rejected = 0u64;
+    let mut first_refusal = None;
     let mut warm_seq = 0u64;
     let mut next_send = start;
     let interval_ns = spec.interval_ms.max(1) * 1_000_000;
@@ -174,12 +176,19 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
             })
             .and_then(|_| ep.writer.flush())
         {
-            // Best effort: a refused ping was not sent; it counts as a
-            // ping without an echo.
+            // Best effort: a refused ping was not sent. It is counted as
+            // rejected (not as sent, so not as lost either), its sequence
+            // number goes into the next attempt, and the run goes on, as a
+            // throughput run's refused sends do.
             if matches!(e, BindingError::Refused { .. })
                 && spec.endpoint.reliability == Reliability::BestEffort
             {
-                seq += u64::from(!warm);
+                if !warm {
+                    rejected += 1;
+                    if first_refusal.is_none() {
+                        first_refusal = Some(e);
+                    }
+                }
                 continue;
             }
             break Some(send_fault(e, s));
@@ -227,8 +236,8 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
     Measured {
         rec: Some(rec),
         sent: seq,
-        rejected: 0,
-        first_refusal: None,
+        rejected,
+        first_refusal,
         duration_ns: duration,
         fault,
         echoed,
