@@ -30,7 +30,8 @@ fn refusals_name_the_flag() {
 
 #[test]
 fn mapped_flags_and_refusals() {
-    assert_eq!(QOS_FLAGS.len(), 9);
+    assert_eq!(QOS_FLAGS.len(), 10);
+    assert!(QOS_FLAGS.contains(&"--multicast-address"));
     assert!(QOS_FLAGS.contains(&"--no-positive-acks") && QOS_FLAGS.contains(&"--bandwidth-limit"));
     assert!(!QOS_FLAGS.contains(&"--no-push-on-write"));
     assert!(why_not("--no-push-on-write").is_some() && why_not("--batch").is_some());
