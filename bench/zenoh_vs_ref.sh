@@ -11,16 +11,19 @@
 # z_pub_thr/z_sub_thr. Compared (MODES, each "KIND:MODE"):
 #   lat:default   z_ping/z_pong as shipped (ping waits in a FIFO channel's
 #                 recv, pong echoes from its subscriber callback, express)
-#                 vs `pubsubperf latency -b zenoh` (--wait block)
-#   lat:busy      the same with ping polling try_recv vs --wait busy
+#                 vs `pubsubperf latency -b zenoh --receive listener` (the
+#                 echo written from the subscriber callback too)
+#   lat:busy      the same with ping polling try_recv vs --wait busy (our
+#                 both sides poll a FIFO channel: busy has no listener)
 #   lat:channel   pong taking from a FIFO channel on its own thread and
-#                 echoing a copy (the binding's way) vs --wait block
+#                 echoing a copy vs --receive thread --wait block
 #   tp:default    z_pub_thr/z_sub_thr as shipped (express off: zenoh
 #                 batches; counting in the subscriber callback) vs
-#                 `pubsubperf throughput -b zenoh --opt express=false`
-#   tp:express    both with express on (no batching) vs our default
+#                 `throughput -b zenoh --receive listener --opt express=false`
+#   tp:express    both with express on (no batching) vs --receive listener
 #   tp:channel    z_pub_thr (express off) with the subscriber counting from
-#                 a FIFO channel on its own thread vs --opt express=false
+#                 a FIFO channel on its own thread vs --receive thread
+#                 --opt express=false
 # The reference's latency percentiles (p50_ns, p99_ns, one-way = RTT/2)
 # and rate (per_s: samples counted over SECONDS after a 1 s warm-up from
 # the first sample) are its own; ours are read from the results file.
@@ -44,12 +47,12 @@ pp=${ZENOH_PINGPONG:-$(build_ref zenoh-pingpong)}
 # Reference and our flags of KIND:MODE.
 mode_flags() {
     case $1 in
-        lat:default) ref=(--recv callback --wait block); ours=(--wait block) ;;
+        lat:default) ref=(--recv callback --wait block); ours=(--receive listener) ;;
         lat:busy) ref=(--recv callback --wait busy); ours=(--wait busy) ;;
-        lat:channel) ref=(--recv channel --wait block); ours=(--wait block) ;;
-        tp:default) ref=(--recv callback --express false); ours=(--opt express=false) ;;
-        tp:express) ref=(--recv callback --express true); ours=() ;;
-        tp:channel) ref=(--recv channel --express false); ours=(--opt express=false) ;;
+        lat:channel) ref=(--recv channel --wait block); ours=(--receive thread --wait block) ;;
+        tp:default) ref=(--recv callback --express false); ours=(--receive listener --opt express=false) ;;
+        tp:express) ref=(--recv callback --express true); ours=(--receive listener) ;;
+        tp:channel) ref=(--recv channel --express false); ours=(--receive thread --opt express=false) ;;
         *) echo "MODES: $1 is not one of lat:default lat:busy lat:channel tp:default tp:express tp:channel" >&2; exit 2 ;;
     esac
 }

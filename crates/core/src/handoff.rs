@@ -47,11 +47,14 @@ pub trait TakeAll {
 
 /// `R::take_all` with `F`, behind untyped pointers.
 type Run = unsafe fn(*mut (), *mut ()) -> Result<usize, BindingError>;
+/// `F` called on one sample, behind an untyped pointer.
+type Call = unsafe fn(*mut (), &[u8]);
 
 /// What a delivery does: set by `open`, read by the holder of `BUSY`.
 #[derive(Clone, Copy)]
 pub struct Job {
     run: Run,
+    call: Call,
     on_sample: *mut (),
     reader: *mut (),
 }
@@ -61,6 +64,7 @@ impl Job {
     pub fn new<F: FnMut(&[u8]) + Send, R: TakeAll>(on_sample: &mut F, reader: *mut R) -> Job {
         Job {
             run: take_all::<F, R>,
+            call: call::<F>,
             on_sample: on_sample as *mut F as *mut (),
             reader: reader as *mut (),
         }
@@ -77,6 +81,13 @@ unsafe fn take_all<F: FnMut(&[u8]), R: TakeAll>(
     // SAFETY: per the caller.
     let (f, reader) = unsafe { (&mut *(f as *mut F), &mut *(reader as *mut R)) };
     reader.take_all(f)
+}
+
+/// # Safety
+/// `f` points to an `F`, exclusively ours while we hold `BUSY`.
+unsafe fn call<F: FnMut(&[u8])>(f: *mut (), bytes: &[u8]) {
+    // SAFETY: per the caller.
+    unsafe { (*(f as *mut F))(bytes) }
 }
 
 /// What the deliveries of one `recv_window` call came to.
@@ -178,38 +189,85 @@ impl Handoff {
     /// (which, marked PENDING, then takes again before it leaves). Both
     /// the listener and `window`'s first take come here.
     pub fn deliver(&self) {
-        if !self.enter() {
-            return;
+        if self.enter() {
+            self.deliver_held();
         }
+    }
+
+    /// For a middleware that hands each sample to its callback (zenoh):
+    /// delivers what the reader holds, then `bytes`, straight to the open
+    /// job; false, with nothing delivered, when closed or when another
+    /// thread delivers: the caller then queues the sample where
+    /// [`TakeAll::take_all`] finds it and calls [`Handoff::deliver`].
+    pub fn offer(&self, bytes: &[u8]) -> bool {
+        if !self.enter() {
+            return false;
+        }
+        // SAFETY: we hold BUSY: `job` (set while OPEN) and `outcome` are ours.
+        unsafe {
+            let out = &mut *self.outcome.get();
+            if let Some(job) = *self.job.get() {
+                self.run_job(&job, out);
+                if out.error.is_none() {
+                    (job.call)(job.on_sample, bytes);
+                    out.delivered += 1;
+                    self.arrival();
+                }
+            }
+        }
+        if self.leave() {
+            self.deliver_held();
+        }
+        true
+    }
+
+    /// Holding BUSY: takes what the reader holds until no other thread
+    /// asked for a take meanwhile, then leaves BUSY.
+    fn deliver_held(&self) {
         loop {
-            // SAFETY: we hold BUSY: `job` (set while OPEN), `outcome` and
-            // `waiter` are ours.
+            // SAFETY: we hold BUSY: `job` (set while OPEN) and `outcome`
+            // are ours.
             unsafe {
-                let out = &mut *self.outcome.get();
-                if out.error.is_none()
-                    && let Some(job) = *self.job.get()
-                {
-                    let handed = match (job.run)(job.on_sample, job.reader) {
-                        Ok(n) => {
-                            out.delivered += n;
-                            n > 0
-                        }
-                        Err(e) => {
-                            out.error = Some(e);
-                            true
-                        }
-                    };
-                    if handed {
-                        self.state.fetch_or(ARRIVED, Ordering::Release);
-                        if let Some(w) = &*self.waiter.get() {
-                            w.unpark();
-                        }
-                    }
+                if let Some(job) = *self.job.get() {
+                    self.run_job(&job, &mut *self.outcome.get());
                 }
             }
             if !self.leave() {
                 return;
             }
+        }
+    }
+
+    /// Holding BUSY: the job's take of every sample held, counted into
+    /// `out` (nothing once a take failed).
+    ///
+    /// # Safety
+    /// The caller holds BUSY, and `job` is the one set while OPEN.
+    unsafe fn run_job(&self, job: &Job, out: &mut Outcome) {
+        if out.error.is_some() {
+            return;
+        }
+        // SAFETY: per the caller, the job's closure and reader are ours.
+        match unsafe { (job.run)(job.on_sample, job.reader) } {
+            Ok(0) => {}
+            Ok(n) => {
+                out.delivered += n;
+                self.arrival();
+            }
+            Err(e) => {
+                out.error = Some(e);
+                self.arrival();
+            }
+        }
+    }
+
+    /// Holding BUSY: marks that samples were handed over (or a take
+    /// failed), and unparks the waiter, if any.
+    fn arrival(&self) {
+        self.state.fetch_or(ARRIVED, Ordering::Release);
+        // SAFETY: the caller holds BUSY, so `waiter` is ours to read.
+        if let Some(w) = unsafe { &*self.waiter.get() } {
+            w.unpark();
         }
     }
 
@@ -282,6 +340,98 @@ impl Handoff {
             *self.job.get() = None;
             *self.waiter.get() = None;
             std::mem::take(&mut *self.outcome.get())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+    use std::sync::{Arc, Mutex};
+
+    /// A reader whose held samples another thread can add.
+    struct Held(Arc<Mutex<VecDeque<Vec<u8>>>>);
+
+    impl TakeAll for Held {
+        fn take_all<F: FnMut(&[u8])>(&mut self, on_sample: &mut F) -> Result<usize, BindingError> {
+            let mut n = 0;
+            while let Some(s) = self.0.lock().unwrap().pop_front() {
+                on_sample(&s);
+                n += 1;
+            }
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_closed_handoff_takes_no_offer() {
+        let h = Handoff::new();
+        assert!(!h.offer(b"x"));
+        h.deliver();
+    }
+
+    #[test]
+    fn an_offer_wakes_the_first_delivery_waiter_and_follows_what_was_held() {
+        let h = Handoff::new();
+        let queue = Arc::new(Mutex::new(VecDeque::new()));
+        let mut reader = Held(Arc::clone(&queue));
+        let mut got: Vec<Vec<u8>> = Vec::new();
+        let mut on_sample = |b: &[u8]| got.push(b.to_vec());
+        let cancel = CancelToken::new();
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let n = std::thread::scope(|s| {
+            s.spawn(|| {
+                queue.lock().unwrap().push_back(b"held".to_vec());
+                while !h.offer(b"offered") && !done.load(Ordering::Acquire) {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            });
+            let job = Job::new(&mut on_sample, &mut reader as *mut Held);
+            // SAFETY: one call; closure and reader outlive it.
+            let n =
+                unsafe { h.receive(job, Duration::from_secs(10), Until::FirstDelivery, &cancel) };
+            done.store(true, Ordering::Release);
+            n
+        });
+        let n = n.unwrap();
+        // The waiter may return after the held sample alone, then the
+        // offer found the hand-off closed and delivered nothing.
+        assert!(n == 1 || n == 2, "{n}");
+        assert_eq!(got[0], b"held");
+        if n == 2 {
+            assert_eq!(got[1], b"offered");
+        }
+    }
+
+    #[test]
+    fn a_window_gets_the_held_samples_then_the_offers_in_order() {
+        let h = Handoff::new();
+        let queue = Arc::new(Mutex::new(VecDeque::new()));
+        let mut reader = Held(Arc::clone(&queue));
+        let mut got: Vec<Vec<u8>> = Vec::new();
+        let mut on_sample = |b: &[u8]| got.push(b.to_vec());
+        let cancel = CancelToken::new();
+        let n = std::thread::scope(|s| {
+            s.spawn(|| {
+                queue.lock().unwrap().push_back(b"0".to_vec());
+                for i in 1..100u8 {
+                    let b = [b'0' + i % 10];
+                    if !h.offer(&b) {
+                        queue.lock().unwrap().push_back(b.to_vec());
+                        h.deliver();
+                    }
+                }
+                h.deliver();
+            });
+            let job = Job::new(&mut on_sample, &mut reader as *mut Held);
+            // SAFETY: one call; closure and reader outlive it.
+            unsafe { h.receive(job, Duration::from_millis(300), Until::WindowEnds, &cancel) }
+        });
+        let held = queue.lock().unwrap().len();
+        assert_eq!(n.unwrap() + held, 100);
+        for (i, b) in got.iter().enumerate() {
+            assert_eq!(b[0], b'0' + (i % 10) as u8, "sample {i} out of order");
         }
     }
 }

@@ -65,9 +65,13 @@ use zenoh::{Config, Session, Wait};
 mod reader;
 mod writer;
 
-use reader::Sub;
+use pubsubperf_core::ReceiveMode;
+use pubsubperf_core::handoff::Handoff;
 pub use reader::ZenohReader;
+use reader::{Listening, Queue};
+use std::sync::atomic::AtomicUsize;
 pub use writer::ZenohWriter;
+use zenoh::handlers::{Callback, IntoHandler};
 
 /// Largest sample over tcp and shm that the binding accepts. 64 MiB was
 /// checked end to end (see the README, section "zenoh"); zenoh's own default limit is the
@@ -95,7 +99,7 @@ pub(crate) fn caps() -> Capabilities {
         data_types: &[DataType::Bytes],
         in_process: false,
         remote: true,
-        receive: &[pubsubperf_core::ReceiveMode::Thread],
+        receive: &[ReceiveMode::Thread, ReceiveMode::Listener],
     }
 }
 
@@ -390,28 +394,38 @@ impl Binding for Zenoh {
             256
         };
         let best_effort = self.cfg.reliability == Reliability::BestEffort;
+        let (hold, queue) = if best_effort {
+            let (cb, q) = RingChannel::new(cap).into_handler();
+            (cb, Queue::Ring(q))
+        } else {
+            let (cb, q) = FifoChannel::new(cap).into_handler();
+            (cb, Queue::Fifo(q))
+        };
+        let listening = (self.cfg.receive == ReceiveMode::Listener).then(|| {
+            Arc::new(Listening {
+                handoff: Handoff::new(),
+                held: AtomicUsize::new(0),
+            })
+        });
+        let callback = match &listening {
+            None => hold,
+            Some(l) => {
+                let l = Arc::clone(l);
+                Callback::from(move |s| l.on_sample(s, &hold))
+            }
+        };
         let (sub, token) = unpinned(|| -> zenoh::Result<_> {
-            let sub = if best_effort {
-                Sub::Ring(
-                    session
-                        .declare_subscriber(&k)
-                        .with(RingChannel::new(cap))
-                        .wait()?,
-                )
-            } else {
-                Sub::Fifo(
-                    session
-                        .declare_subscriber(&k)
-                        .with(FifoChannel::new(cap))
-                        .wait()?,
-                )
-            };
+            let sub = session
+                .declare_subscriber(&k)
+                .with((callback, queue))
+                .wait()?;
             let token = session.liveliness().declare_token(&token_key).wait()?;
             Ok((sub, token))
         })
         .map_err(mw("declare subscriber"))?;
         let reader = ZenohReader {
             sub,
+            listening,
             _token: token,
             writers_key: format!("{k}/w/*"),
             session,

@@ -2,40 +2,74 @@
 
 use crate::*;
 use pubsubperf_core::binding::CANCEL_POLL;
+use pubsubperf_core::handoff::{Handoff, Job, TakeAll, Until};
 use pubsubperf_core::{BindingError, Reader, WaitMode};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use zenoh::Session;
-use zenoh::handlers::{FifoChannelHandler, RingChannelHandler};
+use zenoh::handlers::{Callback, FifoChannelHandler, RingChannelHandler};
 use zenoh::liveliness::LivelinessToken;
 use zenoh::pubsub::Subscriber;
 use zenoh::sample::Sample;
 
-pub(crate) enum Sub {
-    Fifo(Subscriber<FifoChannelHandler<Sample>>),
-    Ring(Subscriber<RingChannelHandler<Sample>>),
+/// The queue a subscriber's samples wait in until our thread takes them:
+/// FIFO (reliable: a full one holds zenoh's receive task) or ring (best
+/// effort: a full one drops the oldest).
+pub(crate) enum Queue {
+    Fifo(FifoChannelHandler<Sample>),
+    Ring(RingChannelHandler<Sample>),
 }
 
-impl Sub {
+impl Queue {
     #[inline]
-    pub(crate) fn try_recv(&self) -> zenoh::Result<Option<Sample>> {
+    fn try_recv(&self) -> zenoh::Result<Option<Sample>> {
         match self {
-            Sub::Fifo(s) => s.try_recv(),
-            Sub::Ring(s) => s.try_recv(),
+            Queue::Fifo(q) => q.try_recv(),
+            Queue::Ring(q) => q.try_recv(),
         }
     }
     #[inline]
-    pub(crate) fn recv_timeout(&self, t: Duration) -> zenoh::Result<Option<Sample>> {
+    fn recv_timeout(&self, t: Duration) -> zenoh::Result<Option<Sample>> {
         match self {
-            Sub::Fifo(s) => s.recv_timeout(t),
-            Sub::Ring(s) => s.recv_timeout(t),
+            Queue::Fifo(q) => q.recv_timeout(t),
+            Queue::Ring(q) => q.recv_timeout(t),
         }
+    }
+}
+
+/// What the `--receive listener` callback shares with the reader.
+pub(crate) struct Listening {
+    pub(crate) handoff: Box<Handoff>,
+    /// Samples pushed into the queue and not yet taken (a ring that dropped
+    /// one leaves this above the truth, which only costs a look at the
+    /// queue).
+    pub(crate) held: AtomicUsize,
+}
+
+impl Listening {
+    /// The subscriber's callback: straight to the open job, else queued
+    /// (through `hold`, the queue's own callback) for the next take.
+    pub(crate) fn on_sample(&self, sample: Sample, hold: &Callback<Sample>) {
+        if self.handoff.offer(&sample.payload().to_bytes()) {
+            return;
+        }
+        // Counted before it is queued, so that a take never finds more
+        // samples than the count says.
+        self.held.fetch_add(1, Ordering::AcqRel);
+        hold.call(sample);
+        self.handoff.deliver();
     }
 }
 
 /// Reader of the `zenoh` binding: a subscriber with a FIFO (reliable) or ring
 /// (best effort) channel on the listening session.
 pub struct ZenohReader {
-    pub(crate) sub: Sub,
+    pub(crate) sub: Subscriber<Queue>,
+    /// `--receive listener`: the subscriber's callback (zenoh's receive
+    /// task) delivers each sample through the hand-off while a
+    /// `recv_window`/`recv_on_arrival` call is open; what arrives while it
+    /// is closed waits in the queue for the next take.
+    pub(crate) listening: Option<Arc<Listening>>,
     pub(crate) _token: LivelinessToken,
     pub(crate) writers_key: String,
     pub(crate) session: Session,
@@ -64,13 +98,12 @@ impl Reader for ZenohReader {
         let start = Instant::now();
         let sample = loop {
             let got = match self.wait {
-                WaitMode::Busy => self.sub.try_recv(),
+                WaitMode::Busy => self.try_recv(),
                 WaitMode::Block => {
                     let left = timeout.saturating_sub(start.elapsed()).min(CANCEL_POLL);
-                    self.sub.recv_timeout(left)
+                    self.recv_timeout(left)
                 }
-            }
-            .map_err(|e| BindingError::Middleware(format!("zenoh receive: {e}")))?;
+            }?;
             if let Some(s) = got {
                 break s;
             }
@@ -89,5 +122,90 @@ impl Reader for ZenohReader {
         let bytes = sample.payload().to_bytes();
         on_sample(&bytes);
         Ok(1)
+    }
+
+    fn recv_window<F: FnMut(&[u8]) + Send>(
+        &mut self,
+        window: Duration,
+        on_sample: &mut F,
+    ) -> Result<usize, BindingError> {
+        self.listen(window, Until::WindowEnds, on_sample)
+    }
+
+    fn recv_on_arrival<F: FnMut(&[u8]) + Send>(
+        &mut self,
+        timeout: Duration,
+        on_sample: &mut F,
+    ) -> Result<usize, BindingError> {
+        self.listen(timeout, Until::FirstDelivery, on_sample)
+    }
+}
+
+fn receive_error(e: zenoh::Error) -> BindingError {
+    BindingError::Middleware(format!("zenoh receive: {e}"))
+}
+
+impl ZenohReader {
+    /// A sample from the queue, if one is there.
+    #[inline]
+    fn try_recv(&self) -> Result<Option<Sample>, BindingError> {
+        if let Some(l) = &self.listening
+            && l.held.load(Ordering::Acquire) == 0
+        {
+            return Ok(None);
+        }
+        let got = self.sub.try_recv().map_err(receive_error)?;
+        self.taken(&got);
+        Ok(got)
+    }
+
+    /// A sample from the queue, waiting up to `t` for one.
+    #[inline]
+    fn recv_timeout(&self, t: Duration) -> Result<Option<Sample>, BindingError> {
+        let got = self.sub.recv_timeout(t).map_err(receive_error)?;
+        self.taken(&got);
+        Ok(got)
+    }
+
+    #[inline]
+    fn taken(&self, got: &Option<Sample>) {
+        if let (Some(l), Some(_)) = (&self.listening, got) {
+            l.held.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    /// `--receive listener`: opens the hand-off for `on_sample`, delivers
+    /// what is held, sleeps while zenoh's receive task delivers what
+    /// arrives (through `time`, or as `until` says), and closes. Without a
+    /// callback, [`Reader::recv`].
+    fn listen<F: FnMut(&[u8]) + Send>(
+        &mut self,
+        time: Duration,
+        until: Until,
+        on_sample: &mut F,
+    ) -> Result<usize, BindingError> {
+        let Some(shared) = &self.listening else {
+            return self.recv(time, on_sample);
+        };
+        let shared = Arc::clone(shared);
+        let cancel = self.cancel.clone();
+        // From here to the window's end, `self` is the deliverer's alone
+        // (through the job's pointer): this thread touches only the
+        // hand-off and the clone of the cancel token.
+        let job = Job::new(on_sample, self as *mut ZenohReader);
+        // SAFETY: one call at a time (&mut self); the job's closure and
+        // reader outlive the call; the hand-off lives in `shared`.
+        unsafe { shared.handoff.receive(job, time, until, &cancel) }
+    }
+}
+
+impl TakeAll for ZenohReader {
+    fn take_all<F: FnMut(&[u8])>(&mut self, on_sample: &mut F) -> Result<usize, BindingError> {
+        let mut n = 0;
+        while let Some(s) = self.try_recv()? {
+            on_sample(&s.payload().to_bytes());
+            n += 1;
+        }
+        Ok(n)
     }
 }

@@ -23,3 +23,10 @@ conformance_suite!(shm_copy_suite, Zenoh, |id| on(id, "shm"));
 conformance_suite!(shm_zero_copy_suite, Zenoh, |id| on(id, "shm")
     .zero_copy()
     .busy());
+// --receive listener: the checks' subscribers receive through recv_window,
+// and the ping-pong's publisher through recv_on_arrival, on zenoh's task.
+conformance_suite!(tcp_listener_suite, Zenoh, |id| on(id, "tcp").listener());
+conformance_suite!(tcp_best_effort_listener_suite, Zenoh, |id| on(id, "tcp")
+    .best_effort()
+    .listener());
+conformance_suite!(shm_listener_suite, Zenoh, |id| on(id, "shm").listener());
