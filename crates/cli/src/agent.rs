@@ -18,9 +18,14 @@ pub enum Mode<'a> {
     Stdio,
 }
 
-/// Serves sessions until stopped (one with `sub --listen`). The outer
-/// error is bad input (exit 2); the inner result is the agent's.
-pub fn run(mode: Mode, host: &HostArgs) -> anyhow::Result<Result<(), Fault>> {
+/// Serves sessions until stopped (one with `sub --listen`); each session
+/// process prints what `print` asks ([`SessionSettings::print`]). The
+/// outer error is bad input (exit 2); the inner result is the agent's.
+pub fn run(
+    mode: Mode,
+    host: &HostArgs,
+    print: Option<String>,
+) -> anyhow::Result<Result<(), Fault>> {
     let (listen, once) = match mode {
         Mode::Listen { addr, once } => (addr, once),
         Mode::Stdio => ("", false),
@@ -76,6 +81,7 @@ pub fn run(mode: Mode, host: &HostArgs) -> anyhow::Result<Result<(), Fault>> {
         multicast_address,
         once,
         exe,
+        print,
     };
     let mut report = |event| match event {
         Event::Ready(local) => eprintln!("pubsubperf {name}: listening on {local}"),

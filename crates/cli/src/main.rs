@@ -179,11 +179,22 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 // session cleanly.
                 install_ctrlc_quietly();
                 let settings = agent::session_settings(a.session.as_deref())?;
-                pubsubperf_harness::serve::serve_stdin(&settings)
+                match settings.print.as_deref() {
+                    None => pubsubperf_harness::serve::serve_stdin(&settings, &mut |_, _| {}),
+                    Some(p) => {
+                        let mut sub = perftest::sub_print::SubPrint::open(p)?;
+                        let r =
+                            pubsubperf_harness::serve::serve_stdin(&settings, &mut |spec, msg| {
+                                sub.show(spec, msg)
+                            });
+                        sub.finish();
+                        r
+                    }
+                }
             } else {
                 install_ctrlc();
                 let addr = a.listen.as_deref().unwrap_or("0.0.0.0:7400");
-                agent::run(agent::Mode::Listen { addr, once: true }, &a.host)?
+                agent::run(agent::Mode::Listen { addr, once: true }, &a.host, None)?
             };
             serve_exit(r)
         }
@@ -197,7 +208,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     once: false,
                 }
             };
-            serve_exit(agent::run(mode, &a.host)?)
+            serve_exit(agent::run(mode, &a.host, None)?)
         }
     }
 }

@@ -16,8 +16,9 @@ use std::time::Duration;
 
 /// Runs a seed's pair: the `-sub` first, then the `-pub`, which finds it
 /// waiting on this host (or reaches it through `-peer`); the `-sub` serves
-/// that one run and exits. Returns the `-pub`'s standard output.
-fn pair(sub: &str, publisher: &str) -> String {
+/// that one run and exits. Returns the `-pub`'s standard output, then the
+/// `-sub`'s.
+fn pair(sub: &str, publisher: &str) -> (String, String) {
     let p = Pair::new("perftest");
     let (mut child, lines) = p.sub(sub);
     let out = p.run(publisher);
@@ -41,7 +42,21 @@ fn pair(sub: &str, publisher: &str) -> String {
             "the -pub ran alone: {stderr}"
         );
     }
-    stdout
+    (stdout, p.sub_stdout())
+}
+
+/// A `-sub` prints its own subscriber's throughput summary, as Perftest's
+/// does (the seeds read throughput there); nothing in a latency test.
+fn sub_summary(sub_out: &str, latency: bool, size: usize) {
+    if latency {
+        assert_eq!(sub_out, "", "a latency test's -sub printed");
+    } else {
+        assert!(
+            sub_out.starts_with("Sample Size (Bytes), Total Samples,"),
+            "{sub_out}"
+        );
+        summary(sub_out, size);
+    }
 }
 
 /// The summary line of a CSV output printed with `-noPrint` (its header,
@@ -67,15 +82,17 @@ fn seed_000_udp_pairs() {
     let sub = "-sub -nic 127.0.0.1 -noPrint -flatData -datalen 63001 -sendqueuesize 5";
     let publisher =
         "-pub -nic 127.0.0.1 -noPrint -exec 1 -flatData -datalen 63001 -sendqueuesize 5";
-    let tp = pair(sub, publisher);
+    let (tp, sub_tp) = pair(sub, publisher);
     assert!(
         tp.starts_with("Sample Size (Bytes), Total Samples,"),
         "{tp}"
     );
     summary(&tp, 63001);
-    let lat = pair(sub, &format!("{publisher} -latencyTest"));
+    sub_summary(&sub_tp, false, 63001);
+    let (lat, sub_lat) = pair(sub, &format!("{publisher} -latencyTest"));
     assert!(lat.starts_with("Sample Size (Bytes), Ave (μs),"), "{lat}");
     summary(&lat, 63001);
+    sub_summary(&sub_lat, true, 63001);
 }
 
 /// Seed 000 over SHMEM with Zero Copy (FlatData implied, as Perftest).
@@ -84,8 +101,10 @@ fn seed_000_shmem_zero_copy_pairs() {
     let sub =
         "-sub -noPrint -transport SHMEM -zerocopy -datalen 63001 -sendqueuesize 1  -receivequeue 5";
     let publisher = "-pub -noPrint -transport SHMEM -exec 1 -zerocopy -datalen 63001 -sendqueuesize 5  -receivequeue 1";
-    summary(&pair(sub, publisher), 63001);
-    summary(&pair(sub, &format!("{publisher} -latencytest")), 63001);
+    let (tp, sub_tp) = pair(sub, publisher);
+    summary(&tp, 63001);
+    sub_summary(&sub_tp, false, 63001);
+    summary(&pair(sub, &format!("{publisher} -latencytest")).0, 63001);
 }
 
 /// Seed 001 (raw transport, the `-pub` naming its `-sub` with `-peer`):
@@ -93,12 +112,13 @@ fn seed_000_shmem_zero_copy_pairs() {
 #[test]
 fn seed_001_raw_pairs() {
     let sub = "-sub -peer 10.45.3.120 -nic 127.0.0.1 -raw -noPrint -datalen 1024";
-    let tp = pair(
+    let (tp, sub_tp) = pair(
         sub,
         "-pub -peer 127.0.0.1 -nic 127.0.0.1 -raw -pub -noPrint -exec 1 -datalen 1024 -batchSize 0",
     );
     summary(&tp, 1024);
-    let lat = pair(
+    sub_summary(&sub_tp, false, 1024);
+    let (lat, _) = pair(
         sub,
         "-pub -peer 127.0.0.1 -nic 127.0.0.1 -raw -pub -noPrint -exec 1 -datalen 1024 -latencyTest",
     );

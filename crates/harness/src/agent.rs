@@ -43,6 +43,9 @@ pub struct AgentConfig {
     pub multicast_address: Option<String>,
     /// Serve one session, then exit (`sub --listen`).
     pub once: bool,
+    /// What session processes print on standard output
+    /// ([`SessionSettings::print`]; None: nothing).
+    pub print: Option<String>,
     /// The pubsubperf binary that serves a session (normally this one).
     pub exe: PathBuf,
 }
@@ -200,6 +203,7 @@ fn settings(cfg: &AgentConfig, seen_from: Option<String>) -> SessionSettings {
         data_address: cfg.data_address.clone(),
         multicast_address: cfg.multicast_address.clone(),
         seen_from,
+        print: cfg.print.clone(),
     }
 }
 
@@ -210,11 +214,16 @@ fn spawn_session(
     conn: std::os::fd::OwnedFd,
 ) -> Result<Child, Fault> {
     use std::os::unix::process::CommandExt;
+    let prints = settings.print.is_some();
     let settings = serde_json::to_string(settings).expect("settings serialize");
     let mut cmd = Command::new(&cfg.exe);
     cmd.args(["sub", "--session-stdin", "--session", &settings])
         .stdin(Stdio::from(conn))
-        .stdout(Stdio::null())
+        .stdout(if prints {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        })
         .stderr(Stdio::inherit());
     // SAFETY: only an async-signal-safe call between fork and exec.
     unsafe {

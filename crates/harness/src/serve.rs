@@ -98,6 +98,13 @@ pub struct SessionSettings {
     /// (the agent's `--multicast-address`; None: the run's).
     #[serde(default)]
     pub multicast_address: Option<String>,
+    /// What the session process prints of each run it serves on its
+    /// standard output, as the command line that started the agent asked
+    /// (`perftest -sub`: Perftest's output options). The harness only
+    /// carries it: the binary reads it and gives [`serve_stdin`] its
+    /// [`Watch`]. None: nothing, and standard output is closed.
+    #[serde(default)]
+    pub print: Option<String>,
     /// The publisher's address as this host sees it, told to the publisher
     /// in the Welcome (an agent over SSH, whose control connection is a
     /// loopback one).
@@ -113,9 +120,16 @@ impl SessionSettings {
             data_address: None,
             multicast_address: None,
             seen_from: None,
+            print: None,
         }
     }
 }
+
+/// What a session process is shown of each run it serves, besides what it
+/// sends the publisher: every [`Msg::Interval`] and the [`Msg::Result`],
+/// as they are sent (`perftest -sub` prints its own subscriber's lines,
+/// as Perftest's subscriber does).
+pub type Watch<'a> = &'a mut dyn FnMut(&RunSpec, &Msg);
 
 /// How long a publisher has to say Hello, and a subscriber to set up.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -125,7 +139,7 @@ const SETUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// no token, no limits).
 pub fn serve_session(mut stream: TcpStream) -> Result<(), Fault> {
     admit(&mut stream, None, SETUP_TIMEOUT)?;
-    serve_admitted(stream, &SessionSettings::local())
+    serve_admitted(stream, &SessionSettings::local(), &mut |_, _| {})
 }
 
 /// Reads the publisher's Hello and checks it: the token first (when
@@ -171,7 +185,12 @@ pub fn admit(stream: &mut TcpStream, token: Option<&str>, timeout: Duration) -> 
 
 /// Serves an admitted publisher's session: says Welcome, then serves its
 /// runs one after another, refusing any that exceed the limits.
-pub fn serve_admitted(mut stream: TcpStream, settings: &SessionSettings) -> Result<(), Fault> {
+/// Each run's intervals and result go to `watch` too.
+pub fn serve_admitted(
+    mut stream: TcpStream,
+    settings: &SessionSettings,
+    watch: Watch,
+) -> Result<(), Fault> {
     let setup_timeout = SETUP_TIMEOUT;
     let limits = &settings.limits;
     let data_ip = match &settings.data_address {
@@ -211,7 +230,7 @@ pub fn serve_admitted(mut stream: TcpStream, settings: &SessionSettings) -> Resu
                 let name = spec.peer_binding.clone();
                 own_group(&mut spec.endpoint, settings)
                     .and_then(|()| limits.check(&spec))
-                    .and_then(|()| with_binding!(name.as_str(), B => crate::subscriber::serve_run::<B>(&mut stream, &spec, setup_timeout),
+                    .and_then(|()| with_binding!(name.as_str(), B => crate::subscriber::serve_run::<B>(&mut stream, &spec, setup_timeout, &mut *watch),
                     unknown => Err(Fault::Config(crate::registry::unknown_binding("--peer-binding", &name)))))
             }
             Msg::PubSetup {
@@ -258,8 +277,9 @@ fn own_group(ep: &mut EndpointConfig, settings: &SessionSettings) -> Result<(), 
 }
 
 /// A session process started by an agent ([`crate::agent`]): the admitted
-/// publisher's connection is this process's standard input.
-pub fn serve_stdin(settings: &SessionSettings) -> Result<(), Fault> {
+/// publisher's connection is this process's standard input; each run's
+/// intervals and result go to `watch` too.
+pub fn serve_stdin(settings: &SessionSettings, watch: Watch) -> Result<(), Fault> {
     use std::os::fd::{FromRawFd, OwnedFd};
     // SAFETY: fd 0 is this process's to take: nothing else in it reads
     // standard input (a closed fd 0 fails the check below).
@@ -272,7 +292,7 @@ pub fn serve_stdin(settings: &SessionSettings) -> Result<(), Fault> {
     stream
         .set_nonblocking(false)
         .map_err(|e| Fault::Peer(e.to_string()))?;
-    serve_admitted(stream, settings)
+    serve_admitted(stream, settings, watch)
 }
 
 /// `pubsubperf sub --connect-back ADDR`: a subscriber child process.

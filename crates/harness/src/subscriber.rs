@@ -32,10 +32,12 @@ fn ctl_err(e: ControlError) -> Fault {
 }
 
 /// Serves one run whose `Setup` was just received, on binding `B`.
+/// Each interval and the result go to `watch` too.
 pub fn serve_run<B: Binding>(
     ctl: &mut TcpStream,
     spec: &RunSpec,
     setup_timeout: Duration,
+    watch: crate::serve::Watch,
 ) -> Result<(), Fault> {
     // The serving side set `bind_ip` (crate::serve).
     let cfg = spec.endpoint.clone();
@@ -126,7 +128,7 @@ pub fn serve_run<B: Binding>(
     });
 
     let start = Usage::now();
-    let res = measure::<B>(ctl, spec, &mut reader, echo.as_mut(), &shared);
+    let res = measure::<B>(ctl, spec, &mut reader, echo.as_mut(), &shared, &mut *watch);
     let resources = Usage::now().since(&start);
     let profile = profiler.map(|p| {
         let handled = res.as_ref().map_or(0, |r| r.4);
@@ -139,23 +141,32 @@ pub fn serve_run<B: Binding>(
     drop(echo);
     drop(reader);
     drop(binding);
-    protocol::send(
-        ctl,
-        &Msg::Result {
-            throughput,
-            by_publisher,
-            echoed,
-            bad_samples: bad,
-            resources,
-            profile,
-        },
-    )
-    .map_err(ctl_err)
+    let result = Msg::Result {
+        throughput,
+        by_publisher,
+        echoed,
+        bad_samples: bad,
+        resources,
+        profile,
+    };
+    watch(spec, &result);
+    protocol::send(ctl, &result).map_err(ctl_err)
 }
 
 /// Counts, counts per publisher, samples echoed, bad samples, and every
 /// sample received (warm-up included).
 type Measured = (Option<Throughput>, Vec<Throughput>, u64, u64, u64);
+
+/// After the publisher's stop, a reliable subscriber gives up on the rest
+/// of the samples once none came for this long. Longer than a repair takes
+/// through loss: Linux TCP doubles its retransmission timeout after each
+/// retransmission that is lost again (200 ms, 0.4, 0.8, 1.6, 3.2 s), so a
+/// segment dropped four times in a row arrives 3.2 s after the previous
+/// one; 2 s cut such runs short as lost (seen once through a 5 % drop rule).
+const RELIABLE_DRAIN_QUIET_NS: u64 = 5_000_000_000;
+/// The same for best effort: nothing is repaired, so what is still in
+/// flight arrives within moments or never.
+const BEST_EFFORT_DRAIN_QUIET_NS: u64 = 300_000_000;
 
 /// Receives (and echoes) until the publisher's stop and the drain. Receive
 /// times, the rate window and the intervals come from `B`'s clock; the drain
@@ -166,6 +177,7 @@ fn measure<B: Binding>(
     reader: &mut B::Reader,
     mut echo: Option<&mut B::Writer>,
     shared: &Shared,
+    watch: crate::serve::Watch,
 ) -> Result<Measured, Fault> {
     let idx = spec.subscriber_index as u64;
     let nsubs = spec.subscribers.max(1) as u64;
@@ -305,8 +317,10 @@ fn measure<B: Binding>(
             };
             last_report = (now, counted, lost, u);
             next_report = now + interval_ns;
+            let msg = Msg::Interval { interval };
+            watch(spec, &msg);
             // A failed send means the publisher is gone; the control thread notices too.
-            let _ = protocol::send(ctl, &Msg::Interval { interval });
+            let _ = protocol::send(ctl, &msg);
         }
         if shared.gone.load(Ordering::Acquire) {
             return Err(Fault::Peer("the publisher went away".into()));
@@ -329,9 +343,9 @@ fn measure<B: Binding>(
             // no sample came for a while (the rest is lost).
             let received: u64 = trackers.iter().map(|t| t.received).sum();
             let quiet_ns = if spec.endpoint.reliability == pubsubperf_core::Reliability::Reliable {
-                2_000_000_000
+                RELIABLE_DRAIN_QUIET_NS
             } else {
-                300_000_000
+                BEST_EFFORT_DRAIN_QUIET_NS
             };
             if received >= sent || real - last_progress.max(at) > quiet_ns {
                 break;

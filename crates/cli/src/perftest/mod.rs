@@ -6,6 +6,7 @@
 
 pub mod options;
 pub mod printer;
+pub mod sub_print;
 mod table;
 
 use crate::cli::HostArgs;
@@ -74,23 +75,26 @@ fn sub(inv: &Invocation) -> anyhow::Result<ExitCode> {
         .into());
     }
     eprintln!(
-        "pubsubperf perftest -sub: serving one run; the -pub side sends the test's settings (this side's options are checked, not used, except -nic and -multicastAddr)"
+        "pubsubperf perftest -sub: serving one run; the -pub side sends the test's settings (this side's options are checked, not used, except -nic, -multicastAddr and the output options)"
     );
     serve_once(
         inv.request.data_address.clone(),
         inv.request.multicast_address.clone(),
         sub_port(),
+        Some(sub_print::SubPrint::request(inv)),
     )
 }
 
 /// Serves one publisher's session on `port` as an agent does, its data on
 /// `data_address` (a `-nic`), its readers on the multicast group
-/// `multicast_address` when the run is multicast: the subscribing side of
-/// another tool's command line.
+/// `multicast_address` when the run is multicast, printing what `print`
+/// asks ([`sub_print`]): the subscribing side of another tool's command
+/// line.
 pub(crate) fn serve_once(
     data_address: Option<String>,
     multicast_address: Option<String>,
     port: u16,
+    print: Option<String>,
 ) -> anyhow::Result<ExitCode> {
     let host = HostArgs {
         data_address,
@@ -110,14 +114,16 @@ pub(crate) fn serve_once(
             once: true,
         },
         &host,
+        print,
     )?;
     crate::serve_exit(r)
 }
 
-/// `-pub`: the test, printed in Perftest's format.
-fn publish(inv: &Invocation) -> anyhow::Result<ExitCode> {
-    let plan = plan(inv)?;
-    let out: Box<dyn std::io::Write> = match &inv.output_file {
+/// Where the lines go: standard output, or `-outputFile` (appended to).
+pub(crate) fn output(
+    file: Option<&std::path::Path>,
+) -> Result<Box<dyn std::io::Write>, UsageError> {
+    Ok(match file {
         None => Box::new(std::io::stdout()),
         Some(p) => Box::new(
             std::fs::OpenOptions::new()
@@ -126,7 +132,13 @@ fn publish(inv: &Invocation) -> anyhow::Result<ExitCode> {
                 .open(p)
                 .map_err(|e| UsageError(format!("-outputFile {}: {e}", p.display())))?,
         ),
-    };
+    })
+}
+
+/// `-pub`: the test, printed in Perftest's format.
+fn publish(inv: &Invocation) -> anyhow::Result<ExitCode> {
+    let plan = plan(inv)?;
+    let out = output(inv.output_file.as_deref())?;
     let mut printer = printer::Printer::new(inv.format, inv.headers, inv.intervals, inv.cpu, out);
     crate::install_ctrlc();
     let mut sink = crate::output::Sink::new(crate::bindings_env(&plan.specs), None, None);

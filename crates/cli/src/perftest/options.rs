@@ -18,7 +18,7 @@ pub enum Role {
 }
 
 /// `-outputFormat`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Format {
     Csv,
     Json,

@@ -7,7 +7,8 @@
 //! column is here.
 
 use super::options::Format;
-use pubsubperf_core::result::{Interval, Run, TestKind};
+use pubsubperf_core::result::{Interval, Run, TestKind, Throughput};
+use pubsubperf_core::stats::LatencySummary;
 use serde_json::{Map, Value, json};
 use std::io::Write;
 
@@ -89,6 +90,34 @@ impl Acc {
         }
         row.latency_max = self.latency_max_ns as f64 / 1e3;
         Some(row)
+    }
+}
+
+/// What a run's summary lines are printed from: a whole run (`-pub`), or
+/// one subscriber's part of it (`-sub`).
+pub struct Summary<'a> {
+    pub test: TestKind,
+    pub size: usize,
+    pub intervals: &'a [Interval],
+    pub throughput: Option<&'a Throughput>,
+    pub latency: Option<&'a LatencySummary>,
+    /// CPU % of the publisher (latency lines) and of the subscriber
+    /// (throughput lines).
+    pub publisher_cpu: f64,
+    pub subscriber_cpu: f64,
+}
+
+impl<'a> From<&'a Run> for Summary<'a> {
+    fn from(run: &'a Run) -> Summary<'a> {
+        Summary {
+            test: run.test,
+            size: run.size,
+            intervals: &run.intervals,
+            throughput: run.throughput.as_ref(),
+            latency: run.latency_ns.as_ref(),
+            publisher_cpu: run.resources.publisher.cpu_percent,
+            subscriber_cpu: run.resources.subscriber.cpu_percent,
+        }
     }
 }
 
@@ -238,13 +267,18 @@ impl Printer {
     /// A finished run's summary lines (throughput, then latency when
     /// measured).
     pub fn run(&mut self, run: &Run) -> std::io::Result<()> {
+        self.summary(&Summary::from(run))
+    }
+
+    /// The summary lines of `run` (throughput, then latency when measured).
+    pub fn summary(&mut self, run: &Summary) -> std::io::Result<()> {
         if self.format == Format::Json {
             self.json_runs.push(json_run(run, self.intervals, self.cpu));
             return Ok(());
         }
         self.begin(run.test, run.size)?;
-        if let Some(t) = &run.throughput {
-            let cpu = run.resources.subscriber.cpu_percent;
+        if let Some(t) = run.throughput {
+            let cpu = run.subscriber_cpu;
             if self.format == Format::Csv {
                 self.summary_header("\nThroughput Summary:\n", "Sample Size (Bytes), Total Samples, Avg Samples/s,    Avg Mbps, Lost Samples, Lost Samples (%)")?;
                 writeln!(
@@ -272,8 +306,8 @@ impl Printer {
                 )?;
             }
         }
-        if let Some(l) = &run.latency_ns {
-            let cpu = run.resources.publisher.cpu_percent;
+        if let Some(l) = run.latency {
+            let cpu = run.publisher_cpu;
             if self.format == Format::Csv {
                 self.summary_header("\nOne-way Latency Summary:\n", "Sample Size (Bytes), Ave (μs), Std (μs), Min (μs), Max (μs), 50% (μs), 90% (μs), 99% (μs), 99.99% (μs), 99.9999% (μs)")?;
                 writeln!(
@@ -345,7 +379,7 @@ fn num(v: f64) -> Value {
     serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
 }
 
-fn json_run(run: &Run, intervals: bool, cpu: bool) -> Value {
+fn json_run(run: &Summary, intervals: bool, cpu: bool) -> Value {
     let mut o = Map::new();
     o.insert("length".into(), json!(run.size));
     if intervals {
@@ -359,14 +393,14 @@ fn json_run(run: &Run, intervals: bool, cpu: bool) -> Value {
         o.insert("intervals".into(), Value::Array(rows));
     }
     let mut s = Map::new();
-    if let Some(t) = &run.throughput {
+    if let Some(t) = run.throughput {
         s.insert("packets".into(), json!(t.received));
         s.insert("packets/sAve".into(), num(t.samples_per_s));
         s.insert("mbpsAve".into(), num(t.mbps));
         s.insert("lost".into(), json!(t.lost));
         s.insert("lostPercent".into(), num(t.lost_percent));
     }
-    if let Some(l) = &run.latency_ns {
+    if let Some(l) = run.latency {
         s.insert("latency_ave".into(), num(l.mean / 1e3));
         s.insert("latency_std".into(), num(l.std / 1e3));
         s.insert("latency_min".into(), num(us(l.min)));
@@ -379,8 +413,8 @@ fn json_run(run: &Run, intervals: bool, cpu: bool) -> Value {
     }
     if cpu {
         let c = match run.test {
-            TestKind::Latency => run.resources.publisher.cpu_percent,
-            TestKind::Throughput => run.resources.subscriber.cpu_percent,
+            TestKind::Latency => run.publisher_cpu,
+            TestKind::Throughput => run.subscriber_cpu,
         };
         s.insert("CPU".into(), num(c));
     }

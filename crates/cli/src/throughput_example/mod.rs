@@ -84,6 +84,7 @@ fn subscribe(inv: &Invocation) -> anyhow::Result<ExitCode> {
         inv.request.data_address.clone(),
         inv.request.multicast_address.clone(),
         port,
+        None,
     )
 }
 

@@ -51,11 +51,13 @@ impl Pair {
         c
     }
 
-    /// Starts the subscriber and waits until it listens.
+    /// Starts the subscriber and waits until it listens; its standard
+    /// output goes to a file ([`Pair::sub_stdout`]).
     pub fn sub(&self, line: &str) -> (Child, Receiver<String>) {
+        let out = std::fs::File::create(self.dir.path().join("sub.out")).unwrap();
         let mut child = self
             .cmd(line)
-            .stdout(Stdio::null())
+            .stdout(out)
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
@@ -81,6 +83,12 @@ impl Pair {
                 }
             }
         }
+    }
+
+    /// What the last subscriber started printed on its standard output.
+    #[allow(dead_code)] // not every test file reads it
+    pub fn sub_stdout(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("sub.out")).unwrap_or_default()
     }
 
     pub fn run(&self, line: &str) -> Output {

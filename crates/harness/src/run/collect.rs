@@ -81,7 +81,7 @@ pub(super) fn collect_subscribers(
             Vec::new()
         },
     };
-    // Reliable subscribers may drain a backlog (they stop after 2 s of quiet).
+    // Reliable subscribers may drain a backlog (they stop after 5 s of quiet).
     let wait = Duration::from_secs(if spec.endpoint.reliability == Reliability::Reliable {
         30
     } else {
