@@ -33,11 +33,11 @@ trap 'exit 130' INT TERM
 prog="$work/fastdds-soak"
 g++ -O2 -std=c++17 -o "$prog" bench/fastdds-soak/soak.cpp -lfastrtps -lfastcdr -lpthread
 
-rss() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+. bench/lib/rss.sh
 
 # soak_variant QOS DOMAIN: one pair and its report lines.
 soak_variant() {
-  local q=$1 dom=$2 sub pub t0 p0 s0 p s p1 s1 end now tenth next dp ds
+  local q=$1 dom=$2 sub pub t0 p0 s0 p1 s1 tenth dp ds
   local -a pcurve=() scurve=()
   FASTDDS_SOAK_DOMAIN=$dom taskset -c 1 "$prog" sub $(( secs + 15 )) "$q" >"$work/sub-$q.out" 2>&1 &
   sub=$!
@@ -46,20 +46,8 @@ soak_variant() {
   pub=$!
   echo "$pub $sub" >"$work/$q.pids"
   t0=$(date +%s)
-  sleep "$warm"
-  p0=$(rss "$pub"); s0=$(rss "$sub")
-  echo "t_s,publisher_kib,subscriber_kib" >"$curves/fastdds-soak-$q.csv"
-  echo "$warm,$p0,$s0" >>"$curves/fastdds-soak-$q.csv"
-  end=$(( t0 + secs - 2 )); tenth=$(( secs / 10 )); next=$(( t0 + tenth ))
-  p1=$p0; s1=$s0
-  while now=$(date +%s); [ "$now" -lt "$end" ] && kill -0 "$pub" 2>/dev/null; do
-    sleep $(( end - now < 10 ? end - now : 10 ))
-    p=$(rss "$pub"); s=$(rss "$sub")
-    [ "$p" -gt 0 ] && p1=$p; [ "$s" -gt 0 ] && s1=$s
-    now=$(date +%s)
-    echo "$(( now - t0 )),$p1,$s1" >>"$curves/fastdds-soak-$q.csv"
-    if [ "$now" -ge "$next" ]; then pcurve+=("$p1"); scurve+=("$s1"); next=$(( next + tenth )); fi
-  done
+  watch_pair "$pub" "$sub" "$t0" "$secs" "$warm" "$curves/fastdds-soak-$q.csv"
+  tenth=$(( secs / 10 ))
   local ok=1
   wait "$pub" || ok=0
   kill "$sub" 2>/dev/null || true; wait "$sub" 2>/dev/null || true

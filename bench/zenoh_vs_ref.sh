@@ -13,8 +13,9 @@
 #                 recv, pong echoes from its subscriber callback, express)
 #                 vs `pubsubperf latency -b zenoh --receive listener` (the
 #                 echo written from the subscriber callback too)
-#   lat:busy      the same with ping polling try_recv vs --wait busy (our
-#                 both sides poll a FIFO channel: busy has no listener)
+#   lat:busy      the same with ping polling try_recv vs --receive listener
+#                 --wait busy (our subscriber in the callback, our
+#                 publisher polling the channel for its echo)
 #   lat:channel   pong taking from a FIFO channel on its own thread and
 #                 echoing a copy vs --receive thread --wait block
 #   tp:default    z_pub_thr/z_sub_thr as shipped (express off: zenoh
@@ -48,7 +49,7 @@ pp=${ZENOH_PINGPONG:-$(build_ref zenoh-pingpong)}
 mode_flags() {
     case $1 in
         lat:default) ref=(--recv callback --wait block); ours=(--receive listener) ;;
-        lat:busy) ref=(--recv callback --wait busy); ours=(--wait busy) ;;
+        lat:busy) ref=(--recv callback --wait busy); ours=(--receive listener --wait busy) ;;
         lat:channel) ref=(--recv channel --wait block); ours=(--receive thread --wait block) ;;
         tp:default) ref=(--recv callback --express false); ours=(--receive listener --opt express=false) ;;
         tp:express) ref=(--recv callback --express true); ours=(--receive listener) ;;

@@ -91,15 +91,22 @@ static void close_ports(void) {
   iox_pub_deinit(pub);
 }
 
-static void send_seq(uint64_t seq) {
+/* Publishes `seq` in a chunk of `len` bytes; exits when no chunk is free
+ * for 30 s. */
+static void send_len(uint64_t seq, uint32_t len) {
   void *chunk = NULL;
-  while (iox_pub_loan_aligned_chunk(pub, &chunk, size, 8) != AllocationResult_SUCCESS) {
+  uint64_t t0 = 0;
+  while (iox_pub_loan_aligned_chunk(pub, &chunk, len, 8) != AllocationResult_SUCCESS) {
     /* every chunk of the pool in flight: the subscriber releases soon */
+    if (t0 == 0) t0 = now_ns();
+    if (now_ns() - t0 > 30000000000u) die("no free chunk within 30 s");
     sched_yield();
   }
   memcpy(chunk, &seq, sizeof seq);
   iox_pub_publish_chunk(pub, chunk);
 }
+
+static void send_seq(uint64_t seq) { send_len(seq, size); }
 
 /* The next sample's sequence number; exits when nothing came in 30 s. */
 static uint64_t take_seq(void) {
@@ -203,7 +210,9 @@ static void subscriber(double secs, double warmup) {
     } else if (from && win_ns == 0 && t - from >= (uint64_t)(secs * 1e9)) {
       win_ns = t - from;
       win_n = n - from_n;
-      send_seq(1); /* the publisher may stop now */
+      /* The publisher may stop now: a small chunk, as every chunk of the
+       * sample size may be in flight towards us. */
+      send_len(1, sizeof(uint64_t));
     }
   }
   if (win_ns == 0) die("the publisher stopped before the window ended");

@@ -840,3 +840,85 @@ fn stopped_subscriber_or_link_down_for_2s_shows_as_a_gap() {
         }
     }
 }
+
+/// Perftest's several-subscriber run as its users script it: one
+/// `perftest -sub` on each of two hosts, one `-pub` naming both with
+/// `-peer` and `-numSubscribers 2`. Each `-sub` prints its own
+/// subscriber's throughput summary (here into its `-outputFile`), as
+/// Perftest's subscribers do; the `-pub` prints the summary over both.
+#[test]
+fn perftest_subs_on_two_hosts_each_print_their_own_lines() {
+    require_netns();
+    let _serial = serial();
+    let mut lab = Lab::new();
+    let a = lab.ns("a");
+    let b = lab.ns("b");
+    let c = lab.ns("c");
+    lab.link(&a, "pp0", "198.18.3.1/24", &b, "pp1", "198.18.3.2/24");
+    lab.link(&a, "pp2", "198.18.4.1/24", &c, "pp3", "198.18.4.2/24");
+    let dir = tmp();
+    let files: Vec<String> = ["b", "c"]
+        .iter()
+        .map(|n| dir.path().join(format!("{n}.csv")).display().to_string())
+        .collect();
+    for (ns, file) in [(&b, &files[0]), (&c, &files[1])] {
+        lab.serve(
+            ns,
+            &["perftest", "-sub", "-raw", "-noPrint", "-outputFile", file],
+        );
+    }
+    let out = lab.run(
+        &a,
+        &[
+            "perftest",
+            "-pub",
+            "-raw",
+            "-peer",
+            "198.18.3.2",
+            "-peer",
+            "198.18.4.2",
+            "-numSubscribers",
+            "2",
+            "-noPrint",
+            "-exec",
+            "1",
+            "-dataLen",
+            "1024",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}\n{stdout}", stderr(&out));
+    for p in lab.procs.iter_mut() {
+        wait_exit(p, Duration::from_secs(15), "perftest -sub");
+    }
+    let mut received = 0u64;
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+        assert!(
+            lines
+                .next()
+                .is_some_and(|h| h.starts_with("Sample Size (Bytes), Total Samples,")),
+            "{file}: {text}"
+        );
+        let row: Vec<&str> = lines
+            .next()
+            .unwrap_or_default()
+            .split(',')
+            .map(str::trim)
+            .collect();
+        assert_eq!(row[0], "1024", "{file}: {text}");
+        received += row[1]
+            .parse::<u64>()
+            .unwrap_or_else(|_| panic!("{file}: {text}"));
+    }
+    // The publisher's summary counts both subscribers' samples.
+    let total: u64 = stdout
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .nth(1)
+        .and_then(|l| l.split(',').nth(1))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no summary row: {stdout}"));
+    assert_eq!(total, received, "{stdout}");
+}

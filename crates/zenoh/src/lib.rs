@@ -62,9 +62,11 @@ use zenoh::qos::{CongestionControl, Reliability as ZReliability};
 use zenoh::shm::ShmClientStorage;
 use zenoh::{Config, Session, Wait};
 
+mod payloads;
 mod reader;
 mod writer;
 
+use payloads::Payloads;
 use pubsubperf_core::ReceiveMode;
 use pubsubperf_core::handoff::Handoff;
 pub use reader::ZenohReader;
@@ -488,7 +490,16 @@ impl Binding for Zenoh {
             session: Some(session),
             provider,
             readers_key: format!("{k}/r/*"),
-            scratch: vec![0; self.cfg.max_sample_size.max(64)],
+            scratch: if self.cfg.transport == "shm" && !self.cfg.zero_copy {
+                vec![0; self.cfg.max_sample_size.max(64)]
+            } else {
+                Vec::new()
+            },
+            payloads: Payloads::new(if self.cfg.transport == "shm" {
+                0
+            } else {
+                self.cfg.max_sample_size.max(64)
+            }),
             max: self.cfg.max_sample_size,
             zero_copy: self.cfg.zero_copy,
             reliable: self.cfg.reliability == Reliability::Reliable,

@@ -1,6 +1,7 @@
 //! [`ZenohWriter`]: puts samples on one key expression (copies, or loaned
 //! shared-memory buffers).
 
+use crate::payloads::Payloads;
 use crate::*;
 use pubsubperf_core::{BindingError, Refusal, Writer};
 use std::time::{Duration, Instant};
@@ -17,7 +18,11 @@ pub struct ZenohWriter {
     pub(crate) session: Option<Session>,
     pub(crate) provider: Option<ShmProvider<PosixShmProviderBackend>>,
     pub(crate) readers_key: String,
+    /// Copy mode's scratch buffer, filled before the copy into a loaned
+    /// SHM buffer (`--transport shm` without `--zero-copy`).
     pub(crate) scratch: Vec<u8>,
+    /// The payload buffers of tcp and udp.
+    pub(crate) payloads: Payloads,
     pub(crate) max: usize,
     pub(crate) zero_copy: bool,
     pub(crate) reliable: bool,
@@ -99,11 +104,9 @@ impl Writer for ZenohWriter {
             }
             ZBytes::from(buf)
         } else {
-            // zenoh's put takes an owned payload: one allocation and one copy
-            // per sample, as in any zenoh application.
-            let s = &mut self.scratch[..len];
-            fill(s);
-            ZBytes::from(&*s)
+            // zenoh's put takes an owned payload: a buffer of ours that it
+            // holds until it is done with it (src/payloads.rs).
+            self.payloads.fill(len, fill)
         };
         self.publisher
             .as_ref()

@@ -274,9 +274,16 @@ impl Lab {
     pub fn sub_with(&mut self, ns: &str, addr: &str, extra: &[&str]) -> u32 {
         let mut args = vec!["sub", "--listen", addr];
         args.extend(extra);
+        self.serve(ns, &args)
+    }
+
+    /// Starts pubsubperf with `args` (a command that serves: `sub
+    /// --listen`, `perftest -sub`) in `ns` and waits until it listens,
+    /// retrying a start that finds the address in use (for 5 s).
+    pub fn serve(&mut self, ns: &str, args: &[&str]) -> u32 {
         let start = Instant::now();
         loop {
-            let c = self.spawn(ns, &args, Stdio::piped());
+            let c = self.spawn(ns, args, Stdio::piped());
             let pid = c.id();
             let mut r = BufReader::new(c.stderr.as_mut().unwrap());
             let mut said = String::new();
@@ -291,7 +298,7 @@ impl Lab {
             let _ = self.procs.pop().map(|mut c| c.wait());
             assert!(
                 said.contains("in use") && start.elapsed() < Duration::from_secs(5),
-                "sub --listen exited: {said}"
+                "{args:?} exited: {said}"
             );
             std::thread::sleep(Duration::from_millis(20));
         }

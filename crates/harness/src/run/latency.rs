@@ -54,10 +54,13 @@ fn report_interval(
 /// returns its (round trip, subscriber receive time - stamp), both in
 /// nanoseconds; `None` when no echo came within `echo_timeout` of
 /// `real_sent_at` (the ping is lost). Peers are checked between waits.
+/// With `poll` (`--wait busy`) the echo is polled for on this thread, also
+/// where the subscriber receives in a listener.
 #[inline(always)]
 fn await_echo<R: Reader, C: clock::RoundTrip>(
     s: &Session,
     reader: &mut R,
+    poll: bool,
     want: (u64, u8),
     real_sent_at: u64,
     echo_timeout: u64,
@@ -65,7 +68,7 @@ fn await_echo<R: Reader, C: clock::RoundTrip>(
 ) -> Result<Option<(u64, u64)>, Fault> {
     let mut got: Option<(u64, u64)> = None;
     loop {
-        let r = reader.recv_on_arrival(Duration::from_millis(100), &mut |b: &[u8]| {
+        let mut on_echo = |b: &[u8]| {
             let t = C::stop();
             if let Some(h) = Header::read(b)
                 && (h.seq, h.flags & !FLAG_CHECK) == want
@@ -80,7 +83,13 @@ fn await_echo<R: Reader, C: clock::RoundTrip>(
                     sub_rx.saturating_sub(h.timestamp),
                 ));
             }
-        });
+        };
+        let wait = Duration::from_millis(100);
+        let r = if poll {
+            reader.recv(wait, &mut on_echo)
+        } else {
+            reader.recv_on_arrival(wait, &mut on_echo)
+        };
         match r {
             Err(e) => return Err(send_fault(e, s)),
             Ok(_) if got.is_some() => return Ok(got),
@@ -114,6 +123,7 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
         0
     };
     let one_way = spec.one_way;
+    let poll = spec.endpoint.wait == pubsubperf_core::WaitMode::Busy;
     let start = B::now_ns();
     let warm_end = start + spec.warmup_ns;
     let mut measure_start = warm_end;
@@ -206,6 +216,7 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
         let got = match await_echo::<B::Reader, C>(
             s,
             &mut ep.echo[target],
+            poll,
             want,
             real_sent_at,
             echo_timeout,
