@@ -101,7 +101,7 @@ pub(crate) fn caps() -> Capabilities {
         data_types: &[DataType::Bytes],
         in_process: false,
         remote: true,
-        receive: &[ReceiveMode::Thread, ReceiveMode::Listener],
+        receive: &[ReceiveMode::Listener, ReceiveMode::Thread],
     }
 }
 
