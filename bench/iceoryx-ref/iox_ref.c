@@ -241,7 +241,9 @@ int main(int argc, char **argv) {
   if (sched_setaffinity(0, sizeof set, &set) != 0) die("sched_setaffinity");
   char name[64];
   snprintf(name, sizeof name, "iox_ref_%s_%d", role, (int)getpid());
-  iox_set_loglevel(Iceoryx_LogLevel_Warn);
+  /* As the binding's shim: iceoryx logs every loan that finds the pool
+   * empty (back-pressure here), one write each. */
+  iox_set_loglevel(Iceoryx_LogLevel_Fatal);
   iox_runtime_init(name);
   if (strcmp(role, "ping") == 0) {
     ports(tag, "ping", "pong");
