@@ -31,11 +31,12 @@ pub struct Row {
     pub cpu: f64,
 }
 
-/// Running totals over one run's intervals (subscriber 0's, as a Perftest
+/// Running totals over one subscriber's intervals of a run (a Perftest
 /// subscriber prints its own).
 #[derive(Debug, Default)]
 pub struct Acc {
     size: usize,
+    subscriber: usize,
     t_s: f64,
     received: u64,
     lost: u64,
@@ -45,16 +46,18 @@ pub struct Acc {
 }
 
 impl Acc {
-    pub fn new(size: usize) -> Acc {
+    /// Totals of `subscriber`'s intervals of a run of `size`-byte samples.
+    pub fn new(size: usize, subscriber: usize) -> Acc {
         Acc {
             size,
+            subscriber,
             ..Default::default()
         }
     }
 
     /// The row of the next interval; None for other subscribers'.
     pub fn push(&mut self, i: &Interval) -> Option<Row> {
-        if i.subscriber != 0 {
+        if i.subscriber != self.subscriber {
             return None;
         }
         self.t_s = i.t_s;
@@ -98,6 +101,8 @@ impl Acc {
 pub struct Summary<'a> {
     pub test: TestKind,
     pub size: usize,
+    /// Whose intervals are printed.
+    pub subscriber: usize,
     pub intervals: &'a [Interval],
     pub throughput: Option<&'a Throughput>,
     pub latency: Option<&'a LatencySummary>,
@@ -112,6 +117,7 @@ impl<'a> From<&'a Run> for Summary<'a> {
         Summary {
             test: run.test,
             size: run.size,
+            subscriber: 0,
             intervals: &run.intervals,
             throughput: run.throughput.as_ref(),
             latency: run.latency_ns.as_ref(),
@@ -133,6 +139,8 @@ pub struct Printer {
     /// (test, size) of the run whose intervals are being printed.
     current: Option<(TestKind, usize)>,
     acc: Acc,
+    /// Whose intervals are printed (0 unless [`Printer::follow`]).
+    subscriber: usize,
     json_runs: Vec<Value>,
 }
 
@@ -157,8 +165,15 @@ impl Printer {
             summary_header_done: false,
             current: None,
             acc: Acc::default(),
+            subscriber: 0,
             json_runs: Vec::new(),
         }
+    }
+
+    /// Prints the intervals of `subscriber` from now on (a `-sub` prints
+    /// its own, whatever its index in the run).
+    pub fn follow(&mut self, subscriber: usize) {
+        self.subscriber = subscriber;
     }
 
     fn cpu_csv(&self, v: f64) -> String {
@@ -187,7 +202,7 @@ impl Printer {
             return Ok(());
         }
         self.current = Some((test, size));
-        self.acc = Acc::new(size);
+        self.acc = Acc::new(size, self.subscriber);
         if !(self.headers && self.intervals) {
             return Ok(());
         }
@@ -383,7 +398,7 @@ fn json_run(run: &Summary, intervals: bool, cpu: bool) -> Value {
     let mut o = Map::new();
     o.insert("length".into(), json!(run.size));
     if intervals {
-        let mut acc = Acc::new(run.size);
+        let mut acc = Acc::new(run.size, run.subscriber);
         let rows: Vec<Value> = run
             .intervals
             .iter()

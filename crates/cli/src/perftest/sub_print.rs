@@ -72,15 +72,9 @@ impl SubPrint {
         }
         let r = match msg {
             Msg::Interval { interval } => {
-                // This process's subscriber is the one it prints, whatever
-                // its index in the run (the printer follows subscriber 0).
-                let own = Interval {
-                    subscriber: 0,
-                    ..interval.clone()
-                };
-                let r = self.printer.interval(spec.test, spec.size, &own);
-                self.intervals.push(own);
-                r
+                self.printer.follow(spec.subscriber_index);
+                self.intervals.push(interval.clone());
+                self.printer.interval(spec.test, spec.size, interval)
             }
             Msg::Result {
                 throughput,
@@ -90,6 +84,7 @@ impl SubPrint {
                 let r = self.printer.summary(&Summary {
                     test: spec.test,
                     size: spec.size,
+                    subscriber: spec.subscriber_index,
                     intervals: &self.intervals,
                     throughput: throughput.as_ref(),
                     latency: None,
