@@ -7,8 +7,10 @@
 # The reference is bench/iceoryx2-pingpong (our own minimal program, built
 # here; not part of the workspace): iceoryx2 the way its own
 # publish-subscribe benchmark uses it (loan a [u8] slice, write it in
-# place, send; busy-poll receive), with the service settings of our
-# binding (subscriber buffer 256, one publisher, one subscriber), plus a
+# place, send; busy-poll receive), with the same service settings on both
+# sides (subscriber buffer 256: ours gets --receive-queue 256, since its
+# default buffer is 32 MiB worth of samples, 2 at 16 MiB, to bound the
+# shared memory; one publisher, one subscriber), plus a
 # throughput test (publisher loaning and sending as fast as the
 # subscriber keeps up; the subscriber counts over a window after a
 # warm-up) and a blocking wait (an event service beside each topic:
@@ -51,7 +53,7 @@ ref_run() { # KIND SIZE
     if [ "$1" = latency ]; then ref_lat "$tmp/ref.txt"; else ref_tp "$tmp/ref.txt"; fi
 }
 ours_run() { # KIND SIZE -> our figures, "nan" when the run failed
-    if "$bin" "$1" -b iceoryx2 --size "$2" --duration "${secs}s" --cpu 0,1 "${ours[@]}" \
+    if "$bin" "$1" -b iceoryx2 --size "$2" --duration "${secs}s" --cpu 0,1 "${ours[@]}" --receive-queue 256 \
         $([ "$1" = latency ] && echo --clock monotonic) -q --no-save --json "$tmp/o.json" > /dev/null; then
         if [ "$1" = latency ]; then ours_lat "$tmp/o.json"; else ours_tp "$tmp/o.json"; fi
     else

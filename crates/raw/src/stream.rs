@@ -8,38 +8,57 @@
 //! writes as iperf3 and sockperf's throughput mode let it (neither sets
 //! `TCP_NODELAY` there).
 //!
+//! A latency run's echoes come back on the connection their samples came
+//! on (see [`links`]), as in sockperf's ping-pong.
+//!
 //! `uds` uses Linux abstract socket names (`@pubsubperf/<run>/<topic>/<n>`),
 //! which vanish with the socket: nothing is left in the file system.
 
-use crate::wait::{POLL, is_wait, retry};
+mod links;
+mod reader;
+mod writer;
+
+use crate::wait::is_wait;
+use links::Links;
 use pubsubperf_core::binding::BindingInfo;
 use pubsubperf_core::environment::kernel_release;
 use pubsubperf_core::{
-    Binding, BindingError, CancelToken, Capabilities, DataType, EndpointConfig, Locator, Reader,
-    Reliability, TopicSpec, WaitMode, Writer,
+    Binding, BindingError, Capabilities, DataType, EndpointConfig, Locator, Reliability, TopicSpec,
 };
-use std::io::{ErrorKind, Read, Write};
-use std::net::{IpAddr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
+pub use reader::StreamReader;
+use std::io::{Read, Write};
+use std::net::{IpAddr, Ipv6Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr as UnixAddr, UnixListener, UnixStream};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
+pub use writer::StreamWriter;
 
 /// Largest sample on a stream binding: 1 GiB (the frame prefix could carry 4 GiB).
 pub const MAX_STREAM_SAMPLE: usize = 1 << 30;
 const FRAME: usize = 4;
 
 /// What the stream bindings need from a socket type.
-pub trait StreamSocket: Read + Write + Send + Sized + 'static {
+pub trait StreamSocket: Read + Write + AsRawFd + Send + Sized + 'static {
     /// Listener type.
     type Listener: Send + 'static;
     /// Accepts one connection if one is pending (the listener is non-blocking).
     fn try_accept(l: &Self::Listener) -> std::io::Result<Option<Self>>;
-    /// Sets blocking mode.
-    fn set_nonblocking(&self, on: bool) -> std::io::Result<()>;
-    /// Sets read timeout.
+    /// Sets the read timeout.
     fn set_read_timeout(&self, t: Option<Duration>) -> std::io::Result<()>;
-    /// Sets write timeout.
+    /// Sets the write timeout.
     fn set_write_timeout(&self, t: Option<Duration>) -> std::io::Result<()>;
+    /// A second handle on the same connection.
+    fn second(&self) -> std::io::Result<Self>;
+    /// Ends this side's writing (the peer reads the end), whatever other
+    /// handles on the connection still read.
+    fn shutdown_write(&self);
+    /// Connects to the reader at `locator`, set up as [`Self::writer_options`].
+    fn connect(locator: &str, cfg: &EndpointConfig) -> Result<Self, BindingError>;
+    /// Sets what a writer's connection needs (tcp: `TCP_NODELAY`, the
+    /// send buffer).
+    fn writer_options(&self, cfg: &EndpointConfig) -> Result<(), BindingError>;
 }
 
 impl StreamSocket for TcpStream {
@@ -51,14 +70,42 @@ impl StreamSocket for TcpStream {
             Err(e) => Err(e),
         }
     }
-    fn set_nonblocking(&self, on: bool) -> std::io::Result<()> {
-        TcpStream::set_nonblocking(self, on)
-    }
     fn set_read_timeout(&self, t: Option<Duration>) -> std::io::Result<()> {
         TcpStream::set_read_timeout(self, t)
     }
     fn set_write_timeout(&self, t: Option<Duration>) -> std::io::Result<()> {
         TcpStream::set_write_timeout(self, t)
+    }
+    fn second(&self) -> std::io::Result<Self> {
+        self.try_clone()
+    }
+    fn shutdown_write(&self) {
+        let _ = self.shutdown(Shutdown::Write);
+    }
+    fn connect(locator: &str, cfg: &EndpointConfig) -> Result<Self, BindingError> {
+        let addr: SocketAddr = locator
+            .parse()
+            .map_err(|_| BindingError::Middleware(format!("bad tcp locator '{locator}'")))?;
+        let s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::TimedOut {
+                // A SYN a local firewall drops is retried, not refused:
+                // the kernel reports nothing but the silence.
+                BindingError::Middleware(format!(
+                    "tcp connect to the reader at {addr}: no answer within 5 s; check that no firewall rule drops the packets (`nft list ruleset` on both hosts) and that the address is reachable"
+                ))
+            } else {
+                BindingError::io("tcp connect", e)
+            }
+        })?;
+        s.writer_options(cfg)?;
+        Ok(s)
+    }
+    fn writer_options(&self, cfg: &EndpointConfig) -> Result<(), BindingError> {
+        self.set_nodelay(nodelay(cfg)?).map_err(io("TCP_NODELAY"))?;
+        if cfg.socket_buffer > 0 {
+            let _ = socket2::SockRef::from(self).set_send_buffer_size(cfg.socket_buffer);
+        }
+        Ok(())
     }
 }
 
@@ -71,14 +118,27 @@ impl StreamSocket for UnixStream {
             Err(e) => Err(e),
         }
     }
-    fn set_nonblocking(&self, on: bool) -> std::io::Result<()> {
-        UnixStream::set_nonblocking(self, on)
-    }
     fn set_read_timeout(&self, t: Option<Duration>) -> std::io::Result<()> {
         UnixStream::set_read_timeout(self, t)
     }
     fn set_write_timeout(&self, t: Option<Duration>) -> std::io::Result<()> {
         UnixStream::set_write_timeout(self, t)
+    }
+    fn second(&self) -> std::io::Result<Self> {
+        self.try_clone()
+    }
+    fn shutdown_write(&self) {
+        let _ = self.shutdown(Shutdown::Write);
+    }
+    fn connect(locator: &str, _cfg: &EndpointConfig) -> Result<Self, BindingError> {
+        let name = locator
+            .strip_prefix('@')
+            .ok_or_else(|| BindingError::Middleware(format!("bad uds locator '{locator}'")))?;
+        let addr = UnixAddr::from_abstract_name(name.as_bytes()).map_err(io("uds name"))?;
+        UnixStream::connect_addr(&addr).map_err(io("uds connect"))
+    }
+    fn writer_options(&self, _cfg: &EndpointConfig) -> Result<(), BindingError> {
+        Ok(())
     }
 }
 
@@ -103,11 +163,13 @@ fn caps(transport: &'static [&'static str], remote: bool) -> Capabilities {
 /// The `tcp` binding.
 pub struct Tcp {
     cfg: EndpointConfig,
+    links: Arc<Links<TcpStream>>,
 }
 
 /// The `uds` binding (Unix domain stream sockets).
 pub struct Uds {
     cfg: EndpointConfig,
+    links: Arc<Links<UnixStream>>,
 }
 
 /// `--opt nodelay=on|off` (default on): whether the tcp writer sets
@@ -153,7 +215,10 @@ impl Binding for Tcp {
 
     fn open(cfg: &EndpointConfig) -> Result<Self, BindingError> {
         Self::validate(cfg)?;
-        Ok(Tcp { cfg: cfg.clone() })
+        Ok(Tcp {
+            cfg: cfg.clone(),
+            links: Arc::new(Links::new()),
+        })
     }
 
     fn create_reader(
@@ -176,39 +241,16 @@ impl Binding for Tcp {
         let l = TcpListener::bind(SocketAddr::new(ip, 0)).map_err(io("tcp listen"))?;
         l.set_nonblocking(true).map_err(io("tcp listener mode"))?;
         let locator = l.local_addr().map_err(io("tcp local address"))?.to_string();
-        Ok((StreamReader::new(Accept::Pending(l), &self.cfg), locator))
+        let reader = StreamReader::new(l, &locator, &self.links, &self.cfg);
+        Ok((reader, locator))
     }
 
     fn create_writer(
         &mut self,
-        _topic: &TopicSpec,
+        topic: &TopicSpec,
         readers: &[Locator],
     ) -> Result<Self::Writer, BindingError> {
-        let mut conns = Vec::new();
-        for l in readers {
-            let addr: SocketAddr = l
-                .parse()
-                .map_err(|_| BindingError::Middleware(format!("bad tcp locator '{l}'")))?;
-            let s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).map_err(|e| {
-                if e.kind() == std::io::ErrorKind::TimedOut {
-                    // A SYN a local firewall drops is retried, not refused:
-                    // the kernel reports nothing but the silence.
-                    BindingError::Middleware(format!(
-                        "tcp connect to the reader at {addr}: no answer within 5 s; check that no firewall rule drops the packets (`nft list ruleset` on both hosts) and that the address is reachable"
-                    ))
-                } else {
-                    BindingError::io("tcp connect", e)
-                }
-            })?;
-            s.set_nodelay(nodelay(&self.cfg)?)
-                .map_err(io("TCP_NODELAY"))?;
-            if self.cfg.socket_buffer > 0 {
-                let sock = socket2::SockRef::from(&s);
-                let _ = sock.set_send_buffer_size(self.cfg.socket_buffer);
-            }
-            conns.push(s);
-        }
-        StreamWriter::new(conns, &self.cfg)
+        StreamWriter::open(topic, readers, &self.links, &self.cfg)
     }
 }
 
@@ -243,7 +285,10 @@ impl Binding for Uds {
 
     fn open(cfg: &EndpointConfig) -> Result<Self, BindingError> {
         Self::validate(cfg)?;
-        Ok(Uds { cfg: cfg.clone() })
+        Ok(Uds {
+            cfg: cfg.clone(),
+            links: Arc::new(Links::new()),
+        })
     }
 
     fn create_reader(
@@ -257,259 +302,19 @@ impl Binding for Uds {
         let addr = UnixAddr::from_abstract_name(name.as_bytes()).map_err(io("uds name"))?;
         let l = UnixListener::bind_addr(&addr).map_err(io("uds listen"))?;
         l.set_nonblocking(true).map_err(io("uds listener mode"))?;
-        Ok((
-            StreamReader::new(Accept::Pending(l), &self.cfg),
-            format!("@{name}"),
-        ))
+        let locator = format!("@{name}");
+        let reader = StreamReader::new(l, &locator, &self.links, &self.cfg);
+        Ok((reader, locator))
     }
 
     fn create_writer(
         &mut self,
-        _topic: &TopicSpec,
+        topic: &TopicSpec,
         readers: &[Locator],
     ) -> Result<Self::Writer, BindingError> {
-        let mut conns = Vec::new();
-        for l in readers {
-            let name = l
-                .strip_prefix('@')
-                .ok_or_else(|| BindingError::Middleware(format!("bad uds locator '{l}'")))?;
-            let addr = UnixAddr::from_abstract_name(name.as_bytes()).map_err(io("uds name"))?;
-            conns.push(UnixStream::connect_addr(&addr).map_err(io("uds connect"))?);
-        }
-        StreamWriter::new(conns, &self.cfg)
+        StreamWriter::open(topic, readers, &self.links, &self.cfg)
     }
 }
 
-/// A reader's connection: listening until its writer connects.
-enum Accept<S: StreamSocket> {
-    Pending(S::Listener),
-    Connected(S),
-}
-
-/// Reader of the stream bindings.
-pub struct StreamReader<S: StreamSocket> {
-    conn: Accept<S>,
-    buf: Vec<u8>,
-    /// Bytes of `buf` holding data not yet delivered start here...
-    start: usize,
-    /// ...and end here.
-    end: usize,
-    wait: WaitMode,
-    cancel: CancelToken,
-}
-
-impl<S: StreamSocket> StreamReader<S> {
-    fn new(conn: Accept<S>, cfg: &EndpointConfig) -> Self {
-        StreamReader {
-            conn,
-            // Room for the largest frame plus a read-ahead of 256 KiB.
-            buf: vec![0; cfg.max_sample_size + FRAME + (256 << 10)],
-            start: 0,
-            end: 0,
-            wait: cfg.wait,
-            cancel: cfg.cancel.clone(),
-        }
-    }
-
-    fn accept(&mut self, timeout: Duration) -> Result<bool, BindingError> {
-        if let Accept::Pending(l) = &self.conn {
-            let got = retry(timeout, &self.cancel, || {
-                let r = S::try_accept(l).map_err(io("accept"))?;
-                if r.is_none() {
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-                Ok(r)
-            })?;
-            let Some(s) = got else { return Ok(false) };
-            match self.wait {
-                WaitMode::Busy => s.set_nonblocking(true),
-                WaitMode::Block => s
-                    .set_nonblocking(false)
-                    .and_then(|_| s.set_read_timeout(Some(POLL))),
-            }
-            .map_err(io("reader mode"))?;
-            self.conn = Accept::Connected(s);
-        }
-        Ok(true)
-    }
-
-    /// The complete frame at `start`, if buffered: (offset, length).
-    #[inline]
-    fn frame(&self) -> Result<Option<(usize, usize)>, BindingError> {
-        let avail = self.end - self.start;
-        if avail < FRAME {
-            return Ok(None);
-        }
-        let len = u32::from_le_bytes(
-            self.buf[self.start..self.start + FRAME]
-                .try_into()
-                .expect("4 bytes"),
-        ) as usize;
-        if len + FRAME > self.buf.len() {
-            return Err(BindingError::Malformed(format!(
-                "frame of {len} bytes exceeds the run's largest sample"
-            )));
-        }
-        Ok((avail >= FRAME + len).then_some((self.start + FRAME, len)))
-    }
-}
-
-impl<S: StreamSocket> Reader for StreamReader<S> {
-    fn wait_matched(&mut self, timeout: Duration) -> Result<(), BindingError> {
-        if self.accept(timeout)? {
-            Ok(())
-        } else {
-            Err(BindingError::MatchTimeout(
-                timeout,
-                "no writer connected".into(),
-            ))
-        }
-    }
-
-    #[inline]
-    fn recv<F: FnMut(&[u8])>(
-        &mut self,
-        timeout: Duration,
-        on_sample: &mut F,
-    ) -> Result<usize, BindingError> {
-        let deadline = Instant::now() + timeout;
-        if !self.accept(timeout)? {
-            return Ok(0);
-        }
-        loop {
-            // Deliver every complete buffered frame.
-            let mut count = 0;
-            while let Some((at, len)) = self.frame()? {
-                on_sample(&self.buf[at..at + len]);
-                self.start = at + len;
-                count += 1;
-            }
-            if count > 0 {
-                return Ok(count);
-            }
-            // Make room: move the partial frame to the front.
-            if self.start > 0 {
-                self.buf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
-            }
-            let Accept::Connected(s) = &mut self.conn else {
-                unreachable!("accepted above")
-            };
-            let left = deadline.saturating_duration_since(Instant::now());
-            let end = self.end;
-            let buf = &mut self.buf[end..];
-            let n = retry(left, &self.cancel, || match s.read(buf) {
-                Ok(0) => Err(BindingError::Disconnected),
-                Ok(n) => Ok(Some(n)),
-                Err(e) if is_wait(&e) => Ok(None),
-                Err(e) if e.kind() == ErrorKind::ConnectionReset => Err(BindingError::Disconnected),
-                Err(e) => Err(BindingError::io("stream read", e)),
-            })?;
-            match n {
-                Some(n) => self.end += n,
-                None => return Ok(0),
-            }
-        }
-    }
-}
-
-/// Writer of the stream bindings; fans out to every connected reader.
-pub struct StreamWriter<S: StreamSocket> {
-    conns: Vec<S>,
-    buf: Vec<u8>,
-    max: usize,
-    pending: usize,
-    batch: usize,
-    block_timeout: Duration,
-    cancel: CancelToken,
-}
-
-impl<S: StreamSocket> StreamWriter<S> {
-    fn new(conns: Vec<S>, cfg: &EndpointConfig) -> Result<Self, BindingError> {
-        for c in &conns {
-            c.set_write_timeout(Some(POLL)).map_err(io("writer mode"))?;
-        }
-        Ok(StreamWriter {
-            conns,
-            buf: vec![0; (cfg.max_sample_size + FRAME).max(cfg.batch_bytes)],
-            max: cfg.max_sample_size,
-            pending: 0,
-            batch: cfg.batch_bytes,
-            block_timeout: Duration::from_millis(cfg.reliable_block_timeout_ms),
-            cancel: cfg.cancel.clone(),
-        })
-    }
-
-    fn write_pending(&mut self) -> Result<(), BindingError> {
-        let n = std::mem::take(&mut self.pending);
-        for c in &mut self.conns {
-            let mut data = &self.buf[..n];
-            let start = Instant::now();
-            while !data.is_empty() {
-                match c.write(data) {
-                    Ok(0) => return Err(BindingError::Disconnected),
-                    Ok(k) => data = &data[k..],
-                    Err(e) if is_wait(&e) => {
-                        if self.cancel.is_cancelled() {
-                            return Err(BindingError::Cancelled);
-                        }
-                        if start.elapsed() > self.block_timeout {
-                            return Err(BindingError::WriteTimeout(self.block_timeout));
-                        }
-                    }
-                    Err(e)
-                        if matches!(
-                            e.kind(),
-                            ErrorKind::BrokenPipe | ErrorKind::ConnectionReset
-                        ) =>
-                    {
-                        return Err(BindingError::Disconnected);
-                    }
-                    Err(e) => return Err(BindingError::io("stream write", e)),
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-impl<S: StreamSocket> Writer for StreamWriter<S> {
-    fn wait_matched(&mut self, readers: usize, timeout: Duration) -> Result<(), BindingError> {
-        if self.conns.len() < readers {
-            return Err(BindingError::MatchTimeout(
-                timeout,
-                format!("{} of {readers} readers connected", self.conns.len()),
-            ));
-        }
-        Ok(())
-    }
-
-    #[inline]
-    fn send<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> Result<(), BindingError> {
-        if len > self.max {
-            return Err(BindingError::TooLarge {
-                size: len,
-                limit: self.max,
-            });
-        }
-        if self.pending + FRAME + len > self.buf.len() {
-            self.write_pending()?;
-        }
-        let at = self.pending;
-        self.buf[at..at + FRAME].copy_from_slice(&(len as u32).to_le_bytes());
-        fill(&mut self.buf[at + FRAME..at + FRAME + len]);
-        self.pending += FRAME + len;
-        if self.pending >= self.batch {
-            self.write_pending()?;
-        }
-        Ok(())
-    }
-
-    fn flush(&mut self) -> Result<(), BindingError> {
-        if self.pending > 0 {
-            self.write_pending()?;
-        }
-        Ok(())
-    }
-}
+#[cfg(test)]
+mod tests;

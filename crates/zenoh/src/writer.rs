@@ -30,6 +30,9 @@ pub struct ZenohWriter {
     pub(crate) cancel: pubsubperf_core::CancelToken,
 }
 
+/// Allocation attempts with a yield in between before the writer sleeps.
+const YIELDS_BEFORE_SLEEP: u32 = 1000;
+
 impl ZenohWriter {
     /// A buffer of `len` bytes from the SHM provider; waits for buffers the
     /// readers still hold (bounded for reliable; best effort refuses the
@@ -37,6 +40,7 @@ impl ZenohWriter {
     pub(crate) fn shm_buffer(&self, len: usize) -> Result<zenoh::shm::ZShmMut, BindingError> {
         let provider = self.provider.as_ref().expect("shm writer has a provider");
         let start = Instant::now();
+        let mut tries = 0u32;
         loop {
             match provider
                 .alloc(len)
@@ -57,7 +61,17 @@ impl ZenohWriter {
                     if start.elapsed() >= self.block_timeout {
                         return Err(BindingError::WriteTimeout(self.block_timeout));
                     }
-                    std::hint::spin_loop();
+                    // A buffer comes back when a reader lets its sample go:
+                    // yield for the first thousand tries, then sleep. A
+                    // spinning retry starved the readers (each attempt's
+                    // garbage collection feeds zenoh's real-time watchdog
+                    // thread), and large-sample runs stalled.
+                    if tries < YIELDS_BEFORE_SLEEP {
+                        std::thread::yield_now();
+                        tries += 1;
+                    } else {
+                        std::thread::sleep(Duration::from_micros(50));
+                    }
                 }
             }
         }

@@ -1,0 +1,193 @@
+//! Writer of the stream bindings: frames to every connected reader, one
+//! connection each; an echo writer turns the connection its samples come on
+//! (see [`super::links`]).
+
+use super::links::{self, Links};
+use super::{FRAME, StreamSocket, io};
+use crate::wait::{POLL, is_wait};
+use pubsubperf_core::{BindingError, CancelToken, EndpointConfig, Locator, TopicSpec, Writer};
+use std::io::ErrorKind;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Writer of the stream bindings; fans out to every connected reader.
+pub struct StreamWriter<S: StreamSocket> {
+    pub(super) conns: Vec<S>,
+    /// Readers an echo writer connects to once endpoints match, when it
+    /// knows whether their samples' connection can carry its echoes.
+    unresolved: Vec<Locator>,
+    links: Arc<Links<S>>,
+    cfg: EndpointConfig,
+    buf: Vec<u8>,
+    max: usize,
+    pending: usize,
+    batch: usize,
+    block_timeout: Duration,
+    cancel: CancelToken,
+}
+
+impl<S: StreamSocket> StreamWriter<S> {
+    pub(super) fn open(
+        topic: &TopicSpec,
+        readers: &[Locator],
+        links: &Arc<Links<S>>,
+        cfg: &EndpointConfig,
+    ) -> Result<Self, BindingError> {
+        let mut w = StreamWriter {
+            conns: Vec::with_capacity(readers.len()),
+            unresolved: Vec::new(),
+            links: links.clone(),
+            cfg: cfg.clone(),
+            buf: vec![0; (cfg.max_sample_size + FRAME).max(cfg.batch_bytes)],
+            max: cfg.max_sample_size,
+            pending: 0,
+            batch: cfg.batch_bytes,
+            block_timeout: Duration::from_millis(cfg.reliable_block_timeout_ms),
+            cancel: cfg.cancel.clone(),
+        };
+        if topic.is_echo() {
+            w.unresolved = readers.to_vec();
+        } else {
+            for r in readers {
+                w.connect(r)?;
+            }
+        }
+        Ok(w)
+    }
+
+    /// A connection of its own to the reader at `locator`, opened with the
+    /// binding's hello.
+    fn connect(&mut self, locator: &str) -> Result<(), BindingError> {
+        let s = S::connect(locator, &self.cfg)?;
+        self.add(s, &self.links.hello())?;
+        if let Ok(second) = self.conns.last().expect("just added").second() {
+            self.links.opened(second);
+        }
+        Ok(())
+    }
+
+    /// Adds connection `s`, its first bytes `opening`.
+    fn add(&mut self, s: S, opening: &[u8]) -> Result<(), BindingError> {
+        s.set_write_timeout(Some(POLL)).map_err(io("writer mode"))?;
+        self.conns.push(s);
+        let c = self.conns.last_mut().expect("just added");
+        write_all(c, opening, self.block_timeout, &self.cancel)
+    }
+
+    /// Connects to the readers left unresolved: over the connection whose
+    /// hello listed the reader, if one was accepted, else (once every reader
+    /// of the binding has its connection, so that none can come) directly.
+    fn resolve(&mut self, timeout: Duration) -> Result<(), BindingError> {
+        let start = Instant::now();
+        while let Some(r) = self.unresolved.last().cloned() {
+            if let Some(s) = self.links.take_accepted(&r) {
+                s.writer_options(&self.cfg)?;
+                self.add(s, &links::turn(&r))?;
+            } else if self.links.unmatched() == 0 || start.elapsed() >= timeout {
+                self.connect(&r)?;
+            } else {
+                if self.cancel.is_cancelled() {
+                    return Err(BindingError::Cancelled);
+                }
+                std::thread::sleep(Duration::from_millis(1));
+                continue;
+            }
+            self.unresolved.pop();
+        }
+        Ok(())
+    }
+
+    fn write_pending(&mut self) -> Result<(), BindingError> {
+        if !self.unresolved.is_empty() {
+            return Err(BindingError::Middleware(
+                "stream writer used before its readers matched (wait_matched)".into(),
+            ));
+        }
+        let n = std::mem::take(&mut self.pending);
+        for c in &mut self.conns {
+            write_all(c, &self.buf[..n], self.block_timeout, &self.cancel)?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes all of `data`, waiting at most `block_timeout` for room.
+#[inline]
+fn write_all<S: StreamSocket>(
+    c: &mut S,
+    mut data: &[u8],
+    block_timeout: Duration,
+    cancel: &CancelToken,
+) -> Result<(), BindingError> {
+    let start = Instant::now();
+    while !data.is_empty() {
+        match c.write(data) {
+            Ok(0) => return Err(BindingError::Disconnected),
+            Ok(k) => data = &data[k..],
+            Err(e) if is_wait(&e) => {
+                if cancel.is_cancelled() {
+                    return Err(BindingError::Cancelled);
+                }
+                if start.elapsed() > block_timeout {
+                    return Err(BindingError::WriteTimeout(block_timeout));
+                }
+            }
+            Err(e) if matches!(e.kind(), ErrorKind::BrokenPipe | ErrorKind::ConnectionReset) => {
+                return Err(BindingError::Disconnected);
+            }
+            Err(e) => return Err(BindingError::io("stream write", e)),
+        }
+    }
+    Ok(())
+}
+
+impl<S: StreamSocket> Drop for StreamWriter<S> {
+    /// Ends the writing side of each connection, so that its reader reads
+    /// the end even while the connection stays open for echoes coming back.
+    fn drop(&mut self) {
+        for c in &self.conns {
+            c.shutdown_write();
+        }
+    }
+}
+
+impl<S: StreamSocket> Writer for StreamWriter<S> {
+    fn wait_matched(&mut self, readers: usize, timeout: Duration) -> Result<(), BindingError> {
+        self.resolve(timeout)?;
+        if self.conns.len() < readers {
+            return Err(BindingError::MatchTimeout(
+                timeout,
+                format!("{} of {readers} readers connected", self.conns.len()),
+            ));
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn send<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> Result<(), BindingError> {
+        if len > self.max {
+            return Err(BindingError::TooLarge {
+                size: len,
+                limit: self.max,
+            });
+        }
+        if self.pending + FRAME + len > self.buf.len() {
+            self.write_pending()?;
+        }
+        let at = self.pending;
+        self.buf[at..at + FRAME].copy_from_slice(&(len as u32).to_le_bytes());
+        fill(&mut self.buf[at + FRAME..at + FRAME + len]);
+        self.pending += FRAME + len;
+        if self.pending >= self.batch {
+            self.write_pending()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), BindingError> {
+        if self.pending > 0 {
+            self.write_pending()?;
+        }
+        Ok(())
+    }
+}
