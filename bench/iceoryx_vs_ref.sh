@@ -48,15 +48,18 @@ ref_run() {
     local kind=$1 size=$2 wait=$3 tag=r$RANDOM a=ping b=pong ok=1
     [ "$kind" = tp ] && { a=pub; b=sub; }
     roudi_start
-    "$ref" "$b" "$tag" "$size" "$secs" 1 1 "$wait" > "$tmp/ref_b.txt" &
+    # Standard error keeps its last lines only: iceoryx's mempool prints a
+    # line per loan that finds the pool empty (std::cerr, no setting turns
+    # it off), and a stalled run once wrote 21 GB of them.
+    "$ref" "$b" "$tag" "$size" "$secs" 1 1 "$wait" > "$tmp/ref_b.txt" 2> >(tail -n 5 > "$tmp/ref_b.err") &
     local peer=$!
     peers+=("$peer")
-    "$ref" "$a" "$tag" "$size" "$secs" 1 0 "$wait" > "$tmp/ref_a.txt" || ok=0
+    "$ref" "$a" "$tag" "$size" "$secs" 1 0 "$wait" > "$tmp/ref_a.txt" 2> >(tail -n 5 > "$tmp/ref_a.err") || ok=0
     wait "$peer" || ok=0
     peers=("${peers[@]/$peer/}")
     roudi_stop
-    # A failed pair counts as no figure.
-    [ $ok = 1 ] || { : > "$tmp/ref_a.txt"; : > "$tmp/ref_b.txt"; }
+    # A failed pair counts as no figure; its last error lines are shown.
+    [ $ok = 1 ] || { : > "$tmp/ref_a.txt"; : > "$tmp/ref_b.txt"; sleep 0.2; cat "$tmp"/ref_?.err >&2; }
     if [ "$kind" = lat ]; then ref_lat "$tmp/ref_a.txt"; else ref_tp "$tmp/ref_b.txt"; fi
 }
 ours_run() { # KIND SIZE WAIT
@@ -64,9 +67,11 @@ ours_run() { # KIND SIZE WAIT
     [ "$1" = tp ] && { test=throughput; extra=(); }
     roudi_none
     if "$bin" "$test" -b iceoryx --zero-copy --wait "$3" --size "$2" --duration "${secs}s" --cpu 0,1 \
-        "${extra[@]}" -q --no-save --json "$tmp/o.json" > /dev/null; then
+        "${extra[@]}" -q --no-save --json "$tmp/o.json" > /dev/null 2> >(tail -n 5 > "$tmp/o.err"); then
         if [ "$1" = lat ]; then ours_lat "$tmp/o.json"; else ours_tp "$tmp/o.json"; fi
     else
+        sleep 0.2
+        cat "$tmp/o.err" >&2
         [ "$1" = lat ] && echo "nan nan" || echo nan
     fi
 }
