@@ -20,6 +20,7 @@ pub mod environment;
 pub mod handoff;
 pub mod profile;
 pub mod result;
+pub mod room;
 pub mod sample;
 pub mod seq;
 pub mod size;

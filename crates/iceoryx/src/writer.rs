@@ -3,8 +3,9 @@
 #[cfg(not(has_iceoryx))]
 use crate::missing::*;
 use crate::*;
+use pubsubperf_core::room::wait_for_room;
 use pubsubperf_core::{BindingError, CancelToken, Refusal, Writer};
-use std::ffi::{c_int, c_void};
+use std::ffi::c_void;
 use std::time::{Duration, Instant};
 
 /// Publishes samples of one topic in loaned chunks.
@@ -22,52 +23,24 @@ pub struct IoxWriter {
 // SAFETY: the publisher is used from one thread at a time (the owner's).
 unsafe impl Send for IoxWriter {}
 
-/// Loan attempts with a yield in between before the writer sleeps.
-const YIELDS_BEFORE_SLEEP: u32 = 1000;
-
 impl IoxWriter {
     /// The pool for this size is empty: best effort refuses the send (a
     /// full writer queue, counted as rejected), reliable waits for a chunk
     /// at most the block timeout.
     #[cold]
-    pub(crate) fn wait_loan(
-        &mut self,
-        size: u32,
-        first: c_int,
-    ) -> Result<*mut c_void, BindingError> {
+    pub(crate) fn wait_loan(&mut self, size: u32) -> Result<*mut c_void, BindingError> {
         if !self.reliable {
             return Err(BindingError::Refused {
                 what: "iceoryx loan",
                 refusal: Refusal::QueueFull,
             });
         }
-        let start = Instant::now();
-        let mut rc = first;
-        let mut tries = 0u32;
-        while start.elapsed() < self.block {
-            if self.cancel.is_cancelled() {
-                return Err(BindingError::Cancelled);
-            }
-            // A chunk comes back as soon as the reader releases one: yield
-            // the core for the first millisecond or so (as iceoryx's iceperf
-            // and bench/iceoryx-ref do), then sleep. A 50 µs sleep from the
-            // first miss held 16 MiB zero-copy throughput, whose pool has 8
-            // chunks, at 0.14 x the reference's.
-            if tries < YIELDS_BEFORE_SLEEP {
-                std::thread::yield_now();
-                tries += 1;
-            } else {
-                std::thread::sleep(Duration::from_micros(50));
-            }
+        let publisher = self.publisher;
+        wait_for_room(self.block, &self.cancel, || {
             let mut p = std::ptr::null_mut();
             // SAFETY: valid publisher.
-            rc = unsafe { ppx_pub_loan(self.publisher, &mut p, size) };
-            if rc == 0 {
-                return Ok(p);
-            }
-        }
-        let _ = rc;
-        Err(BindingError::WriteTimeout(self.block))
+            (unsafe { ppx_pub_loan(publisher, &mut p, size) } == 0).then_some(p)
+        })
     }
 }
 
@@ -106,9 +79,8 @@ impl Writer for IoxWriter {
         let size = (PREFIX + len) as u32;
         let mut p = std::ptr::null_mut();
         // SAFETY: valid publisher.
-        let rc = unsafe { ppx_pub_loan(self.publisher, &mut p, size) };
-        if rc != 0 {
-            p = self.wait_loan(size, rc)?;
+        if unsafe { ppx_pub_loan(self.publisher, &mut p, size) } != 0 {
+            p = self.wait_loan(size)?;
         }
         // SAFETY: the chunk holds PREFIX + len bytes, 8-aligned, ours until published.
         unsafe {

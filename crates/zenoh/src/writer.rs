@@ -3,8 +3,9 @@
 
 use crate::payloads::Payloads;
 use crate::*;
+use pubsubperf_core::room::wait_for_room;
 use pubsubperf_core::{BindingError, Refusal, Writer};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use zenoh::bytes::ZBytes;
 use zenoh::liveliness::LivelinessToken;
 use zenoh::pubsub::Publisher;
@@ -30,51 +31,29 @@ pub struct ZenohWriter {
     pub(crate) cancel: pubsubperf_core::CancelToken,
 }
 
-/// Allocation attempts with a yield in between before the writer sleeps.
-const YIELDS_BEFORE_SLEEP: u32 = 1000;
-
 impl ZenohWriter {
     /// A buffer of `len` bytes from the SHM provider; waits for buffers the
     /// readers still hold (bounded for reliable; best effort refuses the
     /// send, counted as rejected).
     pub(crate) fn shm_buffer(&self, len: usize) -> Result<zenoh::shm::ZShmMut, BindingError> {
         let provider = self.provider.as_ref().expect("shm writer has a provider");
-        let start = Instant::now();
-        let mut tries = 0u32;
-        loop {
-            match provider
+        let alloc = || {
+            provider
                 .alloc(len)
                 .with_policy::<Defragment<GarbageCollect>>()
                 .wait()
-            {
-                Ok(b) => return Ok(b),
-                Err(_) => {
-                    if !self.reliable {
-                        return Err(BindingError::Refused {
-                            what: "zenoh shm alloc",
-                            refusal: Refusal::QueueFull,
-                        });
-                    }
-                    if self.cancel.is_cancelled() {
-                        return Err(BindingError::Cancelled);
-                    }
-                    if start.elapsed() >= self.block_timeout {
-                        return Err(BindingError::WriteTimeout(self.block_timeout));
-                    }
-                    // A buffer comes back when a reader lets its sample go:
-                    // yield for the first thousand tries, then sleep. A
-                    // spinning retry starved the readers (each attempt's
-                    // garbage collection feeds zenoh's real-time watchdog
-                    // thread), and large-sample runs stalled.
-                    if tries < YIELDS_BEFORE_SLEEP {
-                        std::thread::yield_now();
-                        tries += 1;
-                    } else {
-                        std::thread::sleep(Duration::from_micros(50));
-                    }
-                }
-            }
+                .ok()
+        };
+        if let Some(b) = alloc() {
+            return Ok(b);
         }
+        if !self.reliable {
+            return Err(BindingError::Refused {
+                what: "zenoh shm alloc",
+                refusal: Refusal::QueueFull,
+            });
+        }
+        wait_for_room(self.block_timeout, &self.cancel, alloc)
     }
 }
 

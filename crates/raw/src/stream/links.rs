@@ -156,22 +156,20 @@ impl<S: StreamSocket> Links<S> {
     }
 
     /// A reader accepted a connection whose hello listed `listed`; `second`
-    /// is a second handle on it for an echo writer to take.
+    /// (none when nothing was listed) is a second handle on it for an echo
+    /// writer to take.
     pub(super) fn accepted(&self, listed: Vec<Locator>, second: Option<S>) {
         let mut i = self.lock();
         i.unmatched = i.unmatched.saturating_sub(1);
-        if let Some(s) = second.filter(|_| !listed.is_empty()) {
+        if let Some(s) = second {
             i.accepted.push((listed, s));
         }
     }
 
-    /// A writer of this binding opened `second` (a second handle); kept
-    /// only while the binding has readers that may be fed over it.
+    /// A writer of this binding opened `second` (a second handle), over
+    /// which a peer's echo writer may turn to one of its readers.
     pub(super) fn opened(&self, second: S) {
-        let mut i = self.lock();
-        if i.unmatched > 0 {
-            i.opened.push(second);
-        }
+        self.lock().opened.push(second);
     }
 
     /// The accepted connection whose hello listed `reader`, for an echo

@@ -80,7 +80,12 @@ impl<S: StreamSocket> StreamReader<S> {
         s.set_read_timeout(Some(POLL)).map_err(io("reader mode"))?;
         if accepted {
             let listed = self.read_hello(&s, timeout)?;
-            self.links.accepted(listed, s.second().ok());
+            let second = if listed.is_empty() {
+                None
+            } else {
+                s.second().ok()
+            };
+            self.links.accepted(listed, second);
         }
         self.conn = Accept::Connected(s);
         Ok(true)

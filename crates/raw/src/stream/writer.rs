@@ -60,7 +60,10 @@ impl<S: StreamSocket> StreamWriter<S> {
     fn connect(&mut self, locator: &str) -> Result<(), BindingError> {
         let s = S::connect(locator, &self.cfg)?;
         self.add(s, &self.links.hello())?;
-        if let Ok(second) = self.conns.last().expect("just added").second() {
+        // Only a binding with readers waiting may be fed over it.
+        if self.links.unmatched() > 0
+            && let Ok(second) = self.conns.last().expect("just added").second()
+        {
             self.links.opened(second);
         }
         Ok(())
