@@ -4,9 +4,11 @@
 //! `--demand` bursts (N samples back to back, then a 10 ms pause, as RTI's
 //! Throughput example sends), or with a `--sleep` after each write until
 //! the duration or count is reached. The hot loop reads the clock only for
-//! the sample's timestamp and, every 64 samples (every sample when paced by
-//! `--rate` or sleeping, and after each burst), for the end and a 100 ms
-//! `poll` of the caller's liveness checks. A batched writer is flushed
+//! the timestamp of a sample that asks for an echo (the only ones whose
+//! timestamp is read: latency under load; Perftest's throughput test stamps
+//! only its latency samples too; the others carry 0) and, every 64 samples
+//! (every sample when paced by `--rate` or sleeping, and after each burst),
+//! for the end and a 100 ms `poll` of the caller's liveness checks. A batched writer is flushed
 //! before it waits for its next `--rate` slot, pauses or sleeps.
 
 use crate::Fault;
@@ -190,7 +192,7 @@ pub(crate) fn send_stream<B: Binding>(
         }
         let seq = warm_seq;
         let r = w.send(size, |b| {
-            fill_sample(b, seq, publisher, FLAG_WARMUP, false, B::now_ns);
+            fill_sample(b, seq, publisher, FLAG_WARMUP, false, || 0);
         });
         let r = sleep_after(w, r, sleep);
         match r {
@@ -257,7 +259,13 @@ pub(crate) fn send_stream<B: Binding>(
         };
         let this = seq;
         let r = w.send(size, |b| {
-            fill_sample(b, this, publisher, flags, spec.check, B::now_ns);
+            fill_sample(b, this, publisher, flags, spec.check, || {
+                if flags & FLAG_ECHO != 0 {
+                    B::now_ns()
+                } else {
+                    0
+                }
+            });
         });
         attempt += 1;
         let r = sleep_after(w, r, sleep);

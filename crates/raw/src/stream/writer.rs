@@ -114,7 +114,8 @@ impl<S: StreamSocket> StreamWriter<S> {
     }
 }
 
-/// Writes all of `data`, waiting at most `block_timeout` for room.
+/// Writes all of `data`, waiting at most `block_timeout` for room (counted
+/// from the first write that found none, one [`POLL`] in).
 #[inline]
 fn write_all<S: StreamSocket>(
     c: &mut S,
@@ -122,7 +123,8 @@ fn write_all<S: StreamSocket>(
     block_timeout: Duration,
     cancel: &CancelToken,
 ) -> Result<(), BindingError> {
-    let start = Instant::now();
+    // Read the clock only once the writer has to wait: not per sample.
+    let mut waiting_since = None;
     while !data.is_empty() {
         match c.write(data) {
             Ok(0) => return Err(BindingError::Disconnected),
@@ -131,7 +133,7 @@ fn write_all<S: StreamSocket>(
                 if cancel.is_cancelled() {
                     return Err(BindingError::Cancelled);
                 }
-                if start.elapsed() > block_timeout {
+                if waiting_since.get_or_insert_with(Instant::now).elapsed() > block_timeout {
                     return Err(BindingError::WriteTimeout(block_timeout));
                 }
             }
