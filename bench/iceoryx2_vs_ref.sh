@@ -24,18 +24,22 @@
 # 2. throughput at SIZES, samples/s received.
 # ROUNDS rounds, which tool goes first alternating; each round's figures
 # and ratios, and the median ratio per size and mode against the goals
-# (latency ours/ref <= 1.05, throughput ours/ref >= 0.95).
+# (latency ours/ref <= 1.05, throughput ours/ref >= 0.95), then the same
+# over the rounds in which both tools ran on the same link between the two
+# cores (read before and after each run: bench/lib/common.sh says why).
 # The reference prints its own percentiles (p50_ns, p99_ns) and rate
 # (per_s); ours are read from the results file.
 #
 # usage: [ROUNDS=3] [SIZES="64 1024 65536 1048576 16777216"]
-#        [MODES="zc-busy zc-block copy-busy"] bench/iceoryx2_vs_ref.sh [SECONDS]
+#        [MODES="zc-busy zc-block copy-busy"] [KINDS="latency throughput"]
+#        bench/iceoryx2_vs_ref.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-2}
 rounds=${ROUNDS:-3}
 sizes=${SIZES:-64 1024 65536 1048576 16777216}
 modes=${MODES:-zc-busy zc-block copy-busy}
+kinds=${KINDS:-latency throughput}
 . bench/lib/common.sh
 pp=$(build_ref iceoryx2-pingpong)
 
@@ -61,17 +65,17 @@ ours_run() { # KIND SIZE -> our figures, "nan" when the run failed
     fi
 }
 
-for kind in latency throughput; do
+for kind in $kinds; do
     echo "== ${kind}, ${secs} s per run, ${rounds} alternating rounds (load average $(cut -d' ' -f1-3 /proc/loadavg))"
     for mode in $modes; do
         mode_flags "$mode"
         for size in $sizes; do
             : > "$tmp/rows"
             for r in $(seq "$rounds"); do
-                if first_of_round "$r"; then d=$(ref_run "$kind" "$size"); fi
-                o=$(ours_run "$kind" "$size")
-                if ! first_of_round "$r"; then d=$(ref_run "$kind" "$size"); fi
-                echo "$o $d" >> "$tmp/rows"
+                if first_of_round "$r"; then d=$(linked ref ref_run "$kind" "$size"); fi
+                o=$(linked ours ours_run "$kind" "$size")
+                if ! first_of_round "$r"; then d=$(linked ref ref_run "$kind" "$size"); fi
+                row "$o $d"
             done
             report "$([ $kind = latency ] && echo lat || echo tp)" "$mode" "$size" iceoryx2-pingpong
         done

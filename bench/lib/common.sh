@@ -15,6 +15,19 @@
 #   ref_lat FILE       "p50 p99" in us from a reference's "p50_ns=N p99_ns=N"
 #                      line; ref_tp FILE: N from its "per_s=N" line; both
 #                      print nan when FILE has no such line (a failed run)
+#   link_ns            the round trip of a cache line between cores 0 and 1
+#                      now, p50 in ns (`pubsubperf calibrate`, half a second)
+#   linked WHO CMD...  runs CMD (which prints its figures) between two
+#                      link_ns readings, kept for `row`; WHO is ours or ref
+#   row FIGURES...     appends one round to $tmp/rows: FIGURES, then the link
+#                      readings around ours and the reference's last runs
+#
+# Why the link: on a shared VM the host moves the two vCPUs between sibling
+# hyperthreads and separate cores while a script runs; a cache line then
+# takes about 60 or about 300 ns to cross, and a shared-memory or loopback
+# figure changes with it (iceoryx2 64 B throughput 1.1 or 3.5 M/s, in both
+# tools). ratios.py prints each round's link and, beside the median of all
+# rounds, the median of the rounds in which both tools ran on the same link.
 bench_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=${PUBSUBPERF:-${CARGO_TARGET_DIR:-target}/release/pubsubperf}
 [ -x "$bin" ] || cargo build --release -p pubsubperf >&2
@@ -46,3 +59,19 @@ ref_lat() {
         | awk 'BEGIN { r = "nan nan" } { r = $1 / 1000 " " $2 / 1000 } END { print r }'
 }
 ref_tp() { sed -n 's/^per_s=\([0-9.]*\).*/\1/p' "$1" | awk 'BEGIN { r = "nan" } { r = $1 } END { print r }'; }
+link_ns() {
+    "$bin" calibrate --no-save --json "$tmp/link.json" > /dev/null 2>&1 \
+        && json_file "$tmp/link.json" "round(d['cache_line']['rtt_p50_ns'])" || echo nan
+}
+json_file() {
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$1" "$2"
+}
+linked() {
+    local who=$1 before out
+    shift
+    before=$(link_ns)
+    out=$("$@")
+    echo "$before $(link_ns)" > "$tmp/link.$who"
+    echo "$out"
+}
+row() { echo "$* | $(cat "$tmp/link.ours") $(cat "$tmp/link.ref")" >> "$tmp/rows"; }

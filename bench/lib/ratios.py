@@ -11,12 +11,22 @@ on a shared VM swing by 5-30 %; each round is printed so the spread is visible.
       rows: "ours_per_s ref_per_s" in samples/s; goal ratio >= 0.95
 A row holding "nan" or 0 (a run that failed, or measured nothing) is printed
 and left out of the median.
+
+A row may end with "| OURS_BEFORE OURS_AFTER REF_BEFORE REF_AFTER": the cache
+line round trip between the two cores (ns) read before and after each tool's
+run (bench/lib/common.sh's `linked` and `row`). The host of a shared VM moves
+its vCPUs between sibling hyperthreads (about 60 ns) and separate cores (about
+300 ns), and shared-memory and loopback figures move with it in both tools;
+each round then shows its links, and a second median is taken over the rounds
+in which all four readings agree within LINK_SPREAD: the tools compared on the
+same link.
 """
 import math
 import statistics
 import sys
 
 LAT_GOAL, TP_GOAL = 1.05, 0.95
+LINK_SPREAD = 1.5
 
 
 def ratio(o, r):
@@ -33,22 +43,59 @@ def verdict(r, ok):
     return "no figure" if math.isnan(r) else ("met" if ok(r) else "NOT met")
 
 
+def parse(line):
+    """(figures, links or None) of one row."""
+    figures, _, links = line.partition("|")
+    links = list(map(float, links.split())) if links.strip() else None
+    return list(map(float, figures.split())), links
+
+
+def same_link(links):
+    """True when the four link readings agree within LINK_SPREAD."""
+    if not links or len(links) != 4 or any(math.isnan(x) or x <= 0 for x in links):
+        return False
+    return max(links) / min(links) <= LINK_SPREAD
+
+
+def link_note(links):
+    if not links:
+        return ""
+    o1, o2, d1, d2 = (f"{x:.0f}" for x in links)
+    if len(links) != 4 or any(math.isnan(x) or x <= 0 for x in links):
+        tag = "no reading"
+    else:
+        tag = "same" if same_link(links) else "CHANGED"
+    return f"   link ns: ours {o1}/{o2}, ref {d1}/{d2} ({tag})"
+
+
 def main():
     path, kind, label, size, ref = sys.argv[1:6]
-    rows = [list(map(float, l.split())) for l in open(path) if l.strip()]
+    rows = [parse(l) for l in open(path) if l.strip()]
     head = f"  {label:<10} {int(size):>9} B"
+    linked = [r for r in rows if r[1]]
+    same = [r for r in rows if same_link(r[1])]
     if kind == "lat":
-        for i, (o50, o99, d50, d99) in enumerate(rows, 1):
-            print(f"{head}  round {i}: {ref} p50 {d50:9.2f} p99 {d99:9.2f} us   pubsubperf p50 {o50:9.2f} p99 {o99:9.2f} us   ratios {ratio(o50, d50):.3f} {ratio(o99, d99):.3f}")
-        r50 = median_ratio((r[0], r[2]) for r in rows)
-        r99 = median_ratio((r[1], r[3]) for r in rows)
         ok = lambda r: r <= LAT_GOAL
+        for i, ((o50, o99, d50, d99), links) in enumerate(rows, 1):
+            print(f"{head}  round {i}: {ref} p50 {d50:9.2f} p99 {d99:9.2f} us   pubsubperf p50 {o50:9.2f} p99 {o99:9.2f} us   ratios {ratio(o50, d50):.3f} {ratio(o99, d99):.3f}{link_note(links)}")
+
+        def medians(rs):
+            return median_ratio((f[0], f[2]) for f, _ in rs), median_ratio((f[1], f[3]) for f, _ in rs)
+
+        r50, r99 = medians(rows)
         print(f"{head}  median ratios p50 {r50:.3f} ({verdict(r50, ok)}), p99 {r99:.3f} ({verdict(r99, ok)}); goal <= {LAT_GOAL}")
+        if linked:
+            s50, s99 = medians(same)
+            print(f"{head}  same-link rounds {len(same)} of {len(rows)}: median ratios p50 {s50:.3f} ({verdict(s50, ok)}), p99 {s99:.3f} ({verdict(s99, ok)})")
     elif kind == "tp":
-        for i, (o, d) in enumerate(rows, 1):
-            print(f"{head}  round {i}: {ref} {d:11.0f}/s   pubsubperf {o:11.0f}/s   ratio {ratio(o, d):.3f}")
-        r = median_ratio((r[0], r[1]) for r in rows)
-        print(f"{head}  median ratio {r:.3f} ({verdict(r, lambda r: r >= TP_GOAL)}; goal >= {TP_GOAL})")
+        ok = lambda r: r >= TP_GOAL
+        for i, ((o, d), links) in enumerate(rows, 1):
+            print(f"{head}  round {i}: {ref} {d:11.0f}/s   pubsubperf {o:11.0f}/s   ratio {ratio(o, d):.3f}{link_note(links)}")
+        r = median_ratio((f[0], f[1]) for f, _ in rows)
+        print(f"{head}  median ratio {r:.3f} ({verdict(r, ok)}; goal >= {TP_GOAL})")
+        if linked:
+            s = median_ratio((f[0], f[1]) for f, _ in same)
+            print(f"{head}  same-link rounds {len(same)} of {len(rows)}: median ratio {s:.3f} ({verdict(s, ok)})")
     else:
         sys.exit(f"ratios.py: kind must be lat or tp, not {kind!r}")
 

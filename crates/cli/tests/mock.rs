@@ -6,9 +6,13 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+/// Runs pubsubperf with its own empty data directory, so that this machine's
+/// saved calibration (which adds lines under the tables) does not show.
 fn run(args: &[&str]) -> Output {
+    let data = tempfile::tempdir().expect("temp dir");
     let o = Command::new(env!("CARGO_BIN_EXE_pubsubperf"))
         .args(args)
+        .env("XDG_DATA_HOME", data.path())
         .output()
         .expect("runs");
     assert!(

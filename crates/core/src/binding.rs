@@ -694,8 +694,9 @@ pub trait Reader: Send + 'static {
 
     /// Waits up to `timeout` for samples and calls `on_sample` with a
     /// borrowed view of each one available (one or more with batching).
-    /// Returns how many were delivered; 0 means the timeout passed.
-    /// Honors the configured [`WaitMode`].
+    /// Returns how many were delivered, as soon as it delivered (the
+    /// subscriber times the last sample of a call by its return); 0 means
+    /// the timeout passed. Honors the configured [`WaitMode`].
     fn recv<F: FnMut(&[u8])>(
         &mut self,
         timeout: Duration,

@@ -10,7 +10,7 @@ use pubsubperf_core::sample::{
 };
 use pubsubperf_core::seq::SeqTracker;
 use pubsubperf_core::sys::{self, Usage};
-use pubsubperf_core::{Binding, Reader, TopicSpec, Writer, clock};
+use pubsubperf_core::{Binding, Reader, ReceiveMode, TopicSpec, Writer, clock};
 use std::net::TcpStream;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -205,7 +205,15 @@ fn measure<B: Binding>(
     let size = spec.size as u64;
     let stamp_echo = spec.test == TestKind::Latency && spec.one_way;
     let best_effort = spec.endpoint.reliability == pubsubperf_core::Reliability::BestEffort;
+    // The rate window ends at the last measured sample's arrival. On our own
+    // thread a receive call returns as soon as it delivered, so the clock
+    // read after it times its last sample and the per-sample code reads no
+    // clock; a listener delivers on the middleware's thread while this one
+    // sleeps through the window, so there each sample is timed.
+    let time_each = spec.endpoint.receive == ReceiveMode::Listener;
+    let mut measured_in_call;
     loop {
+        measured_in_call = false;
         let n = reader
             .recv_window(Duration::from_millis(50), &mut |s: &[u8]| {
                 handled += 1;
@@ -250,7 +258,6 @@ fn measure<B: Binding>(
                 if h.flags & FLAG_WARMUP != 0 || spec.test == TestKind::Latency {
                     return;
                 }
-                let now = B::now_ns();
                 let p = h.publisher as usize;
                 if p >= trackers.len() {
                     trackers.resize_with(p + 1, SeqTracker::new);
@@ -261,12 +268,17 @@ fn measure<B: Binding>(
                     bytes += size;
                 }
                 if first_ns == 0 {
+                    let now = B::now_ns();
                     first_ns = now;
                     t0 = now;
                     next_report = now + interval_ns;
                     last_report.0 = now;
+                    last_ns = now;
+                } else if time_each {
+                    last_ns = B::now_ns();
+                } else {
+                    measured_in_call = true;
                 }
-                last_ns = now;
             })
             .or_else(|e| match e {
                 pubsubperf_core::BindingError::Cancelled => Ok(0),
@@ -277,6 +289,9 @@ fn measure<B: Binding>(
             return Err(Fault::Binding(format!("echo: {e}")));
         }
         let now = B::now_ns();
+        if measured_in_call {
+            last_ns = now;
+        }
         let real = crate::stream::real_time::<B>(now);
         if n > 0 {
             last_progress = real;
