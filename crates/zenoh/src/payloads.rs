@@ -3,38 +3,57 @@
 //! ownership (`ZBytes`); building one from a slice allocates a buffer of
 //! the sample's size and copies into it on every put (at 1 MiB, a fresh
 //! mapping, its page faults and the copy, twice per round trip). Here each
-//! buffer is an `Arc` that zenoh holds through a `bytes::Bytes` owner while
-//! it needs the payload; a buffer whose only holder is the pool again is
-//! filled in place for the next sample, as z_ping and z_pub_thr put one
-//! prebuilt payload again and again.
+//! buffer is an `Arc` that zenoh holds as the buffer of its payload's
+//! slice (`ZSliceBuffer`) while it needs it: handing one over is a
+//! reference count, no allocation. A buffer whose only holder is the pool
+//! again is filled in place for the next sample, as z_ping and z_pub_thr
+//! put one prebuilt payload again and again.
 
+use std::any::Any;
 use std::sync::Arc;
 use zenoh::bytes::ZBytes;
+use zenoh_buffers::{ZBuf, ZSliceBuffer};
 
 /// One buffer lent to zenoh: the first `len` bytes are the payload.
+#[derive(Debug)]
 struct Lent {
-    buf: Arc<Vec<u8>>,
+    buf: Vec<u8>,
     len: usize,
 }
 
-impl AsRef<[u8]> for Lent {
-    fn as_ref(&self) -> &[u8] {
+impl ZSliceBuffer for Lent {
+    fn as_slice(&self) -> &[u8] {
         &self.buf[..self.len]
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
     }
 }
 
 /// The writer's buffers, each of the run's largest sample size.
 pub(crate) struct Payloads {
-    bufs: Vec<Arc<Vec<u8>>>,
+    bufs: Vec<Arc<Lent>>,
     size: usize,
 }
 
 impl Payloads {
     pub(crate) fn new(size: usize) -> Payloads {
         Payloads {
-            bufs: vec![Arc::new(vec![0; size])],
+            bufs: vec![Payloads::buffer(size)],
             size,
         }
+    }
+
+    fn buffer(size: usize) -> Arc<Lent> {
+        Arc::new(Lent {
+            buf: vec![0; size],
+            len: 0,
+        })
     }
 
     /// A payload of `len` bytes (at most the size given to `new`), filled
@@ -46,16 +65,14 @@ impl Payloads {
         let i = match self.bufs.iter().position(|b| Arc::strong_count(b) == 1) {
             Some(i) => i,
             None => {
-                self.bufs.push(Arc::new(vec![0; self.size]));
+                self.bufs.push(Payloads::buffer(self.size));
                 self.bufs.len() - 1
             }
         };
-        let buf = Arc::get_mut(&mut self.bufs[i]).expect("a free buffer has no other holder");
-        fill(&mut buf[..len]);
-        ZBytes::from(bytes::Bytes::from_owner(Lent {
-            buf: Arc::clone(&self.bufs[i]),
-            len,
-        }))
+        let lent = Arc::get_mut(&mut self.bufs[i]).expect("a free buffer has no other holder");
+        lent.len = len;
+        fill(&mut lent.buf[..len]);
+        ZBytes::from(ZBuf::from(Arc::clone(&self.bufs[i])))
     }
 
     /// How many buffers there are (the most zenoh held at once, plus one).
