@@ -439,7 +439,8 @@ pub type Locator = String;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TopicSpec {
     /// Topic name, unique within the run: the harness names the data
-    /// topic `data` and subscriber N's echo topic `echo<N>`.
+    /// topic `data` (`ping` in a latency test) and subscriber N's echo
+    /// topic `echo<N>`.
     pub name: String,
     /// Which reader of the topic this is (0-based; subscriber index).
     pub index: usize,
@@ -449,6 +450,20 @@ impl TopicSpec {
     /// The topic of a subscriber's echoes (latency), by the harness's naming.
     pub fn is_echo(&self) -> bool {
         self.name.starts_with("echo")
+    }
+
+    /// The topic of a latency test's pings, by the harness's naming: one
+    /// in flight at a time, each written once the previous one's echo came
+    /// back (with `--receive listener`, from the middleware's receive
+    /// thread).
+    pub fn is_ping(&self) -> bool {
+        self.name == "ping"
+    }
+
+    /// The name of a run's data topic: `ping` in a latency test, else
+    /// `data`.
+    pub fn data_name(latency: bool) -> &'static str {
+        if latency { "ping" } else { "data" }
     }
 }
 

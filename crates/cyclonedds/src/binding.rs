@@ -347,12 +347,13 @@ impl Binding for CycloneDds {
         }
         let tp = self.topic(&name)?;
         let (history, depth, max_samples) =
-            if self.cfg.receive == ReceiveMode::Listener && topic.is_echo() {
+            if self.cfg.receive == ReceiveMode::Listener && (topic.is_echo() || topic.is_ping()) {
                 // Written from CycloneDDS's receive thread, which also takes in
                 // the acknowledgements: a writer that waited for them there
                 // would wait for itself (until --reliable-block-timeout). Like
-                // ddsperf's pong writer, it keeps the last echo only, so it never
-                // waits; the publisher waits for each echo before its next ping.
+                // ddsperf's ping and pong writers, it keeps the last sample
+                // only, so it never waits; with one ping in flight, each is
+                // written after the previous one's echo came back.
                 (0, 1, 0)
             } else {
                 self.history(self.cfg.send_queue)

@@ -11,7 +11,10 @@
 //! (one host only), the subscriber writes its receive time into the echo and
 //! the publisher records `receive time - stamp` instead. Samples sent during
 //! `--warmup` are flagged and not recorded. Without `--rate`, each ping goes
-//! out as soon as the previous echo came back. With `--rate R`, pings go out
+//! out as soon as the previous echo came back: with `--receive listener`
+//! (and no `--wait busy`) written by the echo's callback on the
+//! middleware's receive thread, as ddsperf's ping does, else by the
+//! publisher's thread once the echo woke it. With `--rate R`, pings go out
 //! on a fixed schedule (every 1/R s); an echo slower than the schedule
 //! delays later pings, so values are recorded with coordinated-omission
 //! correction ([`LatencyRecorder::record_corrected`] with the schedule's

@@ -54,7 +54,7 @@ pub fn serve_run<B: Binding>(
     let mut binding = B::open(&cfg).map_err(|e| Fault::Binding(e.to_string()))?;
     let (mut reader, loc) = binding
         .create_reader(&TopicSpec {
-            name: "data".into(),
+            name: TopicSpec::data_name(spec.test == TestKind::Latency).into(),
             index: idx,
         })
         .map_err(|e| Fault::Binding(e.to_string()))?;

@@ -280,9 +280,10 @@ pub(crate) struct Shape {
 
 impl Shape {
     pub(crate) fn of(cfg: &EndpointConfig, topic: &str) -> Shape {
-        // `data` fans out to every subscriber (and in from every
-        // publisher); each `echo<i>` has one writer and one reader.
-        let (publishers, subscribers) = if topic == "data" {
+        // The data topic (`data`, or `ping` in a latency test) fans out to
+        // every subscriber (and in from every publisher); each `echo<i>`
+        // has one writer and one reader.
+        let (publishers, subscribers) = if !topic.starts_with("echo") {
             (cfg.publishers.max(1), cfg.subscribers.max(1))
         } else {
             (1, 1)

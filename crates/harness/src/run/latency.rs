@@ -50,40 +50,182 @@ fn report_interval(
     }
 }
 
-/// Waits for the echo of the ping `want` (sequence number and flags) and
-/// returns its (round trip, subscriber receive time - stamp), both in
-/// nanoseconds; `None` when no echo came within `echo_timeout` of
-/// `real_sent_at` (the ping is lost). Peers are checked between waits.
-/// With `poll` (`--wait busy`) the echo is polled for on this thread, also
-/// where the subscriber receives in a listener.
+/// A ping on its way: its sequence number and flags, its stamp on the
+/// round-trip clock, and the loop's reading of `B`'s clock before it went.
+#[derive(Clone, Copy)]
+struct Ping {
+    seq: u64,
+    flags: u8,
+    sent_at: u64,
+    now: u64,
+}
+
+/// Which ping goes next: warm-up pings, then measured ones until the count
+/// or the duration is reached. The loop asks it before each ping, and so
+/// does the echo callback when it sends the next ping itself ([`Echoes`]).
+struct Schedule {
+    warm: bool,
+    warm_end: u64,
+    measure_start: u64,
+    /// Set when the measurement started, for the loop to take.
+    started: Option<u64>,
+    seq: u64,
+    warm_seq: u64,
+    count: u64,
+    duration_ns: u64,
+}
+
+impl Schedule {
+    /// The ping to send at `now` (sequence number, flags), or `None` once
+    /// the run is over. The first call at or after the warm-up's end starts
+    /// the measurement.
+    #[inline(always)]
+    fn next(&mut self, now: u64) -> Option<(u64, u8)> {
+        if self.warm && now >= self.warm_end {
+            self.warm = false;
+            self.measure_start = now;
+            self.started = Some(now);
+        }
+        if !self.warm
+            && ((self.count > 0 && self.seq >= self.count)
+                || (self.duration_ns > 0 && now - self.measure_start >= self.duration_ns))
+        {
+            return None;
+        }
+        Some(if self.warm {
+            (self.warm_seq, FLAG_ECHO | FLAG_WARMUP)
+        } else {
+            (self.seq, FLAG_ECHO)
+        })
+    }
+
+    /// Counts a ping with `flags` as done: echoed, or lost.
+    #[inline(always)]
+    fn done(&mut self, flags: u8) {
+        if flags & FLAG_WARMUP != 0 {
+            self.warm_seq += 1;
+        } else {
+            self.seq += 1;
+        }
+    }
+}
+
+/// Sends ping `seq` with `flags`; its stamp on the round-trip clock `C`.
 #[inline(always)]
-fn await_echo<R: Reader, C: clock::RoundTrip>(
+fn send_ping<W: Writer, C: clock::RoundTrip>(
+    w: &mut W,
+    spec: &RunSpec,
+    seq: u64,
+    flags: u8,
+) -> Result<u64, BindingError> {
+    let mut sent_at = 0;
+    w.send(spec.size, |b| {
+        sent_at = fill_sample(b, seq, 0, flags, spec.check, C::start);
+    })?;
+    w.flush()?;
+    Ok(sent_at)
+}
+
+/// One echoed ping: its flags, its round trip and its subscriber receive
+/// time - stamp, in nanoseconds.
+#[derive(Clone, Copy, Default)]
+struct Echoed {
+    flags: u8,
+    rtt: u64,
+    one_way: u64,
+}
+
+/// The most round trips one wait for an echo records when the callback
+/// sends each next ping itself; the loop sends the one after.
+const CHAINED_MAX: usize = 8;
+
+/// What the echo callback sees and records while the loop waits.
+///
+/// With a `chain` (`--receive listener` without `--rate` or `--wait
+/// busy`), the callback, which the middleware's receive thread runs,
+/// counts each echoed ping and writes the next one from there, as
+/// ddsperf's ping and the vendors' latency programs answer in their
+/// listener; the loop's thread only records the round trips and keeps the
+/// books. Without it, each next ping waits for the loop's thread to wake.
+/// A delivery may hand the callback the echo of a ping it sent itself
+/// (the middleware takes everything it holds): that is recorded too.
+struct Echoes<'a, W> {
+    /// The ping whose echo is awaited (none once the chain stopped).
+    want: Option<Ping>,
+    got: [Echoed; CHAINED_MAX],
+    n: usize,
+    chain: Option<(&'a mut W, &'a mut Schedule, &'a RunSpec)>,
+    /// A ping the callback could not send.
+    failed: Option<BindingError>,
+}
+
+impl<W: Writer> Echoes<'_, W> {
+    /// Sample `b` arrived at `t` on the round-trip clock `C`.
+    #[inline(always)]
+    fn on_sample<B: Binding, C: clock::RoundTrip>(&mut self, b: &[u8], t: u64, ns_per_tick: f64) {
+        let Some(p) = self.want else {
+            return;
+        };
+        let Some(h) = Header::read(b) else {
+            return;
+        };
+        if (h.seq, h.flags & !FLAG_CHECK) != (p.seq, p.flags) {
+            return;
+        }
+        let sub_rx = if b.len() >= HEADER_LEN + 8 {
+            u64::from_le_bytes(b[HEADER_LEN..HEADER_LEN + 8].try_into().expect("8 bytes"))
+        } else {
+            0
+        };
+        self.got[self.n] = Echoed {
+            flags: p.flags,
+            rtt: C::ns(t.saturating_sub(h.timestamp), ns_per_tick),
+            one_way: sub_rx.saturating_sub(h.timestamp),
+        };
+        self.n += 1;
+        self.want = None;
+        let Some((w, sched, spec)) = self.chain.as_mut() else {
+            return;
+        };
+        sched.done(p.flags);
+        if self.n == CHAINED_MAX {
+            return;
+        }
+        let now = B::now_ns();
+        if let Some((seq, flags)) = sched.next(now) {
+            match send_ping::<W, C>(w, spec, seq, flags) {
+                Ok(sent_at) => {
+                    self.want = Some(Ping {
+                        seq,
+                        flags,
+                        sent_at,
+                        now,
+                    })
+                }
+                Err(e) => self.failed = Some(e),
+            }
+        }
+    }
+}
+
+/// Waits for the echo of `echoes.want` (and, chained, of the pings the
+/// callback sends after it); returns when at least one came, or when none
+/// came within `echo_timeout` of `real_sent_at` (the ping is lost). Peers
+/// are checked between waits. With `poll` (`--wait busy`) the echo is
+/// polled for on this thread, also where the subscriber receives in a
+/// listener.
+#[inline(always)]
+fn await_echo<B: Binding, C: clock::RoundTrip>(
     s: &Session,
-    reader: &mut R,
+    reader: &mut B::Reader,
     poll: bool,
-    want: (u64, u8),
+    echoes: &mut Echoes<'_, B::Writer>,
     real_sent_at: u64,
     echo_timeout: u64,
     ns_per_tick: f64,
-) -> Result<Option<(u64, u64)>, Fault> {
-    let mut got: Option<(u64, u64)> = None;
+) -> Result<(), Fault> {
     loop {
-        let mut on_echo = |b: &[u8]| {
-            let t = C::stop();
-            if let Some(h) = Header::read(b)
-                && (h.seq, h.flags & !FLAG_CHECK) == want
-            {
-                let sub_rx = if b.len() >= HEADER_LEN + 8 {
-                    u64::from_le_bytes(b[HEADER_LEN..HEADER_LEN + 8].try_into().expect("8 bytes"))
-                } else {
-                    0
-                };
-                got = Some((
-                    C::ns(t.saturating_sub(h.timestamp), ns_per_tick),
-                    sub_rx.saturating_sub(h.timestamp),
-                ));
-            }
-        };
+        let mut on_echo = |b: &[u8]| echoes.on_sample::<B, C>(b, C::stop(), ns_per_tick);
         let wait = Duration::from_millis(100);
         let r = if poll {
             reader.recv(wait, &mut on_echo)
@@ -92,15 +234,41 @@ fn await_echo<R: Reader, C: clock::RoundTrip>(
         };
         match r {
             Err(e) => return Err(send_fault(e, s)),
-            Ok(_) if got.is_some() => return Ok(got),
+            Ok(_) if echoes.n > 0 => return Ok(()),
             Ok(_) => {
                 check_peers(s)?;
                 if clock::now_ns() - real_sent_at > echo_timeout {
-                    return Ok(None);
+                    return Ok(());
                 }
             }
         }
     }
+}
+
+/// A ping that could not be sent: under best effort a refusal is counted
+/// as rejected (not as sent, so not as lost either) and the loop sends the
+/// same sequence number again, as a throughput run's refused sends are;
+/// anything else ends the run.
+fn refused(
+    e: BindingError,
+    s: &Session,
+    spec: &RunSpec,
+    warm: bool,
+    rejected: &mut u64,
+    first_refusal: &mut Option<BindingError>,
+) -> Option<Fault> {
+    if matches!(e, BindingError::Refused { .. })
+        && spec.endpoint.reliability == Reliability::BestEffort
+    {
+        if !warm {
+            *rejected += 1;
+            if first_refusal.is_none() {
+                *first_refusal = Some(e);
+            }
+        }
+        return None;
+    }
+    Some(send_fault(e, s))
 }
 
 /// Ping-pong with round trips timed by `C` (`ns_per_tick` converts its
@@ -114,7 +282,6 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
     ns_per_tick: f64,
 ) -> Measured {
     let mut rec = LatencyRecorder::new();
-    let size = spec.size;
     let nsubs = s.subs.len().max(1) as u64;
     let echo_timeout = spec.echo_timeout_ms.max(1) * 1_000_000;
     let period = if spec.rate > 0.0 {
@@ -124,116 +291,130 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
     };
     let one_way = spec.one_way;
     let poll = spec.endpoint.wait == pubsubperf_core::WaitMode::Busy;
+    let chained =
+        !poll && period == 0 && spec.endpoint.receive == pubsubperf_core::ReceiveMode::Listener;
     let start = B::now_ns();
-    let warm_end = start + spec.warmup_ns;
-    let mut measure_start = warm_end;
-    let mut warm = spec.warmup_ns > 0;
-    let mut seq = 0u64;
+    let mut sched = Schedule {
+        warm: spec.warmup_ns > 0,
+        warm_end: start + spec.warmup_ns,
+        measure_start: start + spec.warmup_ns,
+        started: None,
+        seq: 0,
+        warm_seq: 0,
+        count: spec.count,
+        duration_ns: spec.duration_ns,
+    };
     let mut echoed = 0u64;
     let mut rejected = 0u64;
     let mut first_refusal = None;
-    let mut warm_seq = 0u64;
     let mut next_send = start;
     let interval_ns = spec.interval_ms.max(1) * 1_000_000;
-    let mut next_report = warm_end + interval_ns;
+    let mut next_report = sched.warm_end + interval_ns;
     let mut iv = IntervalSums::default();
     let mut checked_at = start;
+    // A ping the echo callback already sent.
+    let mut pending: Option<Ping> = None;
     let fault = loop {
         let now = B::now_ns();
-        if warm && now >= warm_end {
-            warm = false;
-            measure_start = now;
-            next_send = now;
-            next_report = now + interval_ns;
-        }
-        if !warm
-            && ((spec.count > 0 && seq >= spec.count)
-                || (spec.duration_ns > 0 && now - measure_start >= spec.duration_ns))
-        {
-            break None;
-        }
         if now - checked_at > 50_000_000 {
             checked_at = now;
             if let Err(f) = check_peers(s) {
                 break Some(f);
             }
         }
-        if now >= next_report {
+        let ping = match pending.take() {
+            Some(p) => p,
+            None => {
+                let Some((seq, flags)) = sched.next(now) else {
+                    break None;
+                };
+                if let Some(t) = sched.started.take() {
+                    next_send = t;
+                    next_report = t + interval_ns;
+                }
+                if period > 0 && !sched.warm {
+                    B::wait_until(next_send);
+                    next_send += period;
+                }
+                match send_ping::<B::Writer, C>(&mut ep.writer, spec, seq, flags) {
+                    Ok(sent_at) => Ping {
+                        seq,
+                        flags,
+                        sent_at,
+                        now,
+                    },
+                    Err(e) => {
+                        match refused(e, s, spec, sched.warm, &mut rejected, &mut first_refusal) {
+                            None => continue,
+                            Some(f) => break Some(f),
+                        }
+                    }
+                }
+            }
+        };
+        if ping.now >= next_report {
             report_interval(
                 s,
                 &mut iv,
-                now - measure_start,
+                ping.now - sched.measure_start,
                 interval_ns,
                 intervals,
                 on_interval,
             );
             next_report += interval_ns;
         }
-        let (this_seq, flags) = if warm {
-            (warm_seq, FLAG_ECHO | FLAG_WARMUP)
-        } else {
-            (seq, FLAG_ECHO)
-        };
-        if period > 0 && !warm {
-            B::wait_until(next_send);
-            next_send += period;
-        }
-        let mut sent_at = 0;
-        if let Err(e) = ep
-            .writer
-            .send(size, |b| {
-                sent_at = fill_sample(b, this_seq, 0, flags, spec.check, C::start);
-            })
-            .and_then(|_| ep.writer.flush())
-        {
-            // Best effort: a refused ping was not sent. It is counted as
-            // rejected (not as sent, so not as lost either), its sequence
-            // number goes into the next attempt, and the run goes on, as a
-            // throughput run's refused sends do.
-            if matches!(e, BindingError::Refused { .. })
-                && spec.endpoint.reliability == Reliability::BestEffort
-            {
-                if !warm {
-                    rejected += 1;
-                    if first_refusal.is_none() {
-                        first_refusal = Some(e);
-                    }
-                }
-                continue;
-            }
-            break Some(send_fault(e, s));
-        }
-        let target = (this_seq % nsubs) as usize;
-        let want = (this_seq, flags);
+        let target = (ping.seq % nsubs) as usize;
         // The echo timeout runs from the ping's own timestamp (or, when the
         // round trip has its own clock, from the loop's reading just before
         // the send): no clock read between the send and the echo.
         let real_sent_at = if C::MONOTONIC {
-            real_time::<B>(sent_at)
+            real_time::<B>(ping.sent_at)
         } else {
-            real_time::<B>(now)
+            real_time::<B>(ping.now)
         };
-        let got = match await_echo::<B::Reader, C>(
+        let mut echoes = Echoes {
+            want: Some(ping),
+            got: [Echoed::default(); CHAINED_MAX],
+            n: 0,
+            chain: chained.then_some((&mut ep.writer, &mut sched, spec)),
+            failed: None,
+        };
+        if let Err(f) = await_echo::<B, C>(
             s,
             &mut ep.echo[target],
             poll,
-            want,
+            &mut echoes,
             real_sent_at,
             echo_timeout,
             ns_per_tick,
         ) {
-            Ok(got) => got,
-            Err(f) => break Some(f),
-        };
-        if warm {
-            warm_seq += 1;
-            continue;
+            break Some(f);
         }
-        seq += 1;
-        // No echo within --echo-timeout: the ping is lost and not recorded.
-        if let Some((rtt, ow)) = got {
+        let Echoes {
+            want,
+            got,
+            n,
+            failed,
+            ..
+        } = echoes;
+        if n == 0 || !chained {
+            // Not counted by the callback; with no echo within
+            // --echo-timeout the ping is lost and not recorded.
+            sched.done(ping.flags);
+        } else {
+            // The callback's last ping, still on its way.
+            pending = want;
+        }
+        // The callback's pings may have started the measurement.
+        if let Some(t) = sched.started.take() {
+            next_report = t + interval_ns;
+        }
+        for e in &got[..n] {
+            if e.flags & FLAG_WARMUP != 0 {
+                continue;
+            }
             echoed += 1;
-            let v = if one_way { ow } else { rtt / 2 };
+            let v = if one_way { e.one_way } else { e.rtt / 2 };
             if period > 0 {
                 rec.record_corrected(v, period / 2);
             } else {
@@ -241,17 +422,22 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
             }
             iv.add(v);
         }
+        if let Some(e) = failed
+            && let Some(f) = refused(e, s, spec, sched.warm, &mut rejected, &mut first_refusal)
+        {
+            break Some(f);
+        }
     };
     drain_intervals(s, false, intervals, on_interval);
-    let duration = B::now_ns().saturating_sub(measure_start);
+    let duration = B::now_ns().saturating_sub(sched.measure_start);
     Measured {
         rec: Some(rec),
-        sent: seq,
+        sent: sched.seq,
         rejected,
         first_refusal,
         duration_ns: duration,
         fault,
         echoed,
-        warmup: warm_seq,
+        warmup: sched.warm_seq,
     }
 }

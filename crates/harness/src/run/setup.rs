@@ -61,7 +61,7 @@ pub(super) fn setup<B: Binding>(s: &mut Session, spec: &RunSpec) -> Result<Endpo
     let writer = binding
         .create_writer(
             &TopicSpec {
-                name: "data".into(),
+                name: TopicSpec::data_name(spec.test == TestKind::Latency).into(),
                 index: 0,
             },
             &locators,
