@@ -28,13 +28,17 @@
 # ddsperf's size counts its topic's 12-byte fixed part; ours counts our
 # 16-byte header: both send samples of the given total size.
 #
-# usage: [ROUNDS=3] [SIZES="64 1024 65536 1048576"] bench/cyclonedds_vs_ddsperf.sh [SECONDS]
+# usage: [ROUNDS=3] [SIZES="64 1024 65536 1048576"] [PARTS="1 2 3"]
+#        [MODES="listener waitset"] bench/cyclonedds_vs_ddsperf.sh [SECONDS]
+#   (MODES: ddsperf's modes of part 1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-5}
 rounds=${ROUNDS:-3}
 sizes=${SIZES:-64 1024 65536 1048576}
 . bench/lib/common.sh
+parts=${PARTS:-1 2 3}
+has_part() { [[ " $parts " == *" $1 "* ]]; }
 need ddsperf cyclonedds-tools
 domain=$(( 1 + RANDOM % 200 ))
 
@@ -95,8 +99,9 @@ print(statistics.median(r) if r else float("nan"))
 PY
 }
 
+if has_part 1; then
 echo "== 1. latency p50/p99 (one-way = RTT/2), ${secs} s per run, ${rounds} alternating rounds"
-for mode in listener waitset; do
+for mode in ${MODES:-listener waitset}; do
     ours=(--receive listener)
     [ "$mode" = waitset ] && ours=(--receive thread)
     for size in $sizes; do
@@ -114,6 +119,8 @@ for mode in listener waitset; do
     done
 done
 
+fi
+if has_part 2; then
 echo "== 2. cyclonedds zero-copy over shared memory (iceoryx, flat, loans): latency p50, reliable, ${secs} s per size"
 unset CYCLONEDDS_URI
 "$bin" latency --binding cyclonedds --transport shm --zero-copy --data-type flat --size 64,1MiB,16MiB --duration "${secs}s" --cpu 0,1 -q --no-save --json "$tmp/zc.json" > /dev/null
@@ -128,6 +135,8 @@ print(f"  ratio p50(16MiB)/p50(64B) = {r:.3f} (goal <= 1.3: {'met' if r <= 1.3 e
 PY
 export CYCLONEDDS_URI="file://$tmp/lo.xml"
 
+fi
+if has_part 3; then
 echo "== 3. throughput, reliable, ${secs} s per run: pubsubperf --batch 14720 vs ddsperf pub/sub (batched, listener), ${rounds} alternating rounds"
 for size in $sizes; do
     : > "$tmp/rows"
@@ -142,4 +151,5 @@ for size in $sizes; do
 done
 "$bin" throughput --binding udp --size 1KiB --duration "${secs}s" --cpu 0,1 -q --no-save --json "$tmp/tp_udp.json" > /dev/null
 echo "  udp binding at 1 KiB (best effort, the kernel's floor): $(json "$tmp/tp_udp.json" "f\"{r[0]['throughput']['samples_per_s']:.0f}/s received, lost {r[0]['throughput']['lost_percent']:.2f} %\"")"
+fi
 echo "  (load average: $(cut -d' ' -f1-3 /proc/loadavg); this VM has $(nproc) vCPUs and is shared, so compare figures of one run only)"

@@ -31,13 +31,17 @@
 #    at 64 B, 1 MiB, 16 MiB and p50(16 MiB)/p50(64 B) (goal <= 1.3), and the
 #    raw `udp` binding's 1 KiB throughput (the kernel's floor, best effort).
 #
-# usage: [ROUNDS=3] [SIZES="64 1024 65536 1048576"] bench/fastdds_vs_ref.sh [SECONDS]
+# usage: [ROUNDS=3] [SIZES="64 1024 65536 1048576"] [PARTS="1 2 3"]
+#        [MODES="listener waitset"] bench/fastdds_vs_ref.sh [SECONDS]
+#   (MODES: the reference modes of parts 1 and 2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-5}
 rounds=${ROUNDS:-3}
 sizes=${SIZES:-64 1024 65536 1048576}
 . bench/lib/common.sh
+parts=${PARTS:-1 2 3}
+has_part() { [[ " $parts " == *" $1 "* ]]; }
 need g++ g++
 [ -e /usr/include/fastdds/dds/domain/DomainParticipant.hpp ] || { echo "Fast DDS headers missing: apt-get install libfastrtps-dev" >&2; exit 1; }
 # Debian's Fast DDS ships CMake files, no pkg-config ones.
@@ -80,8 +84,9 @@ PY
 
 ours_mode() { if [ "$1" = listener ]; then echo "$recv_listener"; else echo "$recv_waitset"; fi; }
 
+if has_part 1; then
 echo "== 1. latency p50/p99 (one-way = RTT/2), reliable, ${secs} s per run, ${rounds} alternating rounds"
-for mode in listener waitset; do
+for mode in ${MODES:-listener waitset}; do
     recv=$(ours_mode "$mode")
     echo "  reference $mode beside pubsubperf --receive $recv"
     for size in $sizes; do
@@ -100,8 +105,10 @@ for mode in listener waitset; do
     done
 done
 
+fi
+if has_part 2; then
 echo "== 2. throughput, reliable, ${secs} s per run, ${rounds} alternating rounds"
-for mode in listener waitset; do
+for mode in ${MODES:-listener waitset}; do
     recv=$(ours_mode "$mode")
     echo "  reference sub $mode beside pubsubperf --receive $recv"
     for size in $sizes; do
@@ -120,6 +127,8 @@ for mode in listener waitset; do
     done
 done
 
+fi
+if has_part 3; then
 echo "== 3. zero-copy (data sharing + loans, flat) over --transport shm: latency p50, ${secs} s per size; udp floor"
 "$bin" latency --binding fastdds --transport shm --data-type flat --zero-copy --size 64,1MiB,16MiB \
     --duration "${secs}s" --cpu 0,1 -q --no-save --json "$tmp/zc.json" > /dev/null
@@ -133,4 +142,5 @@ print(f"  ratio p50(16MiB)/p50(64B) = {r:.3f} (goal <= 1.3: {'met' if r <= 1.3 e
 PY
 "$bin" throughput --binding udp --size 1KiB --duration "${secs}s" --cpu 0,1 -q --no-save --json "$tmp/tp_udp.json" > /dev/null
 echo "  udp binding at 1 KiB (best effort, the kernel's floor): $(json "$tmp/tp_udp.json" "f\"{r[0]['throughput']['samples_per_s']:.0f}/s received, lost {r[0]['throughput']['lost_percent']:.2f} %\"")"
+fi
 echo "  (load average at end: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) vCPUs)"

@@ -13,8 +13,9 @@
 //! `--warmup` are flagged and not recorded. Without `--rate`, each ping goes
 //! out as soon as the previous echo came back: with `--receive listener`
 //! (and no `--wait busy`) written by the echo's callback on the
-//! middleware's receive thread, as ddsperf's ping does, else by the
-//! publisher's thread once the echo woke it. With `--rate R`, pings go out
+//! middleware's receive thread, as ddsperf's ping does, while the
+//! publisher's thread sleeps through 10 ms windows and records the round
+//! trips after each; else by the publisher's thread once the echo woke it. With `--rate R`, pings go out
 //! on a fixed schedule (every 1/R s); an echo slower than the schedule
 //! delays later pings, so values are recorded with coordinated-omission
 //! correction ([`LatencyRecorder::record_corrected`] with the schedule's

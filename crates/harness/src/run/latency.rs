@@ -135,9 +135,14 @@ struct Echoed {
     one_way: u64,
 }
 
-/// The most round trips one wait for an echo records when the callback
-/// sends each next ping itself; the loop sends the one after.
-const CHAINED_MAX: usize = 8;
+/// The most round trips one wait records when the callback sends each
+/// next ping itself (a window of [`CHAINED_WINDOW`] at 2.4 µs a round trip);
+/// the loop sends the one after.
+const CHAINED_MAX: usize = 4096;
+
+/// How long the loop's thread sleeps while the callback chains pings: the
+/// books (intervals, peers, the end of the run) lag by at most this much.
+const CHAINED_WINDOW: Duration = Duration::from_millis(10);
 
 /// What the echo callback sees and records while the loop waits.
 ///
@@ -145,14 +150,17 @@ const CHAINED_MAX: usize = 8;
 /// busy`), the callback, which the middleware's receive thread runs,
 /// counts each echoed ping and writes the next one from there, as
 /// ddsperf's ping and the vendors' latency programs answer in their
-/// listener; the loop's thread only records the round trips and keeps the
-/// books. Without it, each next ping waits for the loop's thread to wake.
-/// A delivery may hand the callback the echo of a ping it sent itself
-/// (the middleware takes everything it holds): that is recorded too.
+/// listener; the loop's thread sleeps through a window of
+/// [`CHAINED_WINDOW`] (no wake-up per echo), then records the round trips
+/// and keeps the books. Without it, each next ping waits for the loop's
+/// thread to wake. A delivery may hand the callback the echo of a ping it
+/// sent itself (the middleware takes everything it holds): that is
+/// recorded too.
 struct Echoes<'a, W> {
     /// The ping whose echo is awaited (none once the chain stopped).
     want: Option<Ping>,
-    got: [Echoed; CHAINED_MAX],
+    /// Room for the round trips recorded ([`CHAINED_MAX`] when chained).
+    got: &'a mut [Echoed],
     n: usize,
     chain: Option<(&'a mut W, &'a mut Schedule, &'a RunSpec)>,
     /// A ping the callback could not send.
@@ -188,7 +196,7 @@ impl<W: Writer> Echoes<'_, W> {
             return;
         };
         sched.done(p.flags);
-        if self.n == CHAINED_MAX {
+        if self.n == self.got.len() {
             return;
         }
         let now = B::now_ns();
@@ -208,11 +216,11 @@ impl<W: Writer> Echoes<'_, W> {
     }
 }
 
-/// Waits for the echo of `echoes.want` (and, chained, of the pings the
-/// callback sends after it); returns when at least one came, or when none
-/// came within `echo_timeout` of `real_sent_at` (the ping is lost). Peers
-/// are checked between waits. With `poll` (`--wait busy`) the echo is
-/// polled for on this thread, also where the subscriber receives in a
+/// Waits for the echo of `echoes.want` (chained: for a window, while the
+/// callback sends the next pings); returns when at least one came, or when
+/// none came within `echo_timeout` of `real_sent_at` (the ping is lost).
+/// Peers are checked between waits. With `poll` (`--wait busy`) the echo
+/// is polled for on this thread, also where the subscriber receives in a
 /// listener.
 #[inline(always)]
 fn await_echo<B: Binding, C: clock::RoundTrip>(
@@ -224,11 +232,14 @@ fn await_echo<B: Binding, C: clock::RoundTrip>(
     echo_timeout: u64,
     ns_per_tick: f64,
 ) -> Result<(), Fault> {
+    let chained = echoes.chain.is_some();
     loop {
         let mut on_echo = |b: &[u8]| echoes.on_sample::<B, C>(b, C::stop(), ns_per_tick);
         let wait = Duration::from_millis(100);
         let r = if poll {
             reader.recv(wait, &mut on_echo)
+        } else if chained {
+            reader.recv_window(CHAINED_WINDOW, &mut on_echo)
         } else {
             reader.recv_on_arrival(wait, &mut on_echo)
         };
@@ -314,6 +325,7 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
     let mut checked_at = start;
     // A ping the echo callback already sent.
     let mut pending: Option<Ping> = None;
+    let mut got = vec![Echoed::default(); if chained { CHAINED_MAX } else { 1 }];
     let fault = loop {
         let now = B::now_ns();
         if now - checked_at > 50_000_000 {
@@ -374,7 +386,7 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
         };
         let mut echoes = Echoes {
             want: Some(ping),
-            got: [Echoed::default(); CHAINED_MAX],
+            got: &mut got,
             n: 0,
             chain: chained.then_some((&mut ep.writer, &mut sched, spec)),
             failed: None,
@@ -391,11 +403,7 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
             break Some(f);
         }
         let Echoes {
-            want,
-            got,
-            n,
-            failed,
-            ..
+            want, n, failed, ..
         } = echoes;
         if n == 0 || !chained {
             // Not counted by the callback; with no echo within
