@@ -99,6 +99,18 @@ print(statistics.median(r) if r else float("nan"))
 PY
 }
 
+# ours: KIND (latency|throughput) with ARGS; prints "p50 p99" in us or
+# samples/s, nan when the run failed.
+ours_run() {
+    local kind=$1
+    shift
+    if "$bin" "$kind" --binding cyclonedds "$@" --duration "${secs}s" --cpu 0,1 -q --no-save --json "$tmp/o.json" > /dev/null; then
+        if [ "$kind" = latency ]; then ours_lat "$tmp/o.json"; else ours_tp "$tmp/o.json"; fi
+    else
+        [ "$kind" = latency ] && echo "nan nan" || echo nan
+    fi
+}
+
 if has_part 1; then
 echo "== 1. latency p50/p99 (one-way = RTT/2), ${secs} s per run, ${rounds} alternating rounds"
 for mode in ${MODES:-listener waitset}; do
@@ -109,11 +121,10 @@ for mode in ${MODES:-listener waitset}; do
         for r in $(seq "$rounds"); do
             # Alternate which tool goes first, so that a drift of the machine
             # (other load, the vCPUs moving) does not always favour one.
-            if first_of_round "$r"; then d=$(ddsperf_lat "$size" "$mode"); fi
-            "$bin" latency --binding cyclonedds --size "$size" --duration "${secs}s" --cpu 0,1 "${ours[@]}" -q --no-save --json "$tmp/lat.json" > /dev/null
-            o=$(ours_lat "$tmp/lat.json")
-            if ! first_of_round "$r"; then d=$(ddsperf_lat "$size" "$mode"); fi
-            echo "$o $d" >> "$tmp/rows"
+            if first_of_round "$r"; then d=$(linked ref ddsperf_lat "$size" "$mode"); fi
+            o=$(linked ours ours_run latency --size "$size" "${ours[@]}")
+            if ! first_of_round "$r"; then d=$(linked ref ddsperf_lat "$size" "$mode"); fi
+            row "$o $d"
         done
         report lat "$mode" "$size" ddsperf
     done
@@ -141,11 +152,10 @@ echo "== 3. throughput, reliable, ${secs} s per run: pubsubperf --batch 14720 vs
 for size in $sizes; do
     : > "$tmp/rows"
     for r in $(seq "$rounds"); do
-        if first_of_round "$r"; then d=$(ddsperf_tp "$size"); fi
-        "$bin" throughput --binding cyclonedds --size "$size" --batch 14720 --duration "${secs}s" --cpu 0,1 -q --no-save --json "$tmp/tp.json" > /dev/null
-        o=$(ours_tp "$tmp/tp.json")
-        if ! first_of_round "$r"; then d=$(ddsperf_tp "$size"); fi
-        echo "$o $d" >> "$tmp/rows"
+        if first_of_round "$r"; then d=$(linked ref ddsperf_tp "$size"); fi
+        o=$(linked ours ours_run throughput --size "$size" --batch 14720)
+        if ! first_of_round "$r"; then d=$(linked ref ddsperf_tp "$size"); fi
+        row "$o $d"
     done
     report tp tp "$size" ddsperf
 done

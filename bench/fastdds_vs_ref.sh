@@ -84,6 +84,17 @@ PY
 
 ours_mode() { if [ "$1" = listener ]; then echo "$recv_listener"; else echo "$recv_waitset"; fi; }
 
+# ours: KIND (latency|throughput) at SIZE receiving as RECV; prints "p50 p99"
+# in us or samples/s, nan when the run failed.
+ours_run() {
+    local kind=$1 size=$2 recv=$3
+    if "$bin" "$kind" --binding fastdds --size "$size" --duration "${secs}s" --cpu 0,1 --receive "$recv" -q --no-save --json "$tmp/o.json" > /dev/null; then
+        if [ "$kind" = latency ]; then ours_lat "$tmp/o.json"; else ours_tp "$tmp/o.json"; fi
+    else
+        [ "$kind" = latency ] && echo "nan nan" || echo nan
+    fi
+}
+
 if has_part 1; then
 echo "== 1. latency p50/p99 (one-way = RTT/2), reliable, ${secs} s per run, ${rounds} alternating rounds"
 for mode in ${MODES:-listener waitset}; do
@@ -92,14 +103,10 @@ for mode in ${MODES:-listener waitset}; do
     for size in $sizes; do
         : > "$tmp/rows"
         for r in $(seq "$rounds"); do
-            if first_of_round "$r"; then d=$(ref_lat "$size" "$mode"); fi
-            if "$bin" latency --binding fastdds --size "$size" --duration "${secs}s" --cpu 0,1 --receive "$recv" -q --no-save --json "$tmp/lat.json" > /dev/null; then
-                o=$(ours_lat "$tmp/lat.json")
-            else
-                o="nan nan"
-            fi
-            if ! first_of_round "$r"; then d=$(ref_lat "$size" "$mode"); fi
-            echo "$o $d" >> "$tmp/rows"
+            if first_of_round "$r"; then d=$(linked ref ref_lat "$size" "$mode"); fi
+            o=$(linked ours ours_run latency "$size" "$recv")
+            if ! first_of_round "$r"; then d=$(linked ref ref_lat "$size" "$mode"); fi
+            row "$o $d"
         done
         report lat "$mode" "$size" fastdds-ref
     done
@@ -114,14 +121,10 @@ for mode in ${MODES:-listener waitset}; do
     for size in $sizes; do
         : > "$tmp/rows"
         for r in $(seq "$rounds"); do
-            if first_of_round "$r"; then d=$(ref_tp "$size" "$mode"); fi
-            if "$bin" throughput --binding fastdds --size "$size" --duration "${secs}s" --cpu 0,1 --receive "$recv" -q --no-save --json "$tmp/tp.json" > /dev/null; then
-                o=$(ours_tp "$tmp/tp.json")
-            else
-                o=nan
-            fi
-            if ! first_of_round "$r"; then d=$(ref_tp "$size" "$mode"); fi
-            echo "$o $d" >> "$tmp/rows"
+            if first_of_round "$r"; then d=$(linked ref ref_tp "$size" "$mode"); fi
+            o=$(linked ours ours_run throughput "$size" "$recv")
+            if ! first_of_round "$r"; then d=$(linked ref ref_tp "$size" "$mode"); fi
+            row "$o $d"
         done
         report tp "$mode" "$size" fastdds-ref
     done

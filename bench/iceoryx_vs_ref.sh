@@ -83,10 +83,10 @@ for kind in lat tp; do
         for size in $sizes; do
             : > "$tmp/rows"
             for r in $(seq "$rounds"); do
-                if first_of_round "$r"; then d=$(ref_run "$kind" "$size" "$wait"); fi
-                o=$(ours_run "$kind" "$size" "$wait")
-                if ! first_of_round "$r"; then d=$(ref_run "$kind" "$size" "$wait"); fi
-                echo "$o $d" >> "$tmp/rows"
+                if first_of_round "$r"; then d=$(linked ref ref_run "$kind" "$size" "$wait"); fi
+                o=$(linked ours ours_run "$kind" "$size" "$wait")
+                if ! first_of_round "$r"; then d=$(linked ref ref_run "$kind" "$size" "$wait"); fi
+                row "$o $d"
             done
             report "$kind" "$wait" "$size" iox_ref
         done

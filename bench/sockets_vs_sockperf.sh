@@ -150,17 +150,21 @@ ours() {
     "$bin" "$test" --binding "$binding" --size "$size" --duration "${secs}s" --cpu 0,1 "$@" -q --no-save --json "$tmp/o.json" > /dev/null
 }
 
+# ours latency over PROTO at SIZE with ARGS: "p50 p99" in us, "nan nan" when it failed.
+lat_run() {
+    if ours latency "$@"; then ours_lat "$tmp/o.json"; else echo "nan nan"; fi
+}
+
 lat_section() {
     local proto=$1 list=$2 mode size r o d
     for mode in block busy; do
         for size in $list; do
             : > "$tmp/rows"
             for r in $(seq "$rounds"); do
-                if first_of_round "$r"; then d=$(sp_lat "$proto" "$mode" "$size"); fi
-                ours latency "$proto" "$size" --wait "$mode"
-                o=$(ours_lat "$tmp/o.json")
-                if ! first_of_round "$r"; then d=$(sp_lat "$proto" "$mode" "$size"); fi
-                echo "$o $d" >> "$tmp/rows"
+                if first_of_round "$r"; then d=$(linked ref sp_lat "$proto" "$mode" "$size"); fi
+                o=$(linked ours lat_run "$proto" "$size" --wait "$mode")
+                if ! first_of_round "$r"; then d=$(linked ref sp_lat "$proto" "$mode" "$size"); fi
+                row "$o $d"
             done
             report lat "$mode" "$size" sockperf
         done

@@ -81,10 +81,10 @@ for km in $modes; do
     for size in $sizes; do
         : > "$tmp/rows"
         for r in $(seq "$rounds"); do
-            if first_of_round "$r"; then d=$(ref_run "$kind" "$size"); fi
-            o=$(ours_run "$kind" "$size")
-            if ! first_of_round "$r"; then d=$(ref_run "$kind" "$size"); fi
-            echo "$o $d" >> "$tmp/rows"
+            if first_of_round "$r"; then d=$(linked ref ref_run "$kind" "$size"); fi
+            o=$(linked ours ours_run "$kind" "$size")
+            if ! first_of_round "$r"; then d=$(linked ref ref_run "$kind" "$size"); fi
+            row "$o $d"
         done
         report "$kind" "$km" "$size" zenoh-pingpong
     done
