@@ -2,9 +2,10 @@
 //! or data-sharing loans).
 
 use crate::*;
+use pubsubperf_core::room::wait_for_room;
 use pubsubperf_core::{BindingError, CancelToken, Writer};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A DataWriter of one topic.
 pub struct FastWriter {
@@ -46,35 +47,31 @@ impl FastWriter {
         }
     }
 
-    /// A loan from the writer's pool; waits (bounded) while every slot is in flight.
+    /// A loan from the writer's pool; waits (bounded: [`wait_for_room`])
+    /// while every slot is in flight.
     #[inline]
     pub(crate) fn loan(&mut self) -> Result<*mut u8, BindingError> {
+        match self.try_loan() {
+            Some(r) => r,
+            None => wait_for_room(self.block_timeout, &self.cancel, || self.try_loan())?,
+        }
+    }
+
+    /// One loan attempt: `None` while the pool is out of samples.
+    #[inline]
+    fn try_loan(&self) -> Option<Result<*mut u8, BindingError>> {
         let mut rc = 0;
         // SAFETY: raw is a live writer.
         let p = unsafe { ffi::ppf_loan(self.raw, &mut rc) };
         if !p.is_null() {
-            return Ok(p);
-        }
-        let start = Instant::now();
-        loop {
-            if rc != ffi::RC_OUT_OF_RESOURCES {
-                return Err(BindingError::Middleware(format!(
-                    "Fast DDS loan_sample on {} failed",
-                    self.topic
-                )));
-            }
-            if self.cancel.is_cancelled() {
-                return Err(BindingError::Cancelled);
-            }
-            if start.elapsed() > self.block_timeout {
-                return Err(BindingError::WriteTimeout(self.block_timeout));
-            }
-            std::thread::yield_now();
-            // SAFETY: as above.
-            let p = unsafe { ffi::ppf_loan(self.raw, &mut rc) };
-            if !p.is_null() {
-                return Ok(p);
-            }
+            Some(Ok(p))
+        } else if rc == ffi::RC_OUT_OF_RESOURCES {
+            None
+        } else {
+            Some(Err(BindingError::Middleware(format!(
+                "Fast DDS loan_sample on {} failed",
+                self.topic
+            ))))
         }
     }
 }
