@@ -50,21 +50,21 @@ def parse(line):
     return list(map(float, figures.split())), links
 
 
+def readable(links):
+    """True when all four link readings are there."""
+    return bool(links) and len(links) == 4 and all(x > 0 for x in links)  # nan > 0 is False
+
+
 def same_link(links):
     """True when the four link readings agree within LINK_SPREAD."""
-    if not links or len(links) != 4 or any(math.isnan(x) or x <= 0 for x in links):
-        return False
-    return max(links) / min(links) <= LINK_SPREAD
+    return readable(links) and max(links) / min(links) <= LINK_SPREAD
 
 
 def link_note(links):
     if not links:
         return ""
     o1, o2, d1, d2 = (f"{x:.0f}" for x in links)
-    if len(links) != 4 or any(math.isnan(x) or x <= 0 for x in links):
-        tag = "no reading"
-    else:
-        tag = "same" if same_link(links) else "CHANGED"
+    tag = "no reading" if not readable(links) else "same" if same_link(links) else "CHANGED"
     return f"   link ns: ours {o1}/{o2}, ref {d1}/{d2} ({tag})"
 
 

@@ -140,7 +140,7 @@ impl Binding for Iceoryx2 {
         &mut self,
         topic: &TopicSpec,
     ) -> Result<(Iceoryx2Reader, Locator), BindingError> {
-        let shape = Shape::of(&self.cfg, &topic.name);
+        let shape = Shape::of(&self.cfg, topic);
         let name = service_name(&self.cfg.run_id, &topic.name);
         let service = open_pubsub(&self.node, &name, &shape)?;
         let subscriber = service
@@ -184,7 +184,7 @@ impl Binding for Iceoryx2 {
         topic: &TopicSpec,
         readers: &[Locator],
     ) -> Result<Iceoryx2Writer, BindingError> {
-        let shape = Shape::of(&self.cfg, &topic.name);
+        let shape = Shape::of(&self.cfg, topic);
         let name = service_name(&self.cfg.run_id, &topic.name);
         if let Some(other) = readers.iter().find(|l| **l != name) {
             return Err(BindingError::Malformed(format!(
@@ -279,11 +279,11 @@ pub(crate) struct Shape {
 }
 
 impl Shape {
-    pub(crate) fn of(cfg: &EndpointConfig, topic: &str) -> Shape {
+    pub(crate) fn of(cfg: &EndpointConfig, topic: &TopicSpec) -> Shape {
         // The data topic (`data`, or `ping` in a latency test) fans out to
         // every subscriber (and in from every publisher); each `echo<i>`
         // has one writer and one reader.
-        let (publishers, subscribers) = if !topic.starts_with("echo") {
+        let (publishers, subscribers) = if !topic.is_echo() {
             (cfg.publishers.max(1), cfg.subscribers.max(1))
         } else {
             (1, 1)
