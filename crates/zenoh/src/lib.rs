@@ -70,10 +70,11 @@ use payloads::Payloads;
 use pubsubperf_core::ReceiveMode;
 use pubsubperf_core::handoff::Handoff;
 pub use reader::ZenohReader;
-use reader::{Listening, Queue};
+use reader::{Channel, Listening, Queue};
 use std::sync::atomic::AtomicUsize;
 pub use writer::ZenohWriter;
 use zenoh::handlers::{Callback, IntoHandler};
+use zenoh::sample::Sample;
 
 /// Largest sample over tcp and shm that the binding accepts. 64 MiB was
 /// checked end to end (see the README, section "zenoh"); zenoh's own default limit is the
@@ -146,6 +147,19 @@ pub(crate) fn unpin_current_thread() {
             libc::CPU_SET(cpu, &mut set);
         }
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+/// A subscriber's queue of `cap` items of `T` and the callback that fills
+/// it: a ring for best effort (a full one drops the oldest), else a FIFO
+/// (a full one holds zenoh's receive task).
+fn channel<T: Send + 'static>(cap: usize, best_effort: bool) -> (Callback<T>, Channel<T>) {
+    if best_effort {
+        let (cb, q) = RingChannel::new(cap).into_handler();
+        (cb, Channel::Ring(q))
+    } else {
+        let (cb, q) = FifoChannel::new(cap).into_handler();
+        (cb, Channel::Fifo(q))
     }
 }
 
@@ -396,25 +410,18 @@ impl Binding for Zenoh {
             256
         };
         let best_effort = self.cfg.reliability == Reliability::BestEffort;
-        let (hold, queue) = if best_effort {
-            let (cb, q) = RingChannel::new(cap).into_handler();
-            (cb, Queue::Ring(q))
-        } else {
-            let (cb, q) = FifoChannel::new(cap).into_handler();
-            (cb, Queue::Fifo(q))
-        };
-        let listening = (self.cfg.receive == ReceiveMode::Listener).then(|| {
-            Arc::new(Listening {
+        let (callback, queue, listening) = if self.cfg.receive == ReceiveMode::Listener {
+            let (hold, copies) = channel::<Vec<u8>>(cap, best_effort);
+            let l = Arc::new(Listening {
                 handoff: Handoff::new(),
                 held: AtomicUsize::new(0),
-            })
-        });
-        let callback = match &listening {
-            None => hold,
-            Some(l) => {
-                let l = Arc::clone(l);
-                Callback::from(move |s| l.on_sample(s, &hold))
-            }
+            });
+            let shared = Arc::clone(&l);
+            let callback = Callback::from(move |s| shared.on_sample(s, &hold));
+            (callback, Queue::Copies(copies), Some(l))
+        } else {
+            let (hold, samples) = channel::<Sample>(cap, best_effort);
+            (hold, Queue::Samples(samples), None)
         };
         let (sub, token) = unpinned(|| -> zenoh::Result<_> {
             let sub = session

@@ -12,28 +12,82 @@ use zenoh::liveliness::LivelinessToken;
 use zenoh::pubsub::Subscriber;
 use zenoh::sample::Sample;
 
-/// The queue a subscriber's samples wait in until our thread takes them:
-/// FIFO (reliable: a full one holds zenoh's receive task) or ring (best
-/// effort: a full one drops the oldest).
+/// A zenoh channel of `T`: FIFO (reliable: a full one holds zenoh's
+/// receive task) or ring (best effort: a full one drops the oldest).
+pub(crate) enum Channel<T> {
+    Fifo(FifoChannelHandler<T>),
+    Ring(RingChannelHandler<T>),
+}
+
+impl<T> Channel<T> {
+    #[inline]
+    fn try_recv(&self) -> zenoh::Result<Option<T>> {
+        match self {
+            Channel::Fifo(q) => q.try_recv(),
+            Channel::Ring(q) => q.try_recv(),
+        }
+    }
+    #[inline]
+    fn recv_timeout(&self, t: Duration) -> zenoh::Result<Option<T>> {
+        match self {
+            Channel::Fifo(q) => q.recv_timeout(t),
+            Channel::Ring(q) => q.recv_timeout(t),
+        }
+    }
+}
+
+/// The queue a subscriber's samples wait in until our thread takes them.
+///
+/// With `--receive listener` it holds copies: a sample waits there only
+/// when it arrives between two receive windows, and zenoh's sample would
+/// keep the whole receive batch it came in (a 64 KiB buffer of zenoh's
+/// receive pool, one per sample at a paced rate) until taken. A stall of
+/// our thread between windows then pinned up to the queue's 256 batches
+/// (16 MiB), which stayed in the allocator as the process's high-water
+/// mark (`bench/soak.sh`: a 12 MiB step of the subscriber on a loaded
+/// machine). A copy holds only the sample's own bytes.
 pub(crate) enum Queue {
-    Fifo(FifoChannelHandler<Sample>),
-    Ring(RingChannelHandler<Sample>),
+    Samples(Channel<Sample>),
+    Copies(Channel<Vec<u8>>),
+}
+
+/// A sample taken from the [`Queue`].
+#[allow(
+    clippy::large_enum_variant,
+    reason = "moved once per take; boxing zenoh's sample would allocate per sample"
+)]
+pub(crate) enum Taken {
+    Sample(Sample),
+    Copy(Vec<u8>),
+}
+
+impl Taken {
+    /// Calls `f` with the sample's octets: contiguous payloads (every one
+    /// here: small messages, defragmented large ones, SHM buffers) are
+    /// borrowed, not copied.
+    #[inline]
+    fn deliver<F: FnMut(&[u8])>(&self, f: &mut F) {
+        match self {
+            Taken::Sample(s) => f(&s.payload().to_bytes()),
+            Taken::Copy(v) => f(v),
+        }
+    }
 }
 
 impl Queue {
     #[inline]
-    fn try_recv(&self) -> zenoh::Result<Option<Sample>> {
-        match self {
-            Queue::Fifo(q) => q.try_recv(),
-            Queue::Ring(q) => q.try_recv(),
-        }
+    fn try_recv(&self) -> zenoh::Result<Option<Taken>> {
+        Ok(match self {
+            Queue::Samples(c) => c.try_recv()?.map(Taken::Sample),
+            Queue::Copies(c) => c.try_recv()?.map(Taken::Copy),
+        })
     }
     #[inline]
-    fn recv_timeout(&self, t: Duration) -> zenoh::Result<Option<Sample>> {
-        match self {
-            Queue::Fifo(q) => q.recv_timeout(t),
-            Queue::Ring(q) => q.recv_timeout(t),
-        }
+    fn recv_timeout(&self, t: Duration) -> zenoh::Result<Option<Taken>> {
+        Ok(match self {
+            Queue::Samples(c) => c.recv_timeout(t)?.map(Taken::Sample),
+            Queue::Copies(c) => c.recv_timeout(t)?.map(Taken::Copy),
+        })
     }
 }
 
@@ -47,16 +101,19 @@ pub(crate) struct Listening {
 }
 
 impl Listening {
-    /// The subscriber's callback: straight to the open job, else queued
-    /// (through `hold`, the queue's own callback) for the next take.
-    pub(crate) fn on_sample(&self, sample: Sample, hold: &Callback<Sample>) {
-        if self.handoff.offer(&sample.payload().to_bytes()) {
+    /// The subscriber's callback: straight to the open job, else a copy is
+    /// queued (through `hold`, the queue's own callback) for the next take.
+    pub(crate) fn on_sample(&self, sample: Sample, hold: &Callback<Vec<u8>>) {
+        let bytes = sample.payload().to_bytes();
+        if self.handoff.offer(&bytes) {
             return;
         }
+        let copy = bytes.into_owned();
+        drop(sample);
         // Counted before it is queued, so that a take never finds more
         // samples than the count says.
         self.held.fetch_add(1, Ordering::AcqRel);
-        hold.call(sample);
+        hold.call(copy);
         self.handoff.deliver();
     }
 }
@@ -117,10 +174,7 @@ impl Reader for ZenohReader {
                 std::hint::spin_loop();
             }
         };
-        // Contiguous payloads (every one here: small messages, defragmented
-        // large ones, SHM buffers) are borrowed, not copied.
-        let bytes = sample.payload().to_bytes();
-        on_sample(&bytes);
+        sample.deliver(on_sample);
         Ok(1)
     }
 
@@ -148,7 +202,7 @@ fn receive_error(e: zenoh::Error) -> BindingError {
 impl ZenohReader {
     /// A sample from the queue, if one is there.
     #[inline]
-    fn try_recv(&self) -> Result<Option<Sample>, BindingError> {
+    fn try_recv(&self) -> Result<Option<Taken>, BindingError> {
         if let Some(l) = &self.listening
             && l.held.load(Ordering::Acquire) == 0
         {
@@ -161,14 +215,14 @@ impl ZenohReader {
 
     /// A sample from the queue, waiting up to `t` for one.
     #[inline]
-    fn recv_timeout(&self, t: Duration) -> Result<Option<Sample>, BindingError> {
+    fn recv_timeout(&self, t: Duration) -> Result<Option<Taken>, BindingError> {
         let got = self.sub.recv_timeout(t).map_err(receive_error)?;
         self.taken(&got);
         Ok(got)
     }
 
     #[inline]
-    fn taken(&self, got: &Option<Sample>) {
+    fn taken(&self, got: &Option<Taken>) {
         if let (Some(l), Some(_)) = (&self.listening, got) {
             l.held.fetch_sub(1, Ordering::AcqRel);
         }
@@ -203,7 +257,7 @@ impl TakeAll for ZenohReader {
     fn take_all<F: FnMut(&[u8])>(&mut self, on_sample: &mut F) -> Result<usize, BindingError> {
         let mut n = 0;
         while let Some(s) = self.try_recv()? {
-            on_sample(&s.payload().to_bytes());
+            s.deliver(on_sample);
             n += 1;
         }
         Ok(n)
