@@ -25,6 +25,11 @@
 # (discovery, warm-up) is dropped; its latency percentiles are the medians
 # of the intervals' percentiles weighted by their counts, its rate the
 # median of its subscriber's 1-second rates (the last one dropped too).
+# Our latency percentiles are taken the same way from our 1-second
+# intervals (`intervals[].latency_p50_ns`/`latency_p99_ns`; our warm-up is
+# not in them): a whole run's p99 is above the median of its seconds' p99s
+# whenever the slow round trips bunch in a few seconds, so comparing it
+# with ddsperf's figure would not compare like with like.
 # ddsperf's size counts its topic's 12-byte fixed part; ours counts our
 # 16-byte header: both send samples of the given total size.
 #
@@ -105,7 +110,7 @@ ours_run() {
     local kind=$1
     shift
     if "$bin" "$kind" --binding cyclonedds "$@" --duration "${secs}s" --cpu 0,1 -q --no-save --json "$tmp/o.json" > /dev/null; then
-        if [ "$kind" = latency ]; then ours_lat "$tmp/o.json"; else ours_tp "$tmp/o.json"; fi
+        if [ "$kind" = latency ]; then ours_lat_per_second "$tmp/o.json"; else ours_tp "$tmp/o.json"; fi
     else
         [ "$kind" = latency ] && echo "nan nan" || echo nan
     fi

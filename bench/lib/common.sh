@@ -4,6 +4,8 @@
 #   json FILE EXPR     evaluate EXPR over r = the results file's runs
 #   ours_lat FILE      "p50 p99" in us of a pubsubperf results file's first run
 #   ours_tp FILE       received samples/s of its first run
+#   ours_lat_per_second FILE  "p50 p99" in us as ddsperf computes them: the
+#                      count-weighted medians of the 1-second intervals' p50 and p99
 #   report KIND LABEL SIZE REFNAME   print the rounds in $tmp/rows and their median
 #                      ratio (bench/lib/ratios.py says the row formats and goals)
 #   first_of_round R   true when the reference goes first in round R (odd rounds),
@@ -46,6 +48,24 @@ json() {
 }
 ours_lat() { json "$1" "f\"{r[0]['latency_ns']['p50']/1000} {r[0]['latency_ns']['p99']/1000}\""; }
 ours_tp() { json "$1" "r[0]['throughput']['samples_per_s']"; }
+# "p50 p99" in us as ddsperf reports them: the medians of the 1-second
+# intervals' p50 and p99, weighted by the intervals' counts.
+ours_lat_per_second() {
+    python3 - "$1" <<'PY'
+import json, sys
+iv = json.load(open(sys.argv[1]))["runs"][0].get("intervals", [])
+def wmedian(pairs):
+    pairs = sorted(p for p in pairs if p[0] is not None)
+    half, acc = sum(c for _, c in pairs) / 2, 0
+    for v, c in pairs:
+        acc += c
+        if acc >= half:
+            return v / 1000
+    return float("nan")
+print(wmedian([(i.get("latency_p50_ns"), i["received"]) for i in iv]),
+      wmedian([(i.get("latency_p99_ns"), i["received"]) for i in iv]))
+PY
+}
 report() { python3 "$bench_dir/lib/ratios.py" "$tmp/rows" "$@"; }
 first_of_round() { (( $1 % 2 )); }
 need() { command -v "$1" >/dev/null || { echo "$1 missing: apt-get install $2" >&2; exit 1; }; }

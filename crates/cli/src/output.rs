@@ -344,10 +344,12 @@ pub fn summary_table(runs: &[Run]) -> String {
 pub fn interval_line(test: TestKind, size: usize, i: &Interval) -> String {
     match test {
         TestKind::Latency => format!(
-            "  [{:>6.1}s] size {}: {} pings, mean {} µs, max {} µs",
+            "  [{:>6.1}s] size {}: {} pings, p50 {} µs, p99 {} µs, mean {} µs, max {} µs",
             i.t_s,
             format_size(size),
             i.received,
+            i.latency_p50_ns.map_or("-".into(), us),
+            i.latency_p99_ns.map_or("-".into(), us),
             i.latency_mean_ns.map_or("-".into(), usf),
             i.latency_max_ns.map_or("-".into(), us)
         ),

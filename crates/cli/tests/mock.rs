@@ -89,6 +89,46 @@ fn latency_percentiles_are_exact() {
 }
 
 #[test]
+fn each_second_has_its_own_percentiles() {
+    let dir = tempfile::tempdir().unwrap();
+    // Ping k takes 1 ms + 1 µs × k: each second's pings are slower than the
+    // last second's, so each second's percentiles differ from the run's.
+    let r = mock(
+        "latency",
+        &[
+            "-n",
+            "3000",
+            "--opt",
+            "delay-ns=1000000",
+            "--opt",
+            "step-ns=1000",
+            "--opt",
+            "period=3000",
+        ],
+        &dir.path().join("i.json"),
+    );
+    let intervals = r["runs"][0]["intervals"].as_array().expect("intervals");
+    assert!(intervals.len() >= 4, "{intervals:?}");
+    let mut first = 0u64;
+    for iv in intervals {
+        let n = iv["received"].as_u64().unwrap();
+        let mut values: Vec<u64> = (first..first + n).map(|k| 1_000_000 + 1000 * k).collect();
+        values.sort_unstable();
+        for (key, q) in [("latency_p50_ns", 0.5), ("latency_p99_ns", 0.99)] {
+            let exact = rank(&values, q);
+            let got = iv[key].as_u64().unwrap_or_else(|| panic!("{key} in {iv}"));
+            // The histogram's bucket: within 0.1 %, never below (see core::stats).
+            assert!(
+                got >= exact && got <= exact + exact / 1000,
+                "{key} {got}, exact {exact}: {iv}"
+            );
+        }
+        assert_eq!(iv["latency_max_ns"], *values.last().unwrap(), "{iv}");
+        first += n;
+    }
+}
+
+#[test]
 fn one_way_equals_round_trip_half() {
     let dir = tempfile::tempdir().unwrap();
     let r = mock(

@@ -223,6 +223,14 @@ pub struct Interval {
     /// Latency test: largest one-way latency in the interval, ns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_max_ns: Option<u64>,
+    /// Latency test: median one-way latency of the interval's round trips,
+    /// ns (from the interval's own histogram, as the run's percentiles are
+    /// from the run's: see `stats`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_p50_ns: Option<u64>,
+    /// Latency test: the interval's 99th percentile, ns (as above).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_p99_ns: Option<u64>,
 }
 
 /// Resources of both sides (`resources` in results).

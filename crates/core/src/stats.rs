@@ -94,6 +94,16 @@ impl LatencyRecorder {
         }
     }
 
+    /// Forgets every value recorded (keeps the histogram's memory).
+    pub fn reset(&mut self) {
+        self.hist.reset();
+        self.count = 0;
+        self.sum = 0;
+        self.sum_sq = 0;
+        self.min = u64::MAX;
+        self.max = 0;
+    }
+
     /// Number of values recorded.
     pub fn count(&self) -> u64 {
         self.count

@@ -3,20 +3,26 @@
 
 use super::*;
 
-/// The latencies of the current report interval.
-#[derive(Default)]
+/// The latencies of the current report interval: their own histogram, for
+/// the interval's percentiles (ddsperf prints each second's; comparing its
+/// figures needs ours per second too). Recorded after each wait, not in the
+/// echo callback.
 struct IntervalSums {
-    count: u64,
-    sum: u128,
-    max: u64,
+    rec: LatencyRecorder,
+}
+
+impl Default for IntervalSums {
+    fn default() -> Self {
+        IntervalSums {
+            rec: LatencyRecorder::new(),
+        }
+    }
 }
 
 impl IntervalSums {
     #[inline(always)]
     fn add(&mut self, v: u64) {
-        self.count += 1;
-        self.sum += u128::from(v);
-        self.max = self.max.max(v);
+        self.rec.record(v);
     }
 }
 
@@ -32,19 +38,23 @@ fn report_interval(
     intervals: &mut Vec<Interval>,
     on_interval: &mut dyn FnMut(&Interval),
 ) {
-    if sums.count > 0 {
+    let rec = &mut sums.rec;
+    if rec.count() > 0 {
+        let summary = rec.summary();
         let iv = Interval {
             t_s: t_ns as f64 / 1e9,
-            received: sums.count,
-            samples_per_s: sums.count as f64 * 1e9 / interval_ns as f64,
-            latency_mean_ns: Some(sums.sum as f64 / sums.count as f64),
-            latency_max_ns: Some(sums.max),
+            received: summary.count,
+            samples_per_s: summary.count as f64 * 1e9 / interval_ns as f64,
+            latency_mean_ns: Some(summary.mean),
+            latency_max_ns: Some(summary.max),
+            latency_p50_ns: Some(rec.quantile(0.50)),
+            latency_p99_ns: Some(rec.quantile(0.99)),
             ..Default::default()
         };
         on_interval(&iv);
         intervals.push(iv);
     }
-    *sums = IntervalSums::default();
+    rec.reset();
     for sub in &s.subs {
         while sub.try_recv().is_some() {}
     }
