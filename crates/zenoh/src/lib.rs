@@ -53,6 +53,7 @@ use options::Options;
 use pubsubperf_core::binding::BindingInfo;
 use pubsubperf_core::{
     Binding, BindingError, Capabilities, DataType, EndpointConfig, Locator, Reliability, TopicSpec,
+    WaitMode,
 };
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
@@ -70,7 +71,7 @@ use payloads::Payloads;
 use pubsubperf_core::ReceiveMode;
 use pubsubperf_core::handoff::Handoff;
 pub use reader::ZenohReader;
-use reader::{Channel, Listening, Queue};
+use reader::{Channel, Hold, Listening, Queue};
 use std::sync::atomic::AtomicUsize;
 pub use writer::ZenohWriter;
 use zenoh::handlers::{Callback, IntoHandler};
@@ -411,14 +412,20 @@ impl Binding for Zenoh {
         };
         let best_effort = self.cfg.reliability == Reliability::BestEffort;
         let (callback, queue, listening) = if self.cfg.receive == ReceiveMode::Listener {
-            let (hold, copies) = channel::<Vec<u8>>(cap, best_effort);
             let l = Arc::new(Listening {
                 handoff: Handoff::new(),
                 held: AtomicUsize::new(0),
             });
+            let (hold, queue) = if self.cfg.wait == WaitMode::Busy {
+                let (cb, q) = channel::<Sample>(cap, best_effort);
+                (Hold::Samples(cb), Queue::Samples(q))
+            } else {
+                let (cb, q) = channel::<Vec<u8>>(cap, best_effort);
+                (Hold::Copies(cb), Queue::Copies(q))
+            };
             let shared = Arc::clone(&l);
             let callback = Callback::from(move |s| shared.on_sample(s, &hold));
-            (callback, Queue::Copies(copies), Some(l))
+            (callback, queue, Some(l))
         } else {
             let (hold, samples) = channel::<Sample>(cap, best_effort);
             (hold, Queue::Samples(samples), None)

@@ -38,14 +38,16 @@ impl<T> Channel<T> {
 
 /// The queue a subscriber's samples wait in until our thread takes them.
 ///
-/// With `--receive listener` it holds copies: a sample waits there only
-/// when it arrives between two receive windows, and zenoh's sample would
-/// keep the whole receive batch it came in (a 64 KiB buffer of zenoh's
-/// receive pool, one per sample at a paced rate) until taken. A stall of
-/// our thread between windows then pinned up to the queue's 256 batches
-/// (16 MiB), which stayed in the allocator as the process's high-water
-/// mark (`bench/soak.sh`: a 12 MiB step of the subscriber on a loaded
-/// machine). A copy holds only the sample's own bytes.
+/// With `--receive listener --wait block` it holds copies: a sample waits
+/// there only when it arrives between two receive windows, and zenoh's
+/// sample would keep the whole receive batch it came in (a 64 KiB buffer of
+/// zenoh's receive pool, one per sample at a paced rate) until taken. A
+/// stall of our thread between windows then pinned up to the queue's 256
+/// batches (16 MiB), which stayed in the allocator as the process's
+/// high-water mark (`bench/soak.sh`: +2.8 MiB at the end of a loaded
+/// hour). A copy holds only the sample's own bytes. With `--wait busy` the
+/// latency publisher polls this queue for every echo (z_ping's busy mode
+/// beside a callback), so there it holds zenoh's samples, uncopied.
 pub(crate) enum Queue {
     Samples(Channel<Sample>),
     Copies(Channel<Vec<u8>>),
@@ -100,20 +102,35 @@ pub(crate) struct Listening {
     pub(crate) held: AtomicUsize,
 }
 
+/// How the `--receive listener` callback queues a sample it cannot hand
+/// over: as a copy, or as zenoh's sample (see [`Queue`]).
+pub(crate) enum Hold {
+    Copies(Callback<Vec<u8>>),
+    Samples(Callback<Sample>),
+}
+
 impl Listening {
-    /// The subscriber's callback: straight to the open job, else a copy is
-    /// queued (through `hold`, the queue's own callback) for the next take.
-    pub(crate) fn on_sample(&self, sample: Sample, hold: &Callback<Vec<u8>>) {
+    /// The subscriber's callback: straight to the open job, else queued
+    /// (through `hold`, the queue's own callback) for the next take.
+    pub(crate) fn on_sample(&self, sample: Sample, hold: &Hold) {
         let bytes = sample.payload().to_bytes();
         if self.handoff.offer(&bytes) {
             return;
         }
-        let copy = bytes.into_owned();
-        drop(sample);
         // Counted before it is queued, so that a take never finds more
         // samples than the count says.
         self.held.fetch_add(1, Ordering::AcqRel);
-        hold.call(copy);
+        match hold {
+            Hold::Copies(queue) => {
+                let copy = bytes.into_owned();
+                drop(sample);
+                queue.call(copy);
+            }
+            Hold::Samples(queue) => {
+                drop(bytes);
+                queue.call(sample);
+            }
+        }
         self.handoff.deliver();
     }
 }

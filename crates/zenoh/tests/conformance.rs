@@ -30,3 +30,7 @@ conformance_suite!(tcp_best_effort_listener_suite, Zenoh, |id| on(id, "tcp")
     .best_effort()
     .listener());
 conformance_suite!(shm_listener_suite, Zenoh, |id| on(id, "shm").listener());
+// With --wait busy a listener's channel holds zenoh's samples, not copies.
+conformance_suite!(tcp_busy_listener_suite, Zenoh, |id| on(id, "tcp")
+    .busy()
+    .listener());
