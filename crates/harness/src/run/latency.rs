@@ -344,6 +344,20 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
                 break Some(f);
             }
         }
+        // The interval's books (its percentiles, its line) are kept before
+        // the next ping goes, so that they never lie inside a round trip our
+        // thread times.
+        if now >= next_report {
+            report_interval(
+                s,
+                &mut iv,
+                now - sched.measure_start,
+                interval_ns,
+                intervals,
+                on_interval,
+            );
+            next_report += interval_ns;
+        }
         let ping = match pending.take() {
             Some(p) => p,
             None => {
@@ -374,17 +388,6 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
                 }
             }
         };
-        if ping.now >= next_report {
-            report_interval(
-                s,
-                &mut iv,
-                ping.now - sched.measure_start,
-                interval_ns,
-                intervals,
-                on_interval,
-            );
-            next_report += interval_ns;
-        }
         let target = (ping.seq % nsubs) as usize;
         // The echo timeout runs from the ping's own timestamp (or, when the
         // round trip has its own clock, from the loop's reading just before
