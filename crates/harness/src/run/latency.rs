@@ -3,42 +3,21 @@
 
 use super::*;
 
-/// The latencies of the current report interval: their own histogram, for
-/// the interval's percentiles (ddsperf prints each second's; comparing its
-/// figures needs ours per second too). Recorded after each wait, not in the
-/// echo callback.
-struct IntervalSums {
-    rec: LatencyRecorder,
-}
-
-impl Default for IntervalSums {
-    fn default() -> Self {
-        IntervalSums {
-            rec: LatencyRecorder::new(),
-        }
-    }
-}
-
-impl IntervalSums {
-    #[inline(always)]
-    fn add(&mut self, v: u64) {
-        self.rec.record(v);
-    }
-}
-
 /// Ends a latency run's report interval at `t_ns` into the measurement:
-/// its line (when it saw an echo), and the subscribers' heartbeats read and
-/// dropped (their figures are not needed here).
+/// its line (when it saw an echo) with its count, mean, max and percentiles
+/// from `rec`, the interval's own recorder (ddsperf prints each second's
+/// percentiles; comparing its figures needs ours per second too), which is
+/// then emptied; and the subscribers' heartbeats read and dropped (their
+/// figures are not needed here).
 #[cold]
 fn report_interval(
     s: &Session,
-    sums: &mut IntervalSums,
+    rec: &mut LatencyRecorder,
     t_ns: u64,
     interval_ns: u64,
     intervals: &mut Vec<Interval>,
     on_interval: &mut dyn FnMut(&Interval),
 ) {
-    let rec = &mut sums.rec;
     if rec.count() > 0 {
         let summary = rec.summary();
         let iv = Interval {
@@ -331,7 +310,7 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
     let mut next_send = start;
     let interval_ns = spec.interval_ms.max(1) * 1_000_000;
     let mut next_report = sched.warm_end + interval_ns;
-    let mut iv = IntervalSums::default();
+    let mut iv = LatencyRecorder::new();
     let mut checked_at = start;
     // A ping the echo callback already sent.
     let mut pending: Option<Ping> = None;
@@ -441,7 +420,7 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
             } else {
                 rec.record(v);
             }
-            iv.add(v);
+            iv.record(v);
         }
         if let Some(e) = failed
             && let Some(f) = refused(e, s, spec, sched.warm, &mut rejected, &mut first_refusal)
