@@ -164,6 +164,30 @@ fn loss_is_exact() {
 }
 
 #[test]
+fn a_run_of_large_samples_ends_on_time() {
+    // Each send moves the virtual clock 100 ms: a 1 s run is 10 sends of
+    // 1 MiB, not the 64 sends between two clock checks of small samples.
+    let dir = tempfile::tempdir().unwrap();
+    let r = mock(
+        "throughput",
+        &[
+            "--size",
+            "1MiB",
+            "--duration",
+            "1s",
+            "--opt",
+            "delay-ns=100000000",
+            "--opt",
+            "step-ns=0",
+        ],
+        &dir.path().join("t.json"),
+    );
+    let t = &r["runs"][0]["throughput"];
+    assert_eq!(t["sent"], 10, "{t}");
+    assert_eq!(t["received"], 10, "{t}");
+}
+
+#[test]
 fn unpaced_best_effort_loss_is_explained_under_the_table() {
     let dir = tempfile::tempdir().unwrap();
     let args = [

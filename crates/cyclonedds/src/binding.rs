@@ -222,7 +222,7 @@ impl Binding for CycloneDds {
         }
         if cfg.transport == "udp" && cfg.max_sample_size > MAX_UDP_SAMPLE {
             return Err(BindingError::Unsupported(format!(
-                "--size {}: cyclonedds over udp is verified up to 16 MiB (larger samples stall its reliable fragment flow on loopback); use --transport shm for larger ones",
+                "--size {}: cyclonedds over udp is verified up to 64 MiB (256 MiB stalls its reliable fragment flow on loopback, in ddsperf too); use --transport shm for larger ones",
                 cfg.max_sample_size
             )));
         }
