@@ -24,7 +24,7 @@
 # ddsperf's figures are per 1-second interval: the first interval
 # (discovery, warm-up) is dropped; its latency percentiles are the medians
 # of the intervals' percentiles weighted by their counts, its rate the
-# median of its subscriber's 1-second rates (the last one dropped too).
+# median of its subscriber's per-second rates (the last one dropped too).
 # Our latency percentiles are taken the same way from our 1-second
 # intervals (`intervals[].latency_p50_ns`/`latency_p99_ns`; our warm-up is
 # not in them): a whole run's p99 is above the median of its seconds' p99s
@@ -42,6 +42,7 @@ secs=${1:-5}
 rounds=${ROUNDS:-3}
 sizes=${SIZES:-64 1024 65536 1048576}
 . bench/lib/common.sh
+export BENCH_SUBJECT=cyclonedds # the row name in bench/table.sh's table
 parts=${PARTS:-1 2 3}
 has_part() { [[ " $parts " == *" $1 "* ]]; }
 need ddsperf cyclonedds-tools
@@ -98,8 +99,14 @@ ddsperf_tp() {
     peers=()
     python3 - "$tmp/sub.txt" <<'PY'
 import re, statistics, sys
-rx = re.compile(r'^\[\d+\]\s+[0-9.]+\s+size \d+ total \d+ lost \d+ delta \d+ lost \d+ rate ([0-9.]+) kS/s')
-r = [float(m.group(1)) * 1000 for m in map(rx.match, open(sys.argv[1])) if m][1:-1]
+# Each line: the time, and the samples received since the line before
+# (delta); a second in which nothing arrived prints no line. The rate of a
+# line is its delta over the time since the line before: exact at any rate
+# (ddsperf's own "kS/s" column, with two decimals, reads 0.00 below 5
+# samples/s, as at 16 MiB).
+rx = re.compile(r'^\[\d+\]\s+([0-9.]+)\s+size \d+ total \d+ lost \d+ delta (\d+) ')
+lines = [(float(m.group(1)), int(m.group(2))) for m in map(rx.match, open(sys.argv[1])) if m]
+r = [d / (t - t0) for (t0, _), (t, d) in zip(lines, lines[1:]) if t > t0][:-1]
 print(statistics.median(r) if r else float("nan"))
 PY
 }

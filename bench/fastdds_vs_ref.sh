@@ -40,6 +40,7 @@ secs=${1:-5}
 rounds=${ROUNDS:-3}
 sizes=${SIZES:-64 1024 65536 1048576}
 . bench/lib/common.sh
+export BENCH_SUBJECT=fastdds # the row name in bench/table.sh's table
 parts=${PARTS:-1 2 3}
 has_part() { [[ " $parts " == *" $1 "* ]]; }
 need g++ g++

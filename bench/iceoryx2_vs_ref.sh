@@ -41,6 +41,7 @@ sizes=${SIZES:-64 1024 65536 1048576 16777216}
 modes=${MODES:-zc-busy zc-block copy-busy}
 kinds=${KINDS:-latency throughput}
 . bench/lib/common.sh
+export BENCH_SUBJECT=iceoryx2 # the row name in bench/table.sh's table
 pp=$(build_ref iceoryx2-pingpong)
 
 # Reference and our flags of MODE.

@@ -34,6 +34,7 @@ rounds=${ROUNDS:-3}
 sizes=${SIZES:-64 1024 65536 1048576 16777216}
 modes=${MODES:-block busy}
 . bench/lib/common.sh
+export BENCH_SUBJECT=iceoryx # the row name in bench/table.sh's table
 . bench/lib/roudi.sh
 need iox-roudi iceoryx
 [ -f /usr/include/iceoryx/v2.0.3/iceoryx_binding_c/runtime.h ] \

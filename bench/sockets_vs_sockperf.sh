@@ -172,17 +172,20 @@ lat_section() {
 }
 
 if part 1; then
+    export BENCH_SUBJECT=udp # the row name in bench/table.sh's table
     echo "== 1. udp latency p50/p99 (one-way = RTT/2), ${secs} s per run, ${rounds} alternating rounds: sockperf ping-pong (block: default; busy: --nonblocked) vs --wait block|busy"
     lat_section udp "$udp_sizes"
     echo "  1 MiB: beyond UDP (65507 B) for both tools"
 fi
 
 if part 2; then
+    export BENCH_SUBJECT=tcp # the row name in bench/table.sh's table
     echo "== 2. tcp latency p50/p99 (one-way = RTT/2), ${secs} s per run, ${rounds} alternating rounds: sockperf ping-pong --tcp (block: default; busy: --nonblocked) vs --wait block|busy"
     lat_section tcp "$sizes"
 fi
 
 if part 3; then
+    export BENCH_SUBJECT=udp # the row name in bench/table.sh's table
     echo "== 3. udp throughput, best effort, unpaced, default socket buffers, ${secs} s per run: sockperf throughput -> server (blocking) vs --wait block; received samples/s"
     for size in $udp_sizes; do
         : > "$tmp/rows"
@@ -202,6 +205,7 @@ if part 3; then
 fi
 
 if part 4; then
+    export BENCH_SUBJECT=tcp # the row name in bench/table.sh's table
     echo "== 4. tcp throughput, reliable, ${secs} s per run: iperf3 -l SIZE and sockperf throughput --tcp (Nagle on, their default) vs throughput --binding tcp --opt nodelay=off; received samples/s"
     for size in $sizes; do
         : > "$tmp/rows"

@@ -41,6 +41,7 @@ rounds=${ROUNDS:-3}
 sizes=${SIZES:-64 1024 65536 1048576}
 modes=${MODES:-lat:default lat:busy lat:channel tp:default tp:express tp:channel}
 . bench/lib/common.sh
+export BENCH_SUBJECT=zenoh # the row name in bench/table.sh's table
 # ZENOH_PINGPONG=PATH uses a reference binary built elsewhere (a first build
 # of zenoh takes long on a small machine).
 pp=${ZENOH_PINGPONG:-$(build_ref zenoh-pingpong)}

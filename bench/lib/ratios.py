@@ -20,8 +20,15 @@ its vCPUs between sibling hyperthreads (about 60 ns) and separate cores (about
 each round then shows its links, and a second median is taken over the rounds
 in which all four readings agree within LINK_SPREAD: the tools compared on the
 same link.
+
+With BENCH_TABLE set to a file, each call also appends one tab-separated line
+to it for bench/lib/table.py: BENCH_SUBJECT (what the script measures, e.g.
+"udp"; the script sets it), kind, LABEL, REFNAME, SIZE, the rounds counted,
+the median ratios (lat: p50 and p99; tp: one) and the same-link ones with
+their count ("nan" where there were none).
 """
 import math
+import os
 import statistics
 import sys
 
@@ -37,6 +44,11 @@ def ratio(o, r):
 def median_ratio(pairs):
     ratios = [x for x in (ratio(o, r) for o, r in pairs) if not math.isnan(x)]
     return statistics.median(ratios) if ratios else float("nan")
+
+
+def rate(x):
+    """A rate for a round's line: whole samples/s, with two decimals below 100/s (large samples)."""
+    return f"{x:11.0f}" if x >= 100 else f"{x:11.2f}"
 
 
 def verdict(r, ok):
@@ -68,6 +80,20 @@ def link_note(links):
     return f"   link ns: ours {o1}/{o2}, ref {d1}/{d2} ({tag})"
 
 
+def table_line(kind, label, ref, size, rows, medians, same, same_medians):
+    """Appends this report's medians to $BENCH_TABLE (when set) for bench/lib/table.py;
+    rows and same: how many rounds (of all; on the same link) gave a figure."""
+    path = os.environ.get("BENCH_TABLE")
+    if not path:
+        return
+    subject = os.environ.get("BENCH_SUBJECT", "?")
+    fields = [subject, kind, label, ref, size, str(rows)]
+    fields += [f"{m:.3f}" for m in medians]
+    fields += [str(same)] + [f"{m:.3f}" for m in same_medians]
+    with open(path, "a") as f:
+        f.write("\t".join(fields) + "\n")
+
+
 def main():
     path, kind, label, size, ref = sys.argv[1:6]
     rows = [parse(l) for l in open(path) if l.strip()]
@@ -84,18 +110,22 @@ def main():
 
         r50, r99 = medians(rows)
         print(f"{head}  median ratios p50 {r50:.3f} ({verdict(r50, ok)}), p99 {r99:.3f} ({verdict(r99, ok)}); goal <= {LAT_GOAL}")
+        s50, s99 = medians(same)
         if linked:
-            s50, s99 = medians(same)
             print(f"{head}  same-link rounds {len(same)} of {len(rows)}: median ratios p50 {s50:.3f} ({verdict(s50, ok)}), p99 {s99:.3f} ({verdict(s99, ok)})")
+        counted = lambda rs: sum(not math.isnan(ratio(f[0], f[2])) for f, _ in rs)
+        table_line(kind, label, ref, size, counted(rows), (r50, r99), counted(same), (s50, s99))
     elif kind == "tp":
         ok = lambda r: r >= TP_GOAL
         for i, ((o, d), links) in enumerate(rows, 1):
-            print(f"{head}  round {i}: {ref} {d:11.0f}/s   pubsubperf {o:11.0f}/s   ratio {ratio(o, d):.3f}{link_note(links)}")
+            print(f"{head}  round {i}: {ref} {rate(d)}/s   pubsubperf {rate(o)}/s   ratio {ratio(o, d):.3f}{link_note(links)}")
         r = median_ratio((f[0], f[1]) for f, _ in rows)
         print(f"{head}  median ratio {r:.3f} ({verdict(r, ok)}; goal >= {TP_GOAL})")
+        s = median_ratio((f[0], f[1]) for f, _ in same)
         if linked:
-            s = median_ratio((f[0], f[1]) for f, _ in same)
             print(f"{head}  same-link rounds {len(same)} of {len(rows)}: median ratio {s:.3f} ({verdict(s, ok)})")
+        counted = lambda rs: sum(not math.isnan(ratio(f[0], f[1])) for f, _ in rs)
+        table_line(kind, label, ref, size, counted(rows), (r,), counted(same), (s,))
     else:
         sys.exit(f"ratios.py: kind must be lat or tp, not {kind!r}")
 

@@ -1,0 +1,107 @@
+"""The median ratios of bench/*_vs_*.sh runs -> one Markdown table.
+
+  python3 bench/lib/table.py TABLE.tsv
+
+TABLE.tsv is what bench/lib/ratios.py appends when BENCH_TABLE is set (one
+line per binding, kind, mode, reference and size; bench/table.sh sets it).
+One table row per binding, kind, mode and reference, one column per size:
+latency cells are "p50 / p99", throughput cells one ratio; a ratio that
+misses its goal (latency <= 1.05, throughput >= 0.95) is in bold, and a cell
+whose median counts fewer rounds than the others says how many it counts.
+Then the same table over the rounds in which both tools ran on the same
+link between the two cores (bench/lib/common.sh says why), for the rows
+that read the link.
+"""
+import math
+import sys
+
+LAT_GOAL, TP_GOAL = 1.05, 0.95
+# Sizes are put in the column of the nearest power of two's name: the socket
+# scripts run UDP's largest payload (65507 B) and sockperf's largest message
+# (1048575 B) where the others run 64 KiB and 1 MiB.
+COLUMNS = [(64, "64 B"), (1024, "1 KiB"), (65536, "64 KiB"), (1 << 20, "1 MiB"), (16 << 20, "16 MiB"), (64 << 20, "64 MiB")]
+
+
+def column(size):
+    return min(range(len(COLUMNS)), key=lambda i: abs(math.log(size) - math.log(COLUMNS[i][0])))
+
+
+def cell(kind, ratios, counted, most):
+    def one(r, ok):
+        if math.isnan(r):
+            return "no figure"
+        return f"{r:.3f}" if ok(r) else f"**{r:.3f}**"
+
+    if kind == "lat":
+        text = " / ".join(one(r, lambda r: r <= LAT_GOAL) for r in ratios)
+    else:
+        text = one(ratios[0], lambda r: r >= TP_GOAL)
+    if 0 < counted < most:
+        text += f" ({counted} of {most})"
+    return text
+
+
+def read(path):
+    """{(subject, kind, label, ref): {size: (counted, ratios, same_counted, same_ratios)}}"""
+    rows = {}
+    for line in open(path):
+        f = line.rstrip("\n").split("\t")
+        if len(f) < 8:
+            continue
+        subject, kind, label, ref, size, n = f[:6]
+        k = 2 if kind == "lat" else 1
+        ratios = list(map(float, f[6 : 6 + k]))
+        same_n = int(f[6 + k])
+        same = list(map(float, f[7 + k : 7 + 2 * k]))
+        rows.setdefault((subject, kind, label, ref), {})[int(size)] = (int(n), ratios, same_n, same)
+    return rows
+
+
+def sizes_used(rows):
+    """{column: set of sizes} over all rows."""
+    used = {}
+    for cells in rows.values():
+        for size in cells:
+            used.setdefault(column(size), set()).add(size)
+    return used
+
+
+def table(rows, used, same):
+    cols = sorted(used)
+    head = ["binding", "test", "mode", "reference"] + [COLUMNS[c][1] for c in cols]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for (subject, kind, label, ref), cells in rows.items():
+        by_col = {column(s): v for s, v in cells.items()}
+        if same and not any(v[2] for v in by_col.values()):
+            continue
+        most = max((v[2] if same else v[0]) for v in by_col.values())
+        mode = "default" if label in ("tp", ref) else label  # the scripts' labels for one-mode rows
+        line = [subject, "latency p50 / p99" if kind == "lat" else "throughput", mode, ref]
+        for c in cols:
+            if c not in by_col:
+                line.append("")
+                continue
+            n, ratios, same_n, same_ratios = by_col[c]
+            line.append(cell(kind, same_ratios, same_n, most) if same else cell(kind, ratios, n, most))
+        out.append("| " + " | ".join(line) + " |")
+    return out
+
+
+def main():
+    rows = read(sys.argv[1])
+    used = sizes_used(rows)
+    print("\n".join(table(rows, used, same=False)))
+    odd = {COLUMNS[c][1]: sorted(s) for c, s in used.items() if s != {COLUMNS[c][0]}}
+    if odd:
+        print()
+        print("Sizes in a column: " + "; ".join(f"{name}: {', '.join(f'{s} B' for s in sizes)}" for name, sizes in odd.items()) + ".")
+    same = table(rows, used, same=True)
+    if len(same) > 2:
+        print()
+        print("Over the rounds in which both tools ran on the same link between the two cores:")
+        print()
+        print("\n".join(same))
+
+
+if __name__ == "__main__":
+    main()
