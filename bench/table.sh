@@ -23,22 +23,26 @@ secs=${1:-5}
 scripts=${SCRIPTS:-sockets cyclonedds fastdds zenoh iceoryx2 iceoryx}
 out=${OUT:-bench-results/table-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$out"
+out=$(realpath "$out")
 export BENCH_TABLE=$out/table.tsv ROUNDS=${ROUNDS:-3}
 : > "$BENCH_TABLE"
 unset SIZES MODES KINDS
 
+failed=()
 run() { # NAME SCRIPT PARTS
-    local name=$1 script=$2 parts=$3 start=$SECONDS
+    local name=$1 script=$2 parts=$3 start=$SECONDS rc=0
     echo "== $name: $script${parts:+ (PARTS=\"$parts\")}, started $(date -u +%H:%M:%S) UTC, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-    if PARTS=$parts bash "bench/$script" "$secs" > "$out/$name.log" 2>&1; then
-        echo "   done in $((SECONDS - start)) s: $(grep -c 'median ratio' "$out/$name.log") median ratios, output in $out/$name.log"
+    PARTS=$parts bash "bench/$script" "$secs" > "$out/$name.log" 2>&1 || rc=$?
+    if [ "$rc" = 0 ]; then
+        echo "   done in $((SECONDS - start)) s: $(grep -c ' B  median ratio' "$out/$name.log") median ratios, output in $out/$name.log"
     else
-        echo "   FAILED after $((SECONDS - start)) s (exit $?): see $out/$name.log" >&2
+        echo "   FAILED after $((SECONDS - start)) s (exit $rc): see $out/$name.log" >&2
         tail -5 "$out/$name.log" >&2
+        failed+=("$name")
     fi
 }
 
-echo "pubsubperf $(git describe --always --dirty 2>/dev/null || echo '?'), binary ${PUBSUBPERF:-target/release/pubsubperf}, ${secs} s per run, ${ROUNDS} rounds, $(date -u '+%Y-%m-%d %H:%M') UTC"
+echo "pubsubperf $(git describe --always --dirty 2>/dev/null || echo '?'), binary ${PUBSUBPERF:-${CARGO_TARGET_DIR:-target}/release/pubsubperf}, ${secs} s per run, ${ROUNDS} rounds, $(date -u '+%Y-%m-%d %H:%M') UTC"
 for s in $scripts; do
     case $s in
         sockets) run sockets sockets_vs_sockperf.sh "1 2 3 4" ;;
@@ -52,4 +56,11 @@ for s in $scripts; do
 done
 echo "finished $(date -u '+%H:%M') UTC, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-python3 bench/lib/table.py "$BENCH_TABLE" | tee "$out/table.md"
+{
+    python3 bench/lib/table.py "$BENCH_TABLE" "$ROUNDS"
+    if [ ${#failed[@]} -gt 0 ]; then
+        echo
+        echo "Not in the table: ${failed[*]} (the script failed; its log is in $out)."
+    fi
+} | tee "$out/table.md"
+[ ${#failed[@]} -eq 0 ]

@@ -1,16 +1,17 @@
 """The median ratios of bench/*_vs_*.sh runs -> one Markdown table.
 
-  python3 bench/lib/table.py TABLE.tsv
+  python3 bench/lib/table.py TABLE.tsv [ROUNDS]
 
 TABLE.tsv is what bench/lib/ratios.py appends when BENCH_TABLE is set (one
 line per binding, kind, mode, reference and size; bench/table.sh sets it).
 One table row per binding, kind, mode and reference, one column per size:
 latency cells are "p50 / p99", throughput cells one ratio; a ratio that
 misses its goal (latency <= 1.05, throughput >= 0.95) is in bold, and a cell
-whose median counts fewer rounds than the others says how many it counts.
+whose median counts fewer than ROUNDS rounds (a run that gave no figure)
+says how many it counts (without ROUNDS: fewer than the row's fullest cell).
 Then the same table over the rounds in which both tools ran on the same
 link between the two cores (bench/lib/common.sh says why), for the rows
-that read the link.
+that read the link; there every cell says how many rounds it counts.
 """
 import math
 import sys
@@ -26,7 +27,7 @@ def column(size):
     return min(range(len(COLUMNS)), key=lambda i: abs(math.log(size) - math.log(COLUMNS[i][0])))
 
 
-def cell(kind, ratios, counted, most):
+def cell(kind, ratios, counted, most, always):
     def one(r, ok):
         if math.isnan(r):
             return "no figure"
@@ -36,7 +37,7 @@ def cell(kind, ratios, counted, most):
         text = " / ".join(one(r, lambda r: r <= LAT_GOAL) for r in ratios)
     else:
         text = one(ratios[0], lambda r: r >= TP_GOAL)
-    if 0 < counted < most:
+    if 0 < counted < most or (always and counted):
         text += f" ({counted} of {most})"
     return text
 
@@ -66,7 +67,7 @@ def sizes_used(rows):
     return used
 
 
-def table(rows, used, same):
+def table(rows, used, same, rounds):
     cols = sorted(used)
     head = ["binding", "test", "mode", "reference"] + [COLUMNS[c][1] for c in cols]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -74,7 +75,7 @@ def table(rows, used, same):
         by_col = {column(s): v for s, v in cells.items()}
         if same and not any(v[2] for v in by_col.values()):
             continue
-        most = max((v[2] if same else v[0]) for v in by_col.values())
+        most = rounds or max(v[0] for v in by_col.values())
         mode = "default" if label in ("tp", ref) else label  # the scripts' labels for one-mode rows
         line = [subject, "latency p50 / p99" if kind == "lat" else "throughput", mode, ref]
         for c in cols:
@@ -82,20 +83,21 @@ def table(rows, used, same):
                 line.append("")
                 continue
             n, ratios, same_n, same_ratios = by_col[c]
-            line.append(cell(kind, same_ratios, same_n, most) if same else cell(kind, ratios, n, most))
+            line.append(cell(kind, same_ratios, same_n, most, True) if same else cell(kind, ratios, n, most, False))
         out.append("| " + " | ".join(line) + " |")
     return out
 
 
 def main():
     rows = read(sys.argv[1])
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 0
     used = sizes_used(rows)
-    print("\n".join(table(rows, used, same=False)))
+    print("\n".join(table(rows, used, same=False, rounds=rounds)))
     odd = {COLUMNS[c][1]: sorted(s) for c, s in used.items() if s != {COLUMNS[c][0]}}
     if odd:
         print()
         print("Sizes in a column: " + "; ".join(f"{name}: {', '.join(f'{s} B' for s in sizes)}" for name, sizes in odd.items()) + ".")
-    same = table(rows, used, same=True)
+    same = table(rows, used, same=True, rounds=rounds)
     if len(same) > 2:
         print()
         print("Over the rounds in which both tools ran on the same link between the two cores:")
