@@ -168,10 +168,14 @@ impl Side {
     }
 
     /// The next sample's sequence number, waiting at most `timeout` (busy
-    /// or blocking as asked); `None` after the timeout.
+    /// or blocking as asked); `None` after the timeout. The clock is read
+    /// only once nothing is there (iceoryx2's benchmark reads none per
+    /// sample): with event waits a subscriber slower per sample sleeps
+    /// less often, so the publisher pays fewer wake-ups, and a clock read
+    /// per call raised this program's throughput by about 6 %.
     #[inline(always)]
     pub fn recv(&mut self, timeout: Duration) -> Option<u64> {
-        let start = Instant::now();
+        let mut start = None::<Instant>;
         let mut spins = 0u32;
         loop {
             if let Some(smp) = self.rx.receive().expect("receive") {
@@ -186,13 +190,16 @@ impl Side {
                 return Some(seq);
             }
             if let Some(l) = &self.listener {
+                let t0 = *start.get_or_insert_with(Instant::now);
                 l.timed_wait(|_| {}, WAIT_SLICE).expect("wait");
-                if start.elapsed() > timeout {
+                if t0.elapsed() > timeout {
                     return None;
                 }
             } else {
                 spins = spins.wrapping_add(1);
-                if spins.is_multiple_of(1024) && start.elapsed() > timeout {
+                if spins.is_multiple_of(1024)
+                    && start.get_or_insert_with(Instant::now).elapsed() > timeout
+                {
                     return None;
                 }
                 std::hint::spin_loop();
