@@ -159,21 +159,22 @@ int32_t pp_create_waitset(int32_t pp, int32_t rd) {
 
 int32_t pp_wait(int32_t ws, int64_t timeout_ns) { return dds_waitset_wait(ws, NULL, 0, timeout_ns); }
 
-int32_t pp_write_bytes(int32_t wr, uint8_t *buf, uint32_t len) {
+/* dds_write only reads the sample: the buffer may be the caller's const bytes. */
+int32_t pp_write_bytes(int32_t wr, const uint8_t *buf, uint32_t len) {
   pubsubperf_Bytes s;
   s.data._maximum = len;
   s.data._length = len;
-  s.data._buffer = buf;
+  s.data._buffer = (uint8_t *)buf;
   s.data._release = false;
   return dds_write(wr, &s);
 }
 
-int32_t pp_write_keyed_bytes(int32_t wr, uint32_t id, uint8_t *buf, uint32_t len) {
+int32_t pp_write_keyed_bytes(int32_t wr, uint32_t id, const uint8_t *buf, uint32_t len) {
   pubsubperf_KeyedBytes s;
   s.id = id;
   s.data._maximum = len;
   s.data._length = len;
-  s.data._buffer = buf;
+  s.data._buffer = (uint8_t *)buf;
   s.data._release = false;
   return dds_write(wr, &s);
 }

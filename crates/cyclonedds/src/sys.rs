@@ -38,8 +38,8 @@ unsafe extern "C" {
     ) -> i32;
     pub fn pp_create_waitset(pp: i32, rd: i32) -> i32;
     pub fn pp_wait(ws: i32, timeout_ns: i64) -> i32;
-    pub fn pp_write_bytes(wr: i32, buf: *mut u8, len: u32) -> i32;
-    pub fn pp_write_keyed_bytes(wr: i32, id: u32, buf: *mut u8, len: u32) -> i32;
+    pub fn pp_write_bytes(wr: i32, buf: *const u8, len: u32) -> i32;
+    pub fn pp_write_keyed_bytes(wr: i32, id: u32, buf: *const u8, len: u32) -> i32;
     pub fn pp_write(wr: i32, sample: *mut c_void) -> i32;
     pub fn pp_write_flush(wr: i32);
     pub fn pp_writer_max_blocking(wr: i32) -> i64;
@@ -131,10 +131,10 @@ mod missing {
     pub unsafe fn pp_wait(_: i32, _: i64) -> i32 {
         UNSUPPORTED
     }
-    pub unsafe fn pp_write_bytes(_: i32, _: *mut u8, _: u32) -> i32 {
+    pub unsafe fn pp_write_bytes(_: i32, _: *const u8, _: u32) -> i32 {
         UNSUPPORTED
     }
-    pub unsafe fn pp_write_keyed_bytes(_: i32, _: u32, _: *mut u8, _: u32) -> i32 {
+    pub unsafe fn pp_write_keyed_bytes(_: i32, _: u32, _: *const u8, _: u32) -> i32 {
         UNSUPPORTED
     }
     pub unsafe fn pp_write(_: i32, _: *mut c_void) -> i32 {

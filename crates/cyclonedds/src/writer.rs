@@ -83,6 +83,50 @@ impl CycloneWriter {
         u64::try_from(ns).ok().map(Duration::from_nanos)
     }
 
+    /// The key of the next sample: with `--instances`, round-robin.
+    #[inline(always)]
+    fn next_id(&mut self) -> u32 {
+        let id = self.next_key;
+        if self.keyed {
+            self.next_key += 1;
+            if self.next_key == self.instances {
+                self.next_key = 0;
+            }
+        }
+        id
+    }
+
+    /// Writes `len` bytes at `buf` as a `Bytes` (or, keyed, `KeyedBytes`)
+    /// sample: dds_write serializes (copies) them.
+    ///
+    /// # Safety
+    /// `buf` must point to `len` readable bytes.
+    #[inline(always)]
+    unsafe fn write_bytes(&self, id: u32, buf: *const u8, len: usize) -> i32 {
+        // SAFETY: valid writer; the caller guarantees the bytes.
+        unsafe {
+            if self.keyed {
+                sys::pp_write_keyed_bytes(self.wr, id, buf, len as u32)
+            } else {
+                sys::pp_write_bytes(self.wr, buf, len as u32)
+            }
+        }
+    }
+
+    /// After a write returned `rc`: its error, or with `--async` a wake-up
+    /// of the send thread.
+    #[inline(always)]
+    fn written(&self, rc: i32) -> Result<(), BindingError> {
+        if rc < 0 {
+            return Err(self.write_error(rc));
+        }
+        if self.flush {
+            // SAFETY: valid writer.
+            unsafe { sys::pp_write_flush(self.wr) };
+        }
+        Ok(())
+    }
+
     #[cold]
     pub(crate) fn write_error(&self, rc: i32) -> BindingError {
         if rc == sys::RETCODE_TIMEOUT {
@@ -151,26 +195,14 @@ impl Writer for CycloneWriter {
                 limit: self.max_len,
             });
         }
-        // --instances: the next key, round-robin.
-        let id = self.next_key;
-        if self.keyed {
-            self.next_key += 1;
-            if self.next_key == self.instances {
-                self.next_key = 0;
-            }
-        }
+        let id = self.next_id();
         let hdr = self.hdr;
         let rc = match &mut self.mode {
             Mode::Bytes(buf) => {
                 fill(&mut buf[..len]);
-                // SAFETY: valid writer; buf holds len bytes, copied by dds_write.
-                unsafe {
-                    if self.keyed {
-                        sys::pp_write_keyed_bytes(self.wr, id, buf.as_mut_ptr(), len as u32)
-                    } else {
-                        sys::pp_write_bytes(self.wr, buf.as_mut_ptr(), len as u32)
-                    }
-                }
+                let p = buf.as_ptr();
+                // SAFETY: buf holds len bytes.
+                unsafe { self.write_bytes(id, p, len) }
             }
             Mode::FlatCopy(words) => {
                 let p = words.as_mut_ptr() as *mut u8;
@@ -192,14 +224,26 @@ impl Writer for CycloneWriter {
                 }
             }
         };
-        if rc < 0 {
-            return Err(self.write_error(rc));
+        self.written(rc)
+    }
+
+    /// Bytes mode: dds_write serializes `bytes` where they are.
+    #[inline]
+    fn send_from(&mut self, bytes: &[u8]) -> Option<Result<(), BindingError>> {
+        if !matches!(self.mode, Mode::Bytes(_)) {
+            return None;
         }
-        if self.flush {
-            // SAFETY: valid writer.
-            unsafe { sys::pp_write_flush(self.wr) };
+        let len = bytes.len();
+        if len > self.max_len {
+            return Some(Err(BindingError::TooLarge {
+                size: len,
+                limit: self.max_len,
+            }));
         }
-        Ok(())
+        let id = self.next_id();
+        // SAFETY: `bytes` holds len bytes.
+        let rc = unsafe { self.write_bytes(id, bytes.as_ptr(), len) };
+        Some(self.written(rc))
     }
 
     /// `--batch`: sends what the writer's packet holds (`dds_write_flush`);

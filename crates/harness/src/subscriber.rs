@@ -235,16 +235,27 @@ fn measure<B: Binding>(
                     && (nsubs == 1 || (h.seq / every) % nsubs == idx)
                     && let Some(w) = echo.as_deref_mut()
                 {
-                    let len = s.len();
-                    let r = w.send(len, |b| {
-                        b[..HEADER_LEN].copy_from_slice(&s[..HEADER_LEN]);
-                        if check {
-                            fill_pattern(b, h.seq);
-                        }
-                        if len >= HEADER_LEN + 8 {
-                            // Our receive time, for true one-way latency on one host.
-                            b[HEADER_LEN..HEADER_LEN + 8].copy_from_slice(&rx_stamp.to_le_bytes());
-                        }
+                    // The echo carries the ping's header; a binding that can
+                    // sends the received bytes as they are, unless they must
+                    // carry our receive time or a fresh pattern.
+                    let sent_as_is = if stamp_echo || check {
+                        None
+                    } else {
+                        w.send_from(s)
+                    };
+                    let r = sent_as_is.unwrap_or_else(|| {
+                        let len = s.len();
+                        w.send(len, |b| {
+                            b[..HEADER_LEN].copy_from_slice(&s[..HEADER_LEN]);
+                            if check {
+                                fill_pattern(b, h.seq);
+                            }
+                            if len >= HEADER_LEN + 8 {
+                                // Our receive time, for true one-way latency on one host.
+                                b[HEADER_LEN..HEADER_LEN + 8]
+                                    .copy_from_slice(&rx_stamp.to_le_bytes());
+                            }
+                        })
                     });
                     match r.and_then(|_| w.flush()) {
                         Ok(()) => echoed += 1,

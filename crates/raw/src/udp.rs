@@ -333,26 +333,36 @@ pub struct UdpWriter {
 
 impl UdpWriter {
     fn transmit(&mut self, len: usize) -> Result<(), BindingError> {
-        let data = &self.buf[..len];
-        let res = if self.targets.len() == 1 {
-            self.socket.send(data).map(|_| ())
-        } else {
-            self.targets
-                .iter()
-                .try_for_each(|t| self.socket.send_to(data, t).map(|_| ()))
-        };
-        match res {
-            Ok(()) => Ok(()),
-            // A send the kernel refuses (a firewall's EPERM, ENOBUFS, EAGAIN,
-            // ECONNREFUSED from a closed port) was not sent: the harness
-            // counts it as rejected. A dead peer is detected by the harness
-            // through the control channel.
-            Err(e) if let Some(refusal) = Refusal::of_os_error(&e) => Err(BindingError::Refused {
-                what: "udp send",
-                refusal,
-            }),
-            Err(e) => Err(BindingError::io("udp send", e)),
-        }
+        send_datagram(&self.socket, &self.targets, &self.buf[..len])
+    }
+}
+
+/// Sends `data` as one datagram to each of `targets` (the connected one
+/// when there is one target).
+#[inline]
+fn send_datagram(
+    socket: &UdpSocket,
+    targets: &[SocketAddr],
+    data: &[u8],
+) -> Result<(), BindingError> {
+    let res = if targets.len() == 1 {
+        socket.send(data).map(|_| ())
+    } else {
+        targets
+            .iter()
+            .try_for_each(|t| socket.send_to(data, t).map(|_| ()))
+    };
+    match res {
+        Ok(()) => Ok(()),
+        // A send the kernel refuses (a firewall's EPERM, ENOBUFS, EAGAIN,
+        // ECONNREFUSED from a closed port) was not sent: the harness
+        // counts it as rejected. A dead peer is detected by the harness
+        // through the control channel.
+        Err(e) if let Some(refusal) = Refusal::of_os_error(&e) => Err(BindingError::Refused {
+            what: "udp send",
+            refusal,
+        }),
+        Err(e) => Err(BindingError::io("udp send", e)),
     }
 }
 
@@ -396,6 +406,21 @@ impl Writer for UdpWriter {
             self.flush()?;
         }
         Ok(())
+    }
+
+    /// Unbatched: `bytes` go out as the datagram, from the caller's memory.
+    #[inline]
+    fn send_from(&mut self, bytes: &[u8]) -> Option<Result<(), BindingError>> {
+        if self.batch > 0 {
+            return None;
+        }
+        if bytes.len() > self.max {
+            return Some(Err(BindingError::TooLarge {
+                size: bytes.len(),
+                limit: self.max,
+            }));
+        }
+        Some(send_datagram(&self.socket, &self.targets, bytes))
     }
 
     fn flush(&mut self) -> Result<(), BindingError> {

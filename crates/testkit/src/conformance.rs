@@ -270,14 +270,20 @@ pub fn several_subscribers<B: Binding>(cfg: &EndpointConfig) {
     }
 }
 
-/// Ping-pong: a sample goes out on `data`, comes back on `echo`.
+/// Ping-pong: a sample goes out on `data`, comes back on `echo` with the
+/// ping's bytes: sent from them where the echo writer can
+/// ([`Writer::send_from`]), else copied with [`Writer::send`]. Every 50th
+/// ping is of the largest size (at most 1 MiB).
 pub fn ping_pong<B: Binding>(cfg: &EndpointConfig) {
     let _g = serial();
     ping_pong_inner::<B>(cfg, 200);
 }
 
 fn ping_pong_inner<B: Binding>(cfg: &EndpointConfig, rounds: u64) {
-    let len = 64.min(cfg.max_sample_size);
+    let (small, large) = (
+        64.min(cfg.max_sample_size),
+        cfg.max_sample_size.min(1 << 20),
+    );
     let mut pub_side: B = open(cfg);
     let mut sub_side: B = open(cfg);
     let (mut data_r, data_l) = sub_side.create_reader(&topic("data", 0)).expect("reader");
@@ -299,9 +305,9 @@ fn ping_pong_inner<B: Binding>(cfg: &EndpointConfig, rounds: u64) {
         // Echo until the pinging side is done (it may resend under best effort).
         while !cancel.is_cancelled() {
             let r = data_r.recv_window(Duration::from_millis(50), &mut |s: &[u8]| {
-                let head: [u8; 16] = s[..16].try_into().expect("header");
                 let sent = echo_w
-                    .send(s.len(), |b| b[..16].copy_from_slice(&head))
+                    .send_from(s)
+                    .unwrap_or_else(|| echo_w.send(s.len(), |b| b.copy_from_slice(s)))
                     .and_then(|_| echo_w.flush());
                 if let Err(e) = sent
                     && !cancel.is_cancelled()
@@ -326,9 +332,10 @@ fn ping_pong_inner<B: Binding>(cfg: &EndpointConfig, rounds: u64) {
         (1, WAIT)
     };
     for seq in 0..rounds {
+        let len = if seq % 50 == 49 { large } else { small };
         let mut got = None;
         for _ in 0..tries {
-            send_seq(&mut data_w, seq, len, false);
+            send_seq(&mut data_w, seq, len, true);
             let start = Instant::now();
             while got != Some(seq) && start.elapsed() < per_try {
                 echo_r
@@ -337,6 +344,11 @@ fn ping_pong_inner<B: Binding>(cfg: &EndpointConfig, rounds: u64) {
                         if let Some(h) = Header::read(s)
                             && h.seq == seq
                         {
+                            assert!(
+                                s.len() == len && check_pattern(s, seq),
+                                "echo of {seq}: {} bytes, not the {len} sent",
+                                s.len()
+                            );
                             got = Some(seq);
                         }
                     })

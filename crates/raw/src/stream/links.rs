@@ -27,6 +27,7 @@
 
 use super::StreamSocket;
 use pubsubperf_core::{BindingError, Locator};
+use std::io::IoSlice;
 use std::os::fd::AsRawFd;
 use std::sync::Mutex;
 
@@ -218,6 +219,23 @@ impl<S: StreamSocket> Links<S> {
 pub(super) fn recv(s: &impl AsRawFd, buf: &mut [u8], flags: i32) -> std::io::Result<usize> {
     // SAFETY: `buf` is valid for writes of `buf.len()` bytes for the call.
     let n = unsafe { libc::recv(s.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), flags) };
+    if n < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// `sendmsg(2)` of `parts` in order, without `SIGPIPE` on a closed
+/// connection (as `std`'s `write`): how many bytes went.
+pub(super) fn send_parts(s: &impl AsRawFd, parts: &[IoSlice<'_>]) -> std::io::Result<usize> {
+    // SAFETY: an all-zero msghdr is valid (no address, no control data).
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    // `IoSlice` is ABI-compatible with `iovec` on Unix; sendmsg only reads them.
+    msg.msg_iov = parts.as_ptr() as *mut libc::iovec;
+    msg.msg_iovlen = parts.len() as _;
+    // SAFETY: `msg` points at `parts`, valid for the call.
+    let n = unsafe { libc::sendmsg(s.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) };
     if n < 0 {
         Err(std::io::Error::last_os_error())
     } else {

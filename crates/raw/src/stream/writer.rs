@@ -6,7 +6,7 @@ use super::links::{self, Links};
 use super::{FRAME, StreamSocket, io};
 use crate::wait::{POLL, is_wait};
 use pubsubperf_core::{BindingError, CancelToken, EndpointConfig, Locator, TopicSpec, Writer};
-use std::io::ErrorKind;
+use std::io::{ErrorKind, IoSlice};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -74,7 +74,12 @@ impl<S: StreamSocket> StreamWriter<S> {
         s.set_write_timeout(Some(POLL)).map_err(io("writer mode"))?;
         self.conns.push(s);
         let c = self.conns.last_mut().expect("just added");
-        write_all(c, opening, self.block_timeout, &self.cancel)
+        write_all(
+            c,
+            &mut [IoSlice::new(opening)],
+            self.block_timeout,
+            &self.cancel,
+        )
     }
 
     /// Connects to the readers left unresolved: over the connection whose
@@ -108,27 +113,37 @@ impl<S: StreamSocket> StreamWriter<S> {
         }
         let n = std::mem::take(&mut self.pending);
         for c in &mut self.conns {
-            write_all(c, &self.buf[..n], self.block_timeout, &self.cancel)?;
+            write_all(
+                c,
+                &mut [IoSlice::new(&self.buf[..n])],
+                self.block_timeout,
+                &self.cancel,
+            )?;
         }
         Ok(())
     }
 }
 
-/// Writes all of `data`, waiting at most `block_timeout` for room (counted
-/// from the first write that found none, one [`POLL`] in).
+/// Writes all of `parts` in order, waiting at most `block_timeout` for
+/// room (counted from the first write that found none, one [`POLL`] in).
 #[inline]
 fn write_all<S: StreamSocket>(
     c: &mut S,
-    mut data: &[u8],
+    mut parts: &mut [IoSlice<'_>],
     block_timeout: Duration,
     cancel: &CancelToken,
 ) -> Result<(), BindingError> {
     // Read the clock only once the writer has to wait: not per sample.
     let mut waiting_since = None;
-    while !data.is_empty() {
-        match c.write(data) {
+    IoSlice::advance_slices(&mut parts, 0);
+    while !parts.is_empty() {
+        let r = match parts {
+            [one] => c.write(one),
+            _ => links::send_parts(c, parts),
+        };
+        match r {
             Ok(0) => return Err(BindingError::Disconnected),
-            Ok(k) => data = &data[k..],
+            Ok(k) => IoSlice::advance_slices(&mut parts, k),
             Err(e) if is_wait(&e) => {
                 if cancel.is_cancelled() {
                     return Err(BindingError::Cancelled);
@@ -187,6 +202,29 @@ impl<S: StreamSocket> Writer for StreamWriter<S> {
             self.write_pending()?;
         }
         Ok(())
+    }
+
+    /// An unbatched writer with nothing pending writes the frame's length
+    /// and `bytes` in one `sendmsg`, from the caller's memory.
+    #[inline]
+    fn send_from(&mut self, bytes: &[u8]) -> Option<Result<(), BindingError>> {
+        if self.batch > 0 || self.pending > 0 || !self.unresolved.is_empty() {
+            return None;
+        }
+        if bytes.len() > self.max {
+            return Some(Err(BindingError::TooLarge {
+                size: bytes.len(),
+                limit: self.max,
+            }));
+        }
+        let len = (bytes.len() as u32).to_le_bytes();
+        for c in &mut self.conns {
+            let mut parts = [IoSlice::new(&len), IoSlice::new(bytes)];
+            if let Err(e) = write_all(c, &mut parts, self.block_timeout, &self.cancel) {
+                return Some(Err(e));
+            }
+        }
+        Some(Ok(()))
     }
 
     fn flush(&mut self) -> Result<(), BindingError> {
