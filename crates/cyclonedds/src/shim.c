@@ -279,6 +279,20 @@ void pp_serdata_unref(void **sd, int32_t n) {
   for (int32_t i = 0; i < n; i++) ddsi_serdata_unref((struct ddsi_serdata *)sd[i]);
 }
 
+/* The HISTORY a writer was created with, read back from CycloneDDS: the
+ * depth of KEEP_LAST, 0 for KEEP_ALL, -1 when the QoS is unreadable. */
+int32_t pp_writer_history_depth(int32_t wr) {
+  dds_qos_t *q = dds_create_qos();
+  dds_history_kind_t kind;
+  int32_t depth = -1;
+  if (dds_get_qos(wr, q) < 0 || !dds_qget_history(q, &kind, &depth))
+    depth = -1;
+  else if (kind == DDS_HISTORY_KEEP_ALL)
+    depth = 0;
+  dds_delete_qos(q);
+  return depth;
+}
+
 /* The RELIABILITY max_blocking_time a writer was created with, read back
  * from CycloneDDS (-1 when it is best effort or the QoS is unreadable). */
 int64_t pp_writer_max_blocking(int32_t wr) {

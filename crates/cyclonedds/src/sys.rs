@@ -43,6 +43,7 @@ unsafe extern "C" {
     pub fn pp_write(wr: i32, sample: *mut c_void) -> i32;
     pub fn pp_write_flush(wr: i32);
     pub fn pp_writer_max_blocking(wr: i32) -> i64;
+    pub fn pp_writer_history_depth(wr: i32) -> i32;
     pub fn pp_loan(wr: i32, sample: *mut *mut c_void) -> i32;
     pub fn pp_loan_available(wr: i32) -> c_int;
     pub fn pp_shm_available(entity: i32) -> c_int;
@@ -142,6 +143,9 @@ mod missing {
     }
     pub unsafe fn pp_write_flush(_: i32) {}
     pub unsafe fn pp_writer_max_blocking(_: i32) -> i64 {
+        -1
+    }
+    pub unsafe fn pp_writer_history_depth(_: i32) -> i32 {
         -1
     }
     pub unsafe fn pp_loan(_: i32, _: *mut *mut c_void) -> i32 {

@@ -39,6 +39,32 @@ fn keep_all_is_refused_over_shm() {
 }
 
 #[test]
+fn round_trip_writers_keep_the_last_sample_unless_told() {
+    let topic = |name: &str| TopicSpec {
+        name: name.into(),
+        index: 0,
+    };
+    let depth = |c: &EndpointConfig, name: &str| {
+        let mut b = CycloneDds::open(c).expect("open");
+        let w = b.create_writer(&topic(name), &[]).expect("writer");
+        w.history_depth()
+    };
+    let mut c = udp(&pubsubperf_testkit::conformance::unique_id("history"));
+    c.receive = pubsubperf_core::ReceiveMode::Thread;
+    assert_eq!(depth(&c, "ping"), Some(1));
+    assert_eq!(depth(&c, "echo0"), Some(1));
+    assert_eq!(depth(&c, "data"), Some(0), "reliable udp data: KEEP_ALL");
+    c.history = Some(History::KeepAll);
+    assert_eq!(depth(&c, "ping"), Some(0), "--history is honoured");
+    c.receive = pubsubperf_core::ReceiveMode::Listener;
+    assert_eq!(
+        depth(&c, "ping"),
+        Some(1),
+        "a listener's writer never waits"
+    );
+}
+
+#[test]
 fn unmatched_writer_times_out_clearly() {
     let mut b = CycloneDds::open(&udp(&pubsubperf_testkit::conformance::unique_id("lonely")))
         .expect("open");

@@ -127,6 +127,14 @@ impl CycloneWriter {
         Ok(())
     }
 
+    /// The HISTORY CycloneDDS holds for this writer (read back with
+    /// `dds_get_qos`): `Some(0)` for KEEP_ALL, `Some(n)` for KEEP_LAST n.
+    pub fn history_depth(&self) -> Option<u32> {
+        // SAFETY: valid writer.
+        let d = unsafe { sys::pp_writer_history_depth(self.wr) };
+        u32::try_from(d).ok()
+    }
+
     #[cold]
     pub(crate) fn write_error(&self, rc: i32) -> BindingError {
         if rc == sys::RETCODE_TIMEOUT {
