@@ -591,6 +591,17 @@ impl std::fmt::Display for Refusal {
 }
 
 impl BindingError {
+    /// `Ok` when a sample of `size` bytes fits a binding's `limit`, else
+    /// [`BindingError::TooLarge`].
+    #[inline(always)]
+    pub fn fits(size: usize, limit: usize) -> Result<(), BindingError> {
+        if size > limit {
+            Err(BindingError::TooLarge { size, limit })
+        } else {
+            Ok(())
+        }
+    }
+
     /// Wraps an I/O error with context.
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         BindingError::Io {
@@ -702,6 +713,9 @@ pub trait Writer: Send + 'static {
     /// buffer was last written a round trip ago: at 1 MiB over tcp the
     /// kernel's copy from it cost tens of microseconds. The vendors' echo
     /// servers answer from their receive buffer too (sockperf, ddsperf).
+    /// `Some` has the effect of `send(bytes.len(), |b|
+    /// b.copy_from_slice(bytes))`; `None` has none (nothing sent, no
+    /// instance key used up).
     #[inline(always)]
     fn send_from(&mut self, _bytes: &[u8]) -> Option<Result<(), BindingError>> {
         None

@@ -21,6 +21,11 @@ pub struct CycloneDds {
     pub(crate) flat_len: usize,
     /// shm: RouDi's largest chunk payload, minus CycloneDDS's header.
     pub(crate) shm_limit: Option<usize>,
+    /// A latency test's `ping` topic was opened here: this side's echo
+    /// writer answers one ping at a time (the subscriber opens its ping
+    /// reader before its echo writer). The echoes of a throughput test's
+    /// `--latency-every` may be many in flight.
+    pub(crate) pinged: bool,
 }
 
 /// Why a shm run cannot use RouDi's chunks for this size, if so.
@@ -275,6 +280,7 @@ impl Binding for CycloneDds {
             part: Arc::new(Participant { pp, domain, flat }),
             flat_len,
             shm_limit,
+            pinged: false,
         })
     }
 
@@ -282,6 +288,7 @@ impl Binding for CycloneDds {
         &mut self,
         topic: &TopicSpec,
     ) -> Result<(Self::Reader, Locator), BindingError> {
+        self.pinged |= topic.is_ping();
         let name = self.topic_name(&topic.name);
         let tp = self.topic(&name)?;
         let (history, depth, max_samples) = self.history(self.cfg.receive_queue);
@@ -346,24 +353,28 @@ impl Binding for CycloneDds {
             )));
         }
         let tp = self.topic(&name)?;
+        self.pinged |= topic.is_ping();
         let listener = self.cfg.receive == ReceiveMode::Listener;
-        let round_trip = topic.is_echo() || topic.is_ping();
-        let (history, depth, max_samples) =
-            if round_trip && (listener || self.opts.history.is_none()) {
-                // Like ddsperf's ping and pong writers, a round trip's writer
-                // keeps the last sample only: with one ping in flight, each
-                // is written after the previous one's echo came back, so
-                // nothing unacknowledged is ever replaced. With KEEP_ALL a
-                // waitset round trip took longer (64 KiB p99 85-86 us, 59-62
-                // us this way; 1 MiB p50 688-729 us, 623-641 us). Under
-                // a listener it is the only choice: written from CycloneDDS's
-                // receive thread, which also takes in the acknowledgements,
-                // a writer that waited for them there would wait for itself
-                // (until --reliable-block-timeout).
-                (0, 1, 0)
-            } else {
-                self.history(self.cfg.send_queue)
-            };
+        let one_in_flight = topic.is_ping() || (topic.is_echo() && self.pinged);
+        let (history, depth, max_samples) = if (listener && (topic.is_echo() || topic.is_ping()))
+            || (one_in_flight && self.opts.history.is_none())
+        {
+            // Like ddsperf's ping and pong writers, a latency test's
+            // writers keep the last sample only: with one ping in flight,
+            // each is written after the previous one's echo came back, so
+            // nothing unacknowledged is ever replaced. With KEEP_ALL a
+            // waitset round trip took longer (64 KiB p99 85-86 us, 59-62
+            // us this way; 1 MiB p50 688-729 us, 623-641 us). Under
+            // a listener it is the only choice: written from CycloneDDS's
+            // receive thread, which also takes in the acknowledgements,
+            // a writer that waited for them there would wait for itself
+            // (until --reliable-block-timeout), so a listener's echo
+            // writer of a throughput test's --latency-every keeps the
+            // last echo only too.
+            (0, 1, 0)
+        } else {
+            self.history(self.cfg.send_queue)
+        };
         let reliable = self.cfg.reliability == Reliability::Reliable;
         let block = Duration::from_millis(self.cfg.reliable_block_timeout_ms);
         // SAFETY: valid participant and topic.

@@ -44,21 +44,35 @@ fn round_trip_writers_keep_the_last_sample_unless_told() {
         name: name.into(),
         index: 0,
     };
-    let depth = |c: &EndpointConfig, name: &str| {
+    // The writer's depth, after the readers of `first` in the same binding.
+    let depth = |c: &EndpointConfig, first: &[&str], name: &str| {
         let mut b = CycloneDds::open(c).expect("open");
+        let _readers: Vec<_> = first
+            .iter()
+            .map(|t| b.create_reader(&topic(t)).expect("reader"))
+            .collect();
         let w = b.create_writer(&topic(name), &[]).expect("writer");
         w.history_depth()
     };
     let mut c = udp(&pubsubperf_testkit::conformance::unique_id("history"));
     c.receive = pubsubperf_core::ReceiveMode::Thread;
-    assert_eq!(depth(&c, "ping"), Some(1));
-    assert_eq!(depth(&c, "echo0"), Some(1));
-    assert_eq!(depth(&c, "data"), Some(0), "reliable udp data: KEEP_ALL");
+    assert_eq!(depth(&c, &[], "ping"), Some(1));
+    assert_eq!(depth(&c, &["ping"], "echo0"), Some(1), "a latency echo");
+    assert_eq!(
+        depth(&c, &["data"], "echo0"),
+        Some(0),
+        "a throughput test's --latency-every echoes may be many in flight"
+    );
+    assert_eq!(
+        depth(&c, &[], "data"),
+        Some(0),
+        "reliable udp data: KEEP_ALL"
+    );
     c.history = Some(History::KeepAll);
-    assert_eq!(depth(&c, "ping"), Some(0), "--history is honoured");
+    assert_eq!(depth(&c, &[], "ping"), Some(0), "--history is honoured");
     c.receive = pubsubperf_core::ReceiveMode::Listener;
     assert_eq!(
-        depth(&c, "ping"),
+        depth(&c, &[], "ping"),
         Some(1),
         "a listener's writer never waits"
     );

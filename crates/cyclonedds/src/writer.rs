@@ -242,16 +242,12 @@ impl Writer for CycloneWriter {
             return None;
         }
         let len = bytes.len();
-        if len > self.max_len {
-            return Some(Err(BindingError::TooLarge {
-                size: len,
-                limit: self.max_len,
-            }));
-        }
-        let id = self.next_id();
-        // SAFETY: `bytes` holds len bytes.
-        let rc = unsafe { self.write_bytes(id, bytes.as_ptr(), len) };
-        Some(self.written(rc))
+        Some(BindingError::fits(len, self.max_len).and_then(|()| {
+            let id = self.next_id();
+            // SAFETY: `bytes` holds len bytes.
+            let rc = unsafe { self.write_bytes(id, bytes.as_ptr(), len) };
+            self.written(rc)
+        }))
     }
 
     /// `--batch`: sends what the writer's packet holds (`dds_write_flush`);

@@ -733,6 +733,15 @@ int32_t ppf_write(PpfWriter* w, uint32_t len, uint32_t id) {
     return rc_of(write_retrying(w, w->scratch));
 }
 
+// Writes the `len` octets at `bytes` (the caller's; only read) as a bytes
+// sample with key `id`: write() serializes them where they are. The bytes
+// type only (3, an error, for a flat writer).
+int32_t ppf_write_from(PpfWriter* w, const uint8_t* bytes, uint32_t len, uint32_t id) {
+    if (w->flat) return 3;
+    BytesSample s{len, len, const_cast<uint8_t*>(bytes), id};
+    return rc_of(write_retrying(w, &s));
+}
+
 // Loans a sample from the writer's pool (data-sharing segment with zero copy).
 // Returns the octets to fill, or null (then *rc says why).
 uint8_t* ppf_loan(PpfWriter* w, int32_t* rc) {

@@ -59,6 +59,7 @@ unsafe extern "C" {
     pub fn ppf_writer_matched(w: *mut WriterH) -> i32;
     pub fn ppf_writer_buffer(w: *mut WriterH) -> *mut u8;
     pub fn ppf_write(w: *mut WriterH, len: u32, id: u32) -> i32;
+    pub fn ppf_write_from(w: *mut WriterH, bytes: *const u8, len: u32, id: u32) -> i32;
     pub fn ppf_loan(w: *mut WriterH, rc: *mut i32) -> *mut u8;
     pub fn ppf_write_loan(w: *mut WriterH, len: u32, id: u32) -> i32;
     pub fn ppf_create_reader(

@@ -600,6 +600,7 @@ impl Binding for FastDds {
             scratch,
             max: self.cfg.max_sample_size,
             loans: self.cfg.zero_copy,
+            bytes: self.cfg.data_type == DataType::Bytes,
             keyed: self.cfg.instances > 0,
             instances: self.cfg.instances.max(1),
             next_key: 0,

@@ -14,6 +14,9 @@ pub struct FastWriter {
     pub(crate) scratch: *mut u8,
     pub(crate) max: usize,
     pub(crate) loans: bool,
+    /// The bytes type (not flat): its sample points at its octets, so a
+    /// write can take them from the caller ([`Writer::send_from`]).
+    pub(crate) bytes: bool,
     /// `--instances`: the keyed type, instances written round-robin.
     pub(crate) keyed: bool,
     pub(crate) instances: u32,
@@ -45,6 +48,19 @@ impl FastWriter {
             )),
             _ => BindingError::Middleware(format!("Fast DDS write on {} failed", self.topic)),
         }
+    }
+
+    /// The key of the next sample: with `--instances`, round-robin.
+    #[inline(always)]
+    fn next_id(&mut self) -> u32 {
+        let id = self.next_key;
+        if self.keyed {
+            self.next_key += 1;
+            if self.next_key == self.instances {
+                self.next_key = 0;
+            }
+        }
+        id
     }
 
     /// A loan from the writer's pool; waits (bounded: [`wait_for_room`])
@@ -105,14 +121,7 @@ impl Writer for FastWriter {
                 limit: self.max,
             });
         }
-        // --instances: the next key, round-robin.
-        let id = self.next_key;
-        if self.keyed {
-            self.next_key += 1;
-            if self.next_key == self.instances {
-                self.next_key = 0;
-            }
-        }
+        let id = self.next_id();
         if self.loans {
             let p = self.loan()?;
             // SAFETY: the loaned sample has max >= len octets after its length field.
@@ -134,5 +143,25 @@ impl Writer for FastWriter {
         } else {
             Err(self.write_error(rc))
         }
+    }
+
+    /// Bytes (not loaned): write() serializes `bytes` where they are.
+    #[inline]
+    fn send_from(&mut self, bytes: &[u8]) -> Option<Result<(), BindingError>> {
+        if self.loans || !self.bytes {
+            return None;
+        }
+        let len = bytes.len();
+        Some(BindingError::fits(len, self.max).and_then(|()| {
+            let id = self.next_id();
+            // SAFETY: raw is a live writer of the bytes type; `bytes` holds
+            // len octets, only read.
+            let rc = unsafe { ffi::ppf_write_from(self.raw, bytes.as_ptr(), len as u32, id) };
+            if rc == ffi::RC_OK {
+                Ok(())
+            } else {
+                Err(self.write_error(rc))
+            }
+        }))
     }
 }

@@ -237,7 +237,8 @@ fn measure<B: Binding>(
                 {
                     // The echo carries the ping's header; a binding that can
                     // sends the received bytes as they are, unless they must
-                    // carry our receive time or a fresh pattern.
+                    // carry our receive time (--one-way), or --check, whose
+                    // echo is built as before this path existed.
                     let sent_as_is = if stamp_echo || check {
                         None
                     } else {

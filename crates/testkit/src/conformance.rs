@@ -344,11 +344,8 @@ fn ping_pong_inner<B: Binding>(cfg: &EndpointConfig, rounds: u64) {
                         if let Some(h) = Header::read(s)
                             && h.seq == seq
                         {
-                            assert!(
-                                s.len() == len && check_pattern(s, seq),
-                                "echo of {seq}: {} bytes, not the {len} sent",
-                                s.len()
-                            );
+                            assert_eq!(s.len(), len, "echo of {seq}: its length");
+                            assert!(check_pattern(s, seq), "echo of {seq}: not the ping's bytes");
                             got = Some(seq);
                         }
                     })
@@ -415,8 +412,10 @@ pub fn clean_shutdown<B: Binding>(cfg: &EndpointConfig) {
     // middleware runtimes that live until the process exits, such as
     // zenoh's shared-memory watchdog threads, which start a moment after
     // first use): two runs and a pause before counting.
-    ping_pong_inner::<B>(&fresh(cfg, "warm"), 5);
-    ping_pong_inner::<B>(&fresh(cfg, "warm2"), 5);
+    // 50 rounds each, as the counted run: its largest ping (the 50th) may
+    // start lazies of its own (a bigger pool, a fragment reassembler).
+    ping_pong_inner::<B>(&fresh(cfg, "warm"), 50);
+    ping_pong_inner::<B>(&fresh(cfg, "warm2"), 50);
     std::thread::sleep(Duration::from_millis(500));
     let fds = count_dir("/proc/self/fd");
     let before = threads();
