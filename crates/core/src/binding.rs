@@ -727,6 +727,35 @@ pub trait Writer: Send + 'static {
     }
 }
 
+/// `--instances N`: the key of each sample a writer sends, round-robin over
+/// 0..N (always 0 without instances).
+#[derive(Debug, Clone)]
+pub struct InstanceKeys {
+    next: u32,
+    count: u32,
+}
+
+impl InstanceKeys {
+    /// Keys over `instances` instances (0: unkeyed, every key 0).
+    pub fn new(instances: u32) -> InstanceKeys {
+        InstanceKeys {
+            next: 0,
+            count: instances.max(1),
+        }
+    }
+
+    /// The key of the next sample.
+    #[inline(always)]
+    pub fn next_key(&mut self) -> u32 {
+        let id = self.next;
+        self.next += 1;
+        if self.next == self.count {
+            self.next = 0;
+        }
+        id
+    }
+}
+
 /// Receives samples of one topic.
 pub trait Reader: Send + 'static {
     /// Blocks until the reader is matched with its writer(s), or `timeout`.
@@ -778,6 +807,15 @@ pub trait Reader: Send + 'static {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn instance_keys_go_round_robin_and_stay_0_unkeyed() {
+        let mut k = InstanceKeys::new(3);
+        let got: Vec<u32> = (0..7).map(|_| k.next_key()).collect();
+        assert_eq!(got, [0, 1, 2, 0, 1, 2, 0]);
+        let mut u = InstanceKeys::new(0);
+        assert!((0..5).all(|_| u.next_key() == 0));
+    }
 
     /// The knobs are serialized only when set: a run without them has the
     /// config of earlier versions, so `compare` still matches the two.

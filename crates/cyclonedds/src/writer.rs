@@ -22,8 +22,8 @@ pub struct CycloneWriter {
     pub(crate) mode: Mode,
     /// `--instances`: the keyed type, instances written round-robin.
     pub(crate) keyed: bool,
-    pub(crate) instances: u32,
-    pub(crate) next_key: u32,
+    /// The key of each sample written.
+    pub(crate) keys: pubsubperf_core::binding::InstanceKeys,
     /// Flat: bytes before the data (`len`, and `id` when keyed).
     pub(crate) hdr: usize,
     /// `--async`: wake CycloneDDS's send thread after each write.
@@ -81,19 +81,6 @@ impl CycloneWriter {
         // SAFETY: valid writer.
         let ns = unsafe { sys::pp_writer_max_blocking(self.wr) };
         u64::try_from(ns).ok().map(Duration::from_nanos)
-    }
-
-    /// The key of the next sample: with `--instances`, round-robin.
-    #[inline(always)]
-    fn next_id(&mut self) -> u32 {
-        let id = self.next_key;
-        if self.keyed {
-            self.next_key += 1;
-            if self.next_key == self.instances {
-                self.next_key = 0;
-            }
-        }
-        id
     }
 
     /// Writes `len` bytes at `buf` as a `Bytes` (or, keyed, `KeyedBytes`)
@@ -203,7 +190,7 @@ impl Writer for CycloneWriter {
                 limit: self.max_len,
             });
         }
-        let id = self.next_id();
+        let id = self.keys.next_key();
         let hdr = self.hdr;
         let rc = match &mut self.mode {
             Mode::Bytes(buf) => {
@@ -243,7 +230,7 @@ impl Writer for CycloneWriter {
         }
         let len = bytes.len();
         Some(BindingError::fits(len, self.max_len).and_then(|()| {
-            let id = self.next_id();
+            let id = self.keys.next_key();
             // SAFETY: `bytes` holds len bytes.
             let rc = unsafe { self.write_bytes(id, bytes.as_ptr(), len) };
             self.written(rc)

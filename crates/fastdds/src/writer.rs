@@ -17,10 +17,8 @@ pub struct FastWriter {
     /// The bytes type (not flat): its sample points at its octets, so a
     /// write can take them from the caller ([`Writer::send_from`]).
     pub(crate) bytes: bool,
-    /// `--instances`: the keyed type, instances written round-robin.
-    pub(crate) keyed: bool,
-    pub(crate) instances: u32,
-    pub(crate) next_key: u32,
+    /// The key of each sample written.
+    pub(crate) keys: pubsubperf_core::binding::InstanceKeys,
     pub(crate) block_timeout: Duration,
     pub(crate) cancel: CancelToken,
     pub(crate) topic: String,
@@ -48,19 +46,6 @@ impl FastWriter {
             )),
             _ => BindingError::Middleware(format!("Fast DDS write on {} failed", self.topic)),
         }
-    }
-
-    /// The key of the next sample: with `--instances`, round-robin.
-    #[inline(always)]
-    fn next_id(&mut self) -> u32 {
-        let id = self.next_key;
-        if self.keyed {
-            self.next_key += 1;
-            if self.next_key == self.instances {
-                self.next_key = 0;
-            }
-        }
-        id
     }
 
     /// A loan from the writer's pool; waits (bounded: [`wait_for_room`])
@@ -121,7 +106,7 @@ impl Writer for FastWriter {
                 limit: self.max,
             });
         }
-        let id = self.next_id();
+        let id = self.keys.next_key();
         if self.loans {
             let p = self.loan()?;
             // SAFETY: the loaned sample has max >= len octets after its length field.
@@ -153,7 +138,7 @@ impl Writer for FastWriter {
         }
         let len = bytes.len();
         Some(BindingError::fits(len, self.max).and_then(|()| {
-            let id = self.next_id();
+            let id = self.keys.next_key();
             // SAFETY: raw is a live writer of the bytes type; `bytes` holds
             // len octets, only read.
             let rc = unsafe { ffi::ppf_write_from(self.raw, bytes.as_ptr(), len as u32, id) };
