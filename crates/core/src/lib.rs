@@ -14,6 +14,7 @@
 //!   operating-system knobs (affinity, priority, mlock, resource usage).
 
 pub mod binding;
+pub mod busy;
 pub mod calibrate;
 pub mod clock;
 pub mod environment;

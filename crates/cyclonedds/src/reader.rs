@@ -258,6 +258,9 @@ impl Reader for CycloneReader {
             if start.elapsed() >= timeout {
                 return Ok(0);
             }
+            if self.busy {
+                pubsubperf_core::busy::yield_between_polls();
+            }
         }
     }
 

@@ -193,7 +193,7 @@ impl Reader for FastReader {
                         return Ok(0);
                     }
                 }
-                std::hint::spin_loop();
+                pubsubperf_core::busy::yield_between_polls();
             } else {
                 if self.cancel.is_cancelled() {
                     return Err(BindingError::Cancelled);

@@ -188,7 +188,7 @@ impl Reader for ZenohReader {
                 return Ok(0);
             }
             if self.wait == WaitMode::Busy {
-                std::hint::spin_loop();
+                pubsubperf_core::busy::yield_between_polls();
             }
         };
         sample.deliver(on_sample);
