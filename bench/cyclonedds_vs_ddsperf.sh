@@ -34,8 +34,17 @@
 # ddsperf's size counts its topic's 12-byte fixed part; ours counts our
 # 16-byte header: both send samples of the given total size.
 #
+# Allocator: pubsubperf keeps freed blocks of up to 32 MiB for reuse in a
+# process running CycloneDDS (`--opt malloc=keep`, its default: see
+# docs/bindings/cyclonedds.md); ddsperf runs with glibc's allocator as it
+# is, whose dynamic mmap threshold rises in some processes and not in
+# others. REF_MALLOC=keep runs ddsperf with the same thresholds
+# (GLIBC_TUNABLES), for a like-for-like comparison; OURS_OPTS="--opt
+# malloc=default" runs ours with glibc's as it is.
+#
 # usage: [ROUNDS=3] [SIZES="64 1024 65536 1048576"] [PARTS="1 2 3"]
-#        [MODES="listener waitset"] bench/cyclonedds_vs_ddsperf.sh [SECONDS]
+#        [MODES="listener waitset"] [REF_MALLOC=default|keep] [OURS_OPTS=...]
+#        bench/cyclonedds_vs_ddsperf.sh [SECONDS]
 #   (MODES: ddsperf's modes of part 1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -65,12 +74,21 @@ cat > "$tmp/lo.xml" <<'XML'
 XML
 export CYCLONEDDS_URI="file://$tmp/lo.xml"
 
+# ddsperf's environment: REF_MALLOC=keep gives it our allocator thresholds.
+ref_env=(env)
+case ${REF_MALLOC:-default} in
+    default) ;;
+    keep) ref_env=(env GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=67108864) ;;
+    *) echo "REF_MALLOC=$REF_MALLOC: use default or keep" >&2; exit 2 ;;
+esac
+echo "ddsperf's allocator: ${REF_MALLOC:-default} (REF_MALLOC); our extra flags: ${OURS_OPTS:-none} (OURS_OPTS)"
+
 # ping/pong in MODE (listener|waitset) at SIZE; prints "p50 p99" in us.
 ddsperf_lat() {
     local size=$1 mode=$2
-    taskset -c 1 ddsperf -i "$domain" -D $((secs + 5)) pong "$mode" > "$tmp/pong.txt" 2>&1 &
+    "${ref_env[@]}" taskset -c 1 ddsperf -i "$domain" -D $((secs + 5)) pong "$mode" > "$tmp/pong.txt" 2>&1 &
     peers=($!)
-    taskset -c 0 ddsperf -i "$domain" -D $((secs + 1)) ping size "$size" "$mode" > "$tmp/ping.txt" 2>&1 || true
+    "${ref_env[@]}" taskset -c 0 ddsperf -i "$domain" -D $((secs + 1)) ping size "$size" "$mode" > "$tmp/ping.txt" 2>&1 || true
     kill "${peers[0]}" 2>/dev/null || true
     wait "${peers[0]}" 2>/dev/null || true
     peers=()
@@ -93,9 +111,9 @@ PY
 # pub at SIZE as fast as it goes / sub in its default mode; prints samples/s.
 ddsperf_tp() {
     local size=$1
-    taskset -c 1 ddsperf -i "$domain" -D $((secs + 3)) sub > "$tmp/sub.txt" 2>&1 &
+    "${ref_env[@]}" taskset -c 1 ddsperf -i "$domain" -D $((secs + 3)) sub > "$tmp/sub.txt" 2>&1 &
     peers=($!)
-    taskset -c 0 ddsperf -i "$domain" -D $((secs + 1)) pub size "$size" > "$tmp/pub.txt" 2>&1 || true
+    "${ref_env[@]}" taskset -c 0 ddsperf -i "$domain" -D $((secs + 1)) pub size "$size" > "$tmp/pub.txt" 2>&1 || true
     wait "${peers[0]}" 2>/dev/null || true
     peers=()
     python3 - "$tmp/sub.txt" <<'PY'
@@ -125,7 +143,8 @@ PY
 ours_run() {
     local kind=$1
     shift
-    if "$bin" "$kind" --binding cyclonedds "$@" --duration "${secs}s" --cpu 0,1 -q --no-save --json "$tmp/o.json" > /dev/null; then
+    # shellcheck disable=SC2086 # OURS_OPTS: flags, split on spaces
+    if "$bin" "$kind" --binding cyclonedds "$@" ${OURS_OPTS:-} --duration "${secs}s" --cpu 0,1 -q --no-save --json "$tmp/o.json" > /dev/null; then
         if [ "$kind" = latency ]; then ours_lat_per_second "$tmp/o.json"; else ours_tp "$tmp/o.json"; fi
     else
         [ "$kind" = latency ] && echo "nan nan" || echo nan

@@ -246,6 +246,7 @@ impl Binding for CycloneDds {
         } else {
             None
         };
+        crate::malloc::apply(opts.malloc);
         let domain = opts.domain_id(&cfg.run_id);
         let xml = config::domain_xml(cfg, &opts);
         acquire_domain(domain, &xml)?;

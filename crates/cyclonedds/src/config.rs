@@ -2,13 +2,14 @@
 //! `--opt KEY=VALUE` options) and the CycloneDDS domain configuration (XML)
 //! generated from them and from the run's settings.
 
+use crate::malloc::Malloc;
 use pubsubperf_core::{BindingError, Durability, EndpointConfig};
 use std::net::IpAddr;
 
 pub use pubsubperf_core::History;
 
 /// The option keys, as listed in errors and docs.
-pub const KEYS: &str = "peers";
+pub const KEYS: &str = "peers, malloc";
 
 /// The flags of [`pubsubperf_core::binding::QOS_FLAGS`] this binding maps:
 /// the six QoS flags, `--multicast-ttl` and `--multicast-address`.
@@ -70,6 +71,8 @@ pub struct Opts {
     /// `peers=IP[,IP...]`: unicast discovery peers (default: loopback, or
     /// multicast discovery on a non-loopback interface).
     pub peers: Vec<IpAddr>,
+    /// `malloc=keep|default`: see [`crate::malloc`].
+    pub malloc: Malloc,
 }
 
 fn bad(key: &str, value: &str, what: &str) -> BindingError {
@@ -104,6 +107,7 @@ impl Opts {
             domain: cfg.domain,
             config_file: cfg.qos_file.clone(),
             peers: Vec::new(),
+            malloc: Malloc::default(),
         };
         for (k, v) in &cfg.options {
             match k.as_str() {
@@ -115,6 +119,11 @@ impl Opts {
                             })?,
                         );
                     }
+                }
+                "malloc" => {
+                    o.malloc = Malloc::parse(v).ok_or_else(|| {
+                        bad(k, v, "use keep (freed blocks of up to 32 MiB stay for reuse) or default (glibc's allocator as it is)")
+                    })?;
                 }
                 _ => {
                     if let Some((_, flag)) = MOVED.iter().find(|(key, _)| key == k) {
@@ -285,6 +294,17 @@ mod tests {
                 .to_string()
                 .starts_with("--domain 231")
         );
+    }
+
+    #[test]
+    fn malloc_takes_keep_or_default_and_refuses_others() {
+        let mut c = cfg();
+        assert_eq!(Opts::parse(&c).unwrap().malloc, Malloc::Keep);
+        c.options.insert("malloc".into(), "default".into());
+        assert_eq!(Opts::parse(&c).unwrap().malloc, Malloc::Default);
+        c.options.insert("malloc".into(), "jemalloc".into());
+        let e = Opts::parse(&c).unwrap_err().to_string();
+        assert!(e.starts_with("--opt malloc=jemalloc: use keep"), "{e}");
     }
 
     #[test]

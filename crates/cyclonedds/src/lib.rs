@@ -17,6 +17,7 @@ mod binding;
 mod config;
 mod domain;
 mod listener;
+pub mod malloc;
 mod participant;
 mod reader;
 mod sys;
