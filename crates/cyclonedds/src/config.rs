@@ -124,6 +124,13 @@ impl Opts {
                     o.malloc = Malloc::parse(v).ok_or_else(|| {
                         bad(k, v, "use keep (freed blocks of up to 32 MiB stay for reuse) or default (glibc's allocator as it is)")
                     })?;
+                    if o.malloc == Malloc::Keep && !cfg!(target_env = "gnu") {
+                        return Err(bad(
+                            k,
+                            v,
+                            "this build's C library is not glibc, whose thresholds keep sets; use default",
+                        ));
+                    }
                 }
                 _ => {
                     if let Some((_, flag)) = MOVED.iter().find(|(key, _)| key == k) {
