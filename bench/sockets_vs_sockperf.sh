@@ -204,6 +204,16 @@ if part 3; then
     done
 fi
 
+# iperf3's and sockperf's tcp throughput at SIZE into i and d. Each runs in
+# a subshell, whose port increment is lost: the ports move on here, or
+# sockperf's server would bind the port iperf3's server had just used.
+ref_tps() {
+    i=$(iperf_tp "$1")
+    port=$(( port + 1 ))
+    read -r d _ < <(sp_tp tcp "$1")
+    port=$(( port + 1 ))
+}
+
 if part 4; then
     export BENCH_SUBJECT=tcp # the row name in bench/table.sh's table
     echo "== 4. tcp throughput, reliable, ${secs} s per run: iperf3 -l SIZE and sockperf throughput --tcp (Nagle on, their default) vs throughput --binding tcp --opt nodelay=off; received samples/s"
@@ -211,10 +221,10 @@ if part 4; then
         : > "$tmp/rows"
         : > "$tmp/rows_sp"
         for r in $(seq "$rounds"); do
-            if first_of_round "$r"; then i=$(iperf_tp "$size"); read -r d _ < <(sp_tp tcp "$size"); fi
+            if first_of_round "$r"; then ref_tps "$size"; fi
             ours throughput tcp "$size" --opt nodelay=off
             o=$(ours_tp "$tmp/o.json")
-            if ! first_of_round "$r"; then i=$(iperf_tp "$size"); read -r d _ < <(sp_tp tcp "$size"); fi
+            if ! first_of_round "$r"; then ref_tps "$size"; fi
             echo "$o $i" >> "$tmp/rows"
             echo "$o $d" >> "$tmp/rows_sp"
         done
