@@ -27,7 +27,11 @@
 // a 4 MiB UDP receive buffer (with the system's 208 KiB, an unpaced writer
 // overflows it and every loss waits for a heartbeat/NACK repair: ~5 000
 // samples/s at 1 KiB instead of ~60 000) and readers that answer a
-// heartbeat at once (heartbeatResponseDelay 0 instead of 5 ms).
+// heartbeat at once (heartbeatResponseDelay 0 instead of 5 ms). The
+// writer's max_samples is bounded by bytes, clamp(32 MiB / size, 2, 5000),
+// as the binding's: with Fast DDS's 5000 whatever the size, an unpaced
+// writer of 64 KiB samples fell to 5 000-8 000 samples/s after a few
+// seconds, and one of 1 MiB samples stalled for seconds.
 
 #include <fastcdr/Cdr.h>
 #include <fastcdr/FastBuffer.h>
@@ -181,6 +185,9 @@ DataWriterQos writer_qos(uint32_t size) {
     DataWriterQos q = DATAWRITER_QOS_DEFAULT;
     common_qos(q);
     int32_t depth = static_cast<int32_t>(std::clamp<uint64_t>((256ull << 20) / size, 2, 64));
+    int32_t max = static_cast<int32_t>(std::clamp<uint64_t>((32ull << 20) / size, 2, 5000));
+    q.resource_limits().max_samples = max;
+    q.resource_limits().max_samples_per_instance = max;
     q.resource_limits().allocated_samples = std::min(depth, 16);
     q.reliability().max_blocking_time = eprosima::fastrtps::Duration_t(10, 0);
     q.reliable_writer_qos().times.heartbeatPeriod = eprosima::fastrtps::Duration_t(0, 50000000);

@@ -612,11 +612,10 @@ PpfWriter* ppf_create_writer(PpfParticipant* p, const char* topic, char* err, si
     w->pub = p->pp->create_publisher(pubq);
     DataWriterQos q = DATAWRITER_QOS_DEFAULT;
     if (p->from_xml) w->pub->get_default_datawriter_qos(q);
-    // Writers keep Fast DDS's default max_samples (5000) except with data
-    // sharing, whose pool it sizes: with Fast DDS 2.9 a reliable writer with
-    // max_samples set to its queue depth delivered nothing across processes
-    // (observed here).
-    endpoint_qos(p->cfg, q, p->cfg.writer_depth, p->cfg.zero_copy != 0);
+    // A keep-all writer's max_samples is its depth (the Rust side bounds it
+    // by bytes: WRITER_HISTORY_BUDGET), as is a data-sharing pool's; a
+    // keep-last writer keeps Fast DDS's default max_samples.
+    endpoint_qos(p->cfg, q, p->cfg.writer_depth, p->cfg.keep_all || p->cfg.zero_copy);
     if (p->cfg.zero_copy) {
         // The data-sharing pool (max_samples + extra_samples payloads)
         // holds twice the history. With Fast DDS's default of one extra

@@ -48,6 +48,15 @@ pub const MAX_SAMPLE: usize = 256 << 20;
 /// Memory budget for one writer's queue (data-sharing pool, history) that
 /// sets the default queue depth for large samples.
 pub(crate) const QUEUE_BUDGET: usize = 256 << 20;
+/// Bytes a reliable keep-all writer may hold unacknowledged by default: its
+/// max_samples is `clamp(this / size, 2, 5000)`. With Fast DDS's
+/// default of 5000 whatever the size, an unpaced writer of 64 KiB samples
+/// fell, after one to three seconds, from ~45 000 to 5 000-8 000 samples/s
+/// for the rest of the run (threads waiting on Fast DDS's locks), and of
+/// 1 MiB samples stalled for seconds at a time, in the reference program
+/// alike; 512 and 32 samples kept both at their first rate
+/// (docs/bindings/fastdds.md, Queues).
+pub(crate) const WRITER_HISTORY_BUDGET: usize = 32 << 20;
 /// Participant ids probed by UDP discovery on a host (Fast DDS's default is 4).
 pub(crate) const PEER_RANGE: i32 = 40;
 
@@ -430,14 +439,20 @@ pub(crate) fn plan(cfg: &EndpointConfig) -> Result<Plan, BindingError> {
     } else {
         (4 * QUEUE_BUDGET / size).clamp(2 * writer_depth, 5000)
     };
+    // A keep-all writer's depth is its max_samples (without positive acks
+    // the writer keeps the last `writer_depth`, see `ppf_create_writer`).
+    let writer_max = if cfg.send_queue > 0 || cfg.zero_copy || cfg.no_positive_acks {
+        writer_depth
+    } else {
+        (WRITER_HISTORY_BUDGET / size).clamp(2, 5000)
+    };
     let (keep_all, writer_depth, reader_depth) = match opts.history {
-        Some(History::KeepAll) => (true, writer_depth as i32, reader_depth as i32),
+        Some(History::KeepAll) => (true, writer_max as i32, reader_depth as i32),
         Some(History::KeepLast(n)) => (false, n.min(1_000_000) as i32, n.min(1_000_000) as i32),
-        None => (
-            cfg.reliability == Reliability::Reliable,
-            writer_depth as i32,
-            reader_depth as i32,
-        ),
+        None if cfg.reliability == Reliability::Reliable => {
+            (true, writer_max as i32, reader_depth as i32)
+        }
+        None => (false, writer_depth as i32, reader_depth as i32),
     };
     Ok(Plan {
         opts,

@@ -43,3 +43,28 @@ fn mapped_flags_and_refusals() {
     let e = FastDds::validate(&c).unwrap_err().to_string();
     assert!(e.starts_with("--no-positive-acks: "), "{e}");
 }
+
+#[test]
+fn reliable_writers_hold_a_bounded_number_of_bytes() {
+    /// (keep_all, writer depth, reader depth) of a udp run at `size`.
+    fn depths(size: usize, edit: impl Fn(&mut EndpointConfig)) -> (bool, i32, i32) {
+        let mut c = EndpointConfig::for_test("q");
+        c.transport = "udp".into();
+        c.max_sample_size = size;
+        edit(&mut c);
+        let p = plan(&c).unwrap();
+        (p.keep_all, p.writer_depth, p.reader_depth)
+    }
+    // Reliable: keep-all writers, max_samples clamp(32 MiB / size, 2, 5000).
+    assert_eq!(depths(64, |_| ()), (true, 5000, 5000));
+    assert_eq!(depths(64 << 10, |_| ()), (true, 512, 5000));
+    assert_eq!(depths(1 << 20, |_| ()), (true, 32, 1024));
+    assert_eq!(depths(64 << 20, |_| ()), (true, 2, 16));
+    // What the user sizes, and the paths that keep the queue depth.
+    assert_eq!(depths(64 << 10, |c| c.send_queue = 100), (true, 100, 5000));
+    assert_eq!(depths(64 << 10, |c| c.no_positive_acks = true).1, 64);
+    assert_eq!(
+        depths(64 << 10, |c| c.reliability = Reliability::BestEffort),
+        (false, 64, 5000)
+    );
+}
