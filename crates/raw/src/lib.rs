@@ -10,6 +10,7 @@
 
 pub mod intra;
 pub mod stream;
+mod sys;
 pub mod udp;
 mod wait;
 

@@ -346,7 +346,7 @@ fn send_datagram(
     data: &[u8],
 ) -> Result<(), BindingError> {
     let res = if targets.len() == 1 {
-        socket.send(data).map(|_| ())
+        crate::sys::send(socket, data).map(|_| ())
     } else {
         targets
             .iter()
@@ -450,12 +450,14 @@ impl Reader for UdpReader {
     ) -> Result<usize, BindingError> {
         let socket = &self.socket;
         let buf = &mut self.buf;
-        let got = retry(timeout, &self.cancel, || match socket.recv(buf) {
-            Ok(n) => Ok(Some(n)),
-            Err(e) if is_wait(&e) => Ok(None),
-            // A previous send to a closed port can surface here; not our data.
-            Err(e) if e.raw_os_error() == Some(libc::ECONNREFUSED) => Ok(None),
-            Err(e) => Err(BindingError::io("udp recv", e)),
+        let got = retry(timeout, &self.cancel, || {
+            match crate::sys::recv(socket, buf, 0) {
+                Ok(n) => Ok(Some(n)),
+                Err(e) if is_wait(&e) => Ok(None),
+                // A previous send to a closed port can surface here; not our data.
+                Err(e) if e.raw_os_error() == Some(libc::ECONNREFUSED) => Ok(None),
+                Err(e) => Err(BindingError::io("udp recv", e)),
+            }
         })?;
         let Some(n) = got else { return Ok(0) };
         if !self.batched {

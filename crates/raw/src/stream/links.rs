@@ -27,8 +27,6 @@
 
 use super::StreamSocket;
 use pubsubperf_core::{BindingError, Locator};
-use std::io::IoSlice;
-use std::os::fd::AsRawFd;
 use std::sync::Mutex;
 
 /// Marker of a hello frame (in place of a sample's length prefix).
@@ -192,7 +190,7 @@ impl<S: StreamSocket> Links<S> {
         let mut found = None;
         for (at, s) in i.opened.iter().enumerate() {
             let mut head = vec![0u8; want.len()];
-            match recv(s, &mut head, libc::MSG_PEEK | libc::MSG_DONTWAIT) {
+            match crate::sys::recv(s, &mut head, libc::MSG_PEEK | libc::MSG_DONTWAIT) {
                 Ok(n) if n == want.len() && head == want => {
                     found = Some(at);
                     break;
@@ -206,73 +204,11 @@ impl<S: StreamSocket> Links<S> {
         drop(i);
         // Peeked whole above, so this read returns it at once.
         let mut head = vec![0u8; want.len()];
-        let n = recv(&s, &mut head, libc::MSG_DONTWAIT)
+        let n = crate::sys::recv(&s, &mut head, libc::MSG_DONTWAIT)
             .map_err(|e| BindingError::io("stream read of a turn frame", e))?;
         if n != want.len() {
             return Err(BindingError::Malformed("turn frame cut short".into()));
         }
         Ok(Some(s))
-    }
-}
-
-/// `recv(2)` with `flags` into `buf`.
-pub(super) fn recv(s: &impl AsRawFd, buf: &mut [u8], flags: i32) -> std::io::Result<usize> {
-    // SAFETY: `buf` is valid for writes of `buf.len()` bytes for the call.
-    let n = unsafe { libc::recv(s.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), flags) };
-    if n < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(n as usize)
-    }
-}
-
-/// `sendmsg(2)` of `parts` in order, without `SIGPIPE` on a closed
-/// connection (as `std`'s `write`): how many bytes went.
-pub(super) fn send_parts(s: &impl AsRawFd, parts: &[IoSlice<'_>]) -> std::io::Result<usize> {
-    // SAFETY: an all-zero msghdr is valid (no address, no control data).
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    // `IoSlice` is ABI-compatible with `iovec` on Unix; sendmsg only reads them.
-    msg.msg_iov = parts.as_ptr() as *mut libc::iovec;
-    msg.msg_iovlen = parts.len() as _;
-    // SAFETY: `msg` points at `parts`, valid for the call.
-    let n = unsafe { libc::sendmsg(s.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) };
-    if n < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(n as usize)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn control_frames_parse_back() {
-        let h = hello(&["127.0.0.1:1".into(), "@a/b".into()]);
-        assert_eq!(
-            parse(&h).unwrap(),
-            Some((
-                Control::Hello(vec!["127.0.0.1:1".into(), "@a/b".into()]),
-                h.len()
-            ))
-        );
-        assert_eq!(parse(&h[..h.len() - 1]).unwrap(), None);
-        let t = turn("@x");
-        assert_eq!(
-            parse(&t).unwrap(),
-            Some((Control::Turn("@x".into()), t.len()))
-        );
-        assert_eq!(
-            parse(&hello(&[])).unwrap(),
-            Some((Control::Hello(vec![]), 8))
-        );
-    }
-
-    #[test]
-    fn a_sample_frame_is_not_a_hello() {
-        let mut f = 64u32.to_le_bytes().to_vec();
-        f.extend_from_slice(&[0; 68]);
-        assert!(parse(&f).is_err());
     }
 }

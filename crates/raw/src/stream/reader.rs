@@ -143,7 +143,7 @@ impl<S: StreamSocket> StreamReader<S> {
 /// or nothing buffered under `MSG_DONTWAIT`).
 #[inline]
 fn read<S: StreamSocket>(s: &S, buf: &mut [u8], flags: i32) -> Result<Option<usize>, BindingError> {
-    match links::recv(s, buf, flags) {
+    match crate::sys::recv(s, buf, flags) {
         Ok(0) => Err(BindingError::Disconnected),
         Ok(n) => Ok(Some(n)),
         Err(e) if is_wait(&e) => Ok(None),

@@ -138,8 +138,8 @@ fn write_all<S: StreamSocket>(
     IoSlice::advance_slices(&mut parts, 0);
     while !parts.is_empty() {
         let r = match parts {
-            [one] => c.write(one),
-            _ => links::send_parts(c, parts),
+            [one] => crate::sys::send(c, one),
+            _ => crate::sys::send_parts(c, parts),
         };
         match r {
             Ok(0) => return Err(BindingError::Disconnected),
