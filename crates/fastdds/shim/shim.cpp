@@ -612,10 +612,12 @@ PpfWriter* ppf_create_writer(PpfParticipant* p, const char* topic, char* err, si
     w->pub = p->pp->create_publisher(pubq);
     DataWriterQos q = DATAWRITER_QOS_DEFAULT;
     if (p->from_xml) w->pub->get_default_datawriter_qos(q);
-    // A keep-all writer's max_samples is its depth (the Rust side bounds it
-    // by bytes: WRITER_HISTORY_BUDGET), as is a data-sharing pool's; a
-    // keep-last writer keeps Fast DDS's default max_samples.
-    endpoint_qos(p->cfg, q, p->cfg.writer_depth, p->cfg.keep_all || p->cfg.zero_copy);
+    // An unkeyed keep-all writer's max_samples is its depth (the Rust side
+    // bounds it by bytes: WRITER_HISTORY_BUDGET), as is a data-sharing
+    // pool's; keep-last and keyed writers keep Fast DDS's default
+    // max_samples (a keyed one's depth is per instance).
+    bool limits = p->cfg.zero_copy || (p->cfg.keep_all && p->cfg.instances == 0);
+    endpoint_qos(p->cfg, q, p->cfg.writer_depth, limits);
     if (p->cfg.zero_copy) {
         // The data-sharing pool (max_samples + extra_samples payloads)
         // holds twice the history. With Fast DDS's default of one extra

@@ -441,11 +441,16 @@ pub(crate) fn plan(cfg: &EndpointConfig) -> Result<Plan, BindingError> {
     };
     // A keep-all writer's depth is its max_samples (without positive acks
     // the writer keeps the last `writer_depth`, see `ppf_create_writer`).
-    let writer_max = if cfg.send_queue > 0 || cfg.zero_copy || cfg.no_positive_acks {
-        writer_depth
-    } else {
-        (WRITER_HISTORY_BUDGET / size).clamp(2, 5000)
-    };
+    // Keyed writers keep `writer_depth` per instance: with 5000 per
+    // instance (20 000 in all), a keyed asynchronous Fast DDS writer
+    // delivered nothing to a CycloneDDS reader (dds_qos.rs,
+    // keyed_runs_across_vendors_count_exactly).
+    let writer_max =
+        if cfg.send_queue > 0 || cfg.zero_copy || cfg.no_positive_acks || cfg.instances > 0 {
+            writer_depth
+        } else {
+            (WRITER_HISTORY_BUDGET / size).clamp(2, 5000)
+        };
     let (keep_all, writer_depth, reader_depth) = match opts.history {
         Some(History::KeepAll) => (true, writer_max as i32, reader_depth as i32),
         Some(History::KeepLast(n)) => (false, n.min(1_000_000) as i32, n.min(1_000_000) as i32),

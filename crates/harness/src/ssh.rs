@@ -224,6 +224,14 @@ impl Remote {
                 _ => break None,
             }
         };
+        // ssh has exited: its stderr ends, and the pump's last lines (the
+        // ones that say why) may still be on their way.
+        while status.is_some()
+            && self.stderr_pump.as_ref().is_some_and(|p| !p.is_finished())
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         let lines = self.stderr.lock().map(|l| l.clone()).unwrap_or_default();
         let last = lines.last().cloned().unwrap_or_default();
         let t = self.target.display();
