@@ -212,3 +212,37 @@ impl<S: StreamSocket> Links<S> {
         Ok(Some(s))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_frames_parse_back() {
+        let h = hello(&["127.0.0.1:1".into(), "@a/b".into()]);
+        assert_eq!(
+            parse(&h).unwrap(),
+            Some((
+                Control::Hello(vec!["127.0.0.1:1".into(), "@a/b".into()]),
+                h.len()
+            ))
+        );
+        assert_eq!(parse(&h[..h.len() - 1]).unwrap(), None);
+        let t = turn("@x");
+        assert_eq!(
+            parse(&t).unwrap(),
+            Some((Control::Turn("@x".into()), t.len()))
+        );
+        assert_eq!(
+            parse(&hello(&[])).unwrap(),
+            Some((Control::Hello(vec![]), 8))
+        );
+    }
+
+    #[test]
+    fn a_sample_frame_is_not_a_hello() {
+        let mut f = 64u32.to_le_bytes().to_vec();
+        f.extend_from_slice(&[0; 68]);
+        assert!(parse(&f).is_err());
+    }
+}
