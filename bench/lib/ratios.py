@@ -98,6 +98,13 @@ def main():
     path, kind, label, size, ref = sys.argv[1:6]
     rows = [parse(l) for l in open(path) if l.strip()]
     head = f"  {label:<10} {int(size):>9} B"
+    # A row without all its figures (a side printed nothing) is a round
+    # without a figure: which side is missing cannot be told.
+    want = 4 if kind == "lat" else 2
+    for i, (figures, links) in enumerate(rows):
+        if len(figures) != want:
+            print(f"{head}  round {i + 1}: {len(figures)} figures instead of {want}, counted as none", file=sys.stderr)
+            rows[i] = ([math.nan] * want, links)
     linked = [r for r in rows if r[1]]
     same = [r for r in rows if same_link(r[1])]
     if kind == "lat":
