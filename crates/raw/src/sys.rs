@@ -43,8 +43,33 @@ pub(crate) fn recv(s: &impl AsRawFd, buf: &mut [u8], flags: i32) -> std::io::Res
 /// `std`'s `write`): how many bytes went.
 #[inline]
 pub(crate) fn send(s: &impl AsRawFd, bytes: &[u8]) -> std::io::Result<usize> {
-    // SAFETY: `bytes` is valid for reads of `bytes.len()` bytes for the
-    // call; sendto(2) with no address is send(2).
+    // sendto(2) with no address is send(2).
+    sendto(s, bytes, std::ptr::null(), 0)
+}
+
+/// `sendto(2)` of `bytes` to `to` (what `std`'s `send_to` does, with the
+/// same conversion of the address per call): how many bytes went.
+#[inline]
+pub(crate) fn send_to(
+    s: &impl AsRawFd,
+    bytes: &[u8],
+    to: &std::net::SocketAddr,
+) -> std::io::Result<usize> {
+    let to = socket2::SockAddr::from(*to);
+    sendto(s, bytes, to.as_ptr(), to.len())
+}
+
+/// `sendto(2)` without `SIGPIPE`; `to` holds `len` bytes of address, or is
+/// null with `len` 0.
+#[inline]
+fn sendto(
+    s: &impl AsRawFd,
+    bytes: &[u8],
+    to: *const libc::sockaddr,
+    len: libc::socklen_t,
+) -> std::io::Result<usize> {
+    // SAFETY: `bytes` is valid for reads of `bytes.len()` bytes and `to`
+    // for `len` bytes (the callers' addresses live across the call).
     sys_len(unsafe {
         libc::syscall(
             libc::SYS_sendto,
@@ -52,8 +77,8 @@ pub(crate) fn send(s: &impl AsRawFd, bytes: &[u8]) -> std::io::Result<usize> {
             bytes.as_ptr(),
             bytes.len(),
             libc::MSG_NOSIGNAL,
-            std::ptr::null::<libc::sockaddr>(),
-            0 as libc::socklen_t,
+            to,
+            len,
         )
     })
 }

@@ -350,7 +350,7 @@ fn send_datagram(
     } else {
         targets
             .iter()
-            .try_for_each(|t| socket.send_to(data, t).map(|_| ()))
+            .try_for_each(|t| crate::sys::send_to(socket, data, t).map(|_| ()))
     };
     match res {
         Ok(()) => Ok(()),
