@@ -66,6 +66,7 @@ struct PpfConfig {
     uint32_t max_size;         // largest sample (bytes handed to send)
     int32_t keep_all;          // history kind
     int32_t writer_depth;      // keep-last depth / keep-all max_samples of writers
+    int32_t writer_limits;     // 1: writers' max_samples is writer_depth; 0: Fast DDS's default
     int32_t reader_depth;      // same for readers
     int32_t transient_local;   // durability
     int32_t async_publish;     // asynchronous publish mode
@@ -612,12 +613,8 @@ PpfWriter* ppf_create_writer(PpfParticipant* p, const char* topic, char* err, si
     w->pub = p->pp->create_publisher(pubq);
     DataWriterQos q = DATAWRITER_QOS_DEFAULT;
     if (p->from_xml) w->pub->get_default_datawriter_qos(q);
-    // An unkeyed keep-all writer's max_samples is its depth (the Rust side
-    // bounds it by bytes: WRITER_HISTORY_BUDGET), as is a data-sharing
-    // pool's; keep-last and keyed writers keep Fast DDS's default
-    // max_samples (a keyed one's depth is per instance).
-    bool limits = p->cfg.zero_copy || (p->cfg.keep_all && p->cfg.instances == 0);
-    endpoint_qos(p->cfg, q, p->cfg.writer_depth, limits);
+    // Whether max_samples is the depth is decided on the Rust side (`plan`).
+    endpoint_qos(p->cfg, q, p->cfg.writer_depth, p->cfg.writer_limits != 0);
     if (p->cfg.zero_copy) {
         // The data-sharing pool (max_samples + extra_samples payloads)
         // holds twice the history. With Fast DDS's default of one extra

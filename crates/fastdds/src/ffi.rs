@@ -15,6 +15,7 @@ pub struct Config {
     pub max_size: u32,
     pub keep_all: i32,
     pub writer_depth: i32,
+    pub writer_limits: i32,
     pub reader_depth: i32,
     pub transient_local: i32,
     pub async_publish: i32,

@@ -321,7 +321,11 @@ pub struct FastDds {
 pub(crate) struct Plan {
     pub(crate) opts: Options,
     pub(crate) keep_all: bool,
+    /// Keep-last depth, or a keep-all writer's history size (see `writer_limits`).
     pub(crate) writer_depth: i32,
+    /// True when the writer's max_samples is `writer_depth`; false when it
+    /// keeps Fast DDS's default (keep-last and keyed writers).
+    pub(crate) writer_limits: bool,
     pub(crate) reader_depth: i32,
 }
 
@@ -459,10 +463,15 @@ pub(crate) fn plan(cfg: &EndpointConfig) -> Result<Plan, BindingError> {
         }
         None => (false, writer_depth as i32, reader_depth as i32),
     };
+    // An unkeyed keep-all writer's max_samples is its depth, as is a
+    // data-sharing pool's (its size is max_samples); a keyed writer's depth
+    // is per instance and its max_samples stays Fast DDS's default.
+    let writer_limits = cfg.zero_copy || (keep_all && cfg.instances == 0);
     Ok(Plan {
         opts,
         keep_all,
         writer_depth,
+        writer_limits,
         reader_depth,
     })
 }
@@ -531,6 +540,7 @@ impl Binding for FastDds {
             max_size: cfg.max_sample_size as u32,
             keep_all: i32::from(plan.keep_all),
             writer_depth: plan.writer_depth,
+            writer_limits: i32::from(plan.writer_limits),
             reader_depth: plan.reader_depth,
             transient_local: i32::from(plan.opts.transient_local),
             async_publish: i32::from(plan.opts.async_publish),

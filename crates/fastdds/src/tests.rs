@@ -68,4 +68,21 @@ fn reliable_writers_hold_a_bounded_number_of_bytes() {
         depths(64 << 10, |c| c.reliability = Reliability::BestEffort),
         (false, 64, 5000)
     );
+
+    // Whose max_samples is that depth: unkeyed keep-all and zero-copy
+    // writers; keyed (depth per instance) and keep-last ones keep Fast DDS's.
+    let limits = |edit: &dyn Fn(&mut EndpointConfig)| {
+        let mut c = EndpointConfig::for_test("q");
+        c.transport = "udp".into();
+        edit(&mut c);
+        plan(&c).unwrap().writer_limits
+    };
+    assert!(limits(&|_| ()));
+    assert!(!limits(&|c| c.instances = 4));
+    assert!(!limits(&|c| c.reliability = Reliability::BestEffort));
+    assert!(limits(&|c| {
+        c.reliability = Reliability::BestEffort;
+        c.zero_copy = true;
+        c.data_type = DataType::Flat;
+    }));
 }
