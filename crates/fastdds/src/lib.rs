@@ -445,16 +445,22 @@ pub(crate) fn plan(cfg: &EndpointConfig) -> Result<Plan, BindingError> {
     };
     // A keep-all writer's depth is its max_samples (without positive acks
     // the writer keeps the last `writer_depth`, see `ppf_create_writer`).
-    // Keyed writers keep `writer_depth` per instance: with 5000 per
-    // instance (20 000 in all), a keyed asynchronous Fast DDS writer
-    // delivered nothing to a CycloneDDS reader (dds_qos.rs,
-    // keyed_runs_across_vendors_count_exactly).
-    let writer_max =
-        if cfg.send_queue > 0 || cfg.zero_copy || cfg.no_positive_acks || cfg.instances > 0 {
-            writer_depth
-        } else {
-            (WRITER_HISTORY_BUDGET / size).clamp(2, 5000)
-        };
+    // Keyed writers keep their depth per instance, and all instances
+    // together as many samples as an unkeyed writer (at least
+    // `writer_depth` each): with 5000 per instance (20 000 in all), a keyed
+    // asynchronous Fast DDS writer delivered nothing to a CycloneDDS reader
+    // (dds_qos.rs, keyed_runs_across_vendors_count_exactly); with 64 per
+    // instance, 4 instances held 256 samples, and an unpaced reliable writer
+    // waited for the next heartbeat (50 ms) at every 256: 5 120 samples/s.
+    let writer_max = if cfg.send_queue > 0 || cfg.zero_copy || cfg.no_positive_acks {
+        writer_depth
+    } else {
+        let bounded = (WRITER_HISTORY_BUDGET / size).clamp(2, 5000);
+        match cfg.instances as usize {
+            0 => bounded,
+            n => (bounded / n).max(writer_depth),
+        }
+    };
     let (keep_all, writer_depth, reader_depth) = match opts.history {
         Some(History::KeepAll) => (true, writer_max as i32, reader_depth as i32),
         Some(History::KeepLast(n)) => (false, n.min(1_000_000) as i32, n.min(1_000_000) as i32),

@@ -63,7 +63,10 @@ fn reliable_writers_hold_a_bounded_number_of_bytes() {
     // What the user sizes, and the paths that keep the queue depth.
     assert_eq!(depths(64 << 10, |c| c.send_queue = 100), (true, 100, 5000));
     assert_eq!(depths(64 << 10, |c| c.no_positive_acks = true).1, 64);
-    assert_eq!(depths(64, |c| c.instances = 4).1, 64);
+    // Keyed: per instance, the instances sharing the unkeyed bound.
+    assert_eq!(depths(64, |c| c.instances = 4).1, 1250);
+    assert_eq!(depths(64, |c| c.instances = 1000).1, 64);
+    assert_eq!(depths(64 << 10, |c| c.instances = 4).1, 128);
     assert_eq!(
         depths(64 << 10, |c| c.reliability = Reliability::BestEffort),
         (false, 64, 5000)
