@@ -26,13 +26,14 @@
 # ours/ref <= 1.05, throughput ours/ref >= 0.95).
 #
 # usage: [ROUNDS=3] [SIZES="64 1024 65536 1048576 16777216"] [MODES="block busy"]
-#        bench/iceoryx_vs_ref.sh [SECONDS]
+#        [KINDS="lat tp"] bench/iceoryx_vs_ref.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-2}
 rounds=${ROUNDS:-3}
 sizes=${SIZES:-64 1024 65536 1048576 16777216}
 modes=${MODES:-block busy}
+kinds=${KINDS:-lat tp}
 . bench/lib/common.sh
 export BENCH_SUBJECT=iceoryx # the row name in bench/table.sh's table
 . bench/lib/roudi.sh
@@ -78,7 +79,8 @@ ours_run() { # KIND SIZE WAIT
 }
 
 echo "== iceoryx binding vs iox_ref (C binding, zero copy both sides), reliable, ${secs} s per run, ${rounds} alternating rounds (load average $(cut -d' ' -f1-3 /proc/loadavg))"
-for kind in lat tp; do
+for kind in $kinds; do
+    case $kind in lat | tp) ;; *) echo "KINDS: $kind is not lat or tp" >&2; exit 2 ;; esac
     for wait in $modes; do
         case $wait in block | busy) ;; *) echo "MODES: $wait is not block or busy" >&2; exit 2 ;; esac
         for size in $sizes; do

@@ -62,14 +62,25 @@ impl SeqTracker {
         }
     }
 
-    /// Accounts one received sample.
-    #[inline]
+    /// Accounts one received sample. The next number in order, nearly
+    /// every sample, is the inlined path; the rest is out of line.
+    #[inline(always)]
     pub fn observe(&mut self, seq: u64) {
         if seq == self.expected {
             self.set(seq, true);
             self.expected += 1;
             self.received += 1;
-        } else if seq > self.expected {
+        } else {
+            self.observe_out_of_order(seq);
+        }
+    }
+
+    /// A number other than the next: a gap (lost until it fills), a late
+    /// one (out of order) or a duplicate.
+    #[cold]
+    #[inline(never)]
+    fn observe_out_of_order(&mut self, seq: u64) {
+        if seq > self.expected {
             let gap = seq - self.expected;
             // Clear the window bits of the skipped numbers (they were last
             // used by numbers WINDOW earlier).

@@ -191,7 +191,6 @@ fn measure<B: Binding>(
     let mut bad = 0u64;
     let mut handled = 0u64;
     let mut echoed = 0u64;
-    let mut bytes = 0u64;
     let mut first_ns = 0u64;
     let mut last_ns = 0u64;
     let mut echo_err: Option<String> = None;
@@ -274,11 +273,7 @@ fn measure<B: Binding>(
                 if p >= trackers.len() {
                     trackers.resize_with(p + 1, SeqTracker::new);
                 }
-                let before = trackers[p].received;
                 trackers[p].observe(h.seq);
-                if trackers[p].received > before {
-                    bytes += size;
-                }
                 if first_ns == 0 {
                     let now = B::now_ns();
                     first_ns = now;
@@ -415,7 +410,7 @@ fn measure<B: Binding>(
         tp.out_of_order += t.out_of_order;
     }
     tp.sent = sent_by.iter().sum();
-    tp.bytes = bytes;
+    tp.bytes = tp.received * size;
     tp.finish(window);
     if by_publisher.len() < 2 {
         by_publisher.clear();
