@@ -58,7 +58,7 @@ use collect::{
     assemble, collect_publishers, collect_subscribers, keep_late_intervals, total_throughput,
 };
 use latency::latency_loop;
-use setup::{Endpoints, expected_intervals, start};
+use setup::{Endpoints, interval_store, start};
 use throughput::throughput_loop;
 
 /// What a run produced: a result (complete or partial) and, if it was cut
@@ -192,7 +192,7 @@ fn run_over<B: Binding>(
     };
     let started_at = pubsubperf_core::time::rfc3339_now();
     let usage0 = Usage::now();
-    let mut intervals = Vec::with_capacity(expected_intervals(spec, s.subs.len()));
+    let mut intervals = interval_store(spec, s.subs.len());
     let (clock_name, ns_per_tick) = round_trip_clock::<B>(spec);
     let mut m = measure(s, spec, &mut ep, &mut intervals, on_interval, ns_per_tick);
     let publisher = Usage::now().since(&usage0);
