@@ -46,13 +46,17 @@ fn mapped_flags_and_refusals() {
 
 #[test]
 fn reliable_writers_hold_a_bounded_number_of_bytes() {
-    /// (keep_all, writer depth, reader depth) of a udp run at `size`.
-    fn depths(size: usize, edit: impl Fn(&mut EndpointConfig)) -> (bool, i32, i32) {
+    /// The plan of a udp run at `size`.
+    fn plan_at(size: usize, edit: impl Fn(&mut EndpointConfig)) -> Plan {
         let mut c = EndpointConfig::for_test("q");
         c.transport = "udp".into();
         c.max_sample_size = size;
         edit(&mut c);
-        let p = plan(&c).unwrap();
+        plan(&c).unwrap()
+    }
+    /// (keep_all, writer depth, reader depth) of a udp run at `size`.
+    fn depths(size: usize, edit: impl Fn(&mut EndpointConfig)) -> (bool, i32, i32) {
+        let p = plan_at(size, edit);
         (p.keep_all, p.writer_depth, p.reader_depth)
     }
     // Reliable: keep-all writers, max_samples clamp(32 MiB / size, 2, 5000).
@@ -74,12 +78,7 @@ fn reliable_writers_hold_a_bounded_number_of_bytes() {
 
     // Whose max_samples is that depth: unkeyed keep-all and zero-copy
     // writers; keyed (depth per instance) and keep-last ones keep Fast DDS's.
-    let limits = |edit: &dyn Fn(&mut EndpointConfig)| {
-        let mut c = EndpointConfig::for_test("q");
-        c.transport = "udp".into();
-        edit(&mut c);
-        plan(&c).unwrap().writer_limits
-    };
+    let limits = |edit: &dyn Fn(&mut EndpointConfig)| plan_at(64, edit).writer_limits;
     assert!(limits(&|_| ()));
     assert!(!limits(&|c| c.instances = 4));
     assert!(!limits(&|c| c.reliability = Reliability::BestEffort));

@@ -108,7 +108,7 @@ pub(super) fn setup<B: Binding>(s: &mut Session, spec: &RunSpec) -> Result<Endpo
 /// not the results being kept.
 pub(super) fn interval_store(spec: &RunSpec, subs: usize) -> Vec<Interval> {
     let mut v = Vec::with_capacity(expected_intervals(spec, subs));
-    let touch = PREFAULT_BYTES / std::mem::size_of::<Interval>().max(1);
+    let touch = PREFAULT_BYTES / std::mem::size_of::<Interval>();
     for slot in v.spare_capacity_mut().iter_mut().take(touch) {
         *slot = std::mem::MaybeUninit::zeroed();
     }
