@@ -230,7 +230,9 @@ pub(crate) fn send_stream<B: Binding>(
     let mut warm_seq = 0u64;
     let batched = spec.endpoint.batch_bytes > 0;
     let sleep = std::time::Duration::from_nanos(spec.sleep_ns);
-    while B::now_ns() < warm_end {
+    let mut warm_checks = CheckEvery::new(start);
+    let mut warming = spec.warmup_ns > 0;
+    while warming {
         if period > 0.0 {
             let due = start + (i as f64 * period) as u64;
             if batched && B::now_ns() < due {
@@ -255,8 +257,15 @@ pub(crate) fn send_stream<B: Binding>(
         i += 1;
         // Warm-up samples are not counted: a failed flush shows in the
         // measured part.
-        let _ = demand_pause::<B>(w, i, spec.demand);
+        let paused = demand_pause::<B>(w, i, spec.demand).unwrap_or(true);
+        // The clock as in the measured part below: the warm-up runs the
+        // loop it warms up.
+        if !(warm_checks.due(i) || period > 0.0 || paused || spec.sleep_ns > 0) {
+            continue;
+        }
         let now = B::now_ns();
+        warm_checks.checked(now);
+        warming = now < warm_end;
         if now >= next_poll {
             next_poll = now + 100_000_000;
             match poll() {

@@ -119,18 +119,16 @@ pub(super) fn interval_store(spec: &RunSpec, subs: usize) -> Vec<Interval> {
 /// hours of reports at one a second).
 const PREFAULT_BYTES: usize = 16 << 20;
 
-/// Room for every interval report a run of `--duration` makes (one per
-/// subscriber per interval in throughput runs, one per interval in latency
-/// runs, plus the partial ones at the ends), so that the measuring loops never
-/// grow the vector: no allocation or copy of it mid-run. Runs bounded by
-/// `--count` start with room for a minute.
+/// Room for every interval report a run makes (one per subscriber per
+/// interval in throughput runs, one per interval in latency runs, plus the
+/// partial ones at the ends), so that the measuring loops never grow the
+/// vector: no allocation or copy of it mid-run. The run's span is its
+/// `--duration`; a run bounded by `--count` alone lasts `count / rate` at a
+/// given `--rate` and is given an hour (about 420 KiB of reports) without
+/// one, beyond which its vector grows by doubling.
 fn expected_intervals(spec: &RunSpec, subs: usize) -> usize {
     let per_interval = spec.interval_ms.max(1) * 1_000_000;
-    let span = if spec.duration_ns > 0 {
-        spec.duration_ns
-    } else {
-        60_000_000_000
-    };
+    let span = span_ns(spec.duration_ns, spec.count, spec.rate);
     let n = (span / per_interval + 2) as usize;
     let n = if spec.test == TestKind::Throughput {
         n * subs.max(1)
@@ -139,6 +137,22 @@ fn expected_intervals(spec: &RunSpec, subs: usize) -> usize {
     };
     n.min(1 << 20)
 }
+
+/// How long the measured part of a run lasts, as far as is known before it
+/// starts (see [`expected_intervals`]).
+fn span_ns(duration_ns: u64, count: u64, rate: f64) -> u64 {
+    if duration_ns > 0 {
+        duration_ns
+    } else if rate > 0.0 {
+        // Saturating float-to-int conversion: a huge count at a tiny rate
+        // ends at u64::MAX and then at the cap of expected_intervals.
+        (count as f64 / rate * 1e9) as u64
+    } else {
+        HOUR_NS
+    }
+}
+
+const HOUR_NS: u64 = 3_600_000_000_000;
 
 fn apply_rt(spec: &RunSpec) -> Result<(), Fault> {
     if let Some(cpu) = spec.pub_cpu {
@@ -171,4 +185,26 @@ pub(super) fn start<B: Binding>(
         sub.touch();
     }
     Ok((ep, profiler))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{HOUR_NS, span_ns};
+
+    #[test]
+    fn a_duration_bounds_the_span() {
+        assert_eq!(span_ns(5_000_000_000, 10, 1.0), 5_000_000_000);
+    }
+
+    #[test]
+    fn a_count_at_a_rate_lasts_count_over_rate() {
+        assert_eq!(span_ns(0, 36_000_000, 10_000.0), HOUR_NS);
+        assert_eq!(span_ns(0, 1_000, 100.0), 10_000_000_000);
+        assert_eq!(span_ns(0, u64::MAX, 1e-9), u64::MAX);
+    }
+
+    #[test]
+    fn an_unpaced_count_is_given_an_hour() {
+        assert_eq!(span_ns(0, 1_000_000, 0.0), HOUR_NS);
+    }
 }
