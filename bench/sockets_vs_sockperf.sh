@@ -7,6 +7,12 @@
 # ours/reference against the goals (latency p50 and p99 <= 1.05 x,
 # throughput >= 0.95 x). Both tools send messages of the same total size:
 # sockperf's 14-byte header and our 16-byte header are inside the size.
+# Over tcp our binding frames each sample with a 4-byte length (sockperf's
+# length is in its header), so there ours runs SIZE - 4 byte samples: both
+# put SIZE bytes per message on the wire. It matters at 64 KiB: loopback
+# TCP takes a message just above 65536 bytes about 0.5 us slower than one of
+# 65536 (sockperf's own busy ping-pong, 2026-11-27: p50 7.38-7.40 us at
+# 65536, 7.85-7.99 us at 65538 and 65540, 7.95 at 65600).
 #
 # 1. udp latency, `sockperf ping-pong` / `sockperf server`, at 64 B, 1 KiB
 #    and 65507 B (the largest UDP payload, for both tools; 1 MiB is beyond
@@ -143,6 +149,10 @@ except Exception:
 PY
 }
 
+# Our sample size for SIZE bytes per message on the wire over PROTO: tcp
+# frames each sample with a 4-byte length (see the header).
+ours_size() { if [ "$1" = tcp ]; then echo $(( $2 - 4 )); else echo "$2"; fi; }
+
 # pubsubperf TEST over BINDING at SIZE with extra args; results in $tmp/o.json.
 ours() {
     local test=$1 binding=$2 size=$3
@@ -162,7 +172,7 @@ lat_section() {
             : > "$tmp/rows"
             for r in $(seq "$rounds"); do
                 if first_of_round "$r"; then d=$(linked ref sp_lat "$proto" "$mode" "$size"); fi
-                o=$(linked ours lat_run "$proto" "$size" --wait "$mode")
+                o=$(linked ours lat_run "$proto" "$(ours_size "$proto" "$size")" --wait "$mode")
                 if ! first_of_round "$r"; then d=$(linked ref sp_lat "$proto" "$mode" "$size"); fi
                 row "$o $d"
             done
@@ -180,7 +190,7 @@ fi
 
 if part 2; then
     export BENCH_SUBJECT=tcp # the row name in bench/table.sh's table
-    echo "== 2. tcp latency p50/p99 (one-way = RTT/2), ${secs} s per run, ${rounds} alternating rounds: sockperf ping-pong --tcp (block: default; busy: --nonblocked) vs --wait block|busy"
+    echo "== 2. tcp latency p50/p99 (one-way = RTT/2), ${secs} s per run, ${rounds} alternating rounds: sockperf ping-pong --tcp (block: default; busy: --nonblocked) vs --wait block|busy at SIZE - 4 B (+ a 4-byte frame: SIZE bytes a message for both)"
     lat_section tcp "$sizes"
 fi
 
@@ -216,13 +226,13 @@ ref_tps() {
 
 if part 4; then
     export BENCH_SUBJECT=tcp # the row name in bench/table.sh's table
-    echo "== 4. tcp throughput, reliable, ${secs} s per run: iperf3 -l SIZE and sockperf throughput --tcp (Nagle on, their default) vs throughput --binding tcp --opt nodelay=off; received samples/s"
+    echo "== 4. tcp throughput, reliable, ${secs} s per run: iperf3 -l SIZE and sockperf throughput --tcp (Nagle on, their default) vs throughput --binding tcp --opt nodelay=off at SIZE - 4 B (+ a 4-byte frame); received samples/s"
     for size in $sizes; do
         : > "$tmp/rows"
         : > "$tmp/rows_sp"
         for r in $(seq "$rounds"); do
             if first_of_round "$r"; then ref_tps "$size"; fi
-            ours throughput tcp "$size" --opt nodelay=off
+            ours throughput tcp "$(ours_size tcp "$size")" --opt nodelay=off
             o=$(ours_tp "$tmp/o.json")
             if ! first_of_round "$r"; then ref_tps "$size"; fi
             echo "$o $i" >> "$tmp/rows"
