@@ -170,9 +170,12 @@ impl CheckEvery {
         CheckEvery { mask: 0, last: now }
     }
 
+    /// True when the stream reads the clock after send number `attempt`:
+    /// by the mask, or always when `every_send` (a paced, sleeping or
+    /// pausing stream).
     #[inline(always)]
-    fn due(&self, attempt: u64) -> bool {
-        attempt & self.mask == 0
+    fn due(&self, attempt: u64, every_send: bool) -> bool {
+        every_send || attempt & self.mask == 0
     }
 
     /// After a check at `now`: widens or narrows the mask from the time
@@ -230,6 +233,8 @@ pub(crate) fn send_stream<B: Binding>(
     let mut warm_seq = 0u64;
     let batched = spec.endpoint.batch_bytes > 0;
     let sleep = std::time::Duration::from_nanos(spec.sleep_ns);
+    // A stream on a schedule reads the clock after every send anyway.
+    let timed = period > 0.0 || spec.sleep_ns > 0;
     let mut warm_checks = CheckEvery::new(start);
     let mut warming = spec.warmup_ns > 0;
     while warming {
@@ -260,7 +265,7 @@ pub(crate) fn send_stream<B: Binding>(
         let paused = demand_pause::<B>(w, i, spec.demand).unwrap_or(true);
         // The clock as in the measured part below: the warm-up runs the
         // loop it warms up.
-        if !(warm_checks.due(i) || period > 0.0 || paused || spec.sleep_ns > 0) {
+        if !warm_checks.due(i, timed || paused) {
             continue;
         }
         let now = B::now_ns();
@@ -348,7 +353,7 @@ pub(crate) fn send_stream<B: Binding>(
                 break;
             }
         };
-        if checks.due(attempt) || period > 0.0 || paused || spec.sleep_ns > 0 {
+        if checks.due(attempt, timed || paused) {
             let now = B::now_ns();
             checks.checked(now);
             if now >= end {
@@ -393,12 +398,12 @@ mod tests {
             c.checked(now);
         }
         assert_eq!(c.mask, MAX_CHECK_MASK);
-        assert!(c.due(128) && !c.due(129));
+        assert!(c.due(128, false) && !c.due(129, false) && c.due(129, true));
         // Sends that turn slow: every send is checked from the next check on.
         now += 100 * CHECK_NS;
         c.checked(now);
         assert_eq!(c.mask, 0);
-        assert!(c.due(129));
+        assert!(c.due(129, false));
         // Between half and twice the aim: unchanged.
         c.mask = 7;
         c.checked(now + CHECK_NS);
