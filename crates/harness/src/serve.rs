@@ -49,13 +49,7 @@ impl Limits {
             return refuse(format!("--size {} exceeds its --max-size {max}", spec.size));
         }
         if let Some(max) = self.max_duration_ns {
-            let measured = if spec.duration_ns > 0 {
-                Some(spec.duration_ns)
-            } else if spec.rate > 0.0 {
-                Some((spec.count as f64 / spec.rate * 1e9) as u64)
-            } else {
-                None
-            };
+            let measured = spec.measured_ns();
             let secs = |ns: u64| ns as f64 / 1e9;
             match measured {
                 None => {

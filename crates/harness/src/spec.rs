@@ -122,7 +122,26 @@ fn is_zero(v: &u64) -> bool {
     *v == 0
 }
 
+/// How long a run's measured part lasts, as far as is known before it
+/// starts: its `--duration` (`duration_ns`), else `count / rate` at a given
+/// `--rate`; None for a run bounded by an unpaced `--count` alone. The float
+/// conversion saturates: a huge count at a tiny rate gives `u64::MAX`.
+pub fn measured_span_ns(duration_ns: u64, count: u64, rate: f64) -> Option<u64> {
+    if duration_ns > 0 {
+        Some(duration_ns)
+    } else if rate > 0.0 {
+        Some((count as f64 / rate * 1e9) as u64)
+    } else {
+        None
+    }
+}
+
 impl RunSpec {
+    /// [`measured_span_ns`] of this run.
+    pub fn measured_ns(&self) -> Option<u64> {
+        measured_span_ns(self.duration_ns, self.count, self.rate)
+    }
+
     /// The `config` object of a result: the spec minus per-side details.
     pub fn config_json(&self) -> serde_json::Value {
         let mut v = serde_json::to_value(self).unwrap_or_default();

@@ -140,16 +140,10 @@ fn expected_intervals(spec: &RunSpec, subs: usize) -> usize {
 
 /// How long the measured part of a run lasts, as far as is known before it
 /// starts (see [`expected_intervals`]).
+/// A huge count at a tiny rate ends at `u64::MAX`, then at the cap of
+/// [`expected_intervals`].
 fn span_ns(duration_ns: u64, count: u64, rate: f64) -> u64 {
-    if duration_ns > 0 {
-        duration_ns
-    } else if rate > 0.0 {
-        // Saturating float-to-int conversion: a huge count at a tiny rate
-        // ends at u64::MAX and then at the cap of expected_intervals.
-        (count as f64 / rate * 1e9) as u64
-    } else {
-        HOUR_NS
-    }
+    crate::spec::measured_span_ns(duration_ns, count, rate).unwrap_or(HOUR_NS)
 }
 
 const HOUR_NS: u64 = 3_600_000_000_000;
