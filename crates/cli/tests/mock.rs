@@ -215,21 +215,24 @@ fn unpaced_best_effort_loss_is_explained_under_the_table() {
     assert!(!table.contains("outran the receiver"), "{table}");
 }
 
+/// 1000 samples under best effort through a mock writer that refuses
+/// every 10th send (its sends number 9, 19, 29, ...).
+const REFUSING_1000: &[&str] = &[
+    "--best-effort",
+    "--opt",
+    "refuse-every=10",
+    "--receive-queue",
+    "20000",
+    "-n",
+    "1000",
+];
+
 #[test]
 fn refused_sends_are_counted_as_rejected_under_best_effort() {
     let dir = tempfile::tempdir().unwrap();
     // Sends number 9, 19, 29, ... are refused: 1000 accepted take 1111
     // attempts, 111 of them refused; none of them is sent, so none is lost.
-    let args = [
-        "--best-effort",
-        "--opt",
-        "refuse-every=10",
-        "--receive-queue",
-        "20000",
-        "-n",
-        "1000",
-    ];
-    let (v, table) = mock_table("throughput", &args, &dir.path().join("t.json"));
+    let (v, table) = mock_table("throughput", REFUSING_1000, &dir.path().join("t.json"));
     let r = &v["runs"][0];
     let t = &r["throughput"];
     assert_eq!(t["sent"], 1000, "{r}");
@@ -273,6 +276,35 @@ fn refused_sends_are_counted_as_rejected_under_best_effort() {
         .position(|c| *c == "rejected")
         .expect("rejected column");
     assert_eq!(row[col], "11", "{text}");
+}
+
+#[test]
+fn refusals_of_the_warm_up_are_not_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("w.json");
+    // A millisecond of warm-up on the mock's clock is some 700 sends, 70
+    // of them refused; the measured part's 1000 accepted sends take 1111
+    // or 1112 attempts (where the warm-up ended in the cycle of 10), and
+    // only their refusals count.
+    let head = [
+        "throughput",
+        "-b",
+        "mock",
+        "--warmup",
+        "1ms",
+        "--no-save",
+        "-q",
+    ];
+    run(&[&head[..], REFUSING_1000, &["--json", out.to_str().unwrap()]].concat());
+    let v = json(&out);
+    let r = &v["runs"][0];
+    let t = &r["throughput"];
+    assert_eq!(t["sent"], 1000, "{r}");
+    assert_eq!(t["received"], 1000, "{r}");
+    assert_eq!(t["lost"], 0, "{r}");
+    let rejected = t["rejected"].as_u64().unwrap();
+    assert!(rejected == 111 || rejected == 112, "{r}");
+    assert_eq!(r["complete"], true, "{r}");
 }
 
 #[test]

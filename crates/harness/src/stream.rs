@@ -192,10 +192,29 @@ impl CheckEvery {
     }
 }
 
+/// What every phase of one stream shares: its settings, its poll and
+/// fault callbacks, and when it polls next.
+struct Stream<'a> {
+    spec: &'a RunSpec,
+    publisher: u8,
+    echo_every: u64,
+    best_effort: bool,
+    /// ns between `--rate` slots (0: unpaced).
+    period: f64,
+    batched: bool,
+    sleep: std::time::Duration,
+    /// On a schedule (rate or sleep): the clock is read after every send.
+    timed: bool,
+    next_poll: u64,
+    poll: &'a mut dyn FnMut() -> Result<Poll, Fault>,
+    fault: &'a dyn Fn(BindingError) -> Fault,
+}
+
 /// Sends warm-up and measured samples as publisher `publisher`; every
 /// `echo_every`th measured sample asks for an echo (0: none). `poll` runs
 /// every 100 ms; `fault` turns a binding error into the run's fault.
-/// Times come from `B`'s clock.
+/// Times come from `B`'s clock. Both phases run one loop ([`phase`]), so
+/// the warm-up warms up the measured part's clock checks, pacing and polls.
 ///
 /// Under best effort a send the binding refuses
 /// ([`BindingError::Refused`]) is counted as rejected and the same sequence
@@ -211,12 +230,24 @@ pub(crate) fn send_stream<B: Binding>(
     poll: &mut dyn FnMut() -> Result<Poll, Fault>,
     fault: &dyn Fn(BindingError) -> Fault,
 ) -> Streamed {
-    let best_effort = spec.endpoint.reliability == Reliability::BestEffort;
-    let size = spec.size;
     let period = if spec.rate > 0.0 {
         1e9 / spec.rate
     } else {
         0.0
+    };
+    let start = B::now_ns();
+    let mut stream = Stream {
+        spec,
+        publisher,
+        echo_every,
+        best_effort: spec.endpoint.reliability == Reliability::BestEffort,
+        period,
+        batched: spec.endpoint.batch_bytes > 0,
+        sleep: std::time::Duration::from_nanos(spec.sleep_ns),
+        timed: period > 0.0 || spec.sleep_ns > 0,
+        next_poll: start + 100_000_000,
+        poll,
+        fault,
     };
     let mut out = Streamed {
         sent: 0,
@@ -226,70 +257,22 @@ pub(crate) fn send_stream<B: Binding>(
         fault: None,
         warmup: 0,
     };
-    let start = B::now_ns();
-    let warm_end = start + spec.warmup_ns;
-    let mut next_poll = start + 100_000_000;
-    let mut i = 0u64;
-    let mut warm_seq = 0u64;
-    let batched = spec.endpoint.batch_bytes > 0;
-    let sleep = std::time::Duration::from_nanos(spec.sleep_ns);
-    // A stream on a schedule reads the clock after every send anyway.
-    let timed = period > 0.0 || spec.sleep_ns > 0;
-    let mut warm_checks = CheckEvery::new(start);
-    let mut warming = spec.warmup_ns > 0;
-    while warming {
-        if period > 0.0 {
-            let due = start + (i as f64 * period) as u64;
-            if batched && B::now_ns() < due {
-                let _ = w.flush();
-            }
-            pace::<B>(due, spec.pace_sleep);
+    if spec.warmup_ns > 0 {
+        let (warm, ended) = phase::<B, true>(
+            w,
+            &mut stream,
+            &mut out,
+            start,
+            start + spec.warmup_ns,
+            u64::MAX,
+        );
+        // Counted once, not per sample.
+        out.warmup = warm;
+        if !ended {
+            return out;
         }
-        let seq = warm_seq;
-        let r = w.send(size, |b| {
-            fill_sample(b, seq, publisher, FLAG_WARMUP, false, || 0);
-        });
-        let r = sleep_after(w, r, sleep);
-        match r {
-            Ok(()) => warm_seq += 1,
-            Err(e) if counted(&e, best_effort) => {}
-            Err(e) => {
-                out.fault = Some(fault(e));
-                out.warmup = warm_seq;
-                return out;
-            }
-        }
-        i += 1;
-        // Warm-up samples are not counted: a failed flush shows in the
-        // measured part.
-        let paused = demand_pause::<B>(w, i, spec.demand).unwrap_or(true);
-        // The clock as in the measured part below: the warm-up runs the
-        // loop it warms up.
-        if !warm_checks.due(i, timed || paused) {
-            continue;
-        }
-        let now = B::now_ns();
-        warm_checks.checked(now);
-        warming = now < warm_end;
-        if now >= next_poll {
-            next_poll = now + 100_000_000;
-            match poll() {
-                Ok(Poll::Go) => {}
-                Ok(Poll::Stop) => {
-                    out.warmup = warm_seq;
-                    return out;
-                }
-                Err(f) => {
-                    out.fault = Some(f);
-                    out.warmup = warm_seq;
-                    return out;
-                }
-            }
-        }
+        let _ = w.flush();
     }
-    // Counted once, not per sample.
-    out.warmup = warm_seq;
-    let _ = w.flush();
     let m_start = B::now_ns();
     let end = if spec.duration_ns > 0 {
         m_start + spec.duration_ns
@@ -297,32 +280,71 @@ pub(crate) fn send_stream<B: Binding>(
         u64::MAX
     };
     let count = if spec.count > 0 { spec.count } else { u64::MAX };
-    let mut checks = CheckEvery::new(m_start);
+    (out.sent, _) = phase::<B, false>(w, &mut stream, &mut out, m_start, end, count);
+    // A refused last batch: its samples were counted as sent, so the
+    // subscriber counts them as lost.
+    if out.fault.is_none()
+        && let Err(e) = w.flush()
+        && !counted(&e, stream.best_effort)
+    {
+        out.fault = Some(fault(e));
+    }
+    out.duration_ns = B::now_ns() - m_start;
+    out
+}
+
+/// One phase of a stream from `start`: the warm-up (`WARM`: samples
+/// flagged, its refusals and failed flushes not counted; a failed flush
+/// shows in the measured part) or the measured part, until the clock
+/// passes `end` or `count` samples went. Sequence numbers, the `--rate`
+/// schedule and the clock checks start from 0 at `start`. Returns the
+/// samples sent and whether the phase ran to its end (not stopped by the
+/// poll or a fault, which is in `out`).
+#[inline(always)]
+fn phase<B: Binding, const WARM: bool>(
+    w: &mut B::Writer,
+    s: &mut Stream<'_>,
+    out: &mut Streamed,
+    start: u64,
+    end: u64,
+    count: u64,
+) -> (u64, bool) {
+    // The settings in locals: the loop keeps them in registers.
+    let (size, check, demand, pace_sleep) =
+        (s.spec.size, s.spec.check, s.spec.demand, s.spec.pace_sleep);
+    let (period, batched, sleep, timed) = (s.period, s.batched, s.sleep, s.timed);
+    let (publisher, echo_every, best_effort) = (s.publisher, s.echo_every, s.best_effort);
+    let mut checks = CheckEvery::new(start);
     let mut seq = 0u64;
     let mut attempt = 0u64;
+    // A flush that fails goes on after a refusal under best effort and in
+    // the warm-up.
+    let flush_goes_on = |e: &BindingError| WARM || counted(e, best_effort);
     while seq < count {
         if period > 0.0 {
-            let due = m_start + (attempt as f64 * period) as u64;
+            let due = start + (attempt as f64 * period) as u64;
             // A batched writer about to wait sends what it holds first, or
             // the samples would sit in the batch while the writer idles.
             if batched
                 && B::now_ns() < due
                 && let Err(e) = w.flush()
-                && !counted(&e, best_effort)
+                && !flush_goes_on(&e)
             {
-                out.fault = Some(fault(e));
-                break;
+                out.fault = Some((s.fault)(e));
+                return (seq, false);
             }
-            pace::<B>(due, spec.pace_sleep);
+            pace::<B>(due, pace_sleep);
         }
-        let flags = if echo_every > 0 && seq.is_multiple_of(echo_every) {
+        let flags = if WARM {
+            FLAG_WARMUP
+        } else if echo_every > 0 && seq.is_multiple_of(echo_every) {
             FLAG_ECHO
         } else {
             0
         };
         let this = seq;
         let r = w.send(size, |b| {
-            fill_sample(b, this, publisher, flags, spec.check, || {
+            fill_sample(b, this, publisher, flags, !WARM && check, || {
                 if flags & FLAG_ECHO != 0 {
                     B::now_ns()
                 } else {
@@ -331,58 +353,48 @@ pub(crate) fn send_stream<B: Binding>(
             });
         });
         attempt += 1;
-        let r = sleep_after(w, r, sleep);
-        match r {
+        match sleep_after(w, r, sleep) {
             Ok(()) => seq += 1,
             Err(e) if counted(&e, best_effort) => {
-                out.rejected += 1;
-                if out.first_refusal.is_none() {
-                    out.first_refusal = Some(e);
+                if !WARM {
+                    out.rejected += 1;
+                    out.first_refusal.get_or_insert(e);
                 }
             }
             Err(e) => {
-                out.fault = Some(fault(e));
-                break;
+                out.fault = Some((s.fault)(e));
+                return (seq, false);
             }
         }
-        let paused = match demand_pause::<B>(w, attempt, spec.demand) {
+        let paused = match demand_pause::<B>(w, attempt, demand) {
             Ok(p) => p,
-            Err(e) if counted(&e, best_effort) => true,
+            Err(e) if flush_goes_on(&e) => true,
             Err(e) => {
-                out.fault = Some(fault(e));
-                break;
+                out.fault = Some((s.fault)(e));
+                return (seq, false);
             }
         };
-        if checks.due(attempt, timed || paused) {
-            let now = B::now_ns();
-            checks.checked(now);
-            if now >= end {
-                break;
-            }
-            if now >= next_poll {
-                next_poll = now + 100_000_000;
-                match poll() {
-                    Ok(Poll::Go) => {}
-                    Ok(Poll::Stop) => break,
-                    Err(f) => {
-                        out.fault = Some(f);
-                        break;
-                    }
+        if !checks.due(attempt, timed || paused) {
+            continue;
+        }
+        let now = B::now_ns();
+        checks.checked(now);
+        if now >= end {
+            break;
+        }
+        if now >= s.next_poll {
+            s.next_poll = now + 100_000_000;
+            match (s.poll)() {
+                Ok(Poll::Go) => {}
+                Ok(Poll::Stop) => return (seq, false),
+                Err(f) => {
+                    out.fault = Some(f);
+                    return (seq, false);
                 }
             }
         }
     }
-    // A refused last batch: its samples were counted as sent, so the
-    // subscriber counts them as lost.
-    if out.fault.is_none()
-        && let Err(e) = w.flush()
-        && !counted(&e, best_effort)
-    {
-        out.fault = Some(fault(e));
-    }
-    out.sent = seq;
-    out.duration_ns = B::now_ns() - m_start;
-    out
+    (seq, true)
 }
 
 #[cfg(test)]
