@@ -58,9 +58,8 @@
 # (ours and sockperf's alike: 2026-11-27, busy ping-pong at 1048575 B, p50
 # 130-148 us under bbr, 81-86 us under cubic, for both tools).
 # TCP_CC=NAME runs the whole script in a network namespace of its own whose
-# congestion control is NAME (`ip netns`, root; the host's setting is left
-# alone, the namespace is deleted at the end), so that a cell can be
-# measured under both.
+# congestion control is NAME (bench/lib/tcp_cc.sh: `ip netns`, root; the
+# host's setting is left alone), so that a cell can be measured under both.
 #
 # iperf3: `apt-get install iperf3`; sockperf: `apt-get install sockperf`.
 # The machine's load average is printed at the end: on a loaded machine only
@@ -71,16 +70,7 @@
 set -euo pipefail
 script=$(realpath "$0")
 cd "$(dirname "$0")/.."
-if [ -n "${TCP_CC:-}" ] && [ -z "${BENCH_NETNS:-}" ]; then
-    ns=pubsubperf-bench-$$
-    ip netns add "$ns"
-    trap 'ip netns del "$ns"' EXIT
-    ip netns exec "$ns" ip link set lo up
-    ip netns exec "$ns" sysctl -qw net.ipv4.tcp_congestion_control="$TCP_CC"
-    rc=0
-    BENCH_NETNS=$ns ip netns exec "$ns" "$script" "$@" || rc=$?
-    exit "$rc"
-fi
+. bench/lib/tcp_cc.sh "$script" "$@"
 secs=${1:-3}
 rounds=${ROUNDS:-3}
 sizes=${SIZES:-64 1024 65536 1048575}
@@ -89,7 +79,6 @@ parts=${PARTS:-1 2 3 4 5}
 need sockperf sockperf
 need iperf3 iperf3
 port=$(( 20000 + RANDOM % 20000 ))
-echo "tcp congestion control: $(sysctl -n net.ipv4.tcp_congestion_control)${BENCH_NETNS:+ (network namespace $BENCH_NETNS)}"
 
 # The udp sizes: SIZES capped at the largest UDP payload, once.
 udp_sizes=$(for s in $sizes; do echo $(( s > 65507 ? 65507 : s )); done | awk '!seen[$0]++' | tr '\n' ' ')

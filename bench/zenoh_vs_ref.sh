@@ -32,10 +32,16 @@
 # and the median ratio per size and mode against the goals (latency
 # ours/ref <= 1.05, throughput ours/ref >= 0.95).
 #
+# Both tools' sessions talk TCP over loopback: the kernel's congestion
+# control is printed first, and TCP_CC=NAME runs the script under another
+# (bench/lib/tcp_cc.sh).
+#
 # usage: [ROUNDS=3] [SIZES="64 1024 65536 1048576"] [MODES="..."] [ZENOH_PINGPONG=PATH]
-#        bench/zenoh_vs_ref.sh [SECONDS]
+#        [TCP_CC=cubic|bbr|reno] bench/zenoh_vs_ref.sh [SECONDS]
 set -euo pipefail
+script=$(realpath "$0")
 cd "$(dirname "$0")/.."
+. bench/lib/tcp_cc.sh "$script" "$@"
 secs=${1:-3}
 rounds=${ROUNDS:-3}
 sizes=${SIZES:-64 1024 65536 1048576}

@@ -1,0 +1,22 @@
+# Sourced first (right after `cd` to the repository) by the bench scripts
+# whose tools talk over loopback TCP (sockets_vs_sockperf.sh, zenoh_vs_ref.sh):
+#   . bench/lib/tcp_cc.sh SCRIPT_PATH "$@"
+# With TCP_CC=NAME (and not already inside), runs SCRIPT_PATH again in a
+# network namespace of its own whose TCP congestion control is NAME (`ip
+# netns`, root; lo up; the host's setting is left alone; the namespace is
+# deleted at the end) and exits with its status. Otherwise prints the
+# congestion control the script runs under and returns. Why it matters:
+# under bbr Linux paces every TCP connection, loopback ones too, and large
+# messages then take their time from bbr's estimate for the connection
+# (docs/bindings/sockets.md).
+if [ -n "${TCP_CC:-}" ] && [ -z "${BENCH_NETNS:-}" ]; then
+    tcp_cc_ns=pubsubperf-bench-$$
+    ip netns add "$tcp_cc_ns"
+    trap 'ip netns del "$tcp_cc_ns"' EXIT
+    ip netns exec "$tcp_cc_ns" ip link set lo up
+    ip netns exec "$tcp_cc_ns" sysctl -qw net.ipv4.tcp_congestion_control="$TCP_CC"
+    tcp_cc_rc=0
+    BENCH_NETNS=$tcp_cc_ns ip netns exec "$tcp_cc_ns" "$@" || tcp_cc_rc=$?
+    exit "$tcp_cc_rc"
+fi
+echo "tcp congestion control: $(sysctl -n net.ipv4.tcp_congestion_control)${BENCH_NETNS:+ (network namespace $BENCH_NETNS)}"
