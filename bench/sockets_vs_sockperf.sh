@@ -54,9 +54,9 @@
 # TCP's congestion control is the kernel's default (printed at the start:
 # `sysctl net.ipv4.tcp_congestion_control`). Under bbr, Linux paces every
 # TCP connection, loopback ones too, at a rate bbr estimates per
-# connection, and a 1 MiB message then takes its time from that estimate
-# (ours and sockperf's alike: 2026-11-27, busy ping-pong at 1048575 B, p50
-# 130-148 us under bbr, 81-86 us under cubic, for both tools).
+# connection, and a 1 MiB message then takes longer (2026-11-27, busy
+# ping-pong at 1048575 B, p50 under bbr ours 139-147 us, sockperf 112-120
+# us; under cubic ours 82-122 us, sockperf 88-124 us).
 # TCP_CC=NAME runs the whole script in a network namespace of its own whose
 # congestion control is NAME (bench/lib/tcp_cc.sh: `ip netns`, root; the
 # host's setting is left alone), so that a cell can be measured under both.

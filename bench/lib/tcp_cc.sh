@@ -8,15 +8,18 @@
 # congestion control the script runs under and returns. Why it matters:
 # under bbr Linux paces every TCP connection, loopback ones too, and large
 # messages then take their time from bbr's estimate for the connection
-# (docs/bindings/sockets.md).
+# (docs/bindings/sockets.md). The namespace has no network beyond its
+# loopback: build pubsubperf and the references first (or point PUBSUBPERF
+# and ZENOH_PINGPONG at built ones), as a first build there cannot fetch
+# crates.
 if [ -n "${TCP_CC:-}" ] && [ -z "${BENCH_NETNS:-}" ]; then
     tcp_cc_ns=pubsubperf-bench-$$
+    trap 'ip netns del "$tcp_cc_ns" 2>/dev/null || true' EXIT
     ip netns add "$tcp_cc_ns"
-    trap 'ip netns del "$tcp_cc_ns"' EXIT
     ip netns exec "$tcp_cc_ns" ip link set lo up
     ip netns exec "$tcp_cc_ns" sysctl -qw net.ipv4.tcp_congestion_control="$TCP_CC"
     tcp_cc_rc=0
-    BENCH_NETNS=$tcp_cc_ns ip netns exec "$tcp_cc_ns" "$@" || tcp_cc_rc=$?
+    BENCH_NETNS=$tcp_cc_ns ip netns exec "$tcp_cc_ns" "$BASH" "$@" || tcp_cc_rc=$?
     exit "$tcp_cc_rc"
 fi
 echo "tcp congestion control: $(sysctl -n net.ipv4.tcp_congestion_control)${BENCH_NETNS:+ (network namespace $BENCH_NETNS)}"

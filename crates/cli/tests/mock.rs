@@ -302,6 +302,7 @@ fn refusals_of_the_warm_up_are_not_counted() {
     assert_eq!(t["sent"], 1000, "{r}");
     assert_eq!(t["received"], 1000, "{r}");
     assert_eq!(t["lost"], 0, "{r}");
+    assert_eq!(r["config"]["warmup_ns"], 1_000_000, "{r}");
     let rejected = t["rejected"].as_u64().unwrap();
     assert!(rejected == 111 || rejected == 112, "{r}");
     assert_eq!(r["complete"], true, "{r}");

@@ -213,10 +213,11 @@ struct Stream<'a> {
 /// Sends warm-up and measured samples as publisher `publisher`; every
 /// `echo_every`th measured sample asks for an echo (0: none). `poll` runs
 /// every 100 ms; `fault` turns a binding error into the run's fault.
-/// Times come from `B`'s clock. Both phases run one loop ([`phase`]), so
-/// the warm-up warms up the measured part's clock checks, pacing and polls.
+/// Times come from `B`'s clock. Both phases run one loop ([`phase`]): the
+/// warm-up runs the measured part's code (its clock checks, pacing and
+/// polls), which starts again from 0 for the measured part.
 ///
-/// Under best effort a send the binding refuses
+/// Under best effort a measured send the binding refuses
 /// ([`BindingError::Refused`]) is counted as rejected and the same sequence
 /// number goes into the next attempt; the `--rate` schedule and the
 /// end/poll checks count attempts, so a writer refused every time still
@@ -271,8 +272,8 @@ pub(crate) fn send_stream<B: Binding>(
         if !ended {
             return out;
         }
-        let _ = w.flush();
     }
+    let _ = w.flush();
     let m_start = B::now_ns();
     let end = if spec.duration_ns > 0 {
         m_start + spec.duration_ns
@@ -379,7 +380,7 @@ fn phase<B: Binding, const WARM: bool>(
         }
         let now = B::now_ns();
         checks.checked(now);
-        if now >= end {
+        if !WARM && now >= end {
             break;
         }
         if now >= s.next_poll {
@@ -392,6 +393,11 @@ fn phase<B: Binding, const WARM: bool>(
                     return (seq, false);
                 }
             }
+        }
+        // The warm-up polls at its last check too: a stop then ends the
+        // run before anything is measured.
+        if WARM && now >= end {
+            break;
         }
     }
     (seq, true)
