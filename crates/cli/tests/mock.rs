@@ -30,7 +30,12 @@ fn json(path: &Path) -> serde_json::Value {
 /// A mock `test` run (no warm-up, not saved) with `args`, its results
 /// JSON written to `out` and returned with the table it printed.
 fn mock_table(test: &str, args: &[&str], out: &Path) -> (serde_json::Value, String) {
-    let mut all = vec![test, "-b", "mock", "--warmup", "0s", "--no-save", "-q"];
+    mock_warmed(test, "0s", args, out)
+}
+
+/// [`mock_table`] with a `--warmup` of `warmup`.
+fn mock_warmed(test: &str, warmup: &str, args: &[&str], out: &Path) -> (serde_json::Value, String) {
+    let mut all = vec![test, "-b", "mock", "--warmup", warmup, "--no-save", "-q"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["--json", out.to_str().unwrap()]);
     let o = run(&all);
@@ -281,22 +286,16 @@ fn refused_sends_are_counted_as_rejected_under_best_effort() {
 #[test]
 fn refusals_of_the_warm_up_are_not_counted() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("w.json");
     // A millisecond of warm-up on the mock's clock is some 700 sends, 70
     // of them refused; the measured part's 1000 accepted sends take 1111
     // or 1112 attempts (where the warm-up ended in the cycle of 10), and
     // only their refusals count.
-    let head = [
+    let (v, _) = mock_warmed(
         "throughput",
-        "-b",
-        "mock",
-        "--warmup",
         "1ms",
-        "--no-save",
-        "-q",
-    ];
-    run(&[&head[..], REFUSING_1000, &["--json", out.to_str().unwrap()]].concat());
-    let v = json(&out);
+        REFUSING_1000,
+        &dir.path().join("w.json"),
+    );
     let r = &v["runs"][0];
     let t = &r["throughput"];
     assert_eq!(t["sent"], 1000, "{r}");

@@ -192,10 +192,14 @@ impl CheckEvery {
     }
 }
 
-/// What every phase of one stream shares: its settings, its poll and
-/// fault callbacks, and when it polls next.
-struct Stream<'a> {
-    spec: &'a RunSpec,
+/// A stream's settings, read once from its spec; passed by value to each
+/// phase, so that its loop keeps them in registers.
+#[derive(Clone, Copy)]
+struct Settings {
+    size: usize,
+    check: bool,
+    demand: u64,
+    pace_sleep: bool,
     publisher: u8,
     echo_every: u64,
     best_effort: bool,
@@ -205,6 +209,35 @@ struct Stream<'a> {
     sleep: std::time::Duration,
     /// On a schedule (rate or sleep): the clock is read after every send.
     timed: bool,
+}
+
+impl Settings {
+    fn of(spec: &RunSpec, publisher: u8, echo_every: u64) -> Settings {
+        let period = if spec.rate > 0.0 {
+            1e9 / spec.rate
+        } else {
+            0.0
+        };
+        Settings {
+            size: spec.size,
+            check: spec.check,
+            demand: spec.demand,
+            pace_sleep: spec.pace_sleep,
+            publisher,
+            echo_every,
+            best_effort: spec.endpoint.reliability == Reliability::BestEffort,
+            period,
+            batched: spec.endpoint.batch_bytes > 0,
+            sleep: std::time::Duration::from_nanos(spec.sleep_ns),
+            timed: period > 0.0 || spec.sleep_ns > 0,
+        }
+    }
+}
+
+/// The caller's liveness checks, shared by the phases of one stream: its
+/// poll (every 100 ms), when it runs next, and how a binding error becomes
+/// the run's fault.
+struct Liveness<'a> {
     next_poll: u64,
     poll: &'a mut dyn FnMut() -> Result<Poll, Fault>,
     fault: &'a dyn Fn(BindingError) -> Fault,
@@ -231,21 +264,9 @@ pub(crate) fn send_stream<B: Binding>(
     poll: &mut dyn FnMut() -> Result<Poll, Fault>,
     fault: &dyn Fn(BindingError) -> Fault,
 ) -> Streamed {
-    let period = if spec.rate > 0.0 {
-        1e9 / spec.rate
-    } else {
-        0.0
-    };
+    let set = Settings::of(spec, publisher, echo_every);
     let start = B::now_ns();
-    let mut stream = Stream {
-        spec,
-        publisher,
-        echo_every,
-        best_effort: spec.endpoint.reliability == Reliability::BestEffort,
-        period,
-        batched: spec.endpoint.batch_bytes > 0,
-        sleep: std::time::Duration::from_nanos(spec.sleep_ns),
-        timed: period > 0.0 || spec.sleep_ns > 0,
+    let mut live = Liveness {
         next_poll: start + 100_000_000,
         poll,
         fault,
@@ -261,7 +282,8 @@ pub(crate) fn send_stream<B: Binding>(
     if spec.warmup_ns > 0 {
         let (warm, ended) = phase::<B, true>(
             w,
-            &mut stream,
+            set,
+            &mut live,
             &mut out,
             start,
             start + spec.warmup_ns,
@@ -281,14 +303,14 @@ pub(crate) fn send_stream<B: Binding>(
         u64::MAX
     };
     let count = if spec.count > 0 { spec.count } else { u64::MAX };
-    (out.sent, _) = phase::<B, false>(w, &mut stream, &mut out, m_start, end, count);
+    (out.sent, _) = phase::<B, false>(w, set, &mut live, &mut out, m_start, end, count);
     // A refused last batch: its samples were counted as sent, so the
     // subscriber counts them as lost.
     if out.fault.is_none()
         && let Err(e) = w.flush()
-        && !counted(&e, stream.best_effort)
+        && !counted(&e, set.best_effort)
     {
-        out.fault = Some(fault(e));
+        out.fault = Some((live.fault)(e));
     }
     out.duration_ns = B::now_ns() - m_start;
     out
@@ -304,17 +326,26 @@ pub(crate) fn send_stream<B: Binding>(
 #[inline(always)]
 fn phase<B: Binding, const WARM: bool>(
     w: &mut B::Writer,
-    s: &mut Stream<'_>,
+    set: Settings,
+    live: &mut Liveness<'_>,
     out: &mut Streamed,
     start: u64,
     end: u64,
     count: u64,
 ) -> (u64, bool) {
-    // The settings in locals: the loop keeps them in registers.
-    let (size, check, demand, pace_sleep) =
-        (s.spec.size, s.spec.check, s.spec.demand, s.spec.pace_sleep);
-    let (period, batched, sleep, timed) = (s.period, s.batched, s.sleep, s.timed);
-    let (publisher, echo_every, best_effort) = (s.publisher, s.echo_every, s.best_effort);
+    let Settings {
+        size,
+        check,
+        demand,
+        pace_sleep,
+        publisher,
+        echo_every,
+        best_effort,
+        period,
+        batched,
+        sleep,
+        timed,
+    } = set;
     let mut checks = CheckEvery::new(start);
     let mut seq = 0u64;
     let mut attempt = 0u64;
@@ -331,7 +362,7 @@ fn phase<B: Binding, const WARM: bool>(
                 && let Err(e) = w.flush()
                 && !flush_goes_on(&e)
             {
-                out.fault = Some((s.fault)(e));
+                out.fault = Some((live.fault)(e));
                 return (seq, false);
             }
             pace::<B>(due, pace_sleep);
@@ -363,7 +394,7 @@ fn phase<B: Binding, const WARM: bool>(
                 }
             }
             Err(e) => {
-                out.fault = Some((s.fault)(e));
+                out.fault = Some((live.fault)(e));
                 return (seq, false);
             }
         }
@@ -371,7 +402,7 @@ fn phase<B: Binding, const WARM: bool>(
             Ok(p) => p,
             Err(e) if flush_goes_on(&e) => true,
             Err(e) => {
-                out.fault = Some((s.fault)(e));
+                out.fault = Some((live.fault)(e));
                 return (seq, false);
             }
         };
@@ -383,9 +414,9 @@ fn phase<B: Binding, const WARM: bool>(
         if !WARM && now >= end {
             break;
         }
-        if now >= s.next_poll {
-            s.next_poll = now + 100_000_000;
-            match (s.poll)() {
+        if now >= live.next_poll {
+            live.next_poll = now + 100_000_000;
+            match (live.poll)() {
                 Ok(Poll::Go) => {}
                 Ok(Poll::Stop) => return (seq, false),
                 Err(f) => {
