@@ -157,15 +157,7 @@ for mode in ${MODES:-listener waitset}; do
     ours=(--receive listener)
     [ "$mode" = waitset ] && ours=(--receive thread)
     for size in $sizes; do
-        : > "$tmp/rows"
-        for r in $(seq "$rounds"); do
-            # Alternate which tool goes first, so that a drift of the machine
-            # (other load, the vCPUs moving) does not always favour one.
-            if first_of_round "$r"; then d=$(linked ref ddsperf_lat "$size" "$mode"); fi
-            o=$(linked ours ours_run latency --size "$size" "${ours[@]}")
-            if ! first_of_round "$r"; then d=$(linked ref ddsperf_lat "$size" "$mode"); fi
-            row "$o $d"
-        done
+        alternate ddsperf_lat "$size" "$mode" -- ours_run latency --size "$size" "${ours[@]}"
         report lat "$mode" "$size" ddsperf
     done
 done
@@ -190,13 +182,7 @@ fi
 if has_part 3; then
 echo "== 3. throughput, reliable, ${secs} s per run: pubsubperf --batch 14720 vs ddsperf pub/sub (batched, listener), ${rounds} alternating rounds"
 for size in $sizes; do
-    : > "$tmp/rows"
-    for r in $(seq "$rounds"); do
-        if first_of_round "$r"; then d=$(linked ref ddsperf_tp "$size"); fi
-        o=$(linked ours ours_run throughput --size "$size" --batch 14720)
-        if ! first_of_round "$r"; then d=$(linked ref ddsperf_tp "$size"); fi
-        row "$o $d"
-    done
+    alternate ddsperf_tp "$size" -- ours_run throughput --size "$size" --batch 14720
     report tp tp "$size" ddsperf
 done
 "$bin" throughput --binding udp --size 1KiB --duration "${secs}s" --cpu 0,1 -q --no-save --json "$tmp/tp_udp.json" > /dev/null

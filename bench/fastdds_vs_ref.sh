@@ -102,13 +102,7 @@ for mode in ${MODES:-listener waitset}; do
     recv=$(ours_mode "$mode")
     echo "  reference $mode beside pubsubperf --receive $recv"
     for size in $sizes; do
-        : > "$tmp/rows"
-        for r in $(seq "$rounds"); do
-            if first_of_round "$r"; then d=$(linked ref ref_lat "$size" "$mode"); fi
-            o=$(linked ours ours_run latency "$size" "$recv")
-            if ! first_of_round "$r"; then d=$(linked ref ref_lat "$size" "$mode"); fi
-            row "$o $d"
-        done
+        alternate ref_lat "$size" "$mode" -- ours_run latency "$size" "$recv"
         report lat "$mode" "$size" fastdds-ref
     done
 done
@@ -120,13 +114,7 @@ for mode in ${MODES:-listener waitset}; do
     recv=$(ours_mode "$mode")
     echo "  reference sub $mode beside pubsubperf --receive $recv"
     for size in $sizes; do
-        : > "$tmp/rows"
-        for r in $(seq "$rounds"); do
-            if first_of_round "$r"; then d=$(linked ref ref_tp "$size" "$mode"); fi
-            o=$(linked ours ours_run throughput "$size" "$recv")
-            if ! first_of_round "$r"; then d=$(linked ref ref_tp "$size" "$mode"); fi
-            row "$o $d"
-        done
+        alternate ref_tp "$size" "$mode" -- ours_run throughput "$size" "$recv"
         report tp "$mode" "$size" fastdds-ref
     done
 done

@@ -71,13 +71,7 @@ for kind in $kinds; do
     for mode in $modes; do
         mode_flags "$mode"
         for size in $sizes; do
-            : > "$tmp/rows"
-            for r in $(seq "$rounds"); do
-                if first_of_round "$r"; then d=$(linked ref ref_run "$kind" "$size"); fi
-                o=$(linked ours ours_run "$kind" "$size")
-                if ! first_of_round "$r"; then d=$(linked ref ref_run "$kind" "$size"); fi
-                row "$o $d"
-            done
+            alternate ref_run "$kind" "$size" -- ours_run "$kind" "$size"
             report "$([ $kind = latency ] && echo lat || echo tp)" "$mode" "$size" iceoryx2-pingpong
         done
     done

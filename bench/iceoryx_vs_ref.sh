@@ -84,13 +84,7 @@ for kind in $kinds; do
     for wait in $modes; do
         case $wait in block | busy) ;; *) echo "MODES: $wait is not block or busy" >&2; exit 2 ;; esac
         for size in $sizes; do
-            : > "$tmp/rows"
-            for r in $(seq "$rounds"); do
-                if first_of_round "$r"; then d=$(linked ref ref_run "$kind" "$size" "$wait"); fi
-                o=$(linked ours ours_run "$kind" "$size" "$wait")
-                if ! first_of_round "$r"; then d=$(linked ref ref_run "$kind" "$size" "$wait"); fi
-                row "$o $d"
-            done
+            alternate ref_run "$kind" "$size" "$wait" -- ours_run "$kind" "$size" "$wait"
             report "$kind" "$wait" "$size" iox_ref
         done
     done

@@ -178,16 +178,10 @@ lat_run() {
 }
 
 lat_section() {
-    local proto=$1 list=$2 mode size r o d
+    local proto=$1 list=$2 mode size
     for mode in block busy; do
         for size in $list; do
-            : > "$tmp/rows"
-            for r in $(seq "$rounds"); do
-                if first_of_round "$r"; then d=$(linked ref sp_lat "$proto" "$mode" "$size"); fi
-                o=$(linked ours lat_run "$proto" "$(ours_size "$proto" "$size")" --wait "$mode")
-                if ! first_of_round "$r"; then d=$(linked ref sp_lat "$proto" "$mode" "$size"); fi
-                row "$o $d"
-            done
+            alternate sp_lat "$proto" "$mode" "$size" -- lat_run "$proto" "$(ours_size "$proto" "$size")" --wait "$mode"
             report lat "$mode" "$size" sockperf
         done
     done

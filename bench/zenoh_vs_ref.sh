@@ -86,13 +86,7 @@ for km in $modes; do
     mode_flags "$km"
     kind=${km%%:*}
     for size in $sizes; do
-        : > "$tmp/rows"
-        for r in $(seq "$rounds"); do
-            if first_of_round "$r"; then d=$(linked ref ref_run "$kind" "$size"); fi
-            o=$(linked ours ours_run "$kind" "$size")
-            if ! first_of_round "$r"; then d=$(linked ref ref_run "$kind" "$size"); fi
-            row "$o $d"
-        done
+        alternate ref_run "$kind" "$size" -- ours_run "$kind" "$size"
         report "$kind" "$km" "$size" zenoh-pingpong
     done
 done

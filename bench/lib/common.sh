@@ -23,13 +23,24 @@
 #                      link_ns readings, kept for `row`; WHO is ours or ref
 #   row FIGURES...     appends one round to $tmp/rows: FIGURES, then the link
 #                      readings around ours and the reference's last runs
+#   alternate REF_CMD... -- OURS_CMD...
+#                      $rounds rounds of the two commands (each prints its
+#                      figures) into a fresh $tmp/rows, the reference first
+#                      in odd rounds (first_of_round), each between link
+#                      readings (linked, row); a round whose readings
+#                      disagree is set aside and run again, at most
+#                      $same_link_tries times (SAME_LINK_TRIES, default 2;
+#                      0 keeps every round), so that both tools of a round
+#                      are compared on the same link
 #
 # Why the link: on a shared VM the host moves the two vCPUs between sibling
 # hyperthreads and separate cores while a script runs; a cache line then
 # takes about 60 or about 300 ns to cross, and a shared-memory or loopback
 # figure changes with it (iceoryx2 64 B throughput 1.1 or 3.5 M/s, in both
 # tools). ratios.py prints each round's link and, beside the median of all
-# rounds, the median of the rounds in which both tools ran on the same link.
+# rounds, the median of the rounds in which both tools ran on the same link;
+# `alternate` runs a round whose link changed again, and ratios.py prints the
+# rounds set aside without counting them.
 bench_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=${PUBSUBPERF:-${CARGO_TARGET_DIR:-target}/release/pubsubperf}
 [ -x "$bin" ] || cargo build --release -p pubsubperf >&2
@@ -95,3 +106,26 @@ linked() {
     echo "$out"
 }
 row() { echo "$* | $(cat "$tmp/link.ours") $(cat "$tmp/link.ref")" >> "$tmp/rows"; }
+same_link_tries=${SAME_LINK_TRIES:-2}
+alternate() {
+    local ref=() ours=() r=1 tries=0 d o
+    while [ "$1" != -- ]; do ref+=("$1"); shift; done
+    shift
+    ours=("$@")
+    : > "$tmp/rows"
+    while (( r <= rounds )); do
+        # Alternate which tool goes first, so that a drift of the machine
+        # (other load, the vCPUs moving) does not always favour one.
+        if first_of_round "$r"; then d=$(linked ref "${ref[@]}"); fi
+        o=$(linked ours "${ours[@]}")
+        if ! first_of_round "$r"; then d=$(linked ref "${ref[@]}"); fi
+        row "$o $d"
+        if (( tries < same_link_tries )) && python3 "$bench_dir/lib/ratios.py" --changed "$tmp/rows"; then
+            sed -i '$ s/^/set-aside /' "$tmp/rows"
+            tries=$(( tries + 1 ))
+        else
+            r=$(( r + 1 ))
+            tries=0
+        fi
+    done
+}

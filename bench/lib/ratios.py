@@ -21,6 +21,14 @@ each round then shows its links, and a second median is taken over the rounds
 in which all four readings agree within LINK_SPREAD: the tools compared on the
 same link.
 
+A row that starts with "set-aside " is a round whose links changed and that
+the script ran again (common.sh's `alternate`): it is printed, marked, and
+left out of every median and count.
+
+  python3 bench/lib/ratios.py --changed ROWS
+      exit 0 when the last row's four link readings are there and disagree
+      (the round is to be run again), 1 otherwise
+
 With BENCH_TABLE set to a file, each call also appends one tab-separated line
 to it for bench/lib/table.py: BENCH_SUBJECT (what the script measures, e.g.
 "udp"; the script sets it), kind, LABEL, REFNAME, SIZE, the rounds counted,
@@ -55,9 +63,12 @@ def verdict(r, ok):
     return "no figure" if math.isnan(r) else ("met" if ok(r) else "NOT met")
 
 
+SET_ASIDE = "set-aside "
+
+
 def parse(line):
-    """(figures, links or None) of one row."""
-    figures, _, links = line.partition("|")
+    """(figures, links or None) of one row (without its set-aside mark)."""
+    figures, _, links = line.removeprefix(SET_ASIDE).partition("|")
     links = list(map(float, links.split())) if links.strip() else None
     return list(map(float, figures.split())), links
 
@@ -94,10 +105,39 @@ def table_line(kind, label, ref, size, rows, medians, same, same_medians):
         f.write("\t".join(fields) + "\n")
 
 
+def changed(path):
+    """Exit status of --changed: 0 when the last row's links were read and disagree."""
+    lines = [l for l in open(path) if l.strip()]
+    return 0 if lines and readable(parse(lines[-1])[1]) and not same_link(parse(lines[-1])[1]) else 1
+
+
+def print_set_aside(head, kind, ref, aside):
+    """Attempts of a round set aside because their links changed (the round was run again)."""
+    for r, (figures, links) in aside:
+        if kind == "lat" and len(figures) == 4:
+            o50, o99, d50, d99 = figures
+            fig = f"{ref} p50 {d50:9.2f} p99 {d99:9.2f} us   pubsubperf p50 {o50:9.2f} p99 {o99:9.2f} us"
+        elif kind == "tp" and len(figures) == 2:
+            o, d = figures
+            fig = f"{ref} {rate(d)}/s   pubsubperf {rate(o)}/s"
+        else:
+            fig = " ".join(f"{x:g}" for x in figures)
+        print(f"{head}  round {r} set aside: {fig}{link_note(links)}; run again")
+
+
 def main():
+    if sys.argv[1:2] == ["--changed"]:
+        sys.exit(changed(sys.argv[2]))
     path, kind, label, size, ref = sys.argv[1:6]
-    rows = [parse(l) for l in open(path) if l.strip()]
+    lines = [l for l in open(path) if l.strip()]
+    rows, aside = [], []
+    for l in lines:
+        if l.startswith(SET_ASIDE):
+            aside.append((len(rows) + 1, parse(l)))
+        else:
+            rows.append(parse(l))
     head = f"  {label:<10} {int(size):>9} B"
+    aside_of = lambda i: [a for a in aside if a[0] == i]
     # A row without all its figures (a side printed nothing) is a round
     # without a figure: which side is missing cannot be told.
     want = 4 if kind == "lat" else 2
@@ -110,6 +150,7 @@ def main():
     if kind == "lat":
         ok = lambda r: r <= LAT_GOAL
         for i, ((o50, o99, d50, d99), links) in enumerate(rows, 1):
+            print_set_aside(head, kind, ref, aside_of(i))
             print(f"{head}  round {i}: {ref} p50 {d50:9.2f} p99 {d99:9.2f} us   pubsubperf p50 {o50:9.2f} p99 {o99:9.2f} us   ratios {ratio(o50, d50):.3f} {ratio(o99, d99):.3f}{link_note(links)}")
 
         def medians(rs):
@@ -125,6 +166,7 @@ def main():
     elif kind == "tp":
         ok = lambda r: r >= TP_GOAL
         for i, ((o, d), links) in enumerate(rows, 1):
+            print_set_aside(head, kind, ref, aside_of(i))
             print(f"{head}  round {i}: {ref} {rate(d)}/s   pubsubperf {rate(o)}/s   ratio {ratio(o, d):.3f}{link_note(links)}")
         r = median_ratio((f[0], f[1]) for f, _ in rows)
         print(f"{head}  median ratio {r:.3f} ({verdict(r, ok)}; goal >= {TP_GOAL})")
