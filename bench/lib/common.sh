@@ -107,25 +107,30 @@ linked() {
 }
 row() { echo "$* | $(cat "$tmp/link.ours") $(cat "$tmp/link.ref")" >> "$tmp/rows"; }
 same_link_tries=${SAME_LINK_TRIES:-2}
+[[ $same_link_tries =~ ^[0-9]+$ ]] || { echo "SAME_LINK_TRIES=$same_link_tries: expected a whole number of tries (0 keeps every round)" >&2; exit 2; }
+# The commands run inside this function and read the scripts' globals (a
+# script's `ref` binary, its `ours` flags): its own names all start with
+# _alt_ so that none hides one of those.
 alternate() {
-    local ref=() ours=() r=1 tries=0 d o
-    while [ "$1" != -- ]; do ref+=("$1"); shift; done
-    shift
-    ours=("$@")
+    local _alt_n=0 _alt_r=1 _alt_tries=0 _alt_o _alt_d
+    while [ "${@:_alt_n+1:1}" != -- ]; do
+        _alt_n=$(( _alt_n + 1 ))
+        (( _alt_n < $# )) || { echo "alternate: no -- between the reference's command and ours" >&2; exit 2; }
+    done
     : > "$tmp/rows"
-    while (( r <= rounds )); do
+    while (( _alt_r <= rounds )); do
         # Alternate which tool goes first, so that a drift of the machine
         # (other load, the vCPUs moving) does not always favour one.
-        if first_of_round "$r"; then d=$(linked ref "${ref[@]}"); fi
-        o=$(linked ours "${ours[@]}")
-        if ! first_of_round "$r"; then d=$(linked ref "${ref[@]}"); fi
-        row "$o $d"
-        if (( tries < same_link_tries )) && python3 "$bench_dir/lib/ratios.py" --changed "$tmp/rows"; then
+        if first_of_round "$_alt_r"; then _alt_d=$(linked ref "${@:1:_alt_n}"); fi
+        _alt_o=$(linked ours "${@:_alt_n+2}")
+        if ! first_of_round "$_alt_r"; then _alt_d=$(linked ref "${@:1:_alt_n}"); fi
+        row "$_alt_o $_alt_d"
+        if (( _alt_tries < same_link_tries )) && python3 "$bench_dir/lib/ratios.py" --changed "$tmp/rows"; then
             sed -i '$ s/^/set-aside /' "$tmp/rows"
-            tries=$(( tries + 1 ))
+            _alt_tries=$(( _alt_tries + 1 ))
         else
-            r=$(( r + 1 ))
-            tries=0
+            _alt_r=$(( _alt_r + 1 ))
+            _alt_tries=0
         fi
     done
 }

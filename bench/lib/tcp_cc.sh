@@ -18,8 +18,16 @@ if [ -n "${TCP_CC:-}" ] && [ -z "${BENCH_NETNS:-}" ]; then
     ip netns add "$tcp_cc_ns"
     ip netns exec "$tcp_cc_ns" ip link set lo up
     ip netns exec "$tcp_cc_ns" sysctl -qw net.ipv4.tcp_congestion_control="$TCP_CC"
-    tcp_cc_rc=0
-    BENCH_NETNS=$tcp_cc_ns ip netns exec "$tcp_cc_ns" "$BASH" "$@" || tcp_cc_rc=$?
+    # A SIGTERM or SIGINT for this shell goes to the run inside, which ends
+    # its own peers; the namespace is deleted once that run has exited.
+    BENCH_NETNS=$tcp_cc_ns ip netns exec "$tcp_cc_ns" "$BASH" "$@" &
+    tcp_cc_run=$!
+    trap 'kill -TERM "$tcp_cc_run" 2>/dev/null || true' TERM INT
+    while :; do
+        tcp_cc_rc=0
+        wait "$tcp_cc_run" || tcp_cc_rc=$?
+        kill -0 "$tcp_cc_run" 2>/dev/null || break
+    done
     exit "$tcp_cc_rc"
 fi
 echo "tcp congestion control: $(sysctl -n net.ipv4.tcp_congestion_control)${BENCH_NETNS:+ (network namespace $BENCH_NETNS)}"
