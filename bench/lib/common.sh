@@ -1,6 +1,7 @@
 # Shared by the bench/*_vs_*.sh scripts: source it after `cd` to the repo root.
 # Sets $bin (the release binary, built if missing) and $tmp (removed on exit,
-# after killing any pid listed in $peers), and defines:
+# after killing any pid listed in $peers and every process still under the
+# script), and defines:
 #   json FILE EXPR     evaluate EXPR over r = the results file's runs
 #   ours_lat FILE      "p50 p99" in us of a pubsubperf results file's first run
 #   ours_tp FILE       received samples/s of its first run
@@ -49,8 +50,19 @@ peers=()
 bench_cleanup() {
     local p
     for p in "${peers[@]}"; do kill "$p" 2>/dev/null || true; done
+    kill_tree $$
     wait 2>/dev/null || true
     rm -rf "$tmp"
+}
+# Ends every process under PID, deepest first: a peer that a command started
+# inside `$(...)` (each `linked` run) is in no $peers of this shell, and a
+# script ended by a signal would leave it running.
+kill_tree() {
+    local c
+    for c in $(pgrep -P "$1"); do
+        kill_tree "$c"
+        kill "$c" 2>/dev/null || true
+    done
 }
 trap bench_cleanup EXIT
 
