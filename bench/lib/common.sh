@@ -57,11 +57,17 @@ bench_cleanup() {
 # Ends every process under PID, deepest first: a peer that a command started
 # inside `$(...)` (each `linked` run) is in no $peers of this shell, and a
 # script ended by a signal would leave it running.
+# Each child is stopped before its own children are ended, so that it cannot
+# start another meanwhile; one that is no longer PID's child (the pgrep's own
+# subshell, gone by then) is left alone.
 kill_tree() {
     local c
     for c in $(pgrep -P "$1"); do
+        [ "$(ps -o ppid= -p "$c" 2>/dev/null | tr -d ' ')" = "$1" ] || continue
+        kill -STOP "$c" 2>/dev/null || continue
         kill_tree "$c"
-        kill "$c" 2>/dev/null || true
+        kill -TERM "$c" 2>/dev/null || true
+        kill -CONT "$c" 2>/dev/null || true
     done
 }
 trap bench_cleanup EXIT
@@ -120,15 +126,16 @@ linked() {
 row() { echo "$* | $(cat "$tmp/link.ours") $(cat "$tmp/link.ref")" >> "$tmp/rows"; }
 same_link_tries=${SAME_LINK_TRIES:-2}
 [[ $same_link_tries =~ ^[0-9]+$ ]] || { echo "SAME_LINK_TRIES=$same_link_tries: expected a whole number of tries (0 keeps every round)" >&2; exit 2; }
+same_link_tries=$(( 10#$same_link_tries ))
 # The commands run inside this function and read the scripts' globals (a
 # script's `ref` binary, its `ours` flags): its own names all start with
 # _alt_ so that none hides one of those.
 alternate() {
     local _alt_n=0 _alt_r=1 _alt_tries=0 _alt_o _alt_d
-    while [ "${@:_alt_n+1:1}" != -- ]; do
+    while (( _alt_n < $# )) && [ "${@:_alt_n+1:1}" != -- ]; do
         _alt_n=$(( _alt_n + 1 ))
-        (( _alt_n < $# )) || { echo "alternate: no -- between the reference's command and ours" >&2; exit 2; }
     done
+    (( _alt_n > 0 && _alt_n + 2 <= $# )) || { echo "alternate: expected REF_CMD... -- OURS_CMD..." >&2; exit 2; }
     : > "$tmp/rows"
     while (( _alt_r <= rounds )); do
         # Alternate which tool goes first, so that a drift of the machine

@@ -107,16 +107,19 @@ def table_line(kind, label, ref, size, rows, medians, same, same_medians):
         f.write("\t".join(fields) + "\n")
 
 
+def parse_links(line):
+    """The link readings of a row, None when they are not numbers."""
+    try:
+        return list(map(float, line.partition("|")[2].split())) or None
+    except ValueError:
+        return None
+
+
 def changed(path):
     """Exit status of --changed: 0 when the last row's links were read and disagree
     (its figures are not read: whatever a failed run printed keeps the round)."""
     lines = [l for l in open(path) if l.strip()]
-    if not lines:
-        return 1
-    try:
-        links = list(map(float, lines[-1].partition("|")[2].split()))
-    except ValueError:
-        return 1
+    links = parse_links(lines[-1]) if lines else None
     return 0 if readable(links) and not same_link(links) else 1
 
 
@@ -136,13 +139,20 @@ def print_set_aside(head, kind, ref, aside):
 
 def main():
     if sys.argv[1:2] == ["--changed"]:
+        if len(sys.argv) != 3:
+            sys.exit("usage: ratios.py --changed ROWS")
         sys.exit(changed(sys.argv[2]))
     path, kind, label, size, ref = sys.argv[1:6]
     lines = [l for l in open(path) if l.strip()]
     rows, aside = [], []
     for l in lines:
         if l.startswith(SET_ASIDE):
-            aside.append((len(rows) + 1, parse(l)))
+            # Set aside for its links alone: its figures may be anything a
+            # failed run printed.
+            try:
+                aside.append((len(rows) + 1, parse(l)))
+            except ValueError:
+                aside.append((len(rows) + 1, ([], parse_links(l))))
         else:
             rows.append(parse(l))
     head = f"  {label:<10} {int(size):>9} B"

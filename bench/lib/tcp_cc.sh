@@ -18,15 +18,18 @@ if [ -n "${TCP_CC:-}" ] && [ -z "${BENCH_NETNS:-}" ]; then
     ip netns add "$tcp_cc_ns"
     ip netns exec "$tcp_cc_ns" ip link set lo up
     ip netns exec "$tcp_cc_ns" sysctl -qw net.ipv4.tcp_congestion_control="$TCP_CC"
-    # A SIGTERM or SIGINT for this shell goes to the run inside, which ends
-    # its own peers; the namespace is deleted once that run has exited.
+    # A SIGTERM, SIGINT or SIGHUP for this shell goes to the run inside as
+    # SIGTERM (a background job's SIGINT is ignored), which ends its own
+    # peers; the namespace is deleted once that run has exited. A `wait` a
+    # signal cut short is waited again.
     BENCH_NETNS=$tcp_cc_ns ip netns exec "$tcp_cc_ns" "$BASH" "$@" &
     tcp_cc_run=$!
-    trap 'kill -TERM "$tcp_cc_run" 2>/dev/null || true' TERM INT
+    trap 'tcp_cc_sig=1; kill -TERM "$tcp_cc_run" 2>/dev/null || true' TERM INT HUP
     while :; do
+        tcp_cc_sig=
         tcp_cc_rc=0
         wait "$tcp_cc_run" || tcp_cc_rc=$?
-        kill -0 "$tcp_cc_run" 2>/dev/null || break
+        [ -n "$tcp_cc_sig" ] || break
     done
     exit "$tcp_cc_rc"
 fi
