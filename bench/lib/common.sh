@@ -50,8 +50,13 @@ peers=()
 bench_cleanup() {
     local p
     for p in "${peers[@]}"; do kill "$p" 2>/dev/null || true; done
+    ended=()
     kill_tree $$
     wait 2>/dev/null || true
+    # Not our children (a RouDi takes a second or two to remove its files).
+    for p in "${ended[@]}"; do
+        for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    done
     rm -rf "$tmp"
 }
 # Ends every process under PID, deepest first: a peer that a command started
@@ -59,7 +64,8 @@ bench_cleanup() {
 # script ended by a signal would leave it running.
 # Each child is stopped before its own children are ended, so that it cannot
 # start another meanwhile; one that is no longer PID's child (the pgrep's own
-# subshell, gone by then) is left alone.
+# subshell, gone by then) is left alone. Each one ended is added to $ended,
+# for the cleanup to wait (10 s at most) until it has gone.
 kill_tree() {
     local c
     for c in $(pgrep -P "$1"); do
@@ -68,6 +74,7 @@ kill_tree() {
         kill_tree "$c"
         kill -TERM "$c" 2>/dev/null || true
         kill -CONT "$c" 2>/dev/null || true
+        ended+=("$c")
     done
 }
 trap bench_cleanup EXIT
