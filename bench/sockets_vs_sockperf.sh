@@ -47,6 +47,9 @@
 #    beside `throughput --binding tcp --opt nodelay=off` (the same: one
 #    write() per sample, Nagle on, no --batch), at 64 B, 1 KiB, 64 KiB and
 #    1048575 B. (Our default, TCP_NODELAY, is the latency tests' setting.)
+#    Each reference has its own alternating rounds beside its own runs of
+#    ours, with link readings (a round on a changed link is run again, as
+#    in 1 and 2); part 3 keeps its rounds as they come, without readings.
 # 5. uds: sockperf 3.7 has no Unix domain sockets (no option for them in
 #    `sockperf --help`), nor has iperf3: ours uds beside ours tcp, latency
 #    p50/p99 (block) and throughput, as information only (no goal).
@@ -78,7 +81,16 @@ parts=${PARTS:-1 2 3 4 5}
 . bench/lib/common.sh
 need sockperf sockperf
 need iperf3 iperf3
-port=$(( 20000 + RANDOM % 20000 ))
+# The next port, from a counter in a file: the servers start inside `$(...)`
+# (each round's `linked` run), whose own variables do not outlive it, and a
+# server must never bind the port another server had just used.
+echo $(( 20000 + RANDOM % 20000 )) > "$tmp/port"
+next_port() {
+    local p
+    p=$(( $(cat "$tmp/port") + 1 ))
+    echo "$p" > "$tmp/port"
+    port=$p
+}
 
 # The udp sizes: SIZES capped at the largest UDP payload, once.
 udp_sizes=$(for s in $sizes; do echo $(( s > 65507 ? 65507 : s )); done | awk '!seen[$0]++' | tr '\n' ' ')
@@ -89,7 +101,7 @@ part() { [[ " $parts " == *" $1 "* ]]; }
 # its output in $tmp/srv.txt; a fresh port each time.
 sp_server() {
     local proto=$1 mode=$2 a=()
-    port=$(( port + 1 ))
+    next_port
     [ "$proto" = tcp ] && a+=(--tcp)
     [ "$mode" = busy ] && a+=(--nonblocked)
     taskset -c 1 sockperf server "${a[@]}" -m 1048575 -i 127.0.0.1 -p "$port" > "$tmp/srv.txt" 2>&1 &
@@ -144,7 +156,7 @@ PY
 # iperf3 over TCP with SIZE-byte writes; prints received SIZE-byte samples/s.
 iperf_tp() {
     local size=$1
-    port=$(( port + 1 ))
+    next_port
     taskset -c 1 iperf3 -s -1 -p "$port" > /dev/null 2>&1 &
     peers=($!)
     sleep 0.3
@@ -220,32 +232,26 @@ if part 3; then
     done
 fi
 
-# iperf3's and sockperf's tcp throughput at SIZE into i and d. Each runs in
-# a subshell, whose port increment is lost: the ports move on here, or
-# sockperf's server would bind the port iperf3's server had just used.
-ref_tps() {
-    i=$(iperf_tp "$1")
-    port=$(( port + 1 ))
+# sockperf's tcp throughput at SIZE: received samples/s.
+sp_tcp_tp() {
+    local d
     read -r d _ < <(sp_tp tcp "$1")
-    port=$(( port + 1 ))
+    echo "$d"
+}
+
+# Ours over tcp, Nagle on, SIZE bytes a message on the wire: received samples/s.
+tcp_tp() {
+    if ours throughput tcp "$(ours_size tcp "$1")" --opt nodelay=off; then ours_tp "$tmp/o.json"; else echo nan; fi
 }
 
 if part 4; then
     export BENCH_SUBJECT=tcp # the row name in bench/table.sh's table
-    echo "== 4. tcp throughput, reliable, ${secs} s per run: iperf3 -l SIZE and sockperf throughput --tcp (Nagle on, their default) vs throughput --binding tcp --opt nodelay=off at SIZE - 4 B (+ a 4-byte frame); received samples/s"
+    echo "== 4. tcp throughput, reliable, ${secs} s per run: iperf3 -l SIZE, then sockperf throughput --tcp (Nagle on, their default), each in ${rounds} rounds alternating with throughput --binding tcp --opt nodelay=off at SIZE - 4 B (+ a 4-byte frame); received samples/s"
     for size in $sizes; do
-        : > "$tmp/rows"
-        : > "$tmp/rows_sp"
-        for r in $(seq "$rounds"); do
-            if first_of_round "$r"; then ref_tps "$size"; fi
-            ours throughput tcp "$(ours_size tcp "$size")" --opt nodelay=off
-            o=$(ours_tp "$tmp/o.json")
-            if ! first_of_round "$r"; then ref_tps "$size"; fi
-            echo "$o $i" >> "$tmp/rows"
-            echo "$o $d" >> "$tmp/rows_sp"
-        done
+        alternate iperf_tp "$size" -- tcp_tp "$size"
         report tp iperf3 "$size" iperf3
-        python3 "$bench_dir/lib/ratios.py" "$tmp/rows_sp" tp sockperf "$size" sockperf
+        alternate sp_tcp_tp "$size" -- tcp_tp "$size"
+        report tp sockperf "$size" sockperf
     done
 fi
 
