@@ -189,6 +189,11 @@ lat_run() {
     if ours latency "$@"; then ours_lat "$tmp/o.json"; else echo "nan nan"; fi
 }
 
+# ours throughput over PROTO at SIZE with ARGS: received samples/s, "nan" when it failed.
+tp_run() {
+    if ours throughput "$@"; then ours_tp "$tmp/o.json"; else echo nan; fi
+}
+
 lat_section() {
     local proto=$1 list=$2 mode size
     for mode in block busy; do
@@ -239,18 +244,14 @@ sp_tcp_tp() {
     echo "$d"
 }
 
-# Ours over tcp, Nagle on, SIZE bytes a message on the wire: received samples/s.
-tcp_tp() {
-    if ours throughput tcp "$(ours_size tcp "$1")" --opt nodelay=off; then ours_tp "$tmp/o.json"; else echo nan; fi
-}
 
 if part 4; then
     export BENCH_SUBJECT=tcp # the row name in bench/table.sh's table
     echo "== 4. tcp throughput, reliable, ${secs} s per run: iperf3 -l SIZE, then sockperf throughput --tcp (Nagle on, their default), each in ${rounds} rounds alternating with throughput --binding tcp --opt nodelay=off at SIZE - 4 B (+ a 4-byte frame); received samples/s"
     for size in $sizes; do
-        alternate iperf_tp "$size" -- tcp_tp "$size"
+        alternate iperf_tp "$size" -- tp_run tcp "$(ours_size tcp "$size")" --opt nodelay=off
         report tp iperf3 "$size" iperf3
-        alternate sp_tcp_tp "$size" -- tcp_tp "$size"
+        alternate sp_tcp_tp "$size" -- tp_run tcp "$(ours_size tcp "$size")" --opt nodelay=off
         report tp sockperf "$size" sockperf
     done
 fi

@@ -68,9 +68,8 @@ SET_ASIDE = "set-aside "
 
 def parse(line):
     """(figures, links or None) of one row (without its set-aside mark)."""
-    figures, _, links = line.removeprefix(SET_ASIDE).partition("|")
-    links = list(map(float, links.split())) if links.strip() else None
-    return list(map(float, figures.split())), links
+    figures = line.removeprefix(SET_ASIDE).partition("|")[0]
+    return list(map(float, figures.split())), parse_links(line)
 
 
 def readable(links):
@@ -123,18 +122,21 @@ def changed(path):
     return 0 if readable(links) and not same_link(links) else 1
 
 
+def figures_text(kind, ref, figures):
+    """A round's figures as its line shows them."""
+    if kind == "lat" and len(figures) == 4:
+        o50, o99, d50, d99 = figures
+        return f"{ref} p50 {d50:9.2f} p99 {d99:9.2f} us   pubsubperf p50 {o50:9.2f} p99 {o99:9.2f} us"
+    if kind == "tp" and len(figures) == 2:
+        o, d = figures
+        return f"{ref} {rate(d)}/s   pubsubperf {rate(o)}/s"
+    return " ".join(f"{x:g}" for x in figures)
+
+
 def print_set_aside(head, kind, ref, aside):
     """Attempts of a round set aside because their links changed (the round was run again)."""
     for r, (figures, links) in aside:
-        if kind == "lat" and len(figures) == 4:
-            o50, o99, d50, d99 = figures
-            fig = f"{ref} p50 {d50:9.2f} p99 {d99:9.2f} us   pubsubperf p50 {o50:9.2f} p99 {o99:9.2f} us"
-        elif kind == "tp" and len(figures) == 2:
-            o, d = figures
-            fig = f"{ref} {rate(d)}/s   pubsubperf {rate(o)}/s"
-        else:
-            fig = " ".join(f"{x:g}" for x in figures)
-        print(f"{head}  round {r} set aside: {fig}{link_note(links)}; run again")
+        print(f"{head}  round {r} set aside: {figures_text(kind, ref, figures)}{link_note(links)}; run again")
 
 
 def main():
@@ -170,7 +172,7 @@ def main():
         ok = lambda r: r <= LAT_GOAL
         for i, ((o50, o99, d50, d99), links) in enumerate(rows, 1):
             print_set_aside(head, kind, ref, aside_of(i))
-            print(f"{head}  round {i}: {ref} p50 {d50:9.2f} p99 {d99:9.2f} us   pubsubperf p50 {o50:9.2f} p99 {o99:9.2f} us   ratios {ratio(o50, d50):.3f} {ratio(o99, d99):.3f}{link_note(links)}")
+            print(f"{head}  round {i}: {figures_text(kind, ref, (o50, o99, d50, d99))}   ratios {ratio(o50, d50):.3f} {ratio(o99, d99):.3f}{link_note(links)}")
 
         def medians(rs):
             return median_ratio((f[0], f[2]) for f, _ in rs), median_ratio((f[1], f[3]) for f, _ in rs)
@@ -187,7 +189,7 @@ def main():
         ok = lambda r: r >= TP_GOAL
         for i, ((o, d), links) in enumerate(rows, 1):
             print_set_aside(head, kind, ref, aside_of(i))
-            print(f"{head}  round {i}: {ref} {rate(d)}/s   pubsubperf {rate(o)}/s   ratio {ratio(o, d):.3f}{link_note(links)}")
+            print(f"{head}  round {i}: {figures_text(kind, ref, (o, d))}   ratio {ratio(o, d):.3f}{link_note(links)}")
         print_set_aside(head, kind, ref, aside_of(len(rows) + 1))
         r = median_ratio((f[0], f[1]) for f, _ in rows)
         print(f"{head}  median ratio {r:.3f} ({verdict(r, ok)}; goal >= {TP_GOAL})")
