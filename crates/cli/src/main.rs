@@ -10,6 +10,7 @@ mod analysis;
 mod calibrate;
 mod cli;
 mod find_max;
+mod interrupt;
 mod output;
 mod perftest;
 mod plan;
@@ -96,41 +97,29 @@ fn command_line() -> String {
     std::env::args().collect::<Vec<_>>().join(" ")
 }
 
-fn install_ctrlc() {
-    let _ = ctrlc::set_handler(|| {
-        if INTERRUPTED.swap(true, Ordering::SeqCst) {
-            // Second Ctrl-C: leave now.
-            std::process::exit(130);
-        }
-        eprintln!(
-            "pubsubperf: interrupted; writing what was measured (Ctrl-C again to quit at once)"
-        );
-    });
-}
-
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         None => {
-            install_ctrlc();
+            interrupt::install(interrupt::Notice::Say);
             // The main job is `pubsubperf quick` with its defaults.
             quick::run(&cli::QuickArgs::default())
         }
         Some(Command::Quick(a)) => {
-            install_ctrlc();
+            interrupt::install(interrupt::Notice::Say);
             quick::run(&a)
         }
         Some(Command::Latency(a)) => {
-            install_ctrlc();
+            interrupt::install(interrupt::Notice::Say);
             test(a.plan(TestKind::Latency)?, &a.save, &command_line())
         }
         Some(Command::Throughput(a)) => {
-            install_ctrlc();
+            interrupt::install(interrupt::Notice::Say);
             test(a.plan(TestKind::Throughput)?, &a.save, &command_line())
         }
         Some(Command::Perftest(a)) => perftest::run(&a.args),
         Some(Command::ThroughputExample(a)) => throughput_example::run(&a.args),
         Some(Command::Sweep(a)) => {
-            install_ctrlc();
+            interrupt::install(interrupt::Notice::Say);
             sweep::run(&a)
         }
         Some(Command::Calibrate(a)) => calibrate::run(&a),
@@ -167,7 +156,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Relay(a)) => {
-            install_ctrlc();
+            interrupt::install(interrupt::Notice::Say);
             relay::run(&a)
         }
         Some(Command::Sub(a)) => {
@@ -177,7 +166,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             } else if a.session_stdin {
                 // Started by an agent: SIGTERM (the agent stopping) ends the
                 // session cleanly.
-                install_ctrlc_quietly();
+                interrupt::install(interrupt::Notice::Quiet);
                 let settings = agent::session_settings(a.session.as_deref())?;
                 match settings.print.as_deref() {
                     None => pubsubperf_harness::serve::serve_stdin(&settings, &mut |_, _| {}),
@@ -192,14 +181,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     }
                 }
             } else {
-                install_ctrlc();
+                interrupt::install(interrupt::Notice::Say);
                 let addr = a.listen.as_deref().unwrap_or("0.0.0.0:7400");
                 agent::run(agent::Mode::Listen { addr, once: true }, &a.host, None)?
             };
             serve_exit(r)
         }
         Some(Command::Agent(a)) => {
-            install_ctrlc_quietly();
+            interrupt::install(interrupt::Notice::Quiet);
             let mode = if a.stdio {
                 agent::Mode::Stdio
             } else {
@@ -221,16 +210,6 @@ fn serve_exit(r: Result<(), Fault>) -> anyhow::Result<ExitCode> {
         Err(Fault::Interrupted) => Ok(ExitCode::from(130)),
         Err(e) => Err(anyhow::anyhow!("{e}")),
     }
-}
-
-/// Ctrl-C and SIGTERM end the process's work cleanly, without the
-/// publisher's message about writing results.
-fn install_ctrlc_quietly() {
-    let _ = ctrlc::set_handler(|| {
-        if INTERRUPTED.swap(true, Ordering::SeqCst) {
-            std::process::exit(130);
-        }
-    });
 }
 
 /// The token this publisher presents to agents: the token file's contents,

@@ -54,7 +54,7 @@ pub fn serve_publisher<B: Binding>(
     let mut rd = ctl.try_clone().map_err(|e| Fault::Peer(e.to_string()))?;
     let st = stop.clone();
     let cancel = cfg.cancel.clone();
-    let control = std::thread::spawn(move || {
+    let control = pubsubperf_core::sys::spawn_helper(move || {
         loop {
             match protocol::recv(&mut rd, Some(Duration::from_millis(200))) {
                 Ok(Msg::Stop { .. }) => break,

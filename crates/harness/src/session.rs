@@ -78,7 +78,7 @@ impl SubConn {
         let last = Arc::new(AtomicU64::new(pubsubperf_core::clock::now_ns()));
         let mut rd = s.try_clone().map_err(|e| Fault::Peer(e.to_string()))?;
         let (a, l) = (alive.clone(), last.clone());
-        std::thread::spawn(move || {
+        pubsubperf_core::sys::spawn_helper(move || {
             while let Ok(m) = protocol::recv(&mut rd, None) {
                 l.store(pubsubperf_core::clock::now_ns(), Ordering::Release);
                 if tx.send(m).is_err() {

@@ -99,7 +99,7 @@ pub fn serve_run<B: Binding>(
     let mut ctl_read = ctl.try_clone().map_err(|e| Fault::Peer(e.to_string()))?;
     let sh = shared.clone();
     let cancel = cfg.cancel.clone();
-    let control = std::thread::spawn(move || {
+    let control = pubsubperf_core::sys::spawn_helper(move || {
         loop {
             match protocol::recv(&mut ctl_read, Some(Duration::from_millis(200))) {
                 Ok(Msg::Stop { sent, sent_by }) => {

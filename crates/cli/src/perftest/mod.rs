@@ -107,7 +107,7 @@ pub(crate) fn serve_once(
         allow_mlock: false,
     };
     let listen = format!("0.0.0.0:{port}");
-    crate::install_ctrlc();
+    crate::interrupt::install(crate::interrupt::Notice::Say);
     let r = crate::agent::run(
         crate::agent::Mode::Listen {
             addr: &listen,
@@ -140,7 +140,7 @@ fn publish(inv: &Invocation) -> anyhow::Result<ExitCode> {
     let plan = plan(inv)?;
     let out = output(inv.output_file.as_deref())?;
     let mut printer = printer::Printer::new(inv.format, inv.headers, inv.intervals, inv.cpu, out);
-    crate::install_ctrlc();
+    crate::interrupt::install(crate::interrupt::Notice::Say);
     let mut sink = crate::output::Sink::new(crate::bindings_env(&plan.specs), None, None);
     let mut print_error = None;
     let failure = crate::execute_with(&plan, &mut sink, None, &mut |spec, i| {

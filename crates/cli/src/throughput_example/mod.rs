@@ -92,7 +92,7 @@ fn subscribe(inv: &Invocation) -> anyhow::Result<ExitCode> {
 fn publish(inv: &Invocation) -> anyhow::Result<ExitCode> {
     let mut plan = plan(inv)?;
     plan.quiet = true;
-    crate::install_ctrlc();
+    crate::interrupt::install(crate::interrupt::Notice::Say);
     let mut sink = crate::output::Sink::new(crate::bindings_env(&plan.specs), None, None);
     println!("Starting test...");
     let failure = crate::execute(&plan, &mut sink, None)?;

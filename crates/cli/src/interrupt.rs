@@ -1,0 +1,43 @@
+//! Ctrl-C, SIGTERM and SIGHUP: the first sets [`INTERRUPTED`] (the run then
+//! ends and writes what it measured), a second exits at once with 130.
+//!
+//! The handler runs in the signal's own context, not on a thread of ours:
+//! a helper thread shares the process's file table, and while it is shared
+//! each socket call of the measuring thread takes and drops a reference on
+//! its file, a cost per sample that a single-threaded peer tool does not
+//! pay (see `pubsubperf_core::sys::spawn_helper`).
+
+use pubsubperf_harness::INTERRUPTED;
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use std::sync::atomic::Ordering;
+
+/// What the first signal prints on standard error.
+pub enum Notice {
+    /// "interrupted; writing what was measured" (a run in the foreground).
+    Say,
+    /// Nothing (a peer's process: its publisher reports for it).
+    Quiet,
+}
+
+const SAID: &str =
+    "pubsubperf: interrupted; writing what was measured (Ctrl-C again to quit at once)\n";
+
+/// Installs the handler for SIGINT, SIGTERM and SIGHUP.
+pub fn install(notice: Notice) {
+    let say = matches!(notice, Notice::Say);
+    for signal in [SIGINT, SIGTERM, SIGHUP] {
+        // SAFETY: the action is async-signal-safe: an atomic swap, write(2)
+        // of a static string and _exit(2) (signal_hook's `exit`).
+        let _ = unsafe { signal_hook::low_level::register(signal, move || on_signal(say)) };
+    }
+}
+
+fn on_signal(say: bool) {
+    if INTERRUPTED.swap(true, Ordering::SeqCst) {
+        signal_hook::low_level::exit(130);
+    }
+    if say {
+        // SAFETY: a static buffer of SAID.len() bytes.
+        let _ = unsafe { libc::write(2, SAID.as_ptr().cast(), SAID.len()) };
+    }
+}
