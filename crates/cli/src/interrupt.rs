@@ -1,14 +1,16 @@
 //! Ctrl-C, SIGTERM and SIGHUP: the first sets [`INTERRUPTED`] (the run then
 //! ends and writes what it measured), a second exits at once with 130.
 //!
-//! The handler runs in the signal's own context, not on a thread of ours:
-//! a helper thread shares the process's file table, and while it is shared
-//! each socket call of the measuring thread takes and drops a reference on
-//! its file, a cost per sample that a single-threaded peer tool does not
-//! pay (see `pubsubperf_core::sys::spawn_helper`).
+//! The handler runs in the signal's own context, not on a thread: a thread
+//! would share the process's file table, and while it is shared each socket
+//! call of the measuring thread takes and drops a reference on its file, a
+//! cost per sample that a single-threaded peer tool does not pay (see
+//! `pubsubperf_core::helper`). The second signal leaves with `_exit(2)`:
+//! what is buffered for standard output is not written then.
 
 use pubsubperf_harness::INTERRUPTED;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use std::sync::Once;
 use std::sync::atomic::Ordering;
 
 /// What the first signal prints on standard error.
@@ -22,9 +24,15 @@ pub enum Notice {
 const SAID: &str =
     "pubsubperf: interrupted; writing what was measured (Ctrl-C again to quit at once)\n";
 
-/// Installs the handler for SIGINT, SIGTERM and SIGHUP.
+/// Installs the handler for SIGINT, SIGTERM and SIGHUP, once: a later call
+/// changes nothing (a second action per signal would make the first signal
+/// also the second).
 pub fn install(notice: Notice) {
-    let say = matches!(notice, Notice::Say);
+    static INSTALLED: Once = Once::new();
+    INSTALLED.call_once(|| register(matches!(notice, Notice::Say)));
+}
+
+fn register(say: bool) {
     for signal in [SIGINT, SIGTERM, SIGHUP] {
         // SAFETY: the action is async-signal-safe: an atomic swap, write(2)
         // of a static string and _exit(2) (signal_hook's `exit`).

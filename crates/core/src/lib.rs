@@ -19,6 +19,7 @@ pub mod calibrate;
 pub mod clock;
 pub mod environment;
 pub mod handoff;
+pub mod helper;
 pub mod profile;
 pub mod result;
 pub mod room;

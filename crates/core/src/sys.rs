@@ -59,31 +59,6 @@ pub fn set_rt_priority(priority: i32) -> Result<(), String> {
     Ok(())
 }
 
-/// Starts a helper thread (a control channel's reader, an echo collector)
-/// in a process whose main thread measures. The helper first takes a copy
-/// of the process's file table (`unshare(CLONE_FILES)`), so that the table
-/// the measuring thread uses has no other user: the kernel then looks a
-/// socket up without taking and dropping a reference on its file (fdget's
-/// fast path for a table with one user), two atomic operations per socket
-/// call that a single-threaded peer tool does not pay. Measured: `throughput
-/// -b tcp --opt nodelay=off --size 60`, four alternating rounds of 3 s,
-/// 1.07-1.14 M samples/s with the table shared, 1.12-1.21 M with it not.
-///
-/// The copy keeps the files that were open when the helper started open
-/// until the helper ends: start a helper after the files it uses and before
-/// any whose closing a peer waits for, or end it before closing those. If
-/// the kernel refuses the copy, the helper runs on the shared table.
-pub fn spawn_helper<T: Send + 'static>(
-    work: impl FnOnce() -> T + Send + 'static,
-) -> std::thread::JoinHandle<T> {
-    std::thread::spawn(move || {
-        // SAFETY: unshare(2) with CLONE_FILES changes only this thread's
-        // file table; Rust's std keeps no state tied to it.
-        unsafe { libc::unshare(libc::CLONE_FILES) };
-        work()
-    })
-}
-
 /// Locks all current and future pages in memory.
 pub fn mlock_all() -> Result<(), String> {
     // SAFETY: plain system call.

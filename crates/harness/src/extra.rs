@@ -12,6 +12,7 @@ use crate::{Fault, INTERRUPTED};
 use pubsubperf_core::sys::{self, Usage};
 use pubsubperf_core::{Binding, TopicSpec, Writer};
 use std::net::TcpStream;
+use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -54,7 +55,7 @@ pub fn serve_publisher<B: Binding>(
     let mut rd = ctl.try_clone().map_err(|e| Fault::Peer(e.to_string()))?;
     let st = stop.clone();
     let cancel = cfg.cancel.clone();
-    let control = pubsubperf_core::sys::spawn_helper(move || {
+    let control = pubsubperf_core::helper::spawn_helper(&[rd.as_raw_fd()], move || {
         loop {
             match protocol::recv(&mut rd, Some(Duration::from_millis(200))) {
                 Ok(Msg::Stop { .. }) => break,

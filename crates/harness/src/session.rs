@@ -8,6 +8,7 @@ use crate::protocol::{self, Msg};
 use crate::{Fault, INTERRUPTED, VERSION};
 use pubsubperf_core::environment::Environment;
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -78,7 +79,7 @@ impl SubConn {
         let last = Arc::new(AtomicU64::new(pubsubperf_core::clock::now_ns()));
         let mut rd = s.try_clone().map_err(|e| Fault::Peer(e.to_string()))?;
         let (a, l) = (alive.clone(), last.clone());
-        pubsubperf_core::sys::spawn_helper(move || {
+        pubsubperf_core::helper::spawn_helper(&[rd.as_raw_fd()], move || {
             while let Ok(m) = protocol::recv(&mut rd, None) {
                 l.store(pubsubperf_core::clock::now_ns(), Ordering::Release);
                 if tx.send(m).is_err() {

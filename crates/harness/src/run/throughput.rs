@@ -16,7 +16,7 @@ pub(super) fn throughput_loop<B: Binding>(
     let echo_thread = if every > 0 {
         let mut readers = std::mem::take(&mut ep.echo);
         let stop = stop.clone();
-        Some(pubsubperf_core::sys::spawn_helper(move || {
+        Some(std::thread::spawn(move || {
             // Left unpinned: it shares the publisher's core budget.
             let mut rec = LatencyRecorder::new();
             let slice = Duration::from_millis(if readers.len() > 1 { 1 } else { 20 });
