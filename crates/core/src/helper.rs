@@ -4,79 +4,89 @@
 //!
 //! While threads share a file table, the kernel takes and drops a reference
 //! on the file of every system call's descriptor (fdget); with one user it
-//! does not: two atomic operations a socket call, which the single-threaded
-//! peer tools (sockperf, iperf3) do not pay. A helper started here takes its
-//! own copy of the table (`unshare(CLONE_FILES)`) and closes in it every
-//! descriptor but 0-2 and the ones it was given; the starting thread waits
-//! for that, then closes the given ones in its table. Measured with
-//! `throughput -b tcp --opt nodelay=off --size 60` (four alternating rounds
-//! of 3 s): 1.14-1.15 M samples/s with the table shared (4fb1197), 1.20-1.21
-//! M with the helpers on their own.
+//! does not: two atomic operations a socket call, which single-threaded
+//! sockperf does not pay. A helper started here takes its own copy of the
+//! table (`unshare(CLONE_FILES)`) and closes in it every descriptor but 0-2
+//! and the one it owns; the starting thread waits for that, then closes the
+//! owned one in its table. Measured with `throughput -b tcp --opt
+//! nodelay=off --size 60` (four alternating rounds of 3 s): 1.10-1.12 M
+//! samples/s with the table shared (4fb1197), 1.14-1.20 M with the helpers
+//! on their own (0d9432a).
 
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::mpsc::sync_channel;
 use std::thread::JoinHandle;
 
-/// Starts `work` on a helper thread that owns the descriptors `fds`: the
-/// objects holding them must be moved into `work`, since they are closed in
-/// the calling thread's table once the helper has its own. The helper keeps
-/// no other descriptor but 0-2. If the kernel refuses the copy, the helper
-/// shares the table and nothing is closed; on a kernel without close_range
-/// (before 5.9) the helper's copy keeps the other descriptors open until it
-/// ends.
-pub fn spawn_helper<T: Send + 'static>(
-    fds: &[RawFd],
-    work: impl FnOnce() -> T + Send + 'static,
-) -> JoinHandle<T> {
-    let mut keep = fds.to_vec();
-    keep.sort_unstable();
-    let kept = keep.clone();
-    let (own, owned) = sync_channel(1);
+/// Starts `work` on a helper thread, handing it `owned` (an object holding
+/// one descriptor, as a stream): in the helper's own table that descriptor
+/// and 0-2 stay open, nothing else; in the calling thread's table it is
+/// closed once the helper has its copy. If the kernel refuses the copy, the
+/// helper shares the table and nothing is closed.
+pub fn spawn_helper<R, T>(owned: R, work: impl FnOnce(R) -> T + Send + 'static) -> JoinHandle<T>
+where
+    R: AsRawFd + Send + 'static,
+    T: Send + 'static,
+{
+    let fd = owned.as_raw_fd();
+    let (tell, told) = sync_channel(1);
     let helper = std::thread::spawn(move || {
-        let _ = own.send(take_own_table(&kept));
-        work()
+        let _ = tell.send(take_own_table(fd));
+        work(owned)
     });
-    if owned.recv() == Ok(true) {
-        for fd in keep {
-            // SAFETY: the descriptor's owner moved into the helper, which has
-            // its own copy of it; this thread's copy has no owner left.
-            unsafe { libc::close(fd) };
-        }
+    if told.recv() == Ok(true) {
+        // SAFETY: `owned` moved into the helper, whose table has its own
+        // copy of `fd`; in this thread's table nothing owns `fd` any more.
+        unsafe { libc::close(fd) };
     }
     helper
 }
 
-/// Gives the calling thread its own file table holding 0-2 and `keep`
-/// (sorted) only; false if it still shares the process's.
-fn take_own_table(keep: &[RawFd]) -> bool {
+/// Gives the calling thread its own file table holding only 0-2 and
+/// `keep`; false if it still shares the process's.
+fn take_own_table(keep: RawFd) -> bool {
     // SAFETY: unshare(2) with CLONE_FILES changes only this thread's table.
     if unsafe { libc::unshare(libc::CLONE_FILES) } != 0 {
         return false;
     }
-    let mut from: u32 = 3;
-    for &fd in keep {
-        let Ok(fd) = u32::try_from(fd) else { continue };
-        if fd > from {
-            close_range(from, fd - 1);
-        }
-        from = from.max(fd + 1);
+    let closed = match u32::try_from(keep) {
+        Ok(k) if k >= 3 => (k == 3 || close_range(3, k - 1)) && close_range(k + 1, u32::MAX),
+        _ => close_range(3, u32::MAX),
+    };
+    if !closed {
+        close_listed_but(keep);
     }
-    close_range(from, u32::MAX);
     true
 }
 
-/// close_range(2) of `first..=last` in this thread's table.
-fn close_range(first: u32, last: u32) {
-    // SAFETY: closes descriptors of this thread's own table only, none of
-    // which an object of this thread holds (the kept ones are skipped).
-    unsafe { libc::syscall(libc::SYS_close_range, first, last, 0u32) };
+/// close_range(2) of `first..=last` in this thread's table; false if the
+/// kernel has no close_range (before 5.9) or refuses it.
+fn close_range(first: u32, last: u32) -> bool {
+    // SAFETY: closes descriptors of this thread's own table, none of which
+    // an object of this thread holds (the owned one is outside the range).
+    unsafe { libc::syscall(libc::SYS_close_range, first, last, 0u32) == 0 }
+}
+
+/// Without close_range: closes each descriptor of this thread's table
+/// (`/proc/thread-self/fd`; `/proc/self/fd` lists the main thread's) but
+/// 0-2 and `keep`.
+fn close_listed_but(keep: RawFd) {
+    let Ok(dir) = std::fs::read_dir("/proc/thread-self/fd") else {
+        return;
+    };
+    let listed: Vec<RawFd> = dir
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    // The directory's own descriptor was closed when `dir` was read out.
+    for fd in listed.into_iter().filter(|&fd| fd > 2 && fd != keep) {
+        // SAFETY: as in `close_range`.
+        unsafe { libc::close(fd) };
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::{Read, Write};
-    use std::os::fd::AsRawFd;
     use std::os::unix::net::UnixStream;
 
     fn open(fd: RawFd) -> bool {
@@ -84,27 +94,43 @@ mod tests {
         unsafe { libc::fcntl(fd, libc::F_GETFD) != -1 }
     }
 
-    #[test]
-    fn a_helper_owns_what_it_was_given_and_nothing_else() {
+    fn helper_sees(others: Vec<RawFd>) -> (bool, Vec<bool>, UnixStream) {
         let (mut mine, theirs) = UnixStream::pair().unwrap();
-        let (other, _other_peer) = UnixStream::pair().unwrap();
-        let (given, other_fd) = (theirs.as_raw_fd(), other.as_raw_fd());
-        let helper = spawn_helper(&[given], move || {
-            let mut theirs = theirs;
-            let seen = (open(given), open(other_fd));
+        let given = theirs.as_raw_fd();
+        let helper = spawn_helper(theirs, move |mut theirs| {
+            let seen = (open(given), others.iter().map(|&fd| open(fd)).collect());
             theirs.write_all(b"x").unwrap();
             seen
         });
-        assert!(open(other_fd), "a descriptor not given was closed here");
         mine.set_read_timeout(Some(std::time::Duration::from_secs(5)))
             .unwrap();
         let mut b = [0u8; 1];
         mine.read_exact(&mut b).unwrap();
-        // In the helper: what it was given, and nothing else.
-        assert_eq!(helper.join().unwrap(), (true, false));
+        let (has, others) = helper.join().unwrap();
+        (has, others, mine)
+    }
+
+    #[test]
+    fn a_helper_owns_what_it_was_given_and_nothing_else() {
+        // Descriptors below and above the given one: the ranges on both sides.
+        let below = UnixStream::pair().unwrap();
+        let (has, others, mut mine) = {
+            let above = UnixStream::pair().unwrap();
+            let list = vec![below.0.as_raw_fd(), above.0.as_raw_fd()];
+            helper_sees(list)
+        };
+        assert!(
+            has && others == [false, false],
+            "the helper has its own {has}, sees the others {others:?}: \
+             is unshare(CLONE_FILES) or close_range(2) refused here?"
+        );
+        assert!(
+            open(below.0.as_raw_fd()),
+            "a descriptor not handed over was closed here"
+        );
         // The helper ended and this thread's copy was closed: the end of the
         // stream (a copy left here would leave the read waiting, then fail).
+        let mut b = [0u8; 1];
         assert_eq!(mine.read(&mut b).unwrap(), 0);
-        drop(other);
     }
 }

@@ -12,7 +12,6 @@ use crate::{Fault, INTERRUPTED};
 use pubsubperf_core::sys::{self, Usage};
 use pubsubperf_core::{Binding, TopicSpec, Writer};
 use std::net::TcpStream;
-use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -52,10 +51,10 @@ pub fn serve_publisher<B: Binding>(
         other => return Err(Fault::Peer(format!("unexpected {other:?}"))),
     }
     let stop = Arc::new(AtomicBool::new(false));
-    let mut rd = ctl.try_clone().map_err(|e| Fault::Peer(e.to_string()))?;
+    let rd = ctl.try_clone().map_err(|e| Fault::Peer(e.to_string()))?;
     let st = stop.clone();
     let cancel = cfg.cancel.clone();
-    let control = pubsubperf_core::helper::spawn_helper(&[rd.as_raw_fd()], move || {
+    let control = pubsubperf_core::helper::spawn_helper(rd, move |mut rd| {
         loop {
             match protocol::recv(&mut rd, Some(Duration::from_millis(200))) {
                 Ok(Msg::Stop { .. }) => break,

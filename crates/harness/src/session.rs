@@ -8,7 +8,6 @@ use crate::protocol::{self, Msg};
 use crate::{Fault, INTERRUPTED, VERSION};
 use pubsubperf_core::environment::Environment;
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -77,9 +76,9 @@ impl SubConn {
         let (tx, rx) = channel();
         let alive = Arc::new(AtomicBool::new(true));
         let last = Arc::new(AtomicU64::new(pubsubperf_core::clock::now_ns()));
-        let mut rd = s.try_clone().map_err(|e| Fault::Peer(e.to_string()))?;
+        let rd = s.try_clone().map_err(|e| Fault::Peer(e.to_string()))?;
         let (a, l) = (alive.clone(), last.clone());
-        pubsubperf_core::helper::spawn_helper(&[rd.as_raw_fd()], move || {
+        pubsubperf_core::helper::spawn_helper(rd, move |mut rd| {
             while let Ok(m) = protocol::recv(&mut rd, None) {
                 l.store(pubsubperf_core::clock::now_ns(), Ordering::Release);
                 if tx.send(m).is_err() {

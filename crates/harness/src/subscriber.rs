@@ -12,7 +12,6 @@ use pubsubperf_core::seq::SeqTracker;
 use pubsubperf_core::sys::{self, Usage};
 use pubsubperf_core::{Binding, Reader, ReceiveMode, TopicSpec, Writer, clock};
 use std::net::TcpStream;
-use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -97,10 +96,10 @@ pub fn serve_run<B: Binding>(
     // From here on a thread reads the control channel, so the measuring
     // loop only checks atomics.
     let shared = Arc::new(Shared::default());
-    let mut ctl_read = ctl.try_clone().map_err(|e| Fault::Peer(e.to_string()))?;
+    let ctl_read = ctl.try_clone().map_err(|e| Fault::Peer(e.to_string()))?;
     let sh = shared.clone();
     let cancel = cfg.cancel.clone();
-    let control = pubsubperf_core::helper::spawn_helper(&[ctl_read.as_raw_fd()], move || {
+    let control = pubsubperf_core::helper::spawn_helper(ctl_read, move |mut ctl_read| {
         loop {
             match protocol::recv(&mut ctl_read, Some(Duration::from_millis(200))) {
                 Ok(Msg::Stop { sent, sent_by }) => {
