@@ -244,7 +244,6 @@ sp_tcp_tp() {
     echo "$d"
 }
 
-
 if part 4; then
     export BENCH_SUBJECT=tcp # the row name in bench/table.sh's table
     echo "== 4. tcp throughput, reliable, ${secs} s per run: iperf3 -l SIZE, then sockperf throughput --tcp (Nagle on, their default), each in ${rounds} rounds alternating with throughput --binding tcp --opt nodelay=off at SIZE - 4 B (+ a 4-byte frame); received samples/s"
