@@ -243,6 +243,7 @@ impl Binding for Udp {
             socket,
             buf: vec![0; MAX_DATAGRAM + 64],
             batched: cfg.batch_bytes > 0,
+            wait: cfg.wait,
             cancel: cfg.cancel.clone(),
         };
         Ok((reader, locator))
@@ -438,6 +439,7 @@ pub struct UdpReader {
     socket: UdpSocket,
     buf: Vec<u8>,
     batched: bool,
+    wait: WaitMode,
     cancel: pubsubperf_core::CancelToken,
 }
 
@@ -450,7 +452,7 @@ impl Reader for UdpReader {
     ) -> Result<usize, BindingError> {
         let socket = &self.socket;
         let buf = &mut self.buf;
-        let got = retry(timeout, &self.cancel, || {
+        let got = retry(timeout, &self.cancel, self.wait, || {
             match crate::sys::recv(socket, buf, 0) {
                 Ok(n) => Ok(Some(n)),
                 Err(e) if is_wait(&e) => Ok(None),

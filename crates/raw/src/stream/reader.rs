@@ -30,6 +30,7 @@ pub struct StreamReader<S: StreamSocket> {
     /// `recv(2)` flags: `MSG_DONTWAIT` when busy-polling. The connection
     /// itself stays blocking, since an echo writer may write on it.
     flags: i32,
+    wait: WaitMode,
     cancel: CancelToken,
 }
 
@@ -53,6 +54,7 @@ impl<S: StreamSocket> StreamReader<S> {
                 WaitMode::Busy => libc::MSG_DONTWAIT,
                 WaitMode::Block => 0,
             },
+            wait: cfg.wait,
             cancel: cfg.cancel.clone(),
         }
     }
@@ -63,7 +65,7 @@ impl<S: StreamSocket> StreamReader<S> {
         let Accept::Pending(l) = &self.conn else {
             return Ok(true);
         };
-        let got = retry(timeout, &self.cancel, || {
+        let got = retry(timeout, &self.cancel, WaitMode::Block, || {
             if let Some(s) = S::try_accept(l).map_err(io("accept"))? {
                 return Ok(Some((s, true)));
             }
@@ -105,7 +107,9 @@ impl<S: StreamSocket> StreamReader<S> {
                 };
             }
             let end = self.end;
-            let got = retry(timeout, &self.cancel, || read(s, &mut self.buf[end..], 0))?;
+            let got = retry(timeout, &self.cancel, WaitMode::Block, || {
+                read(s, &mut self.buf[end..], 0)
+            })?;
             match got {
                 Some(n) => self.end += n,
                 None => {
@@ -198,7 +202,7 @@ impl<S: StreamSocket> Reader for StreamReader<S> {
             let end = self.end;
             let flags = self.flags;
             let buf = &mut self.buf[end..];
-            match retry(left, &self.cancel, || read(s, buf, flags))? {
+            match retry(left, &self.cancel, self.wait, || read(s, buf, flags))? {
                 Some(n) => self.end += n,
                 None => return Ok(0),
             }
