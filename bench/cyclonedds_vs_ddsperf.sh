@@ -23,9 +23,9 @@
 #
 # ddsperf's figures are per 1-second interval: the first interval
 # (discovery, warm-up) is dropped; its latency percentiles are the medians
-# of the intervals' percentiles weighted by their counts, its rate the
-# median of its subscriber's per-second rates (the last one dropped too;
-# below 20 samples a second, their mean: see ddsperf_tp).
+# of the intervals' percentiles weighted by their counts, its rate its
+# subscriber's samples over the time of the intervals kept (the last one
+# dropped too: see ddsperf_tp), as our rate is the measured window's.
 # Our latency percentiles are taken the same way from our 1-second
 # intervals (`intervals[].latency_p50_ns`/`latency_p99_ns`; our warm-up is
 # not in them): a whole run's p99 is above the median of its seconds' p99s
@@ -117,22 +117,20 @@ ddsperf_tp() {
     wait "${peers[0]}" 2>/dev/null || true
     peers=()
     python3 - "$tmp/sub.txt" <<'PY'
-import re, statistics, sys
+import re, sys
 # Each line: the time, and the samples received since the line before
 # (delta); a second in which nothing arrived prints no line. The first line
-# (discovery) and the last (cut short) are dropped. The rate is the median
-# of the lines' rates, each its delta over the time since the line before;
-# when a line counts fewer than 20 samples (large samples: 1-2 a second)
-# such a median is coarse, and the rate is then all the kept lines' samples
-# over their time. (ddsperf's own "kS/s" column, with two decimals, reads
-# 0.00 below 5 samples/s.)
+# (discovery) and the last (cut short) are dropped. The rate is all the
+# kept lines' samples over their time, as ours is all the samples of the
+# measured window over its length: a slow second counts in both (a median
+# of the seconds' rates, used before 2026-11-27 16:40 UTC, left ddsperf's
+# slow seconds out and kept ours in). (ddsperf's own "kS/s" column, with
+# two decimals, reads 0.00 below 5 samples/s.)
 rx = re.compile(r'^\[\d+\]\s+([0-9.]+)\s+size \d+ total \d+ lost \d+ delta (\d+) ')
 lines = [(float(m.group(1)), int(m.group(2))) for m in map(rx.match, open(sys.argv[1])) if m][:-1]
 kept = [(t - t0, d) for (t0, _), (t, d) in zip(lines, lines[1:]) if t > t0]
 if not kept:
     print(float("nan"))
-elif min(d for _, d in kept) >= 20:
-    print(statistics.median(d / dt for dt, d in kept))
 else:
     print(sum(d for _, d in kept) / sum(dt for dt, _ in kept))
 PY

@@ -24,9 +24,11 @@
 #    listener in `listener` mode).
 # 2. throughput: the reference's pub writes as fast as DataWriter::write
 #    returns, its sub counts in its listener (`listener`) or after a WaitSet
-#    (`waitset`); its figure is the median of the sub's 1-second rates, the
-#    first and last seconds dropped. Ours: `pubsubperf throughput` received
-#    samples/s, in the same two receive modes. Median of the rounds' ratios ours/ref (goal >= 0.95).
+#    (`waitset`); its figure is the sub's samples over its 1-second counts
+#    (the mean of their rates), the first and last seconds dropped (before
+#    2026-11-27 16:40 UTC: their median, which left the reference's slow
+#    seconds out while ours counted). Ours: `pubsubperf throughput` received
+#    samples/s over the measured window, in the same two receive modes. Median of the rounds' ratios ours/ref (goal >= 0.95).
 # 3. zero-copy (data sharing + loans, flat type, --transport shm) latency p50
 #    at 64 B, 1 MiB, 16 MiB and p50(16 MiB)/p50(64 B) (goal <= 1.3), and the
 #    raw `udp` binding's 1 KiB throughput (the kernel's floor, best effort).
@@ -76,9 +78,9 @@ ref_tp() {
     wait "${peers[0]}" 2>/dev/null || true
     peers=()
     python3 - "$tmp/sub.txt" <<'PY'
-import statistics, sys
+import sys
 r = [int(l.split()[1]) for l in open(sys.argv[1]) if l.startswith("rate ")][1:-1]
-m = statistics.median(r) if r else 0
+m = sum(r) / len(r) if r else 0
 print(m if m > 0 else float("nan"))  # nothing counted: a failed run
 PY
 }
