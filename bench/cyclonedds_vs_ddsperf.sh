@@ -123,8 +123,8 @@ import re, sys
 # (discovery) and the last (cut short) are dropped. The rate is all the
 # kept lines' samples over their time, as ours is all the samples of the
 # measured window over its length: a slow second counts in both (a median
-# of the seconds' rates, used before 2026-11-27 16:40 UTC, left ddsperf's
-# slow seconds out and kept ours in). (ddsperf's own "kS/s" column, with
+# of the seconds' rates, used before 2cb7eed, left ddsperf's slow seconds
+# out and kept ours in). (ddsperf's own "kS/s" column, with
 # two decimals, reads 0.00 below 5 samples/s.)
 rx = re.compile(r'^\[\d+\]\s+([0-9.]+)\s+size \d+ total \d+ lost \d+ delta (\d+) ')
 lines = [(float(m.group(1)), int(m.group(2))) for m in map(rx.match, open(sys.argv[1])) if m][:-1]

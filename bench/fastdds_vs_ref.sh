@@ -24,11 +24,12 @@
 #    listener in `listener` mode).
 # 2. throughput: the reference's pub writes as fast as DataWriter::write
 #    returns, its sub counts in its listener (`listener`) or after a WaitSet
-#    (`waitset`); its figure is the sub's samples over its 1-second counts
-#    (the mean of their rates), the first and last seconds dropped (before
-#    2026-11-27 16:40 UTC: their median, which left the reference's slow
-#    seconds out while ours counted). Ours: `pubsubperf throughput` received
-#    samples/s over the measured window, in the same two receive modes. Median of the rounds' ratios ours/ref (goal >= 0.95).
+#    (`waitset`); its figure is the sub's samples over the seconds kept (the
+#    mean of its 1-second counts), the first and last seconds dropped
+#    (before 2cb7eed: the median of the counts, which left the reference's
+#    slow seconds out while ours counted). Ours: `pubsubperf throughput`
+#    received samples/s over the measured window, in the same two receive
+#    modes. Median of the rounds' ratios ours/ref (goal >= 0.95).
 # 3. zero-copy (data sharing + loans, flat type, --transport shm) latency p50
 #    at 64 B, 1 MiB, 16 MiB and p50(16 MiB)/p50(64 B) (goal <= 1.3), and the
 #    raw `udp` binding's 1 KiB throughput (the kernel's floor, best effort).

@@ -50,6 +50,9 @@
 #    Each reference has its own alternating rounds beside its own runs of
 #    ours, with link readings (a round on a changed link is run again, as
 #    in 1 and 2); part 3 keeps its rounds as they come, without readings.
+#    Both references count from their first second, start-up included
+#    (sockperf `--dontwarmup`, iperf3 without `-O`), ours after its warm-up:
+#    if anything, their figures are a little lower for it.
 # 5. uds: sockperf 3.7 has no Unix domain sockets (no option for them in
 #    `sockperf --help`), nor has iperf3: ours uds beside ours tcp, latency
 #    p50/p99 (block) and throughput, as information only (no goal).

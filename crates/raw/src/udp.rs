@@ -3,7 +3,7 @@
 //! group 239.255.x.y / ff15::x derived from the run id). Best effort only:
 //! UDP has no retransmission, so the subscriber's sequence gaps are the loss.
 
-use crate::wait::{POLL, is_wait, retry};
+use crate::wait::{Deadline, POLL, is_wait, retry};
 use pubsubperf_core::binding::BindingInfo;
 use pubsubperf_core::environment::kernel_release;
 use pubsubperf_core::{
@@ -452,7 +452,7 @@ impl Reader for UdpReader {
     ) -> Result<usize, BindingError> {
         let socket = &self.socket;
         let buf = &mut self.buf;
-        let got = retry(timeout, &self.cancel, self.wait, || {
+        let got = retry(&mut Deadline::new(timeout, self.wait), &self.cancel, || {
             match crate::sys::recv(socket, buf, 0) {
                 Ok(n) => Ok(Some(n)),
                 Err(e) if is_wait(&e) => Ok(None),

@@ -21,25 +21,54 @@ pub fn is_wait(e: &std::io::Error) -> bool {
     )
 }
 
-/// Repeats `attempt` until it yields a value, `timeout` passes (`Ok(None)`),
-/// or the run is cancelled. `attempt` returns `Ok(None)` when nothing
-/// happened yet; it blocks for at most [`POLL`] itself (`wait` is
-/// [`WaitMode::Block`]: the clock is read after each attempt) or returns at
-/// once (`Busy`: read after every [`SPINS_PER_CHECK`] attempts).
+/// The time limit of one wait. Blocking, its clock starts at once; busy, at
+/// the first check, so that a receive finding data at once reads no clock.
+pub struct Deadline {
+    timeout: Duration,
+    start: Option<Instant>,
+    /// Attempts between two checks of the clock and the cancel token.
+    per_check: u32,
+}
+
+impl Deadline {
+    /// `timeout` from now (`Block`) or from the first check (`Busy`).
+    #[inline]
+    pub fn new(timeout: Duration, wait: WaitMode) -> Self {
+        match wait {
+            WaitMode::Busy => Deadline {
+                timeout,
+                start: None,
+                per_check: SPINS_PER_CHECK,
+            },
+            WaitMode::Block => Deadline {
+                timeout,
+                start: Some(Instant::now()),
+                per_check: 1,
+            },
+        }
+    }
+
+    /// The time left (starting the clock if it has not started).
+    pub fn left(&mut self) -> Duration {
+        let start = *self.start.get_or_insert_with(Instant::now);
+        self.timeout.saturating_sub(start.elapsed())
+    }
+}
+
+/// Repeats `attempt` until it yields a value, `deadline` passes
+/// (`Ok(None)`), or the run is cancelled. `attempt` returns `Ok(None)` when
+/// nothing happened yet; it blocks for at most [`POLL`] itself (a
+/// [`WaitMode::Block`] deadline: the clock is read after each attempt) or
+/// returns at once (`Busy`: read after every [`SPINS_PER_CHECK`] attempts).
+/// One deadline may serve several calls (a frame read in parts).
 #[inline]
 pub fn retry<T>(
-    timeout: Duration,
+    deadline: &mut Deadline,
     cancel: &CancelToken,
-    wait: WaitMode,
     mut attempt: impl FnMut() -> Result<Option<T>, BindingError>,
 ) -> Result<Option<T>, BindingError> {
-    let per_check = match wait {
-        WaitMode::Busy => SPINS_PER_CHECK,
-        WaitMode::Block => 1,
-    };
-    let start = Instant::now();
     loop {
-        for _ in 0..per_check {
+        for _ in 0..deadline.per_check {
             if let Some(v) = attempt()? {
                 return Ok(Some(v));
             }
@@ -47,7 +76,7 @@ pub fn retry<T>(
         if cancel.is_cancelled() {
             return Err(BindingError::Cancelled);
         }
-        if start.elapsed() >= timeout {
+        if deadline.left().is_zero() {
             return Ok(None);
         }
     }
@@ -62,7 +91,8 @@ mod tests {
     fn attempts_until_cancel(wait: WaitMode, at: u32) -> u32 {
         let cancel = CancelToken::new();
         let mut n = 0;
-        let got: Result<Option<()>, _> = retry(Duration::from_secs(60), &cancel, wait, || {
+        let mut deadline = Deadline::new(Duration::from_secs(60), wait);
+        let got: Result<Option<()>, _> = retry(&mut deadline, &cancel, || {
             n += 1;
             if n == at {
                 cancel.cancel();
@@ -88,16 +118,24 @@ mod tests {
         let cancel = CancelToken::new();
         for wait in [WaitMode::Busy, WaitMode::Block] {
             let mut n = 0;
-            let got = retry(Duration::from_secs(60), &cancel, wait, || {
-                n += 1;
-                Ok((n == 5).then_some(n))
-            });
+            let got = retry(
+                &mut Deadline::new(Duration::from_secs(60), wait),
+                &cancel,
+                || {
+                    n += 1;
+                    Ok((n == 5).then_some(n))
+                },
+            );
             assert_eq!(got.unwrap(), Some(5));
             let start = Instant::now();
-            let none: Option<()> = retry(Duration::from_millis(20), &cancel, wait, || {
-                std::thread::yield_now();
-                Ok(None)
-            })
+            let none: Option<()> = retry(
+                &mut Deadline::new(Duration::from_millis(20), wait),
+                &cancel,
+                || {
+                    std::thread::yield_now();
+                    Ok(None)
+                },
+            )
             .unwrap();
             assert_eq!(none, None);
             let took = start.elapsed();
@@ -105,6 +143,54 @@ mod tests {
                 took >= Duration::from_millis(20) && took < Duration::from_secs(5),
                 "{wait:?} took {took:?}"
             );
+        }
+    }
+
+    /// Attempts a wait with no time makes: one check's worth.
+    #[test]
+    fn a_zero_timeout_makes_one_checks_attempts() {
+        let cancel = CancelToken::new();
+        for (wait, want) in [(WaitMode::Busy, SPINS_PER_CHECK), (WaitMode::Block, 1)] {
+            let mut n = 0;
+            let got: Option<()> = retry(&mut Deadline::new(Duration::ZERO, wait), &cancel, || {
+                n += 1;
+                Ok(None)
+            })
+            .unwrap();
+            assert_eq!((got, n), (None, want), "{wait:?}");
+        }
+    }
+
+    /// A deadline shared by two waits (a frame read in parts) bounds both.
+    #[test]
+    fn a_shared_deadline_bounds_the_second_wait() {
+        let cancel = CancelToken::new();
+        for wait in [WaitMode::Busy, WaitMode::Block] {
+            let mut deadline = Deadline::new(Duration::from_millis(30), wait);
+            let start = Instant::now();
+            let mut n = 0;
+            let first = retry(&mut deadline, &cancel, || {
+                n += 1;
+                if n > SPINS_PER_CHECK {
+                    std::thread::sleep(Duration::from_millis(20));
+                    return Ok(Some(()));
+                }
+                Ok(None)
+            })
+            .unwrap();
+            assert_eq!(first, Some(()));
+            // A busy attempt returns at once; a blocking one waits.
+            let second: Option<()> = retry(&mut deadline, &cancel, || {
+                match wait {
+                    WaitMode::Busy => std::thread::yield_now(),
+                    WaitMode::Block => std::thread::sleep(Duration::from_millis(1)),
+                }
+                Ok(None)
+            })
+            .unwrap();
+            assert_eq!(second, None);
+            let took = start.elapsed();
+            assert!(took < Duration::from_millis(45), "{wait:?} took {took:?}");
         }
     }
 }

@@ -274,6 +274,45 @@ pub fn several_subscribers<B: Binding>(cfg: &EndpointConfig) {
 /// ping's bytes: sent from them where the echo writer can
 /// ([`Writer::send_from`]), else copied with [`Writer::send`]. Every 50th
 /// ping is of the largest size (at most 1 MiB).
+/// A receive with nothing sent returns no sample by its timeout, or soon
+/// after it (blocking receives wake every 100 ms to look), and again
+/// after a sample was taken: a wait that overshoots many-fold would hold a
+/// run's end or a dead peer's error.
+pub fn quiet_reader_times_out<B: Binding>(cfg: &EndpointConfig) {
+    let _g = serial();
+    let len = 64.min(cfg.max_sample_size);
+    let (_p, mut w, _subs, mut readers) = fan_out::<B>(cfg, 1);
+    let r = &mut readers[0];
+    let quiet = |r: &mut B::Reader| {
+        let start = Instant::now();
+        let got = r
+            .recv(Duration::from_millis(50), &mut |_: &[u8]| {})
+            .expect("recv");
+        (got, start.elapsed())
+    };
+    let (got, took) = quiet(r);
+    assert_eq!(got, 0, "a sample arrived with nothing sent");
+    assert!(
+        took < Duration::from_secs(1),
+        "recv(50 ms) with nothing sent returned after {took:?}"
+    );
+    send_seq(&mut w, 0, len, false);
+    let mut n = 0;
+    let deadline = Instant::now() + WAIT;
+    while n == 0 && Instant::now() < deadline {
+        n = r
+            .recv(Duration::from_millis(100), &mut |_: &[u8]| {})
+            .expect("recv");
+    }
+    assert_eq!(n, 1, "the one sample sent did not arrive");
+    let (got, took) = quiet(r);
+    assert_eq!(got, 0, "a second sample arrived with one sent");
+    assert!(
+        took < Duration::from_secs(1),
+        "recv(50 ms) after a sample returned after {took:?}"
+    );
+}
+
 pub fn ping_pong<B: Binding>(cfg: &EndpointConfig) {
     let _g = serial();
     ping_pong_inner::<B>(cfg, 200);
@@ -478,6 +517,7 @@ macro_rules! conformance_suite {
             largest_sample,
             several_subscribers,
             ping_pong,
+            quiet_reader_times_out,
             clean_shutdown
         ]);
     };

@@ -4,11 +4,11 @@
 
 use super::links::{self, Control, Links};
 use super::{FRAME, StreamSocket, io};
-use crate::wait::{POLL, is_wait, retry};
+use crate::wait::{Deadline, POLL, is_wait, retry};
 use pubsubperf_core::{BindingError, CancelToken, EndpointConfig, Reader, WaitMode};
 use std::io::ErrorKind;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A reader's connection: listening until its writer connects.
 enum Accept<S: StreamSocket> {
@@ -30,6 +30,8 @@ pub struct StreamReader<S: StreamSocket> {
     /// `recv(2)` flags: `MSG_DONTWAIT` when busy-polling. The connection
     /// itself stays blocking, since an echo writer may write on it.
     flags: i32,
+    /// How `recv` waits: its deadline's clock starts at once (block) or
+    /// at the first check (busy).
     wait: WaitMode,
     cancel: CancelToken,
 }
@@ -65,16 +67,20 @@ impl<S: StreamSocket> StreamReader<S> {
         let Accept::Pending(l) = &self.conn else {
             return Ok(true);
         };
-        let got = retry(timeout, &self.cancel, WaitMode::Block, || {
-            if let Some(s) = S::try_accept(l).map_err(io("accept"))? {
-                return Ok(Some((s, true)));
-            }
-            if let Some(s) = self.links.claim_turn(&self.locator)? {
-                return Ok(Some((s, false)));
-            }
-            std::thread::sleep(Duration::from_millis(1));
-            Ok(None)
-        })?;
+        let got = retry(
+            &mut Deadline::new(timeout, WaitMode::Block),
+            &self.cancel,
+            || {
+                if let Some(s) = S::try_accept(l).map_err(io("accept"))? {
+                    return Ok(Some((s, true)));
+                }
+                if let Some(s) = self.links.claim_turn(&self.locator)? {
+                    return Ok(Some((s, false)));
+                }
+                std::thread::sleep(Duration::from_millis(1));
+                Ok(None)
+            },
+        )?;
         let Some((s, accepted)) = got else {
             return Ok(false);
         };
@@ -107,7 +113,8 @@ impl<S: StreamSocket> StreamReader<S> {
                 };
             }
             let end = self.end;
-            let got = retry(timeout, &self.cancel, WaitMode::Block, || {
+            let mut deadline = Deadline::new(timeout, WaitMode::Block);
+            let got = retry(&mut deadline, &self.cancel, || {
                 read(s, &mut self.buf[end..], 0)
             })?;
             match got {
@@ -174,8 +181,8 @@ impl<S: StreamSocket> Reader for StreamReader<S> {
         timeout: Duration,
         on_sample: &mut F,
     ) -> Result<usize, BindingError> {
-        let deadline = Instant::now() + timeout;
-        if !self.accept(timeout)? {
+        let mut deadline = Deadline::new(timeout, self.wait);
+        if matches!(self.conn, Accept::Pending(_)) && !self.accept(deadline.left())? {
             return Ok(0);
         }
         loop {
@@ -198,11 +205,10 @@ impl<S: StreamSocket> Reader for StreamReader<S> {
             let Accept::Connected(s) = &self.conn else {
                 unreachable!("accepted above")
             };
-            let left = deadline.saturating_duration_since(Instant::now());
             let end = self.end;
             let flags = self.flags;
             let buf = &mut self.buf[end..];
-            match retry(left, &self.cancel, self.wait, || read(s, buf, flags))? {
+            match retry(&mut deadline, &self.cancel, || read(s, buf, flags))? {
                 Some(n) => self.end += n,
                 None => return Ok(0),
             }
