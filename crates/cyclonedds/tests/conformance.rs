@@ -51,6 +51,7 @@ conformance_suite!(
         largest_sample,
         several_subscribers,
         ping_pong,
+        quiet_reader_times_out,
         clean_shutdown
     ]
 );
@@ -63,6 +64,7 @@ conformance_suite!(
         largest_sample,
         several_subscribers,
         ping_pong,
+        quiet_reader_times_out,
         clean_shutdown
     ]
 );

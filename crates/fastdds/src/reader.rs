@@ -181,17 +181,16 @@ impl Reader for FastReader {
             return Ok(n);
         }
         let start = Instant::now();
-        let mut spins: u32 = 0;
         loop {
             if self.busy {
-                spins = spins.wrapping_add(1);
-                if spins.is_multiple_of(1024) {
-                    if self.cancel.is_cancelled() {
-                        return Err(BindingError::Cancelled);
-                    }
-                    if start.elapsed() >= timeout {
-                        return Ok(0);
-                    }
+                // Each poll yields the core, which costs far more than
+                // the clock read (and may last milliseconds when another
+                // thread runs there): check after every one.
+                if self.cancel.is_cancelled() {
+                    return Err(BindingError::Cancelled);
+                }
+                if start.elapsed() >= timeout {
+                    return Ok(0);
                 }
                 pubsubperf_core::busy::yield_between_polls();
             } else {

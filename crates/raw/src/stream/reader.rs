@@ -102,6 +102,7 @@ impl<S: StreamSocket> StreamReader<S> {
     /// Reads the hello an accepted connection opens with; what follows it
     /// stays buffered for [`Reader::recv`].
     fn read_hello(&mut self, s: &S, timeout: Duration) -> Result<Vec<String>, BindingError> {
+        let mut deadline = Deadline::new(timeout, WaitMode::Block);
         loop {
             if let Some((control, len)) = links::parse(&self.buf[self.start..self.end])? {
                 self.start += len;
@@ -113,7 +114,6 @@ impl<S: StreamSocket> StreamReader<S> {
                 };
             }
             let end = self.end;
-            let mut deadline = Deadline::new(timeout, WaitMode::Block);
             let got = retry(&mut deadline, &self.cancel, || {
                 read(s, &mut self.buf[end..], 0)
             })?;
