@@ -27,11 +27,9 @@ pub struct StreamReader<S: StreamSocket> {
     start: usize,
     /// ...and end here.
     end: usize,
-    /// `recv(2)` flags: `MSG_DONTWAIT` when busy-polling. The connection
-    /// itself stays blocking, since an echo writer may write on it.
-    flags: i32,
-    /// How `recv` waits: its deadline's clock starts at once (block) or
-    /// at the first check (busy).
+    /// How `recv` waits: busy, with `MSG_DONTWAIT` (the connection itself
+    /// stays blocking, since an echo writer may write on it) and a deadline
+    /// whose clock starts at the first check; block, in `recv(2)`.
     wait: WaitMode,
     cancel: CancelToken,
 }
@@ -52,10 +50,6 @@ impl<S: StreamSocket> StreamReader<S> {
             buf: vec![0; cfg.max_sample_size.max(links::MAX_BODY) + FRAME + (256 << 10)],
             start: 0,
             end: 0,
-            flags: match cfg.wait {
-                WaitMode::Busy => libc::MSG_DONTWAIT,
-                WaitMode::Block => 0,
-            },
             wait: cfg.wait,
             cancel: cfg.cancel.clone(),
         }
@@ -206,7 +200,10 @@ impl<S: StreamSocket> Reader for StreamReader<S> {
                 unreachable!("accepted above")
             };
             let end = self.end;
-            let flags = self.flags;
+            let flags = match self.wait {
+                WaitMode::Busy => libc::MSG_DONTWAIT,
+                WaitMode::Block => 0,
+            };
             let buf = &mut self.buf[end..];
             match retry(&mut deadline, &self.cancel, || read(s, buf, flags))? {
                 Some(n) => self.end += n,
