@@ -146,7 +146,7 @@ if [ $mode = emulation ]; then
     dpkg -s "$p" >/dev/null 2>&1 || want+=("$p")
   done
   if [ ${#want[@]} -gt 0 ]; then
-    if [ -z "${sysroot:-}" ] && ! dpkg --print-foreign-architectures | grep -qx "$arch"; then
+    if [ -z "${sysroot:-}" ] && ! grep -qx "$arch" <<<"$(dpkg --print-foreign-architectures)"; then
       dpkg --add-architecture "$arch"
       apt-get update -qq
     fi
@@ -175,13 +175,13 @@ if [ "${PUBSUBPERF_CROSS_NO_INSTALL:-}" != 1 ]; then
   if [ ${#want[@]} -gt 0 ]; then
     echo "cross.sh: installing ${want[*]}" >&2
     if [ -z "${sysroot:-}" ]; then
-      dpkg --print-foreign-architectures | grep -qx "$arch" || dpkg --add-architecture "$arch"
+      grep -qx "$arch" <<<"$(dpkg --print-foreign-architectures)" || dpkg --add-architecture "$arch"
     fi
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null
   fi
   if [ $rust_only = 0 ] && [ -n "${sysroot:-}" ]; then make_sysroot; fi
-  rustup target list --installed | grep -qx "$triple" || rustup target add "$triple" >&2
+  grep -qx "$triple" <<<"$(rustup target list --installed)" || rustup target add "$triple" >&2
 fi
 
 echo "cross.sh: cargo build --release --target $triple $*" >&2

@@ -51,7 +51,7 @@ scripts/install.sh --no-binary --binary "$out/pubsubperf" --prefix "$out/pkg" >/
 # package would install and not run, so it is refused here.
 debs=$(cargo deb -p pubsubperf --no-build --locked --dbgsym "${target[@]}")
 deb=$(grep '\.deb$' <<<"$debs")
-if ! dpkg-deb -f "$deb" Depends | grep -q libddsc; then
+if ! grep -q libddsc <<<"$(dpkg-deb -f "$deb" Depends)"; then
   echo "package.sh: $deb declares no dependency on the libraries it links (Depends: $(dpkg-deb -f "$deb" Depends)); see dpkg-shlibdeps's warning above" >&2
   exit 1
 fi

@@ -50,9 +50,12 @@ for need in ip:iproute2 nft:nftables sysctl:procps iox-roudi:iceoryx chromium:ch
   command -v "${need%%:*}" >/dev/null 2>&1 || missing+=("${need%%:*} (${need#*:})")
 done
 ldconfig=$(command -v ldconfig || echo /sbin/ldconfig)
+# Read once, then searched: `ldconfig -p | grep -q` under pipefail fails
+# when grep stops reading before a long cache is written (SIGPIPE, 141).
+cache=$("$ldconfig" -p)
 for need in libddsc.so:cyclonedds-dev libfastrtps.so:libfastrtps-dev \
   libiceoryx_binding_c.so:libiceoryx-binding-c-dev libsqlite3.so:libsqlite3-dev; do
-  "$ldconfig" -p | grep -qF "${need%%:*}" || missing+=("${need%%:*} (${need#*:})")
+  grep -qF "${need%%:*}" <<<"$cache" || missing+=("${need%%:*} (${need#*:})")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: still missing after installing: ${missing[*]}" >&2
@@ -61,7 +64,7 @@ fi
 # cargo fmt and cargo clippy (scripts/test.sh) are rustup components.
 if command -v rustup >/dev/null 2>&1; then
   for c in rustfmt clippy; do
-    rustup component list --installed 2>/dev/null | grep -q "^$c" || rustup component add "$c" >&2
+    grep -q "^$c" <<<"$(rustup component list --installed 2>/dev/null)" || rustup component add "$c" >&2
   done
 fi
 cargo build --release --locked -p pubsubperf >&2

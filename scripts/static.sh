@@ -46,7 +46,7 @@ ZIG
     echo "static.sh: TARGET must be x86_64 or aarch64 (got '$1')" >&2
     exit 2 ;;
 esac
-rustup target list --installed | grep -qx "$triple" || rustup target add "$triple" >&2
+grep -qx "$triple" <<<"$(rustup target list --installed)" || rustup target add "$triple" >&2
 # A file to copy to a board: no debug info, symbols stripped.
 CARGO_PROFILE_RELEASE_DEBUG=0 CARGO_PROFILE_RELEASE_STRIP=symbols \
   cargo build --release --locked --target "$triple" -p pubsubperf --no-default-features --features rust-only >&2
