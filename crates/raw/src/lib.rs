@@ -9,6 +9,7 @@
 //!   one process.
 
 pub mod intra;
+mod page_buf;
 pub mod stream;
 mod sys;
 pub mod udp;

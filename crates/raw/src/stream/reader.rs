@@ -4,6 +4,7 @@
 
 use super::links::{self, Control, Links};
 use super::{FRAME, StreamSocket, io};
+use crate::page_buf::PageBuf;
 use crate::wait::{Deadline, POLL, is_wait, retry};
 use pubsubperf_core::{BindingError, CancelToken, EndpointConfig, Reader, WaitMode};
 use std::io::ErrorKind;
@@ -22,7 +23,8 @@ pub struct StreamReader<S: StreamSocket> {
     /// Where this reader listens (what a turn frame names).
     locator: String,
     links: Arc<Links<S>>,
-    buf: Vec<u8>,
+    /// Frames are read to its start (see [`PageBuf`]).
+    buf: PageBuf,
     /// Bytes of `buf` holding data not yet delivered start here...
     start: usize,
     /// ...and end here.
@@ -47,7 +49,7 @@ impl<S: StreamSocket> StreamReader<S> {
             locator: locator.to_string(),
             links: links.clone(),
             // Room for the largest frame (or hello) plus a read-ahead of 256 KiB.
-            buf: vec![0; cfg.max_sample_size.max(links::MAX_BODY) + FRAME + (256 << 10)],
+            buf: PageBuf::new(cfg.max_sample_size.max(links::MAX_BODY) + FRAME + (256 << 10)),
             start: 0,
             end: 0,
             wait: cfg.wait,

@@ -4,6 +4,7 @@
 
 use super::links::{self, Links};
 use super::{FRAME, StreamSocket, io};
+use crate::page_buf::PageBuf;
 use crate::wait::{POLL, is_wait};
 use pubsubperf_core::{BindingError, CancelToken, EndpointConfig, Locator, TopicSpec, Writer};
 use std::io::{ErrorKind, IoSlice};
@@ -18,7 +19,8 @@ pub struct StreamWriter<S: StreamSocket> {
     unresolved: Vec<Locator>,
     links: Arc<Links<S>>,
     cfg: EndpointConfig,
-    buf: Vec<u8>,
+    /// Frames are written from its start (see [`PageBuf`]).
+    buf: PageBuf,
     max: usize,
     pending: usize,
     batch: usize,
@@ -38,7 +40,7 @@ impl<S: StreamSocket> StreamWriter<S> {
             unresolved: Vec::new(),
             links: links.clone(),
             cfg: cfg.clone(),
-            buf: vec![0; (cfg.max_sample_size + FRAME).max(cfg.batch_bytes)],
+            buf: PageBuf::new((cfg.max_sample_size + FRAME).max(cfg.batch_bytes)),
             max: cfg.max_sample_size,
             pending: 0,
             batch: cfg.batch_bytes,
