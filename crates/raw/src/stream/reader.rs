@@ -23,7 +23,8 @@ pub struct StreamReader<S: StreamSocket> {
     /// Where this reader listens (what a turn frame names).
     locator: String,
     links: Arc<Links<S>>,
-    /// Frames are read to its start (see [`PageBuf`]).
+    /// A read into an empty buffer lands at its start, on a 4 KiB boundary
+    /// (see [`PageBuf`]): every read of a ping-pong.
     buf: PageBuf,
     /// Bytes of `buf` holding data not yet delivered start here...
     start: usize,

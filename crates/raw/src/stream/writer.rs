@@ -19,7 +19,8 @@ pub struct StreamWriter<S: StreamSocket> {
     unresolved: Vec<Locator>,
     links: Arc<Links<S>>,
     cfg: EndpointConfig,
-    /// Frames are written from its start (see [`PageBuf`]).
+    /// Frames built by `send` start at its start, on a 4 KiB boundary (see
+    /// [`PageBuf`]); `send_from` writes from the caller's memory.
     buf: PageBuf,
     max: usize,
     pending: usize,
