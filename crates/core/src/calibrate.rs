@@ -36,6 +36,7 @@
 //! Nothing here allocates or locks inside the timed loops.
 
 use crate::clock::now_ns;
+use crate::page_buf::PageBuf;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -149,33 +150,6 @@ pub fn clock_cost() -> f64 {
     best
 }
 
-/// A page-aligned buffer of `len` bytes filled with `byte`.
-struct PageBuf {
-    ptr: std::ptr::NonNull<u8>,
-    layout: std::alloc::Layout,
-}
-
-impl PageBuf {
-    fn new(len: usize, byte: u8) -> PageBuf {
-        let layout = std::alloc::Layout::from_size_align(len.max(1), 4096).expect("valid layout");
-        // SAFETY: the layout has a non-zero size.
-        let raw = unsafe { std::alloc::alloc(layout) };
-        let Some(ptr) = std::ptr::NonNull::new(raw) else {
-            std::alloc::handle_alloc_error(layout)
-        };
-        // SAFETY: `ptr` points to `layout.size()` writable bytes.
-        unsafe { ptr.as_ptr().write_bytes(byte, layout.size()) };
-        PageBuf { ptr, layout }
-    }
-}
-
-impl Drop for PageBuf {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout.
-        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) };
-    }
-}
-
 /// memcpy bandwidth in GB/s at `size` bytes.
 ///
 /// Both buffers are page-aligned, so source and destination are a whole
@@ -185,25 +159,23 @@ impl Drop for PageBuf {
 /// `rep movsb`), which made the 64 KiB copy run at ~2 GB/s here against
 /// ~25 GB/s at 1 MiB (whose buffers are mmapped, page-aligned alike).
 pub fn memcpy_bandwidth(size: usize) -> f64 {
-    let src = PageBuf::new(size, 0x5a);
-    let dst = PageBuf::new(size, 0xa5);
+    let mut from = PageBuf::new(size);
+    from.fill(0x5a);
+    let mut to = PageBuf::new(size);
+    to.fill(0xa5);
+    // Raw pointers, so that the copy is the platform's memcpy alone.
+    let (src, dst) = (from.as_ptr(), to.as_mut_ptr());
     let copies = (4usize << 20).div_ceil(size);
     // One untimed pass warms caches and TLBs.
     // SAFETY: two distinct buffers of at least `size` bytes.
-    unsafe { std::ptr::copy_nonoverlapping(src.ptr.as_ptr(), dst.ptr.as_ptr(), size) };
+    unsafe { std::ptr::copy_nonoverlapping(src, dst, size) };
     let mut best = 0f64;
     for _ in 0..50 {
         let start = now_ns();
         for _ in 0..copies {
             // SAFETY: two distinct buffers of `size` bytes.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    std::hint::black_box(src.ptr.as_ptr()),
-                    dst.ptr.as_ptr(),
-                    size,
-                )
-            };
-            std::hint::black_box(dst.ptr);
+            unsafe { std::ptr::copy_nonoverlapping(std::hint::black_box(src), dst, size) };
+            std::hint::black_box(dst);
         }
         let el = (now_ns() - start).max(1);
         best = best.max((copies * size) as f64 / el as f64);

@@ -20,6 +20,7 @@ pub mod clock;
 pub mod environment;
 pub mod handoff;
 pub mod helper;
+pub mod page_buf;
 pub mod profile;
 pub mod result;
 pub mod room;

@@ -9,7 +9,6 @@
 //!   one process.
 
 pub mod intra;
-mod page_buf;
 pub mod stream;
 mod sys;
 pub mod udp;

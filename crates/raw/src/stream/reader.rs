@@ -4,8 +4,8 @@
 
 use super::links::{self, Control, Links};
 use super::{FRAME, StreamSocket, io};
-use crate::page_buf::PageBuf;
 use crate::wait::{Deadline, POLL, is_wait, retry};
+use pubsubperf_core::page_buf::PageBuf;
 use pubsubperf_core::{BindingError, CancelToken, EndpointConfig, Reader, WaitMode};
 use std::io::ErrorKind;
 use std::sync::Arc;

@@ -4,8 +4,8 @@
 
 use super::links::{self, Links};
 use super::{FRAME, StreamSocket, io};
-use crate::page_buf::PageBuf;
 use crate::wait::{POLL, is_wait};
+use pubsubperf_core::page_buf::PageBuf;
 use pubsubperf_core::{BindingError, CancelToken, EndpointConfig, Locator, TopicSpec, Writer};
 use std::io::{ErrorKind, IoSlice};
 use std::sync::Arc;

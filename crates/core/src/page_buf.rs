@@ -1,10 +1,13 @@
 //! [`PageBuf`]: a zeroed byte buffer that starts on a 4 KiB boundary.
 //!
-//! Where a large frame sits decides how fast the kernel copies it into and
-//! out of a stream socket: on the project's test VM a tcp `--wait busy`
-//! round trip of 64 KiB over loopback took 15.0-17.1 us p50 with the frames
-//! on a 4 KiB boundary, 17.5-20.3 us where the allocator put them, and
-//! about twice as long 4 bytes past one (docs/bindings/sockets.md).
+//! Where a large buffer sits decides how fast it is copied: a copy whose
+//! source and destination are a few bytes off a whole number of 4 KiB apart
+//! aliases its stores with its next loads, and the kernel copies a socket's
+//! data slower to and from an unaligned user buffer. `calibrate`'s memcpy
+//! copies between two of these (64 KiB at ~2 GB/s from heap buffers 16 bytes
+//! off, ~49 GB/s aligned), and the tcp and uds bindings keep their frames in
+//! them (a 64 KiB busy round trip over loopback 15.0-17.1 us p50 aligned,
+//! 17.5-20.3 us where the allocator put them; docs/bindings/sockets.md).
 
 use std::ops::{Deref, DerefMut};
 
