@@ -155,6 +155,7 @@ for mode in ${MODES:-listener waitset}; do
     ours=(--receive listener)
     [ "$mode" = waitset ] && ours=(--receive thread)
     for size in $sizes; do
+        wanted lat "$mode" "$size" ddsperf || continue
         alternate ddsperf_lat "$size" "$mode" -- ours_run latency --size "$size" "${ours[@]}"
         report lat "$mode" "$size" ddsperf
     done
@@ -180,6 +181,7 @@ fi
 if has_part 3; then
 echo "== 3. throughput, reliable, ${secs} s per run: pubsubperf --batch 14720 vs ddsperf pub/sub (batched, listener), ${rounds} alternating rounds"
 for size in $sizes; do
+    wanted tp tp "$size" ddsperf || continue
     alternate ddsperf_tp "$size" -- ours_run throughput --size "$size" --batch 14720
     report tp tp "$size" ddsperf
 done

@@ -105,6 +105,7 @@ for mode in ${MODES:-listener waitset}; do
     recv=$(ours_mode "$mode")
     echo "  reference $mode beside pubsubperf --receive $recv"
     for size in $sizes; do
+        wanted lat "$mode" "$size" fastdds-ref || continue
         alternate ref_lat "$size" "$mode" -- ours_run latency "$size" "$recv"
         report lat "$mode" "$size" fastdds-ref
     done
@@ -117,6 +118,7 @@ for mode in ${MODES:-listener waitset}; do
     recv=$(ours_mode "$mode")
     echo "  reference sub $mode beside pubsubperf --receive $recv"
     for size in $sizes; do
+        wanted tp "$mode" "$size" fastdds-ref || continue
         alternate ref_tp "$size" "$mode" -- ours_run throughput "$size" "$recv"
         report tp "$mode" "$size" fastdds-ref
     done

@@ -71,6 +71,7 @@ for kind in $kinds; do
     for mode in $modes; do
         mode_flags "$mode"
         for size in $sizes; do
+            wanted "$([ $kind = latency ] && echo lat || echo tp)" "$mode" "$size" iceoryx2-pingpong || continue
             alternate ref_run "$kind" "$size" -- ours_run "$kind" "$size"
             report "$([ $kind = latency ] && echo lat || echo tp)" "$mode" "$size" iceoryx2-pingpong
         done

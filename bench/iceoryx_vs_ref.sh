@@ -84,6 +84,7 @@ for kind in $kinds; do
     for wait in $modes; do
         case $wait in block | busy) ;; *) echo "MODES: $wait is not block or busy" >&2; exit 2 ;; esac
         for size in $sizes; do
+            wanted "$kind" "$wait" "$size" iox_ref || continue
             alternate ref_run "$kind" "$size" "$wait" -- ours_run "$kind" "$size" "$wait"
             report "$kind" "$wait" "$size" iox_ref
         done

@@ -201,6 +201,7 @@ lat_section() {
     local proto=$1 list=$2 mode size
     for mode in block busy; do
         for size in $list; do
+            wanted lat "$mode" "$size" sockperf || continue
             alternate sp_lat "$proto" "$mode" "$size" -- lat_run "$proto" "$(ours_size "$proto" "$size")" --wait "$mode"
             report lat "$mode" "$size" sockperf
         done
@@ -224,6 +225,7 @@ if part 3; then
     export BENCH_SUBJECT=udp # the row name in bench/table.sh's table
     echo "== 3. udp throughput, best effort, unpaced, default socket buffers, ${secs} s per run: sockperf throughput -> server (blocking) vs --wait block; received samples/s"
     for size in $udp_sizes; do
+        wanted tp tp "$size" sockperf || continue
         : > "$tmp/rows"
         : > "$tmp/loss"
         for r in $(seq "$rounds"); do
@@ -251,10 +253,14 @@ if part 4; then
     export BENCH_SUBJECT=tcp # the row name in bench/table.sh's table
     echo "== 4. tcp throughput, reliable, ${secs} s per run: iperf3 -l SIZE, then sockperf throughput --tcp (Nagle on, their default), each in ${rounds} rounds alternating with throughput --binding tcp --opt nodelay=off at SIZE - 4 B (+ a 4-byte frame); received samples/s"
     for size in $sizes; do
-        alternate iperf_tp "$size" -- tp_run tcp "$(ours_size tcp "$size")" --opt nodelay=off
-        report tp iperf3 "$size" iperf3
-        alternate sp_tcp_tp "$size" -- tp_run tcp "$(ours_size tcp "$size")" --opt nodelay=off
-        report tp sockperf "$size" sockperf
+        if wanted tp iperf3 "$size" iperf3; then
+            alternate iperf_tp "$size" -- tp_run tcp "$(ours_size tcp "$size")" --opt nodelay=off
+            report tp iperf3 "$size" iperf3
+        fi
+        if wanted tp sockperf "$size" sockperf; then
+            alternate sp_tcp_tp "$size" -- tp_run tcp "$(ours_size tcp "$size")" --opt nodelay=off
+            report tp sockperf "$size" sockperf
+        fi
     done
 fi
 

@@ -19,7 +19,8 @@
 #                      line; ref_tp FILE: N from its "per_s=N" line; both
 #                      print nan when FILE has no such line (a failed run)
 #   link_ns            the round trip of a cache line between cores 0 and 1
-#                      now, p50 in ns (`pubsubperf calibrate`, half a second)
+#                      now, p50 in ns (`pubsubperf calibrate --link-only`:
+#                      200 000 round trips, 15-100 ms)
 #   linked WHO CMD...  runs CMD (which prints its figures) between two
 #                      link_ns readings, kept for `row`; WHO is ours or ref
 #   row FIGURES...     appends one round to $tmp/rows: FIGURES, then the link
@@ -33,6 +34,13 @@
 #                      $same_link_tries times (SAME_LINK_TRIES, default 2;
 #                      0 keeps every round), so that both tools of a round
 #                      are compared on the same link
+#   wanted KIND LABEL SIZE REF
+#                      true when the script is to measure this cell: always,
+#                      unless ONLY_CELLS names a file of cells (one a line,
+#                      tab-separated: subject kind label reference size, the
+#                      key of bench/lib/table.py; each field a shell pattern,
+#                      so `*` takes any), as bench/table.sh's recheck and its
+#                      FASTEST=1 pass do; the subject is $BENCH_SUBJECT
 #
 # Why the link: on a shared VM the host moves the two vCPUs between sibling
 # hyperthreads and separate cores while a script runs; a cache line then
@@ -102,6 +110,15 @@ print(wmedian([(i.get("latency_p50_ns"), i["received"]) for i in iv]),
       wmedian([(i.get("latency_p99_ns"), i["received"]) for i in iv]))
 PY
 }
+wanted() {
+    [ -n "${ONLY_CELLS:-}" ] || return 0
+    local s k l r z
+    while IFS=$'\t' read -r s k l r z; do
+        # Unquoted right-hand sides: each field is a pattern.
+        [[ ${BENCH_SUBJECT:-?} == $s && $1 == $k && $2 == $l && $3 == $z && $4 == $r ]] && return 0
+    done < "$ONLY_CELLS"
+    return 1
+}
 report() { python3 "$bench_dir/lib/ratios.py" "$tmp/rows" "$@"; }
 first_of_round() { (( $1 % 2 )); }
 need() { command -v "$1" >/dev/null || { echo "$1 missing: apt-get install $2" >&2; exit 1; }; }
@@ -116,7 +133,7 @@ ref_lat() {
 }
 ref_tp() { sed -n 's/^per_s=\([0-9.]*\).*/\1/p' "$1" | awk 'BEGIN { r = "nan" } { r = $1 } END { print r }'; }
 link_ns() {
-    "$bin" calibrate --no-save --json "$tmp/link.json" > /dev/null 2>&1 \
+    "$bin" calibrate --link-only --no-save --json "$tmp/link.json" > /dev/null 2>&1 \
         && json_file "$tmp/link.json" "round(d['cache_line']['rtt_p50_ns'])" || echo nan
 }
 json_file() {

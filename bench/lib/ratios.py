@@ -33,7 +33,10 @@ With BENCH_TABLE set to a file, each call also appends one tab-separated line
 to it for bench/lib/table.py: BENCH_SUBJECT (what the script measures, e.g.
 "udp"; the script sets it), kind, LABEL, REFNAME, SIZE, the rounds counted,
 the median ratios (lat: p50 and p99; tp: one) and the same-link ones with
-their count ("nan" where there were none).
+their count ("nan" where there were none), then "rounds:" and each counted
+round's ratios and whether it ran on the same link (lat "p50,p99,S", tp
+"r,S", S 1 or 0; rounds separated by ";"), so that table.py can pool the
+rounds of several reports of one cell (bench/table.sh's recheck).
 """
 import math
 import os
@@ -92,9 +95,10 @@ def link_note(links):
     return f"   link ns: ours {o1}/{o2}, ref {d1}/{d2} ({tag})"
 
 
-def table_line(kind, label, ref, size, rows, medians, same, same_medians):
+def table_line(kind, label, ref, size, rows, medians, same, same_medians, rounds):
     """Appends this report's medians to $BENCH_TABLE (when set) for bench/lib/table.py;
-    rows and same: how many rounds (of all; on the same link) gave a figure."""
+    rows and same: how many rounds (of all; on the same link) gave a figure;
+    rounds: each counted round's ratios and its same-link flag."""
     path = os.environ.get("BENCH_TABLE")
     if not path:
         return
@@ -102,6 +106,7 @@ def table_line(kind, label, ref, size, rows, medians, same, same_medians):
     fields = [subject, kind, label, ref, size, str(rows)]
     fields += [f"{m:.3f}" for m in medians]
     fields += [str(same)] + [f"{m:.3f}" for m in same_medians]
+    fields.append("rounds:" + ";".join(",".join([*(f"{x:.4f}" for x in rs), str(int(s))]) for rs, s in rounds))
     with open(path, "a") as f:
         f.write("\t".join(fields) + "\n")
 
@@ -184,7 +189,9 @@ def main():
         if linked:
             print(f"{head}  same-link rounds {len(same)} of {len(rows)}: median ratios p50 {s50:.3f} ({verdict(s50, ok)}), p99 {s99:.3f} ({verdict(s99, ok)})")
         counted = lambda rs: sum(not math.isnan(ratio(f[0], f[2])) for f, _ in rs)
-        table_line(kind, label, ref, size, counted(rows), (r50, r99), counted(same), (s50, s99))
+        per_round = [((ratio(f[0], f[2]), ratio(f[1], f[3])), same_link(links)) for f, links in rows]
+        per_round = [(rs, s) for rs, s in per_round if not math.isnan(rs[0])]
+        table_line(kind, label, ref, size, counted(rows), (r50, r99), counted(same), (s50, s99), per_round)
     elif kind == "tp":
         ok = lambda r: r >= TP_GOAL
         for i, ((o, d), links) in enumerate(rows, 1):
@@ -197,7 +204,9 @@ def main():
         if linked:
             print(f"{head}  same-link rounds {len(same)} of {len(rows)}: median ratio {s:.3f} ({verdict(s, ok)})")
         counted = lambda rs: sum(not math.isnan(ratio(f[0], f[1])) for f, _ in rs)
-        table_line(kind, label, ref, size, counted(rows), (r,), counted(same), (s,))
+        per_round = [((ratio(f[0], f[1]),), same_link(links)) for f, links in rows]
+        per_round = [(rs, s) for rs, s in per_round if not math.isnan(rs[0])]
+        table_line(kind, label, ref, size, counted(rows), (r,), counted(same), (s,), per_round)
     else:
         sys.exit(f"ratios.py: kind must be lat or tp, not {kind!r}")
 

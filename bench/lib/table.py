@@ -1,6 +1,9 @@
 """The median ratios of bench/*_vs_*.sh runs -> one Markdown table.
 
   python3 bench/lib/table.py TABLE.tsv [ROUNDS]
+  python3 bench/lib/table.py --recheck TABLE.tsv
+      prints the cells not clearly met (bench/table.sh measures them again),
+      one a line: subject kind label reference size, tab-separated
 
 TABLE.tsv is what bench/lib/ratios.py appends when BENCH_TABLE is set (one
 line per binding, kind, mode, reference and size; bench/table.sh sets it).
@@ -12,11 +15,27 @@ says how many it counts (without ROUNDS: fewer than the row's fullest cell).
 Then the same table over the rounds in which both tools ran on the same
 link between the two cores (bench/lib/common.sh says why), for the rows
 that read the link; there every cell says how many rounds it counts.
+
+A cell reported more than once (bench/table.sh's recheck runs it again)
+pools the rounds of all its reports: its ratios are the medians over every
+round of every report, and it says how many rounds it counts ("(9 rounds)").
+A line without its rounds (a table.tsv written before they were kept) is
+taken as it is, the last such line of a cell winning.
+
+Which cells are measured again (--recheck): a latency cell whose p50 or p99
+ratio is above LAT_GOAL - MARGIN, a throughput cell whose ratio is below
+TP_GOAL + MARGIN, and a cell without a figure. So a cell is settled by its
+first rounds only when it meets its goal by more than MARGIN; one near its
+goal on either side, or missing it, gets more rounds before its verdict
+(three rounds on this VM spread by more than the goal's 5 %).
 """
 import math
+import statistics
 import sys
 
 from ratios import LAT_GOAL, TP_GOAL  # the goals the scripts' own lines are judged by
+
+MARGIN = 0.05
 # Sizes are put in the column of the nearest power of two's name: the socket
 # scripts run UDP's largest payload (65507 B) and sockperf's largest message
 # (1048575 B) where the others run 64 KiB and 1 MiB.
@@ -27,7 +46,7 @@ def column(size):
     return min(range(len(COLUMNS)), key=lambda i: abs(math.log(size) - math.log(COLUMNS[i][0])))
 
 
-def cell(kind, ratios, counted, most, always):
+def cell(kind, ratios, counted, most, always, pooled=False):
     def one(r, ok):
         if math.isnan(r):
             return "no figure"
@@ -37,14 +56,45 @@ def cell(kind, ratios, counted, most, always):
         text = " / ".join(one(r, lambda r: r <= LAT_GOAL) for r in ratios)
     else:
         text = one(ratios[0], lambda r: r >= TP_GOAL)
-    if 0 < counted < most or (always and counted):
+    if pooled:
+        text += f" ({counted} round{'' if counted == 1 else 's'})"
+    elif 0 < counted < most or (always and counted):
         text += f" ({counted} of {most})"
     return text
 
 
+def parse_rounds(field, k):
+    """[(ratios, same_link)] of a "rounds:" field."""
+    out = []
+    for r in field.removeprefix("rounds:").split(";"):
+        if r:
+            v = r.split(",")
+            out.append((list(map(float, v[:k])), v[k] == "1"))
+    return out
+
+
+def medians(rounds, k):
+    """Per-series medians of rounds' ratios (nan left out; nan when none is left)."""
+    out = []
+    for i in range(k):
+        xs = [rs[i] for rs, _ in rounds if not math.isnan(rs[i])]
+        out.append(statistics.median(xs) if xs else float("nan"))
+    return out
+
+
+def pool(reports, k):
+    """One cell (counted, ratios, same_counted, same_ratios, pooled) from its reports."""
+    if len(reports) > 1 and all(r[4] is not None for r in reports):
+        rounds = [x for r in reports for x in r[4]]
+        same = [x for x in rounds if x[1]]
+        return len(rounds), medians(rounds, k), len(same), medians(same, k), True
+    n, ratios, same_n, same, _ = reports[-1]
+    return n, ratios, same_n, same, False
+
+
 def read(path):
-    """{(subject, kind, label, ref): {size: (counted, ratios, same_counted, same_ratios)}}"""
-    rows = {}
+    """{(subject, kind, label, ref): {size: (counted, ratios, same_counted, same_ratios, pooled)}}"""
+    reports = {}
     for line in open(path):
         f = line.rstrip("\n").split("\t")
         if len(f) < 8:
@@ -54,8 +104,23 @@ def read(path):
         ratios = list(map(float, f[6 : 6 + k]))
         same_n = int(f[6 + k])
         same = list(map(float, f[7 + k : 7 + 2 * k]))
-        rows.setdefault((subject, kind, label, ref), {})[int(size)] = (int(n), ratios, same_n, same)
-    return rows
+        rounds = parse_rounds(f[7 + 2 * k], k) if len(f) > 7 + 2 * k else None
+        reports.setdefault((subject, kind, label, ref), {}).setdefault(int(size), []).append((int(n), ratios, same_n, same, rounds))
+    return {key: {size: pool(r, 2 if key[1] == "lat" else 1) for size, r in cells.items()} for key, cells in reports.items()}
+
+
+def unsettled(kind, ratios):
+    """True when a cell is to be measured again (see the module's text)."""
+    if kind == "lat":
+        return any(math.isnan(r) or r > LAT_GOAL - MARGIN for r in ratios)
+    return math.isnan(ratios[0]) or ratios[0] < TP_GOAL + MARGIN
+
+
+def recheck(path):
+    for (subject, kind, label, ref), cells in read(path).items():
+        for size, (_, ratios, _, _, _) in sorted(cells.items()):
+            if unsettled(kind, ratios):
+                print("\t".join([subject, kind, label, ref, str(size)]))
 
 
 def sizes_used(rows):
@@ -75,20 +140,25 @@ def table(rows, used, same, rounds):
         by_col = {column(s): v for s, v in cells.items()}
         if same and not any(v[2] for v in by_col.values()):
             continue
-        most = rounds or max(v[0] for v in by_col.values())
+        most = rounds or max((v[0] for v in by_col.values() if not v[4]), default=0)
         mode = "default" if label in ("tp", ref) else label  # the scripts' labels for one-mode rows
         line = [subject, "latency p50 / p99" if kind == "lat" else "throughput", mode, ref]
         for c in cols:
             if c not in by_col:
                 line.append("")
                 continue
-            n, ratios, same_n, same_ratios = by_col[c]
-            line.append(cell(kind, same_ratios, same_n, most, True) if same else cell(kind, ratios, n, most, False))
+            n, ratios, same_n, same_ratios, pooled = by_col[c]
+            line.append(cell(kind, same_ratios, same_n, most, True, pooled) if same else cell(kind, ratios, n, most, False, pooled))
         out.append("| " + " | ".join(line) + " |")
     return out
 
 
 def main():
+    if sys.argv[1:2] == ["--recheck"]:
+        if len(sys.argv) != 3:
+            sys.exit("usage: table.py --recheck TABLE.tsv")
+        recheck(sys.argv[2])
+        return
     rows = read(sys.argv[1])
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 0
     used = sizes_used(rows)

@@ -7,7 +7,7 @@
 
 use crate::cli::CalibrateArgs;
 use anyhow::Context;
-use pubsubperf_core::calibrate::{Calibration, measure_on};
+use pubsubperf_core::calibrate::{CacheLine, Calibration, cache_line, measure_on};
 use std::path::PathBuf;
 
 /// Where the last calibration is kept.
@@ -34,14 +34,14 @@ pub fn floor_ns(cal: &serde_json::Value) -> Option<f64> {
 pub fn run(a: &CalibrateArgs) -> anyhow::Result<std::process::ExitCode> {
     let cores = crate::plan::parse_cpu(Some(&a.cpu), pubsubperf_core::sys::cores())?;
     let (p, q) = (cores.0.unwrap_or(0), cores.1.unwrap_or(1));
+    if a.link_only {
+        return link_only(a, [p, q]);
+    }
     eprintln!("pubsubperf calibrate: measuring on cores {p},{q} (a few seconds)...");
     let c: Calibration = measure_on([p, q]);
     println!("clock_gettime(MONOTONIC): {:.1} ns per call", c.clock_ns);
     match &c.cache_line {
-        Some(l) => println!(
-            "cache line, cores {}->{}: round trip p50 {:.1} ns (min {:.1} ns), one-way = RTT/2 = {:.1} ns",
-            l.cores[0], l.cores[1], l.rtt_p50_ns, l.rtt_min_ns, l.one_way_p50_ns
-        ),
+        Some(l) => print_cache_line(l),
         None => println!(
             "cache line: not measured ({})",
             c.cache_line_error.as_deref().unwrap_or("?")
@@ -71,6 +71,26 @@ pub fn run(a: &CalibrateArgs) -> anyhow::Result<std::process::ExitCode> {
             "saved to {} (included in later results' environment)",
             p.display()
         );
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+fn print_cache_line(l: &CacheLine) {
+    println!(
+        "cache line, cores {}->{}: round trip p50 {:.1} ns (min {:.1} ns), one-way = RTT/2 = {:.1} ns",
+        l.cores[0], l.cores[1], l.rtt_p50_ns, l.rtt_min_ns, l.one_way_p50_ns
+    );
+}
+
+/// `--link-only`: the cache-line round trip alone, printed and (with
+/// `--json`) written as `{"cache_line": ...}`, never saved.
+fn link_only(a: &CalibrateArgs, cores: [usize; 2]) -> anyhow::Result<std::process::ExitCode> {
+    let l = cache_line(cores).map_err(|e| anyhow::anyhow!("cache line, cores {cores:?}: {e}"))?;
+    print_cache_line(&l);
+    if let Some(f) = &a.json {
+        let v = serde_json::json!({ "cache_line": l });
+        std::fs::write(f, serde_json::to_string_pretty(&v)?)
+            .with_context(|| format!("--json {}", f.display()))?;
     }
     Ok(std::process::ExitCode::SUCCESS)
 }

@@ -79,6 +79,31 @@ fn bad_input_is_one_line_exit_2() {
     usage_error(&["latency", "--cpu", "0,99"], "--cpu");
     usage_error(&["latency", "--duration", "soon"], "--duration");
     usage_error(&["nonsense"], "nonsense");
+    // clap names a missing argument on a line of its own: the one line
+    // keeps it.
+    usage_error(&["calibrate", "--link-only"], "--no-save");
+}
+
+#[test]
+fn calibrate_link_only_measures_the_cache_line_alone() {
+    let d = tmp();
+    let f = d.path().join("link.json");
+    let o = run(&[
+        "calibrate",
+        "--link-only",
+        "--no-save",
+        "--json",
+        f.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("cache line, cores 0->1: round trip p50 "),
+        "{}",
+        stdout(&o)
+    );
+    let v = json(&f);
+    assert!(v["cache_line"]["rtt_p50_ns"].as_f64().unwrap() > 0.0, "{v}");
+    assert_eq!(v.as_object().unwrap().len(), 1, "the link alone: {v}");
 }
 
 #[test]

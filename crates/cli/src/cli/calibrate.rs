@@ -15,4 +15,9 @@ pub struct CalibrateArgs {
     /// Do not save it for later results.
     #[arg(long)]
     pub no_save: bool,
+    /// Measure the cache-line round trip alone (a tenth of a second; the
+    /// bench scripts read it around each run); with --no-save, since a
+    /// partial calibration is not kept.
+    #[arg(long, requires = "no_save")]
+    pub link_only: bool,
 }

@@ -577,11 +577,23 @@ pub fn parse() -> Result<Cli, std::process::ExitCode> {
         Err(e) => {
             // One line: clap's first line, and where to read more.
             let text = e.render().to_string();
-            let first = text
-                .lines()
+            let mut lines = text.lines();
+            let first = lines
                 .next()
                 .unwrap_or("error")
                 .trim_start_matches("error: ");
+            // A first line ending in ':' ("the following required arguments
+            // were not provided:") names what it means on the indented
+            // lines after it.
+            let named = if first.ends_with(':') {
+                let items: Vec<&str> = lines
+                    .take_while(|l| l.starts_with("  ") && !l.trim().is_empty())
+                    .map(str::trim)
+                    .collect();
+                format!(" {}", items.join(", "))
+            } else {
+                String::new()
+            };
             // clap lists the accepted values on a line of their own.
             let choices = text
                 .lines()
@@ -589,7 +601,7 @@ pub fn parse() -> Result<Cli, std::process::ExitCode> {
                 .map(|v| format!("; one of: {}", v.trim_end_matches(']')))
                 .unwrap_or_default();
             eprintln!(
-                "pubsubperf: {first}{choices} (see 'pubsubperf --help' or 'pubsubperf COMMAND --help')"
+                "pubsubperf: {first}{named}{choices} (see 'pubsubperf --help' or 'pubsubperf COMMAND --help')"
             );
             Err(ExitCode::from(2))
         }
