@@ -185,7 +185,10 @@ for size in $sizes; do
     alternate ddsperf_tp "$size" -- ours_run throughput --size "$size" --batch 14720
     report tp tp "$size" ddsperf
 done
+# Information only, so not in a run of chosen cells (ONLY_CELLS).
+if [ -z "${ONLY_CELLS:-}" ]; then
 "$bin" throughput --binding udp --size 1KiB --duration "${secs}s" --cpu 0,1 -q --no-save --json "$tmp/tp_udp.json" > /dev/null
 echo "  udp binding at 1 KiB (best effort, the kernel's floor): $(json "$tmp/tp_udp.json" "f\"{r[0]['throughput']['samples_per_s']:.0f}/s received, lost {r[0]['throughput']['lost_percent']:.2f} %\"")"
+fi
 fi
 echo "  (load average: $(cut -d' ' -f1-3 /proc/loadavg); this VM has $(nproc) vCPUs and is shared, so compare figures of one run only)"
