@@ -102,10 +102,10 @@ if [ "$recheck" -gt 0 ]; then
     echo "== recheck: $(wc -l < "$out/recheck.cells") cells not clearly met (a latency ratio above 1.00, a throughput ratio below 1.00, or none), ${recheck} more rounds each (the first pass's table: $out/first-pass.md)"
     for s in $scripts; do
         read -r name script parts <<<"$(script_of "$s")"
-        # This script's cells: their subjects are the script's name or, for
-        # the sockets script, udp and tcp.
-        awk -F'\t' -v n="$name" '$1 == n || (n == "sockets" && ($1 == "udp" || $1 == "tcp"))' \
-            "$out/recheck.cells" > "$out/$name.recheck.cells"
+        # This script's cells (script_of knows whose subjects udp and tcp are).
+        while IFS= read -r c; do
+            if [ "$(script_of "${c%%$'\t'*}" | cut -d' ' -f1)" = "$name" ]; then echo "$c"; fi
+        done < "$out/recheck.cells" > "$out/$name.recheck.cells"
         [ -s "$out/$name.recheck.cells" ] || continue
         ONLY_CELLS=$out/$name.recheck.cells ROUNDS=$recheck run "$name" "$script" "$parts" "$out/$name.recheck.log"
     done

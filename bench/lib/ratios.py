@@ -95,17 +95,30 @@ def link_note(links):
     return f"   link ns: ours {o1}/{o2}, ref {d1}/{d2} ({tag})"
 
 
-def table_line(kind, label, ref, size, rows, medians, same, same_medians, rounds):
-    """Appends this report's medians to $BENCH_TABLE (when set) for bench/lib/table.py;
-    rows and same: how many rounds (of all; on the same link) gave a figure;
-    rounds: each counted round's ratios and its same-link flag."""
+def round_ratios(rows):
+    """[(ratios, same_link)] of the rounds that gave a figure: a row's figures are ours
+    then the reference's (lat: p50 p99 p50 p99; tp: one each)."""
+    out = []
+    for f, links in rows:
+        k = len(f) // 2
+        rs = tuple(ratio(f[i], f[i + k]) for i in range(k))
+        if not math.isnan(rs[0]):
+            out.append((rs, same_link(links)))
+    return out
+
+
+def table_line(kind, label, ref, size, rows, medians, same_medians):
+    """Appends this report's medians to $BENCH_TABLE (when set) for bench/lib/table.py,
+    with how many rounds (of all; on the same link) gave a figure and each such
+    round's ratios and same-link flag."""
     path = os.environ.get("BENCH_TABLE")
     if not path:
         return
+    rounds = round_ratios(rows)
     subject = os.environ.get("BENCH_SUBJECT", "?")
-    fields = [subject, kind, label, ref, size, str(rows)]
+    fields = [subject, kind, label, ref, size, str(len(rounds))]
     fields += [f"{m:.3f}" for m in medians]
-    fields += [str(same)] + [f"{m:.3f}" for m in same_medians]
+    fields += [str(sum(s for _, s in rounds))] + [f"{m:.3f}" for m in same_medians]
     fields.append("rounds:" + ";".join(",".join([*(f"{x:.4f}" for x in rs), str(int(s))]) for rs, s in rounds))
     with open(path, "a") as f:
         f.write("\t".join(fields) + "\n")
@@ -188,10 +201,7 @@ def main():
         s50, s99 = medians(same)
         if linked:
             print(f"{head}  same-link rounds {len(same)} of {len(rows)}: median ratios p50 {s50:.3f} ({verdict(s50, ok)}), p99 {s99:.3f} ({verdict(s99, ok)})")
-        counted = lambda rs: sum(not math.isnan(ratio(f[0], f[2])) for f, _ in rs)
-        per_round = [((ratio(f[0], f[2]), ratio(f[1], f[3])), same_link(links)) for f, links in rows]
-        per_round = [(rs, s) for rs, s in per_round if not math.isnan(rs[0])]
-        table_line(kind, label, ref, size, counted(rows), (r50, r99), counted(same), (s50, s99), per_round)
+        table_line(kind, label, ref, size, rows, (r50, r99), (s50, s99))
     elif kind == "tp":
         ok = lambda r: r >= TP_GOAL
         for i, ((o, d), links) in enumerate(rows, 1):
@@ -203,10 +213,7 @@ def main():
         s = median_ratio((f[0], f[1]) for f, _ in same)
         if linked:
             print(f"{head}  same-link rounds {len(same)} of {len(rows)}: median ratio {s:.3f} ({verdict(s, ok)})")
-        counted = lambda rs: sum(not math.isnan(ratio(f[0], f[1])) for f, _ in rs)
-        per_round = [((ratio(f[0], f[1]),), same_link(links)) for f, links in rows]
-        per_round = [(rs, s) for rs, s in per_round if not math.isnan(rs[0])]
-        table_line(kind, label, ref, size, counted(rows), (r,), counted(same), (s,), per_round)
+        table_line(kind, label, ref, size, rows, (r,), (s,))
     else:
         sys.exit(f"ratios.py: kind must be lat or tp, not {kind!r}")
 
