@@ -20,7 +20,7 @@
 // The configuration is that of pubsubperf's fastdds binding by default, so
 // that the comparison is of the harness, not of the QoS: UDPv4 only,
 // bound to 127.0.0.1, unicast discovery through the initial peer 127.0.0.1,
-// reliable, KEEP_ALL on both ends, volatile, heartbeats every 50 ms,
+// reliable, KEEP_ALL on both ends, volatile, heartbeats every 5 ms,
 // PREALLOCATED_WITH_REALLOC payloads, the same type and wire form as the
 // binding's `bytes` type: { sequence<octet> data; }, XCDR1; and Fast DDS's
 // two documented knobs that decide reliable throughput over loopback here:
@@ -31,7 +31,11 @@
 // writer's max_samples is bounded by bytes, clamp(32 MiB / size, 2, 5000),
 // as the binding's: with Fast DDS's 5000 whatever the size, an unpaced
 // writer of 64 KiB samples fell to 5 000-8 000 samples/s after a few
-// seconds, and one of 1 MiB samples stalled for seconds.
+// seconds, and one of 1 MiB samples stalled for seconds. Unlike the
+// binding, which allocates up to 4 MiB of samples up front (a flat memory
+// over long runs), this program allocates 16 and lets Fast DDS grow the
+// rest: docs/bindings/fastdds.md, Heartbeats, has why the binding's
+// allocation needs the short heartbeat period.
 
 #include <fastcdr/Cdr.h>
 #include <fastcdr/FastBuffer.h>
@@ -190,7 +194,7 @@ DataWriterQos writer_qos(uint32_t size) {
     q.resource_limits().max_samples_per_instance = max;
     q.resource_limits().allocated_samples = std::min(depth, 16);
     q.reliability().max_blocking_time = eprosima::fastrtps::Duration_t(10, 0);
-    q.reliable_writer_qos().times.heartbeatPeriod = eprosima::fastrtps::Duration_t(0, 50000000);
+    q.reliable_writer_qos().times.heartbeatPeriod = eprosima::fastrtps::Duration_t(0, 5000000);
     q.data_sharing().off();
     return q;
 }

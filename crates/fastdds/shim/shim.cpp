@@ -90,6 +90,7 @@ struct PpfConfig {
     int32_t multicast_ttl;     // UDP multicast TTL (-1: Fast DDS's default)
     uint32_t receive_buffer;   // UDP receive buffer when socket_buffer is 0 (0: system default)
     int64_t heartbeat_response_ns;  // reliable readers' heartbeatResponseDelay
+    int64_t heartbeat_period_ns;    // reliable writers' heartbeatPeriod
     const char* multicast_address; // readers' multicast group (empty: one derived per topic)
 };
 }
@@ -627,10 +628,10 @@ PpfWriter* ppf_create_writer(PpfParticipant* p, const char* topic, char* err, si
     q.reliability().max_blocking_time = eprosima::fastrtps::Duration_t(
         static_cast<int32_t>(p->cfg.block_timeout_ns / 1000000000),
         static_cast<uint32_t>(p->cfg.block_timeout_ns % 1000000000));
-    // A blocked reliable writer frees history slots when readers acknowledge;
-    // readers acknowledge on heartbeats, so a 3 s period (the default) would
-    // stall a full queue for seconds.
-    q.reliable_writer_qos().times.heartbeatPeriod = eprosima::fastrtps::Duration_t(0, 50000000);
+    // Readers acknowledge on heartbeats: the period decides how long a full
+    // queue waits and how many samples one acknowledgement frees (the Rust
+    // side's HEARTBEAT_PERIOD says why it is what it is).
+    q.reliable_writer_qos().times.heartbeatPeriod = duration_of(p->cfg.heartbeat_period_ns);
     q.publish_mode().kind = p->cfg.async_publish ? ASYNCHRONOUS_PUBLISH_MODE : SYNCHRONOUS_PUBLISH_MODE;
     if (p->cfg.bandwidth_limit > 0) {
         // A flow controller paces the asynchronous publish thread only.
@@ -663,6 +664,15 @@ PpfWriter* ppf_create_writer(PpfParticipant* p, const char* topic, char* err, si
 void ppf_delete_writer(PpfWriter* w) {
     if (!w) return;
     if (w->loan) w->w->discard_loan(w->loan);
+    // Empties the history first, under the writer's lock. Fast DDS 2.9's
+    // StatefulWriter destructor releases the changes still in the history
+    // one by one (RTPSWriter::deinit, which resets each one's sequence
+    // number) before it stops the periodic heartbeat; a heartbeat that runs
+    // in between walks a history whose numbers went back to 0
+    // (add_gaps_for_holes_in_history_) and never ends, holding the lock the
+    // destructor waits for: a test process hung at 100 % CPU in it (5 ms
+    // heartbeats, a writer deleted right after its last sample).
+    w->w->clear_history(nullptr);
     w->pub->delete_datawriter(w->w);
     w->p->pp->delete_publisher(w->pub);
     w->p->type->deleteData(w->scratch);
@@ -928,6 +938,12 @@ int64_t ppf_writer_bandwidth(PpfWriter* w) {
         }
     }
     return -1;
+}
+
+// A reliable writer's heartbeatPeriod, ns.
+int64_t ppf_writer_heartbeat_period_ns(PpfWriter* w) {
+    const auto& d = w->w->get_qos().reliable_writer_qos().times.heartbeatPeriod;
+    return static_cast<int64_t>(d.seconds) * 1000000000 + d.nanosec;
 }
 
 // A reliable reader's heartbeatResponseDelay, ns.

@@ -39,6 +39,7 @@ pub struct Config {
     pub multicast_ttl: i32,
     pub receive_buffer: u32,
     pub heartbeat_response_ns: i64,
+    pub heartbeat_period_ns: i64,
     pub multicast_address: *const c_char,
 }
 
@@ -85,6 +86,7 @@ unsafe extern "C" {
     pub fn ppf_writer_bandwidth(w: *mut WriterH) -> i64;
     pub fn ppf_participant_ttl(p: *mut Participant) -> i32;
     pub fn ppf_reader_heartbeat_response_ns(r: *mut ReaderH) -> i64;
+    pub fn ppf_writer_heartbeat_period_ns(w: *mut WriterH) -> i64;
     pub fn ppf_participant_receive_buffer(p: *mut Participant) -> i64;
     pub fn ppf_reader_multicast(r: *mut ReaderH, buf: *mut c_char, len: usize) -> i32;
 }

@@ -95,6 +95,43 @@ pub const KEEP_DURATION: Duration = Duration::from_millis(100);
 /// ahead of the reader: ~25 000/s).
 pub const UDP_RECEIVE_BUFFER: usize = 4 << 20;
 
+/// How often a reliable writer with unacknowledged samples sends a
+/// heartbeat (Fast DDS's default is 3 s): readers acknowledge on
+/// heartbeats, so the period bounds how long a full writer queue waits, and
+/// how many samples pile up unacknowledged in the writer's history between
+/// two acknowledgements (hundreds in a 1 KiB ping-pong at 50 ms: between
+/// periodic ones, Fast DDS adds a heartbeat to its data only after a send
+/// buffer's worth of bytes, 208 KiB here). Each
+/// acknowledged sample goes back to the writer's pool of preallocated
+/// samples, and Debian's Fast DDS 2.9 is built with assertions on, one of
+/// which searches that pool's free list linearly on every release
+/// (`CacheChangePool::release_cache`): with the thousands of samples we
+/// preallocate (`endpoint_qos` in the shim), one acknowledgement of
+/// hundreds held the writer's lock for long enough that the round trips
+/// waiting on it made the 99th percentile: 1 KiB ping-pong p99 146-288 us
+/// at 50 ms, 89-104 us at 5 ms (the measurements are in
+/// docs/bindings/fastdds.md, Heartbeats).
+pub const HEARTBEAT_PERIOD: Duration = Duration::from_millis(5);
+
+/// The heartbeat period of asynchronous writers (`--async`, and
+/// `--bandwidth-limit`, whose flow controller publishes asynchronously).
+/// With 5 ms, a Fast DDS asynchronous writer's lone sample to a CycloneDDS
+/// reader was never delivered in 2 of 40 runs of the qos tests'
+/// `async_publishing_delivers_lone_samples_and_bursts` (and in 1 of 1 run of
+/// the whole suite), 0 of 40 with 50 ms: a heartbeat that announces a
+/// sample still queued for the publishing thread, and the repair that
+/// follows, race in Fast DDS 2.9.
+pub const ASYNC_HEARTBEAT_PERIOD: Duration = Duration::from_millis(50);
+
+/// The heartbeat period of this run's writers.
+pub fn heartbeat_period(cfg: &EndpointConfig) -> Duration {
+    if cfg.async_publish || cfg.bandwidth_limit > 0 {
+        ASYNC_HEARTBEAT_PERIOD
+    } else {
+        HEARTBEAT_PERIOD
+    }
+}
+
 /// How long a reliable reader waits before it answers a heartbeat (Fast
 /// DDS's heartbeatResponseDelay, 5 ms by default): at once, so that a
 /// writer blocked on a full history, or missing a sample, hears back within
@@ -574,6 +611,7 @@ impl Binding for FastDds {
             multicast_ttl: cfg.multicast_ttl.map_or(-1, i32::from),
             receive_buffer: UDP_RECEIVE_BUFFER as u32,
             heartbeat_response_ns: HEARTBEAT_RESPONSE.as_nanos() as i64,
+            heartbeat_period_ns: heartbeat_period(cfg).as_nanos() as i64,
             multicast_address: multicast_address.as_ptr(),
         };
         // SAFETY: c and the strings it points to outlive the call; the shim copies them.

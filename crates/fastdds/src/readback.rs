@@ -1,7 +1,7 @@
 //! What Fast DDS holds for our entities, read back with `get_qos`: the
 //! tests of `--max-blocking-time`, `--no-positive-acks`,
 //! `--bandwidth-limit`, `--multicast-ttl`, `--multicast-address` and the UDP receive buffer
-//! and heartbeat response defaults check through these that the
+//! and heartbeat period and response defaults check through these that the
 //! settings reached the middleware, not only our configuration.
 
 use crate::{FastDds, FastReader, FastWriter, ffi};
@@ -22,6 +22,13 @@ impl FastWriter {
         // SAFETY: raw is a live writer; keep outlives the call.
         let off = unsafe { ffi::ppf_writer_positive_acks_off(self.raw, &mut keep) };
         (off == 1).then(|| Duration::from_nanos(keep.max(0) as u64))
+    }
+
+    /// RELIABILITY's heartbeat period.
+    pub fn heartbeat_period(&self) -> Duration {
+        // SAFETY: raw is a live writer.
+        let ns = unsafe { ffi::ppf_writer_heartbeat_period_ns(self.raw) };
+        Duration::from_nanos(ns.max(0) as u64)
     }
 
     /// Bytes per second of the flow controller the writer publishes

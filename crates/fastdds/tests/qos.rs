@@ -495,9 +495,11 @@ fn cyclonedds_batch_ttl_and_multicast_address_are_applied() {
 /// The UDP transport asks for a 4 MiB receive buffer without
 /// `--socket-buffer` (the buffer size given with it otherwise), and reliable
 /// readers answer heartbeats at once: what keeps an unpaced reliable writer
-/// from stalling on losses in the reader's socket.
+/// from stalling on losses in the reader's socket. Writers send heartbeats
+/// every `HEARTBEAT_PERIOD` (Fast DDS's default is 3 s), asynchronous ones
+/// every `ASYNC_HEARTBEAT_PERIOD`.
 #[test]
-fn fastdds_udp_receive_buffer_and_heartbeat_response() {
+fn fastdds_udp_receive_buffer_and_heartbeats() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let c = cfg("rcvbuf", DataType::Bytes, 128);
     let mut p = FastDds::open(&c).expect("open");
@@ -510,7 +512,20 @@ fn fastdds_udp_receive_buffer_and_heartbeat_response() {
         r.heartbeat_response_delay(),
         pubsubperf_fastdds::HEARTBEAT_RESPONSE
     );
+    let w = p.create_writer(&topic("data"), &[]).expect("writer");
+    assert_eq!(w.heartbeat_period(), pubsubperf_fastdds::HEARTBEAT_PERIOD);
+    drop(w);
     drop(r);
+    drop(p);
+    let mut a = cfg("hbasync", DataType::Bytes, 128);
+    a.async_publish = true;
+    let mut p = FastDds::open(&a).expect("open");
+    let w = p.create_writer(&topic("data"), &[]).expect("writer");
+    assert_eq!(
+        w.heartbeat_period(),
+        pubsubperf_fastdds::ASYNC_HEARTBEAT_PERIOD
+    );
+    drop(w);
     drop(p);
     let mut d = cfg("rcvbuf1m", DataType::Bytes, 128);
     d.socket_buffer = 1 << 20;
@@ -518,4 +533,48 @@ fn fastdds_udp_receive_buffer_and_heartbeat_response() {
         FastDds::open(&d).expect("open").udp_receive_buffer(),
         Some(1 << 20)
     );
+}
+
+/// A writer deleted while samples wait unacknowledged in its history ends:
+/// Fast DDS 2.9's destructor releases them one by one before it stops the
+/// periodic heartbeat, and a heartbeat in between used to loop for ever
+/// holding the writer's lock (`ppf_delete_writer` empties the history
+/// first). A deletion that hangs aborts the test process after 60 s.
+#[test]
+fn a_writer_deleted_with_unacknowledged_samples_ends() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let c = cfg("teardown", DataType::Bytes, 1024);
+    let mut sub = FastDds::open(&c).expect("open");
+    let (mut r, loc) = sub.create_reader(&topic("data")).expect("reader");
+    let mut publ = FastDds::open(&c).expect("open");
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if finished.recv_timeout(Duration::from_secs(60)).is_err() {
+            // Straight to stderr: the test harness's capture of eprintln
+            // would be lost with the process.
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                b"a fastdds writer's deletion hung for 60 s\n",
+            );
+            std::process::abort();
+        }
+    });
+    // Each writer writes for 20 ms (several heartbeat periods, so that a
+    // heartbeat may come at any point of the deletion) and is deleted at once.
+    let mut seq = 0;
+    for _ in 0..40 {
+        let mut w = publ
+            .create_writer(&topic("data"), std::slice::from_ref(&loc))
+            .expect("writer");
+        w.wait_matched(1, WAIT).expect("writer matched");
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_millis(20) {
+            send_seq(&mut w, 1024, seq);
+            seq += 1;
+        }
+        drop(w);
+        while r.recv(Duration::ZERO, &mut |_: &[u8]| {}).expect("recv") > 0 {}
+    }
+    done.send(()).expect("watchdog waits");
+    watchdog.join().expect("watchdog");
 }
