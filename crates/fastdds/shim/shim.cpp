@@ -504,7 +504,7 @@ static Topic* topic_for(PpfParticipant* p, const char* name) {
 }  // extern "C"
 
 template <class Q>
-static void endpoint_qos(const PpfConfig& c, Q& q, int32_t depth, bool limits) {
+static void endpoint_qos(const PpfConfig& c, Q& q, int32_t depth, bool limits, bool one_in_flight) {
     q.reliability().kind = c.reliable ? RELIABLE_RELIABILITY_QOS : BEST_EFFORT_RELIABILITY_QOS;
     q.durability().kind = c.transient_local ? TRANSIENT_LOCAL_DURABILITY_QOS : VOLATILE_DURABILITY_QOS;
     auto& rl = q.resource_limits();
@@ -557,14 +557,19 @@ static void endpoint_qos(const PpfConfig& c, Q& q, int32_t depth, bool limits) {
     // memory then stays flat and writes and takes do not allocate. Larger
     // histories get as many as fit (at least the few below) and grow beyond
     // them on demand. Zero copy keeps the few: its data-sharing pool is sized
-    // by max_samples itself.
+    // by max_samples itself. So do the topics of a latency test's pings and
+    // echoes (`one_in_flight`), whose histories hold what a heartbeat period
+    // leaves unacknowledged, not a stream's backlog: every sample allocated
+    // is on the pool's free list, which Debian's Fast DDS (assertions on)
+    // searches linearly on every release, on the round trip's path
+    // (docs/bindings/fastdds.md, Heartbeats).
     constexpr int64_t kPreallocBytes = 4 << 20;
     int64_t size = c.max_size ? c.max_size : 1;
     int64_t few = (256 << 20) / size;  // up to 16 samples, ~256 MiB at most
     if (few > 16) few = 16;
     if (few > depth) few = depth;
     int64_t want = few;
-    if (!c.zero_copy) {
+    if (!c.zero_copy && !one_in_flight) {
         int64_t bound = rl.max_samples > 0 ? rl.max_samples : depth;
         int64_t fit = kPreallocBytes / (size + 520);
         if (fit > bound) fit = bound;
@@ -600,7 +605,7 @@ static Locator_t multicast_locator(const char* topic, int32_t domain, const char
     return l;
 }
 
-PpfWriter* ppf_create_writer(PpfParticipant* p, const char* topic, char* err, size_t errlen) {
+PpfWriter* ppf_create_writer(PpfParticipant* p, const char* topic, int32_t one_in_flight, char* err, size_t errlen) {
     Topic* t = topic_for(p, topic);
     if (!t) {
         set_err(err, errlen, std::string("Fast DDS could not create topic ") + topic);
@@ -615,7 +620,7 @@ PpfWriter* ppf_create_writer(PpfParticipant* p, const char* topic, char* err, si
     DataWriterQos q = DATAWRITER_QOS_DEFAULT;
     if (p->from_xml) w->pub->get_default_datawriter_qos(q);
     // Whether max_samples is the depth is decided on the Rust side (`plan`).
-    endpoint_qos(p->cfg, q, p->cfg.writer_depth, p->cfg.writer_limits != 0);
+    endpoint_qos(p->cfg, q, p->cfg.writer_depth, p->cfg.writer_limits != 0, one_in_flight != 0);
     if (p->cfg.zero_copy) {
         // The data-sharing pool (max_samples + extra_samples payloads)
         // holds twice the history. With Fast DDS's default of one extra
@@ -779,7 +784,7 @@ void ppf_discard_loan(PpfWriter* w) {
     w->loan = nullptr;
 }
 
-PpfReader* ppf_create_reader(PpfParticipant* p, const char* topic, char* err, size_t errlen) {
+PpfReader* ppf_create_reader(PpfParticipant* p, const char* topic, int32_t one_in_flight, char* err, size_t errlen) {
     Topic* t = topic_for(p, topic);
     if (!t) {
         set_err(err, errlen, std::string("Fast DDS could not create topic ") + topic);
@@ -794,7 +799,7 @@ PpfReader* ppf_create_reader(PpfParticipant* p, const char* topic, char* err, si
     r->sub = p->pp->create_subscriber(subq);
     DataReaderQos q = DATAREADER_QOS_DEFAULT;
     if (p->from_xml) r->sub->get_default_datareader_qos(q);
-    endpoint_qos(p->cfg, q, p->cfg.reader_depth, true);
+    endpoint_qos(p->cfg, q, p->cfg.reader_depth, true, one_in_flight != 0);
     if (p->cfg.no_positive_acks) q.reliable_reader_qos().disable_positive_ACKs.enabled = true;
     q.reliable_reader_qos().times.heartbeatResponseDelay = duration_of(p->cfg.heartbeat_response_ns);
     if (p->cfg.multicast) {
@@ -938,6 +943,14 @@ int64_t ppf_writer_bandwidth(PpfWriter* w) {
         }
     }
     return -1;
+}
+
+// How many samples the writer / reader allocates up front.
+int32_t ppf_writer_allocated_samples(PpfWriter* w) {
+    return w->w->get_qos().resource_limits().allocated_samples;
+}
+int32_t ppf_reader_allocated_samples(PpfReader* r) {
+    return r->r->get_qos().resource_limits().allocated_samples;
 }
 
 // A reliable writer's heartbeatPeriod, ns.

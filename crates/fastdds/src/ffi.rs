@@ -54,6 +54,7 @@ unsafe extern "C" {
     pub fn ppf_create_writer(
         p: *mut Participant,
         topic: *const c_char,
+        one_in_flight: i32,
         err: *mut c_char,
         errlen: usize,
     ) -> *mut WriterH;
@@ -67,6 +68,7 @@ unsafe extern "C" {
     pub fn ppf_create_reader(
         p: *mut Participant,
         topic: *const c_char,
+        one_in_flight: i32,
         err: *mut c_char,
         errlen: usize,
     ) -> *mut ReaderH;
@@ -87,6 +89,8 @@ unsafe extern "C" {
     pub fn ppf_participant_ttl(p: *mut Participant) -> i32;
     pub fn ppf_reader_heartbeat_response_ns(r: *mut ReaderH) -> i64;
     pub fn ppf_writer_heartbeat_period_ns(w: *mut WriterH) -> i64;
+    pub fn ppf_writer_allocated_samples(w: *mut WriterH) -> i32;
+    pub fn ppf_reader_allocated_samples(r: *mut ReaderH) -> i32;
     pub fn ppf_participant_receive_buffer(p: *mut Participant) -> i64;
     pub fn ppf_reader_multicast(r: *mut ReaderH, buf: *mut c_char, len: usize) -> i32;
 }

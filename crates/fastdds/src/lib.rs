@@ -123,6 +123,15 @@ pub const HEARTBEAT_PERIOD: Duration = Duration::from_millis(5);
 /// follows, race in Fast DDS 2.9.
 pub const ASYNC_HEARTBEAT_PERIOD: Duration = Duration::from_millis(50);
 
+/// 1 for the topics of a latency test's pings and echoes, which carry one
+/// sample at a time: the shim allocates a few of their samples up front
+/// and lets Fast DDS grow the rest, as it does by default (the data topic's
+/// endpoints get every sample their history may hold within 4 MiB, for a
+/// flat memory over long runs; see `endpoint_qos` in the shim).
+fn one_in_flight(topic: &TopicSpec) -> i32 {
+    i32::from(topic.is_ping() || topic.is_echo())
+}
+
 /// The heartbeat period of this run's writers.
 pub fn heartbeat_period(cfg: &EndpointConfig) -> Duration {
     if cfg.async_publish || cfg.bandwidth_limit > 0 {
@@ -639,9 +648,11 @@ impl Binding for FastDds {
     ) -> Result<(Self::Reader, Locator), BindingError> {
         let name = dds_topic(&self.cfg.run_id, &topic.name);
         let c = CString::new(name.clone()).expect("topic names have no NUL");
+        let one = one_in_flight(topic);
         // SAFETY: participant alive (we hold it); c outlives the call.
-        let raw = with_err(|e, n| unsafe { ffi::ppf_create_reader(self.p.raw, c.as_ptr(), e, n) })
-            .map_err(mw)?;
+        let raw =
+            with_err(|e, n| unsafe { ffi::ppf_create_reader(self.p.raw, c.as_ptr(), one, e, n) })
+                .map_err(mw)?;
         let reader = FastReader {
             raw,
             _p: self.p.clone(),
@@ -663,9 +674,11 @@ impl Binding for FastDds {
         // (topic names, possibly from the cyclonedds binding) are not needed.
         let name = dds_topic(&self.cfg.run_id, &topic.name);
         let c = CString::new(name.clone()).expect("topic names have no NUL");
+        let one = one_in_flight(topic);
         // SAFETY: participant alive; c outlives the call.
-        let raw = with_err(|e, n| unsafe { ffi::ppf_create_writer(self.p.raw, c.as_ptr(), e, n) })
-            .map_err(mw)?;
+        let raw =
+            with_err(|e, n| unsafe { ffi::ppf_create_writer(self.p.raw, c.as_ptr(), one, e, n) })
+                .map_err(mw)?;
         // SAFETY: the writer owns its scratch sample of max_sample_size octets.
         let scratch = unsafe { ffi::ppf_writer_buffer(raw) };
         Ok(FastWriter {

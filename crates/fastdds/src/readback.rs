@@ -1,7 +1,7 @@
 //! What Fast DDS holds for our entities, read back with `get_qos`: the
 //! tests of `--max-blocking-time`, `--no-positive-acks`,
 //! `--bandwidth-limit`, `--multicast-ttl`, `--multicast-address` and the UDP receive buffer
-//! and heartbeat period and response defaults check through these that the
+//! heartbeat period and response defaults and the samples allocated up front check through these that the
 //! settings reached the middleware, not only our configuration.
 
 use crate::{FastDds, FastReader, FastWriter, ffi};
@@ -22,6 +22,12 @@ impl FastWriter {
         // SAFETY: raw is a live writer; keep outlives the call.
         let off = unsafe { ffi::ppf_writer_positive_acks_off(self.raw, &mut keep) };
         (off == 1).then(|| Duration::from_nanos(keep.max(0) as u64))
+    }
+
+    /// How many samples the writer allocates up front.
+    pub fn allocated_samples(&self) -> i32 {
+        // SAFETY: raw is a live writer.
+        unsafe { ffi::ppf_writer_allocated_samples(self.raw) }
     }
 
     /// RELIABILITY's heartbeat period.
@@ -57,6 +63,12 @@ impl FastReader {
     pub fn positive_acks_off(&self) -> bool {
         // SAFETY: raw is a live reader.
         unsafe { ffi::ppf_reader_positive_acks_off(self.raw) == 1 }
+    }
+
+    /// How many samples the reader allocates up front.
+    pub fn allocated_samples(&self) -> i32 {
+        // SAFETY: raw is a live reader.
+        unsafe { ffi::ppf_reader_allocated_samples(self.raw) }
     }
 
     /// How long the reader waits before it answers a heartbeat.

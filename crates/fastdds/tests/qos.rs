@@ -578,3 +578,28 @@ fn a_writer_deleted_with_unacknowledged_samples_ends() {
     done.send(()).expect("watchdog waits");
     watchdog.join().expect("watchdog");
 }
+
+/// The data topic's endpoints allocate every sample their history may hold
+/// within 4 MiB (a flat memory over long runs); a latency test's ping and
+/// echo topics, one sample in flight, allocate a few and let Fast DDS grow
+/// the rest (their pools' free lists are searched on every release).
+#[test]
+fn only_the_data_topic_preallocates_its_history() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let c = cfg("prealloc", DataType::Bytes, 1024);
+    let mut p = FastDds::open(&c).expect("open");
+    let per_sample = 1024 + 520;
+    for (name, up_front) in [
+        ("data", (4 << 20) / per_sample),
+        ("ping", 16),
+        ("echo0", 16),
+    ] {
+        let (r, _) = p.create_reader(&topic(name)).expect("reader");
+        let w = p.create_writer(&topic(name), &[]).expect("writer");
+        assert_eq!(
+            (w.allocated_samples(), r.allocated_samples()),
+            (up_front, up_front),
+            "{name}: samples allocated up front by the writer and the reader"
+        );
+    }
+}
