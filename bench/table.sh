@@ -26,9 +26,14 @@
 # FASTEST=1 measures only the rows of each reference's fastest mode (the
 # goals are set against it): sockperf busy and its throughput, iperf3,
 # ddsperf listener and throughput, fastdds-ref listener, zenoh lat:busy and
-# tp:default, iceoryx2 zc-busy, iceoryx busy.
+# tp:default, iceoryx2 zc-busy, iceoryx busy. DEFAULTS=1 measures only
+# the rows of the references' default modes where those are not their
+# fastest (the issue's other half): sockperf's blocking ping-pong (udp and
+# tcp), zenoh lat:default, iceoryx block (latency and throughput); with
+# SCRIPTS unset it runs the three scripts that have them. ddsperf's,
+# fastdds-ref's and iceoryx2-pingpong's defaults are their fastest modes.
 #
-# usage: [OUT=DIR] [ROUNDS=3] [RECHECK=6] [FASTEST=1]
+# usage: [OUT=DIR] [ROUNDS=3] [RECHECK=6] [FASTEST=1 | DEFAULTS=1]
 #        [SCRIPTS="sockets cyclonedds fastdds zenoh iceoryx2 iceoryx"]
 #        bench/table.sh [SECONDS]
 #   OUT defaults to bench-results/table-<UTC time>; PUBSUBPERF=binary as for
@@ -37,7 +42,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-5}
-scripts=${SCRIPTS:-sockets cyclonedds fastdds zenoh iceoryx2 iceoryx}
+[ "${FASTEST:-0}${DEFAULTS:-0}" != 11 ] || { echo "FASTEST=1 and DEFAULTS=1: choose one (or neither, for every row)" >&2; exit 2; }
+if [ "${DEFAULTS:-0}" = 1 ]; then
+    scripts=${SCRIPTS:-sockets zenoh iceoryx}
+else
+    scripts=${SCRIPTS:-sockets cyclonedds fastdds zenoh iceoryx2 iceoryx}
+fi
 out=${OUT:-bench-results/table-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$out"
 out=$(realpath "$out")
@@ -60,6 +70,16 @@ case ${FASTEST:-0} in
             iceoryx2 lat zc-busy iceoryx2-pingpong  iceoryx2 tp zc-busy iceoryx2-pingpong \
             iceoryx lat busy iox_ref  iceoryx tp busy iox_ref > "$ONLY_CELLS" ;;
     *) echo "FASTEST=$FASTEST: expected 1 (only the fastest modes' rows) or 0" >&2; exit 2 ;;
+esac
+case ${DEFAULTS:-0} in
+    0) ;;
+    1)
+        export ONLY_CELLS=$out/defaults.cells
+        printf '%s\t%s\t%s\t%s\t*\n' \
+            udp lat block sockperf  tcp lat block sockperf \
+            zenoh lat lat:default zenoh-pingpong \
+            iceoryx lat block iox_ref  iceoryx tp block iox_ref > "$ONLY_CELLS" ;;
+    *) echo "DEFAULTS=$DEFAULTS: expected 1 (only the rows of the references' default modes that are not their fastest) or 0" >&2; exit 2 ;;
 esac
 
 failed=()
