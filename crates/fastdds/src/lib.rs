@@ -105,7 +105,7 @@ pub const UDP_RECEIVE_BUFFER: usize = 4 << 20;
 /// acknowledged sample goes back to the writer's pool of preallocated
 /// samples, and Debian's Fast DDS 2.9 is built with assertions on, one of
 /// which searches that pool's free list linearly on every release
-/// (`CacheChangePool::release_cache`): with the thousands of samples we
+/// (`CacheChangePool::return_cache_to_pool`): with the thousands of samples we
 /// preallocate (`endpoint_qos` in the shim), one acknowledgement of
 /// hundreds held the writer's lock for long enough that the round trips
 /// waiting on it made the 99th percentile: 1 KiB ping-pong p99 146-288 us
