@@ -42,7 +42,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-5}
-[ "${FASTEST:-0}${DEFAULTS:-0}" != 11 ] || { echo "FASTEST=1 and DEFAULTS=1: choose one (or neither, for every row)" >&2; exit 2; }
 if [ "${DEFAULTS:-0}" = 1 ]; then
     scripts=${SCRIPTS:-sockets zenoh iceoryx}
 else
@@ -56,10 +55,11 @@ export BENCH_TABLE=$out/table.tsv ROUNDS=${ROUNDS:-3}
 unset SIZES MODES KINDS ONLY_CELLS
 recheck=${RECHECK:-6}
 [[ $recheck =~ ^[0-9]+$ ]] || { echo "RECHECK=$recheck: expected a number of rounds (0: no recheck)" >&2; exit 2; }
-case ${FASTEST:-0} in
-    0) ;;
-    1)
-        # subject, kind, label, reference, size (bench/lib/common.sh's `wanted`).
+# ONLY_CELLS for FASTEST=1 or DEFAULTS=1: subject, kind, label, reference,
+# size (bench/lib/common.sh's `wanted`).
+case ${FASTEST:-0}/${DEFAULTS:-0} in
+    0/0) ;;
+    1/0)
         export ONLY_CELLS=$out/fastest.cells
         printf '%s\t%s\t%s\t%s\t*\n' \
             udp lat busy sockperf  tcp lat busy sockperf  udp tp tp sockperf \
@@ -69,17 +69,14 @@ case ${FASTEST:-0} in
             zenoh lat lat:busy zenoh-pingpong  zenoh tp tp:default zenoh-pingpong \
             iceoryx2 lat zc-busy iceoryx2-pingpong  iceoryx2 tp zc-busy iceoryx2-pingpong \
             iceoryx lat busy iox_ref  iceoryx tp busy iox_ref > "$ONLY_CELLS" ;;
-    *) echo "FASTEST=$FASTEST: expected 1 (only the fastest modes' rows) or 0" >&2; exit 2 ;;
-esac
-case ${DEFAULTS:-0} in
-    0) ;;
-    1)
+    0/1)
         export ONLY_CELLS=$out/defaults.cells
         printf '%s\t%s\t%s\t%s\t*\n' \
             udp lat block sockperf  tcp lat block sockperf \
             zenoh lat lat:default zenoh-pingpong \
             iceoryx lat block iox_ref  iceoryx tp block iox_ref > "$ONLY_CELLS" ;;
-    *) echo "DEFAULTS=$DEFAULTS: expected 1 (only the rows of the references' default modes that are not their fastest) or 0" >&2; exit 2 ;;
+    1/1) echo "FASTEST=1 and DEFAULTS=1: choose one (or neither, for every row)" >&2; exit 2 ;;
+    *) echo "FASTEST=${FASTEST:-0} DEFAULTS=${DEFAULTS:-0}: each expects 1 or 0 (FASTEST: only the fastest modes' rows; DEFAULTS: only the default modes that are not the fastest)" >&2; exit 2 ;;
 esac
 
 failed=()

@@ -309,6 +309,11 @@ static eprosima::fastrtps::Duration_t duration_of(int64_t ns) {
                                           static_cast<uint32_t>(ns % 1000000000));
 }
 
+// The other way: a QoS duration in ns, for the read-backs.
+static int64_t ns_of(const eprosima::fastrtps::Duration_t& d) {
+    return static_cast<int64_t>(d.seconds) * 1000000000 + d.nanosec;
+}
+
 static Locator_t ipv4_locator(const std::string& ip, uint32_t port, int32_t kind) {
     Locator_t l;
     l.kind = kind;
@@ -541,9 +546,7 @@ static void endpoint_qos(const PpfConfig& c, Q& q, int32_t depth, bool limits, b
         if (limits || total > rl.max_samples) rl.max_samples = total;
     }
     if (c.latency_budget_ns > 0) {
-        q.latency_budget().duration = eprosima::fastrtps::Duration_t(
-            static_cast<int32_t>(c.latency_budget_ns / 1000000000),
-            static_cast<uint32_t>(c.latency_budget_ns % 1000000000));
+        q.latency_budget().duration = duration_of(c.latency_budget_ns);
     }
     // Samples allocated up front; Fast DDS grows its pools on demand up to
     // max_samples and never shrinks them. Once a stall (a loaded machine, a
@@ -630,9 +633,7 @@ PpfWriter* ppf_create_writer(PpfParticipant* p, const char* topic, int32_t one_i
         // delivered intact (15 of 15 runs, and the zero-copy suites 3 times).
         q.resource_limits().extra_samples = q.resource_limits().max_samples;
     }
-    q.reliability().max_blocking_time = eprosima::fastrtps::Duration_t(
-        static_cast<int32_t>(p->cfg.block_timeout_ns / 1000000000),
-        static_cast<uint32_t>(p->cfg.block_timeout_ns % 1000000000));
+    q.reliability().max_blocking_time = duration_of(p->cfg.block_timeout_ns);
     // Readers acknowledge on heartbeats: the period decides how long a full
     // queue waits and how many samples one acknowledgement frees (the Rust
     // side's HEARTBEAT_PERIOD says why it is what it is).
@@ -915,15 +916,14 @@ void ppf_release(PpfReader* r) {
 
 // RELIABILITY max_blocking_time of a writer, ns.
 int64_t ppf_writer_max_blocking_ns(PpfWriter* w) {
-    const auto& d = w->w->get_qos().reliability().max_blocking_time;
-    return static_cast<int64_t>(d.seconds) * 1000000000 + d.nanosec;
+    return ns_of(w->w->get_qos().reliability().max_blocking_time);
 }
 
 // 1 when positive acks are disabled on the writer (its keep duration in
 // *keep_ns), 0 otherwise.
 int32_t ppf_writer_positive_acks_off(PpfWriter* w, int64_t* keep_ns) {
     const auto& p = w->w->get_qos().reliable_writer_qos().disable_positive_acks;
-    *keep_ns = static_cast<int64_t>(p.duration.seconds) * 1000000000 + p.duration.nanosec;
+    *keep_ns = ns_of(p.duration);
     return p.enabled ? 1 : 0;
 }
 
@@ -955,14 +955,12 @@ int32_t ppf_reader_allocated_samples(PpfReader* r) {
 
 // A reliable writer's heartbeatPeriod, ns.
 int64_t ppf_writer_heartbeat_period_ns(PpfWriter* w) {
-    const auto& d = w->w->get_qos().reliable_writer_qos().times.heartbeatPeriod;
-    return static_cast<int64_t>(d.seconds) * 1000000000 + d.nanosec;
+    return ns_of(w->w->get_qos().reliable_writer_qos().times.heartbeatPeriod);
 }
 
 // A reliable reader's heartbeatResponseDelay, ns.
 int64_t ppf_reader_heartbeat_response_ns(PpfReader* r) {
-    const auto& d = r->r->get_qos().reliable_reader_qos().times.heartbeatResponseDelay;
-    return static_cast<int64_t>(d.seconds) * 1000000000 + d.nanosec;
+    return ns_of(r->r->get_qos().reliable_reader_qos().times.heartbeatResponseDelay);
 }
 
 // The receive buffer size of the participant's UDPv4 transport (0: the

@@ -133,7 +133,7 @@ fn one_in_flight(topic: &TopicSpec) -> i32 {
 }
 
 /// The heartbeat period of this run's writers.
-pub fn heartbeat_period(cfg: &EndpointConfig) -> Duration {
+fn heartbeat_period(cfg: &EndpointConfig) -> Duration {
     if cfg.async_publish || cfg.bandwidth_limit > 0 {
         ASYNC_HEARTBEAT_PERIOD
     } else {
