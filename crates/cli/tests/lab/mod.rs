@@ -262,6 +262,21 @@ impl Lab {
         self.procs.last_mut().unwrap()
     }
 
+    /// Starts another program (`args[0]`, a reference tool) in `ns`, its
+    /// stdout piped; it is killed with the lab.
+    pub fn spawn_program(&mut self, ns: &str, args: &[&str]) -> &mut Child {
+        let c = Command::new("ip")
+            .args(["netns", "exec", ns])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{args:?} in {ns}: {e}"));
+        self.procs.push(c);
+        self.procs.last_mut().unwrap()
+    }
+
     /// Starts `pubsubperf sub --listen ADDR` in `ns` and waits until it listens.
     pub fn sub(&mut self, ns: &str, addr: &str) -> u32 {
         self.sub_with(ns, addr, &[])
