@@ -492,6 +492,15 @@ enum Meter {
     Sockperf,
 }
 
+impl Meter {
+    fn name(self) -> &'static str {
+        match self {
+            Meter::Pubsubperf => "pubsubperf",
+            Meter::Sockperf => "sockperf",
+        }
+    }
+}
+
 /// p50 one-way of a 64-byte ping-pong through the relay with `delay`,
 /// measured by `meter`, and the relay's mean lateness beyond `delay` (0
 /// with no delay), in ns.
@@ -554,6 +563,8 @@ fn sockperf_p50(lab: &mut Lab, a: &str, b: &str, binding: &str) -> u64 {
         .concat(),
     );
     let mut said = String::new();
+    // Kept open until the client is done: a server writing into a closed
+    // pipe would die of SIGPIPE.
     let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
     while !said.contains("using ") {
         match lines.next() {
@@ -629,12 +640,7 @@ fn relay_series(binding: &str) -> Series {
         for delay in ["0", "1ms"] {
             for meter in [Meter::Pubsubperf, Meter::Sockperf] {
                 let (v, l) = p50_through_relay(meter, binding, delay);
-                let name = if matches!(meter, Meter::Pubsubperf) {
-                    "pubsubperf"
-                } else {
-                    "sockperf"
-                };
-                p50.entry((name, delay)).or_default().push(v);
+                p50.entry((meter.name(), delay)).or_default().push(v);
                 if delay != "0" {
                     late.push(l as u64);
                 }
