@@ -492,15 +492,6 @@ enum Meter {
     Sockperf,
 }
 
-impl Meter {
-    fn name(self) -> &'static str {
-        match self {
-            Meter::Pubsubperf => "pubsubperf",
-            Meter::Sockperf => "sockperf",
-        }
-    }
-}
-
 /// p50 one-way of a 64-byte ping-pong through the relay with `delay`,
 /// measured by `meter`, and the relay's mean lateness beyond `delay` (0
 /// with no delay), in ns.
@@ -572,8 +563,9 @@ fn sockperf_p50(lab: &mut Lab, a: &str, b: &str, binding: &str) -> u64 {
             _ => panic!("sockperf server in {b} ended before it listened: {said}"),
         }
     }
-    let o = std::process::Command::new("ip")
-        .args([
+    let o = sh(&[
+        &[
+            "ip",
             "netns",
             "exec",
             a,
@@ -582,18 +574,13 @@ fn sockperf_p50(lab: &mut Lab, a: &str, b: &str, binding: &str) -> u64 {
             "0",
             "sockperf",
             "ping-pong",
-        ])
-        .args(endpoint)
-        .args(tcp)
-        .args(["-m", "64", "-t", "3"])
-        .output()
-        .expect("sockperf ping-pong");
+        ],
+        &endpoint[..],
+        tcp,
+        &["-m", "64", "-t", "3"],
+    ]
+    .concat());
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "sockperf ping-pong: {out}{}",
-        stderr(&o)
-    );
     let us: f64 = out
         .lines()
         .find_map(|l| l.split("percentile 50.000 =").nth(1))
@@ -631,32 +618,47 @@ struct Series {
     relay: f64,
 }
 
+/// One meter's p50s through the relay, ns, one per round.
+#[derive(Debug, Default)]
+struct Runs {
+    at_0: Vec<u64>,
+    at_1ms: Vec<u64>,
+}
+
+impl Runs {
+    /// Median p50 with D = 1 ms minus median p50 with D = 0, ns.
+    fn added(&self) -> f64 {
+        median(self.at_1ms.clone()) as f64 - median(self.at_0.clone()) as f64
+    }
+}
+
 fn relay_series(binding: &str) -> Series {
     // Alternating, and the median p50 of three runs each: a run disturbed
     // by the rest of the machine does not decide.
-    let mut p50 = std::collections::BTreeMap::<(&str, &str), Vec<u64>>::new();
-    let mut late = Vec::new();
+    let (mut ours, mut reference, mut late) = (Runs::default(), Runs::default(), Vec::new());
     for _ in 0..3 {
-        for delay in ["0", "1ms"] {
-            for meter in [Meter::Pubsubperf, Meter::Sockperf] {
-                let (v, l) = p50_through_relay(meter, binding, delay);
-                p50.entry((meter.name(), delay)).or_default().push(v);
-                if delay != "0" {
-                    late.push(l as u64);
-                }
-            }
+        for (meter, runs) in [
+            (Meter::Pubsubperf, &mut ours),
+            (Meter::Sockperf, &mut reference),
+        ] {
+            runs.at_0.push(p50_through_relay(meter, binding, "0").0);
+        }
+        for (meter, runs) in [
+            (Meter::Pubsubperf, &mut ours),
+            (Meter::Sockperf, &mut reference),
+        ] {
+            let (p50, l) = p50_through_relay(meter, binding, "1ms");
+            runs.at_1ms.push(p50);
+            late.push(l as u64);
         }
     }
-    let added = |name| {
-        median(p50[&(name, "1ms")].clone()) as f64 - median(p50[&(name, "0")].clone()) as f64
-    };
     let s = Series {
-        pubsubperf: added("pubsubperf"),
-        sockperf: added("sockperf"),
+        pubsubperf: ours.added(),
+        sockperf: reference.added(),
         relay: 1e6 + median(late.clone()) as f64,
     };
     eprintln!(
-        "{binding}: p50 one-way through the relay (ns, 3 runs each): {p50:?}; relay late by {late:?} ns mean; added: pubsubperf {:.1} us, sockperf {:.1} us (pubsubperf {:+.2} % of 1 ms from sockperf), the relay {:.1} us",
+        "{binding}: p50 one-way through the relay (ns, 3 runs each): pubsubperf {ours:?}, sockperf {reference:?}; relay late by {late:?} ns mean; added: pubsubperf {:.1} us, sockperf {:.1} us (pubsubperf {:+.2} % of 1 ms from sockperf), the relay {:.1} us",
         s.pubsubperf / 1e3,
         s.sockperf / 1e3,
         (s.pubsubperf - s.sockperf) / 1e4,

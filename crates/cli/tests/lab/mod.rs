@@ -249,31 +249,33 @@ impl Lab {
     }
 
     pub fn spawn(&mut self, ns: &str, args: &[&str], stderr: Stdio) -> &mut Child {
-        let c = Command::new("ip")
-            .args(["netns", "exec", ns, BIN])
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", ns, BIN])
             .args(args)
             .env(TOKEN_ENV, TOKEN_FILE)
-            .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(stderr)
-            .spawn()
-            .expect("spawn");
-        self.procs.push(c);
-        self.procs.last_mut().unwrap()
+            .stderr(stderr);
+        self.start(c)
     }
 
     /// Starts another program (`args[0]`, a reference tool) in `ns`, its
     /// stdout piped; it is killed with the lab.
     pub fn spawn_program(&mut self, ns: &str, args: &[&str]) -> &mut Child {
-        let c = Command::new("ip")
-            .args(["netns", "exec", ns])
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", ns])
             .args(args)
-            .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::null());
+        self.start(c)
+    }
+
+    /// Spawns `c` (stdin closed) as one of the lab's processes.
+    fn start(&mut self, mut c: Command) -> &mut Child {
+        let child = c
+            .stdin(Stdio::null())
             .spawn()
-            .unwrap_or_else(|e| panic!("{args:?} in {ns}: {e}"));
-        self.procs.push(c);
+            .unwrap_or_else(|e| panic!("{c:?}: {e}"));
+        self.procs.push(child);
         self.procs.last_mut().unwrap()
     }
 
