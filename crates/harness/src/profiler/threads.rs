@@ -20,13 +20,10 @@ pub struct Counters {
 /// Every thread of this process now (a thread that ends while it is read
 /// is left out).
 pub fn snapshot() -> Vec<Counters> {
-    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
-        return Vec::new();
-    };
-    dir.flatten()
-        .filter_map(|e| {
-            let tid: u32 = e.file_name().to_str()?.parse().ok()?;
-            let p = e.path();
+    thread_ids()
+        .into_iter()
+        .filter_map(|tid| {
+            let p = std::path::Path::new("/proc/self/task").join(tid.to_string());
             let stat = std::fs::read_to_string(p.join("stat")).ok()?;
             let status = std::fs::read_to_string(p.join("status")).ok()?;
             let name = std::fs::read_to_string(p.join("comm")).ok()?;
@@ -34,6 +31,31 @@ pub fn snapshot() -> Vec<Counters> {
         })
         .collect()
 }
+
+/// The ids listed in `/proc/self/task`, read until a listing adds none
+/// (at most [`LISTINGS`] times). One listing is not enough: when a thread
+/// exits while the kernel lists the directory, the listing resumes by
+/// position and can skip a live thread after it.
+fn thread_ids() -> std::collections::BTreeSet<u32> {
+    let mut ids = std::collections::BTreeSet::new();
+    for _ in 0..LISTINGS {
+        let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+            break;
+        };
+        let before = ids.len();
+        ids.extend(
+            dir.flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok()),
+        );
+        if ids.len() == before && before > 0 {
+            break;
+        }
+    }
+    ids
+}
+
+/// The most listings of `/proc/self/task` one snapshot reads.
+const LISTINGS: usize = 8;
 
 /// A thread's counters from its `stat` and `status` text.
 pub fn parse(tid: u32, name: &str, stat: &str, status: &str) -> Option<Counters> {
@@ -154,5 +176,28 @@ mod tests {
             .expect("this thread is listed");
         assert!(!me.name.is_empty());
         assert!(tick_ms() > 0.0);
+    }
+
+    #[test]
+    fn a_live_thread_is_listed_while_the_one_before_it_exits() {
+        // The kernel lists a process's threads in creation order; when the
+        // thread it is listing exits, the listing resumes by position and
+        // skips the next one. Here that next one is the lister itself.
+        let (mut trials, mut missed) = (0, 0);
+        while trials < 3000 {
+            let before = std::thread::spawn(|| std::hint::black_box(0));
+            let lister = std::thread::spawn(move || {
+                let me = unsafe { libc::gettid() } as u32;
+                let mut misses = 0;
+                while !before.is_finished() {
+                    misses += usize::from(!thread_ids().contains(&me));
+                }
+                before.join().unwrap();
+                misses
+            });
+            missed += lister.join().unwrap();
+            trials += 1;
+        }
+        assert_eq!(missed, 0, "listings without the lister, in {trials} trials");
     }
 }
