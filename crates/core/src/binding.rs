@@ -29,6 +29,7 @@
 //! during the call, which is what lets a zero-copy reader release the slot
 //! right after.
 
+use crate::Received;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -768,7 +769,7 @@ pub trait Reader: Send + 'static {
     /// Returns how many were delivered, as soon as it delivered (the
     /// subscriber times the last sample of a call by its return); 0 means
     /// the timeout passed. Honors the configured [`WaitMode`].
-    fn recv<F: FnMut(&[u8])>(
+    fn recv<F: FnMut(Received<'_>)>(
         &mut self,
         timeout: Duration,
         on_sample: &mut F,
@@ -780,7 +781,7 @@ pub trait Reader: Send + 'static {
     /// sleeps, and returns when `window` has passed (or on cancel) with how
     /// many samples that delivered. Only the subscriber's loop calls it; a
     /// publisher waiting for its echo calls [`Reader::recv_on_arrival`].
-    fn recv_window<F: FnMut(&[u8]) + Send>(
+    fn recv_window<F: FnMut(Received<'_>) + Send>(
         &mut self,
         window: Duration,
         on_sample: &mut F,
@@ -795,7 +796,7 @@ pub trait Reader: Send + 'static {
     /// this call afterwards. A clock read in `on_sample` then times the
     /// arrival, as the vendors' ping programs do (they answer in the
     /// listener), not this thread's wake-up after it.
-    fn recv_on_arrival<F: FnMut(&[u8]) + Send>(
+    fn recv_on_arrival<F: FnMut(Received<'_>) + Send>(
         &mut self,
         timeout: Duration,
         on_sample: &mut F,

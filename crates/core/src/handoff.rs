@@ -19,7 +19,7 @@
 //! Closed (no `recv_window` call), a listener call returns at once and the
 //! samples stay in the reader: the next `recv_window` takes them first.
 
-use crate::{BindingError, CancelToken};
+use crate::{BindingError, CancelToken, Received};
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -42,13 +42,16 @@ pub enum Until {
 pub trait TakeAll {
     /// Takes every sample the reader holds now and calls `on_sample` for
     /// each; how many.
-    fn take_all<F: FnMut(&[u8])>(&mut self, on_sample: &mut F) -> Result<usize, BindingError>;
+    fn take_all<F: FnMut(Received<'_>)>(
+        &mut self,
+        on_sample: &mut F,
+    ) -> Result<usize, BindingError>;
 }
 
 /// `R::take_all` with `F`, behind untyped pointers.
 type Run = unsafe fn(*mut (), *mut ()) -> Result<usize, BindingError>;
 /// `F` called on one sample, behind an untyped pointer.
-type Call = unsafe fn(*mut (), &[u8]);
+type Call = unsafe fn(*mut (), Received<'_>);
 
 /// What a delivery does: set by `open`, read by the holder of `BUSY`.
 #[derive(Clone, Copy)]
@@ -61,7 +64,10 @@ pub struct Job {
 
 impl Job {
     /// A job calling `on_sample` for the samples of `reader`.
-    pub fn new<F: FnMut(&[u8]) + Send, R: TakeAll>(on_sample: &mut F, reader: *mut R) -> Job {
+    pub fn new<F: FnMut(Received<'_>) + Send, R: TakeAll>(
+        on_sample: &mut F,
+        reader: *mut R,
+    ) -> Job {
         Job {
             run: take_all::<F, R>,
             call: call::<F>,
@@ -74,7 +80,7 @@ impl Job {
 /// # Safety
 /// `f` points to an `F` and `reader` to an `R`, both exclusively ours
 /// while we hold `BUSY`.
-unsafe fn take_all<F: FnMut(&[u8]), R: TakeAll>(
+unsafe fn take_all<F: FnMut(Received<'_>), R: TakeAll>(
     f: *mut (),
     reader: *mut (),
 ) -> Result<usize, BindingError> {
@@ -85,9 +91,9 @@ unsafe fn take_all<F: FnMut(&[u8]), R: TakeAll>(
 
 /// # Safety
 /// `f` points to an `F`, exclusively ours while we hold `BUSY`.
-unsafe fn call<F: FnMut(&[u8])>(f: *mut (), bytes: &[u8]) {
+unsafe fn call<F: FnMut(Received<'_>)>(f: *mut (), sample: Received<'_>) {
     // SAFETY: per the caller.
-    unsafe { (*(f as *mut F))(bytes) }
+    unsafe { (*(f as *mut F))(sample) }
 }
 
 /// What the deliveries of one `recv_window` call came to.
@@ -195,11 +201,11 @@ impl Handoff {
     }
 
     /// For a middleware that hands each sample to its callback (zenoh):
-    /// delivers what the reader holds, then `bytes`, straight to the open
+    /// delivers what the reader holds, then `sample`, straight to the open
     /// job; false, with nothing delivered, when closed or when another
     /// thread delivers: the caller then queues the sample where
     /// [`TakeAll::take_all`] finds it and calls [`Handoff::deliver`].
-    pub fn offer(&self, bytes: &[u8]) -> bool {
+    pub fn offer(&self, sample: Received<'_>) -> bool {
         if !self.enter() {
             return false;
         }
@@ -209,7 +215,7 @@ impl Handoff {
             if let Some(job) = *self.job.get() {
                 self.run_job(&job, out);
                 if out.error.is_none() {
-                    (job.call)(job.on_sample, bytes);
+                    (job.call)(job.on_sample, sample);
                     out.delivered += 1;
                     self.arrival();
                 }
@@ -354,10 +360,13 @@ mod tests {
     struct Held(Arc<Mutex<VecDeque<Vec<u8>>>>);
 
     impl TakeAll for Held {
-        fn take_all<F: FnMut(&[u8])>(&mut self, on_sample: &mut F) -> Result<usize, BindingError> {
+        fn take_all<F: FnMut(Received<'_>)>(
+            &mut self,
+            on_sample: &mut F,
+        ) -> Result<usize, BindingError> {
             let mut n = 0;
             while let Some(s) = self.0.lock().unwrap().pop_front() {
-                on_sample(&s);
+                on_sample(Received::whole(&s));
                 n += 1;
             }
             Ok(n)
@@ -367,7 +376,7 @@ mod tests {
     #[test]
     fn a_closed_handoff_takes_no_offer() {
         let h = Handoff::new();
-        assert!(!h.offer(b"x"));
+        assert!(!h.offer(Received::whole(b"x")));
         h.deliver();
     }
 
@@ -377,13 +386,13 @@ mod tests {
         let queue = Arc::new(Mutex::new(VecDeque::new()));
         let mut reader = Held(Arc::clone(&queue));
         let mut got: Vec<Vec<u8>> = Vec::new();
-        let mut on_sample = |b: &[u8]| got.push(b.to_vec());
+        let mut on_sample = |b: Received| got.push(b.to_vec());
         let cancel = CancelToken::new();
         let done = std::sync::atomic::AtomicBool::new(false);
         let n = std::thread::scope(|s| {
             s.spawn(|| {
                 queue.lock().unwrap().push_back(b"held".to_vec());
-                while !h.offer(b"offered") && !done.load(Ordering::Acquire) {
+                while !h.offer(Received::whole(b"offered")) && !done.load(Ordering::Acquire) {
                     std::thread::sleep(Duration::from_millis(1));
                 }
             });
@@ -410,14 +419,14 @@ mod tests {
         let queue = Arc::new(Mutex::new(VecDeque::new()));
         let mut reader = Held(Arc::clone(&queue));
         let mut got: Vec<Vec<u8>> = Vec::new();
-        let mut on_sample = |b: &[u8]| got.push(b.to_vec());
+        let mut on_sample = |b: Received| got.push(b.to_vec());
         let cancel = CancelToken::new();
         let n = std::thread::scope(|s| {
             s.spawn(|| {
                 queue.lock().unwrap().push_back(b"0".to_vec());
                 for i in 1..100u8 {
                     let b = [b'0' + i % 10];
-                    if !h.offer(&b) {
+                    if !h.offer(Received::whole(&b)) {
                         queue.lock().unwrap().push_back(b.to_vec());
                         h.deliver();
                     }

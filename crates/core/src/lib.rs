@@ -4,6 +4,8 @@
 //! - [`binding`]: the interface every middleware or raw transport implements
 //!   (a [`binding::Binding`] opens writers and readers; capability methods say
 //!   what it supports), plus the [`binding::EndpointConfig`] every run hands it;
+//! - [`received`]: a sample as a reader delivers it (in one piece, or in
+//!   the middleware's pieces, of which the measurement reads the head);
 //! - [`sample`]: the 16-byte header every sample starts with (sequence
 //!   number, publisher id, flags, send timestamp) and the integrity pattern;
 //! - [`stats`]: latency recording into an HDR histogram with exact
@@ -22,6 +24,7 @@ pub mod handoff;
 pub mod helper;
 pub mod page_buf;
 pub mod profile;
+pub mod received;
 pub mod result;
 pub mod room;
 pub mod sample;
@@ -36,3 +39,4 @@ pub use binding::{
     EndpointConfig, History, Locator, Reader, ReceiveMode, Refusal, Reliability, TopicSpec,
     WaitMode, Writer,
 };
+pub use received::Received;

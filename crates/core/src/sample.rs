@@ -23,6 +23,8 @@ pub const FLAG_WARMUP: u8 = 2;
 /// The payload carries the integrity pattern.
 pub const FLAG_CHECK: u8 = 4;
 
+use crate::Received;
+
 const SEQ_MASK: u64 = (1 << 48) - 1;
 
 /// A decoded sample header.
@@ -82,12 +84,19 @@ pub fn fill_pattern(buf: &mut [u8], seq: u64) {
     }
 }
 
-/// True when the payload carries the pattern of `seq`.
-pub fn check_pattern(buf: &[u8], seq: u64) -> bool {
-    buf.iter()
-        .enumerate()
-        .skip(HEADER_LEN)
-        .all(|(i, b)| *b == pattern_byte(seq, i))
+/// True when the payload carries the pattern of `seq` (a sample in pieces
+/// is checked piece by piece, without gathering it).
+pub fn check_pattern<'a>(sample: impl Into<Received<'a>>, seq: u64) -> bool {
+    let mut ok = true;
+    sample.into().for_each_piece(|at, piece| {
+        ok = ok
+            && piece
+                .iter()
+                .enumerate()
+                .skip(HEADER_LEN.saturating_sub(at))
+                .all(|(i, b)| *b == pattern_byte(seq, at + i));
+    });
+    ok
 }
 
 #[cfg(test)]
@@ -112,9 +121,33 @@ mod tests {
     fn pattern_detects_corruption() {
         let mut buf = vec![0u8; 1000];
         fill_pattern(&mut buf, 42);
-        assert!(check_pattern(&buf, 42));
-        assert!(!check_pattern(&buf, 43));
+        assert!(check_pattern(&buf[..], 42));
+        assert!(!check_pattern(&buf[..], 43));
         buf[500] ^= 1;
-        assert!(!check_pattern(&buf, 42));
+        assert!(!check_pattern(&buf[..], 42));
+    }
+
+    struct After<'a>(&'a [u8], usize);
+
+    impl crate::received::Pieces for After<'_> {
+        fn for_each_after_first(&self, f: &mut dyn FnMut(&[u8])) {
+            self.0.chunks(self.1).for_each(f);
+        }
+    }
+
+    #[test]
+    fn pattern_is_checked_across_pieces() {
+        let mut buf = vec![0u8; 1000];
+        fill_pattern(&mut buf, 42);
+        let (first, rest) = buf.split_at(100);
+        let pieces = After(rest, 64);
+        let r = Received::in_pieces(first, buf.len(), &pieces).unwrap();
+        assert!(check_pattern(r, 42));
+        assert!(!check_pattern(r, 43));
+        buf[700] ^= 1;
+        let (first, rest) = buf.split_at(100);
+        let pieces = After(rest, 64);
+        let r = Received::in_pieces(first, buf.len(), &pieces).unwrap();
+        assert!(!check_pattern(r, 42));
     }
 }

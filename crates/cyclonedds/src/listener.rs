@@ -5,11 +5,15 @@
 
 use crate::CycloneReader;
 use pubsubperf_core::BindingError;
+use pubsubperf_core::Received;
 use pubsubperf_core::handoff::{Handoff, TakeAll};
 use std::ffi::c_void;
 
 impl TakeAll for CycloneReader {
-    fn take_all<F: FnMut(&[u8])>(&mut self, on_sample: &mut F) -> Result<usize, BindingError> {
+    fn take_all<F: FnMut(Received<'_>)>(
+        &mut self,
+        on_sample: &mut F,
+    ) -> Result<usize, BindingError> {
         let mut total = 0;
         loop {
             total += self.take(on_sample)?;

@@ -3,6 +3,7 @@
 
 use crate::listener::on_data_available;
 use crate::*;
+use pubsubperf_core::Received;
 use pubsubperf_core::handoff::{Handoff, Job, Until};
 use pubsubperf_core::{BindingError, CancelToken, Reader};
 use std::ffi::c_void;
@@ -66,7 +67,7 @@ unsafe fn flat_view<'a>(p: *const c_void, hdr: usize, flat_len: usize) -> Result
 impl CycloneReader {
     /// Flat over shm: takes serdata and reads each sample in its chunk.
     #[inline]
-    pub(crate) fn take_in_place<F: FnMut(&[u8])>(
+    pub(crate) fn take_in_place<F: FnMut(Received<'_>)>(
         &mut self,
         on_sample: &mut F,
     ) -> Result<usize, BindingError> {
@@ -107,7 +108,7 @@ impl CycloneReader {
             };
             // SAFETY: a Flat<N> sample, valid until the serdata is released.
             match unsafe { flat_view(p, self.hdr, self.flat_len) } {
-                Ok(v) => on_sample(v),
+                Ok(v) => on_sample(Received::whole(v)),
                 Err(len) => {
                     bad = Some(len);
                     continue;
@@ -128,7 +129,7 @@ impl CycloneReader {
 
     /// Takes what is there, calls back for each valid sample, returns the loans.
     #[inline]
-    pub(crate) fn take<F: FnMut(&[u8])>(
+    pub(crate) fn take<F: FnMut(Received<'_>)>(
         &mut self,
         on_sample: &mut F,
     ) -> Result<usize, BindingError> {
@@ -162,7 +163,7 @@ impl CycloneReader {
             if self.flat {
                 // SAFETY: a loaned Flat<N> sample, valid until returned.
                 match unsafe { flat_view(p, self.hdr, self.flat_len) } {
-                    Ok(v) => on_sample(v),
+                    Ok(v) => on_sample(Received::whole(v)),
                     Err(len) => {
                         bad = Some(len);
                         continue;
@@ -180,10 +181,12 @@ impl CycloneReader {
                     }
                 };
                 if data.is_null() {
-                    on_sample(&[]);
+                    on_sample(Received::whole(&[]));
                 } else {
                     // SAFETY: the sequence holds len bytes while loaned.
-                    on_sample(unsafe { std::slice::from_raw_parts(data, len as usize) });
+                    on_sample(Received::whole(unsafe {
+                        std::slice::from_raw_parts(data, len as usize)
+                    }));
                 }
             }
             delivered += 1;
@@ -229,7 +232,7 @@ impl Reader for CycloneReader {
     }
 
     #[inline]
-    fn recv<F: FnMut(&[u8])>(
+    fn recv<F: FnMut(Received<'_>)>(
         &mut self,
         timeout: Duration,
         on_sample: &mut F,
@@ -264,7 +267,7 @@ impl Reader for CycloneReader {
         }
     }
 
-    fn recv_window<F: FnMut(&[u8]) + Send>(
+    fn recv_window<F: FnMut(Received<'_>) + Send>(
         &mut self,
         window: Duration,
         on_sample: &mut F,
@@ -272,7 +275,7 @@ impl Reader for CycloneReader {
         self.listen(window, Until::WindowEnds, on_sample)
     }
 
-    fn recv_on_arrival<F: FnMut(&[u8]) + Send>(
+    fn recv_on_arrival<F: FnMut(Received<'_>) + Send>(
         &mut self,
         timeout: Duration,
         on_sample: &mut F,
@@ -286,7 +289,7 @@ impl CycloneReader {
     /// what is already there, sleeps while CycloneDDS's receive thread
     /// delivers what arrives (through `time`, or as `until` says), and
     /// closes. Without a listener, [`Reader::recv`].
-    fn listen<F: FnMut(&[u8]) + Send>(
+    fn listen<F: FnMut(Received<'_>) + Send>(
         &mut self,
         time: Duration,
         until: Until,

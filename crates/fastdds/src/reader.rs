@@ -4,6 +4,7 @@
 //! [`pubsubperf_core::handoff`]).
 
 use crate::*;
+use pubsubperf_core::Received;
 use pubsubperf_core::handoff::{Handoff, Job, TakeAll, Until};
 use pubsubperf_core::{BindingError, CancelToken, Reader};
 use std::ffi::c_void;
@@ -39,7 +40,7 @@ impl Drop for FastReader {
 impl FastReader {
     /// Delivers every sample available now; returns how many.
     #[inline]
-    pub(crate) fn drain<F: FnMut(&[u8])>(
+    pub(crate) fn drain<F: FnMut(Received<'_>)>(
         &mut self,
         on_sample: &mut F,
     ) -> Result<usize, BindingError> {
@@ -52,7 +53,9 @@ impl FastReader {
             match rc {
                 1 => {
                     // SAFETY: the shim lends len octets at data until ppf_release.
-                    on_sample(unsafe { std::slice::from_raw_parts(data, len as usize) });
+                    on_sample(Received::whole(unsafe {
+                        std::slice::from_raw_parts(data, len as usize)
+                    }));
                     // SAFETY: gives back what ppf_take lent.
                     unsafe { ffi::ppf_release(self.raw) };
                     n += 1;
@@ -78,7 +81,10 @@ impl FastReader {
 }
 
 impl TakeAll for FastReader {
-    fn take_all<F: FnMut(&[u8])>(&mut self, on_sample: &mut F) -> Result<usize, BindingError> {
+    fn take_all<F: FnMut(Received<'_>)>(
+        &mut self,
+        on_sample: &mut F,
+    ) -> Result<usize, BindingError> {
         self.drain(on_sample)
     }
 }
@@ -99,7 +105,7 @@ impl FastReader {
     /// what is already there, sleeps while Fast DDS's receive thread
     /// delivers what arrives (through `time`, or as `until` says), and
     /// closes. Without a listener, [`Reader::recv`].
-    fn listen<F: FnMut(&[u8]) + Send>(
+    fn listen<F: FnMut(Received<'_>) + Send>(
         &mut self,
         time: Duration,
         until: Until,
@@ -134,7 +140,7 @@ impl FastReader {
 }
 
 impl Reader for FastReader {
-    fn recv_window<F: FnMut(&[u8]) + Send>(
+    fn recv_window<F: FnMut(Received<'_>) + Send>(
         &mut self,
         window: Duration,
         on_sample: &mut F,
@@ -142,7 +148,7 @@ impl Reader for FastReader {
         self.listen(window, Until::WindowEnds, on_sample)
     }
 
-    fn recv_on_arrival<F: FnMut(&[u8]) + Send>(
+    fn recv_on_arrival<F: FnMut(Received<'_>) + Send>(
         &mut self,
         timeout: Duration,
         on_sample: &mut F,
@@ -171,7 +177,7 @@ impl Reader for FastReader {
     }
 
     #[inline]
-    fn recv<F: FnMut(&[u8])>(
+    fn recv<F: FnMut(Received<'_>)>(
         &mut self,
         timeout: Duration,
         on_sample: &mut F,

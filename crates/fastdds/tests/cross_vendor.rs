@@ -5,6 +5,7 @@
 //! --binding A --peer-binding B` does) and a reliable burst (as in a
 //! throughput run).
 
+use pubsubperf_core::Received;
 use pubsubperf_core::sample::{Header, check_pattern, fill_pattern};
 use pubsubperf_core::{
     Binding, DataType, EndpointConfig, Reader, Reliability, TopicSpec, WaitMode, Writer,
@@ -70,7 +71,8 @@ fn run<P: Binding, S: Binding>(cfg: &EndpointConfig, rounds: u64, burst: u64) {
         let start = Instant::now();
         while !echoed && start.elapsed() < WAIT {
             data_r
-                .recv(Duration::from_millis(50), &mut |s: &[u8]| {
+                .recv(Duration::from_millis(50), &mut |s: Received| {
+                    let s = s.as_slice().expect("one piece");
                     let h = Header::read(s).expect("header");
                     assert_eq!((h.seq, s.len()), (seq, len), "data sample");
                     assert!(check_pattern(s, seq), "payload corrupted across vendors");
@@ -87,7 +89,8 @@ fn run<P: Binding, S: Binding>(cfg: &EndpointConfig, rounds: u64, burst: u64) {
         let start = Instant::now();
         while got.is_none() && start.elapsed() < WAIT {
             echo_r
-                .recv(Duration::from_millis(50), &mut |s: &[u8]| {
+                .recv(Duration::from_millis(50), &mut |s: Received| {
+                    let s = s.as_slice().expect("one piece");
                     got = Header::read(s).map(|h| h.seq)
                 })
                 .expect("recv echo");
@@ -102,7 +105,8 @@ fn run<P: Binding, S: Binding>(cfg: &EndpointConfig, rounds: u64, burst: u64) {
                 let start = Instant::now();
                 while next < base + burst && start.elapsed() < WAIT * 2 {
                     data_r
-                        .recv(Duration::from_millis(50), &mut |s: &[u8]| {
+                        .recv(Duration::from_millis(50), &mut |s: Received| {
+                            let s = s.as_slice().expect("one piece");
                             let h = Header::read(s).expect("header");
                             assert_eq!(h.seq, next, "reliable burst in order");
                             assert!(check_pattern(s, h.seq));

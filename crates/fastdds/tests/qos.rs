@@ -3,6 +3,7 @@
 //! itself and the two with each other (Fast DDS and CycloneDDS in one
 //! process, over UDP). Every check counts samples; none measures time.
 
+use pubsubperf_core::Received;
 use pubsubperf_core::sample::{Header, check_pattern, fill_pattern};
 use pubsubperf_core::{
     Binding, BindingError, DataType, Durability, EndpointConfig, History, Reader, Reliability,
@@ -55,7 +56,8 @@ fn receive<R: Reader>(r: &mut R, first: u64, n: u64) -> (u64, u64) {
     let (mut distinct, mut dup) = (0, 0);
     let start = Instant::now();
     while distinct < n && start.elapsed() < WAIT {
-        r.recv(Duration::from_millis(50), &mut |s: &[u8]| {
+        r.recv(Duration::from_millis(50), &mut |s: Received| {
+            let s = s.as_slice().expect("one piece");
             let h = Header::read(s).expect("header");
             assert!(check_pattern(s, h.seq), "sample {} corrupted", h.seq);
             let i = (h.seq - first) as usize;
@@ -183,7 +185,8 @@ fn late_reader<P: Binding, S: Binding>(cfg: &EndpointConfig, n: u64) -> u64 {
     let start = Instant::now();
     while got < n && start.elapsed() < Duration::from_secs(3) {
         got += r
-            .recv(Duration::from_millis(50), &mut |s: &[u8]| {
+            .recv(Duration::from_millis(50), &mut |s: Received| {
+                let s = s.as_slice().expect("one piece");
                 assert!(check_pattern(s, Header::read(s).expect("header").seq));
             })
             .expect("recv") as u64;
@@ -573,7 +576,7 @@ fn a_writer_deleted_with_unacknowledged_samples_ends() {
             seq += 1;
         }
         drop(w);
-        while r.recv(Duration::ZERO, &mut |_: &[u8]| {}).expect("recv") > 0 {}
+        while r.recv(Duration::ZERO, &mut |_: Received| {}).expect("recv") > 0 {}
     }
     done.send(()).expect("watchdog waits");
     watchdog.join().expect("watchdog");

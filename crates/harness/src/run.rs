@@ -43,7 +43,7 @@ use pubsubperf_core::sample::{FLAG_CHECK, FLAG_ECHO, FLAG_WARMUP, HEADER_LEN, He
 use pubsubperf_core::stats::LatencyRecorder;
 use pubsubperf_core::sys::{self, Resources, Usage};
 use pubsubperf_core::{
-    Binding, BindingError, Reader, Reliability, TopicSpec, WaitMode, Writer, clock,
+    Binding, BindingError, Reader, Received, Reliability, TopicSpec, WaitMode, Writer, clock,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

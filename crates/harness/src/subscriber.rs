@@ -10,7 +10,7 @@ use pubsubperf_core::sample::{
 };
 use pubsubperf_core::seq::SeqTracker;
 use pubsubperf_core::sys::{self, Usage};
-use pubsubperf_core::{Binding, Reader, ReceiveMode, TopicSpec, Writer, clock};
+use pubsubperf_core::{Binding, Reader, ReceiveMode, Received, TopicSpec, Writer, clock};
 use std::net::TcpStream;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -214,9 +214,9 @@ fn measure<B: Binding>(
     loop {
         measured_in_call = false;
         let n = reader
-            .recv_window(Duration::from_millis(50), &mut |s: &[u8]| {
+            .recv_window(Duration::from_millis(50), &mut |s: Received| {
                 handled += 1;
-                let Some(h) = Header::read(s) else {
+                let Some(h) = Header::read(s.head()) else {
                     bad += 1;
                     return;
                 };
@@ -241,12 +241,12 @@ fn measure<B: Binding>(
                     let sent_as_is = if stamp_echo || check {
                         None
                     } else {
-                        w.send_from(s)
+                        s.as_slice().and_then(|b| w.send_from(b))
                     };
                     let r = sent_as_is.unwrap_or_else(|| {
                         let len = s.len();
                         w.send(len, |b| {
-                            b[..HEADER_LEN].copy_from_slice(&s[..HEADER_LEN]);
+                            b[..HEADER_LEN].copy_from_slice(&s.head()[..HEADER_LEN]);
                             if check {
                                 fill_pattern(b, h.seq);
                             }

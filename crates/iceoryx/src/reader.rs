@@ -3,6 +3,7 @@
 #[cfg(not(has_iceoryx))]
 use crate::missing::*;
 use crate::*;
+use pubsubperf_core::Received;
 use pubsubperf_core::binding::CANCEL_POLL;
 use pubsubperf_core::{BindingError, CancelToken, Reader};
 use std::ffi::c_void;
@@ -25,7 +26,7 @@ unsafe impl Send for IoxReader {}
 
 impl IoxReader {
     #[inline]
-    pub(crate) fn take<F: FnMut(&[u8])>(
+    pub(crate) fn take<F: FnMut(Received<'_>)>(
         &mut self,
         on_sample: &mut F,
     ) -> Result<usize, BindingError> {
@@ -57,14 +58,14 @@ impl IoxReader {
             // SAFETY: len bytes follow the length while the chunk is held.
             let data = unsafe { std::slice::from_raw_parts((p as *const u8).add(PREFIX), len) };
             if self.zero_copy {
-                on_sample(data);
+                on_sample(Received::whole(data));
                 // SAFETY: releasing the chunk just read.
                 unsafe { ppx_sub_release(self.sub, p) };
             } else {
                 self.scratch[..len].copy_from_slice(data);
                 // SAFETY: as above.
                 unsafe { ppx_sub_release(self.sub, p) };
-                on_sample(&self.scratch[..len]);
+                on_sample(Received::whole(&self.scratch[..len]));
             }
             n += 1;
         }
@@ -91,7 +92,7 @@ impl Reader for IoxReader {
     }
 
     #[inline]
-    fn recv<F: FnMut(&[u8])>(
+    fn recv<F: FnMut(Received<'_>)>(
         &mut self,
         timeout: Duration,
         on_sample: &mut F,

@@ -11,6 +11,7 @@
 //! (`cargo build [--release] -p pubsubperf`), or `PUBSUBPERF_BIN`; without
 //! it they fail naming it.
 
+use pubsubperf_core::Received;
 use pubsubperf_core::{Binding, EndpointConfig, Reader, TopicSpec, WaitMode, Writer};
 use pubsubperf_iceoryx2::{Iceoryx2, tidy};
 use pubsubperf_testkit::process::{
@@ -80,7 +81,8 @@ fn a_normal_end_leaves_nothing() {
         for i in 0..10u8 {
             w.send(4096, |b| b[0] = i).unwrap();
             while r
-                .recv(Duration::from_millis(100), &mut |s: &[u8]| {
+                .recv(Duration::from_millis(100), &mut |s: Received| {
+                    let s = s.as_slice().expect("one piece");
                     assert_eq!((s.len(), s[0]), (4096, i));
                     got += 1
                 })

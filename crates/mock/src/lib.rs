@@ -34,6 +34,7 @@
 //! `--opt KEY=VALUE`; the wait mode makes no difference (the reader always
 //! blocks on its condition variable).
 
+use pubsubperf_core::Received;
 use pubsubperf_core::binding::{BindingInfo, CANCEL_POLL, poll_matched};
 use pubsubperf_core::{
     Binding, BindingError, CancelToken, Capabilities, DataType, EndpointConfig, Locator, Reader,
@@ -368,7 +369,7 @@ impl Reader for MockReader {
         })
     }
 
-    fn recv<F: FnMut(&[u8])>(
+    fn recv<F: FnMut(Received<'_>)>(
         &mut self,
         timeout: Duration,
         on_sample: &mut F,
@@ -396,7 +397,7 @@ impl Reader for MockReader {
         self.chan.not_full.notify_all();
         let n = self.taken.len();
         for s in &self.taken {
-            on_sample(s);
+            on_sample(Received::whole(s));
         }
         self.chan
             .free

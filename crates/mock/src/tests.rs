@@ -1,4 +1,5 @@
 use super::*;
+use pubsubperf_core::Received;
 use pubsubperf_testkit::TestConfig;
 
 fn reliable(id: &str) -> EndpointConfig {
@@ -49,8 +50,10 @@ fn a_send_advances_the_clock_by_its_delay() {
     let after = Mock::now_ns();
     assert!(after - before >= 500);
     let mut got = Vec::new();
-    r.recv(Duration::from_secs(1), &mut |s: &[u8]| got.push(s.to_vec()))
-        .unwrap();
+    r.recv(Duration::from_secs(1), &mut |s: Received| {
+        got.push(s.to_vec())
+    })
+    .unwrap();
     assert_eq!(got, vec![vec![7u8; 64]]);
     Mock::wait_until(after + 1_000_000);
     assert!(Mock::now_ns() >= after + 1_000_000);

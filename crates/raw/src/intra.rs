@@ -10,6 +10,7 @@
 //! `reliable_block_timeout_ms`); best-effort writers drop the sample when the
 //! ring is full, and the reader sees the sequence gap.
 
+use pubsubperf_core::Received;
 use pubsubperf_core::binding::{BindingInfo, CANCEL_POLL, poll_matched};
 use pubsubperf_core::{
     Binding, BindingError, CancelToken, Capabilities, DataType, EndpointConfig, Locator, Reader,
@@ -293,7 +294,7 @@ impl Reader for IntraReader {
     }
 
     #[inline]
-    fn recv<F: FnMut(&[u8])>(
+    fn recv<F: FnMut(Received<'_>)>(
         &mut self,
         timeout: Duration,
         on_sample: &mut F,
@@ -315,7 +316,7 @@ impl Reader for IntraReader {
                     // and will not touch it until head moves past it.
                     unsafe {
                         let len = *slot.len.get();
-                        on_sample(&(&*slot.data.get())[..len]);
+                        on_sample(Received::whole(&(&*slot.data.get())[..len]));
                     }
                     h += 1;
                     ring.head.store(h, Ordering::Release);

@@ -4,6 +4,7 @@
 //! UDP has no retransmission, so the subscriber's sequence gaps are the loss.
 
 use crate::wait::{Deadline, POLL, is_wait, retry};
+use pubsubperf_core::Received;
 use pubsubperf_core::binding::BindingInfo;
 use pubsubperf_core::environment::kernel_release;
 use pubsubperf_core::{
@@ -445,7 +446,7 @@ pub struct UdpReader {
 
 impl Reader for UdpReader {
     #[inline]
-    fn recv<F: FnMut(&[u8])>(
+    fn recv<F: FnMut(Received<'_>)>(
         &mut self,
         timeout: Duration,
         on_sample: &mut F,
@@ -463,7 +464,7 @@ impl Reader for UdpReader {
         })?;
         let Some(n) = got else { return Ok(0) };
         if !self.batched {
-            on_sample(&self.buf[..n]);
+            on_sample(Received::whole(&self.buf[..n]));
             return Ok(1);
         }
         let mut at = 0;
@@ -477,7 +478,7 @@ impl Reader for UdpReader {
                     "batched frame of {len} bytes overruns datagram"
                 )));
             }
-            on_sample(&self.buf[at..at + len]);
+            on_sample(Received::whole(&self.buf[at..at + len]));
             at += len;
             count += 1;
         }

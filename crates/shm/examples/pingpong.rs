@@ -10,6 +10,7 @@
 //! real figures come from `pubsubperf latency -b shm` (two processes, the
 //! harness).
 
+use pubsubperf_core::Received;
 use pubsubperf_core::clock::{RoundTrip, Tsc};
 use pubsubperf_core::{Binding, DataType, EndpointConfig, Reader, TopicSpec, WaitMode, Writer};
 use pubsubperf_shm::Shm;
@@ -52,7 +53,8 @@ fn main() {
         let _ = pubsubperf_core::sys::pin_to_cpu(1);
         let mut n = 0;
         while n < trips {
-            let _ = ping_r.recv(Duration::from_secs(1), &mut |s: &[u8]| {
+            let _ = ping_r.recv(Duration::from_secs(1), &mut |s: Received| {
+                let s = s.as_slice().expect("one piece");
                 let v = u64::from_le_bytes(s[..8].try_into().unwrap());
                 let t = u64::from_le_bytes(s[8..16].try_into().unwrap());
                 pong_w
@@ -83,7 +85,8 @@ fn main() {
             let mut got = false;
             while !got {
                 pong_r
-                    .recv(Duration::from_secs(1), &mut |s: &[u8]| {
+                    .recv(Duration::from_secs(1), &mut |s: Received| {
+                        let s = s.as_slice().expect("one piece");
                         if stamp {
                             let t = Tsc::stop();
                             per.push(t - u64::from_le_bytes(s[8..16].try_into().unwrap()));

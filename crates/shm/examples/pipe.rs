@@ -3,6 +3,7 @@
 //! A development aid for tuning the copy path; the real figures come from
 //! `pubsubperf throughput -b shm` (two processes).
 
+use pubsubperf_core::Received;
 use pubsubperf_core::{Binding, DataType, EndpointConfig, Reader, TopicSpec, WaitMode, Writer};
 use pubsubperf_shm::Shm;
 use std::time::{Duration, Instant};
@@ -35,7 +36,8 @@ fn main() {
         let _ = pubsubperf_core::sys::pin_to_cpu(1);
         let mut n = 0u64;
         while !cancel.is_cancelled() {
-            let _ = r.recv(Duration::from_millis(50), &mut |s: &[u8]| {
+            let _ = r.recv(Duration::from_millis(50), &mut |s: Received| {
+                let s = s.as_slice().expect("one piece");
                 std::hint::black_box(s[0]);
                 n += 1
             });

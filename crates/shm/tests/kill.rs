@@ -5,6 +5,7 @@
 //! The test binary re-executes itself as the publisher and subscriber
 //! processes (the `peer` test is a no-op unless `SHM_PEER_ROLE` is set).
 
+use pubsubperf_core::Received;
 use pubsubperf_core::{
     Binding, DataType, EndpointConfig, Reader, Reliability, TopicSpec, WaitMode, Writer,
 };
@@ -54,7 +55,8 @@ fn peer() {
         r.wait_matched(Duration::from_secs(10)).unwrap();
         let mut n = 0u64;
         while Instant::now() < end {
-            r.recv(Duration::from_millis(50), &mut |s: &[u8]| {
+            r.recv(Duration::from_millis(50), &mut |s: Received| {
+                let s = s.as_slice().expect("one piece");
                 assert_eq!(s.len(), SAMPLE);
                 n += 1;
                 if n == 1 {

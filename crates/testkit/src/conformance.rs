@@ -18,7 +18,7 @@
 
 use pubsubperf_core::sample::{Header, check_pattern, fill_pattern};
 use pubsubperf_core::seq::SeqTracker;
-use pubsubperf_core::{Binding, EndpointConfig, Reader, Reliability, TopicSpec, Writer};
+use pubsubperf_core::{Binding, EndpointConfig, Reader, Received, Reliability, TopicSpec, Writer};
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -144,8 +144,8 @@ fn sink<R: Reader>(mut r: R, expect_len: usize, stop_after: u64) -> Sink {
         let mut bad = 0;
         let deadline = Instant::now() + WAIT * 3;
         while p.load(Ordering::Acquire) < stop_after && Instant::now() < deadline {
-            r.recv_window(Duration::from_millis(50), &mut |s: &[u8]| {
-                let h = Header::read(s).expect("sample has a header");
+            r.recv_window(Duration::from_millis(50), &mut |s: Received| {
+                let h = Header::read(s.head()).expect("sample has a header");
                 if s.len() != expect_len || !check_pattern(s, h.seq) {
                     bad += 1;
                 }
@@ -293,9 +293,9 @@ pub fn quiet_reader_times_out<B: Binding>(cfg: &EndpointConfig) {
         let start = Instant::now();
         let wait = Duration::from_millis(50);
         let got = if on_arrival {
-            r.recv_on_arrival(wait, &mut |_: &[u8]| {})
+            r.recv_on_arrival(wait, &mut |_: Received| {})
         } else {
-            r.recv(wait, &mut |_: &[u8]| {})
+            r.recv(wait, &mut |_: Received| {})
         }
         .expect("recv");
         (got, start.elapsed())
@@ -313,7 +313,7 @@ pub fn quiet_reader_times_out<B: Binding>(cfg: &EndpointConfig) {
     let deadline = Instant::now() + WAIT;
     while n == 0 && Instant::now() < deadline {
         n = r
-            .recv(Duration::from_millis(100), &mut |_: &[u8]| {})
+            .recv(Duration::from_millis(100), &mut |_: Received| {})
             .expect("recv");
     }
     assert_eq!(n, 1, "the one sample sent did not arrive");
@@ -359,10 +359,11 @@ fn ping_pong_inner<B: Binding>(cfg: &EndpointConfig, rounds: u64) {
     let echo = std::thread::spawn(move || {
         // Echo until the pinging side is done (it may resend under best effort).
         while !cancel.is_cancelled() {
-            let r = data_r.recv_window(Duration::from_millis(50), &mut |s: &[u8]| {
-                let sent = echo_w
-                    .send_from(s)
-                    .unwrap_or_else(|| echo_w.send(s.len(), |b| b.copy_from_slice(s)))
+            let r = data_r.recv_window(Duration::from_millis(50), &mut |s: Received| {
+                let sent = s
+                    .as_slice()
+                    .and_then(|b| echo_w.send_from(b))
+                    .unwrap_or_else(|| echo_w.send(s.len(), |b| s.copy_to(b)))
                     .and_then(|_| echo_w.flush());
                 if let Err(e) = sent
                     && !cancel.is_cancelled()
@@ -394,9 +395,9 @@ fn ping_pong_inner<B: Binding>(cfg: &EndpointConfig, rounds: u64) {
             let start = Instant::now();
             while got != Some(seq) && start.elapsed() < per_try {
                 echo_r
-                    .recv_on_arrival(Duration::from_millis(50), &mut |s: &[u8]| {
+                    .recv_on_arrival(Duration::from_millis(50), &mut |s: Received| {
                         // An echo of an earlier resent ping may still arrive: skip it.
-                        if let Some(h) = Header::read(s)
+                        if let Some(h) = Header::read(s.head())
                             && h.seq == seq
                         {
                             assert_eq!(s.len(), len, "echo of {seq}: its length");

@@ -3,10 +3,12 @@
 use crate::*;
 use pubsubperf_core::binding::CANCEL_POLL;
 use pubsubperf_core::handoff::{Handoff, Job, TakeAll, Until};
+use pubsubperf_core::received::{Pieces, Received};
 use pubsubperf_core::{BindingError, Reader, WaitMode};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use zenoh::Session;
+use zenoh::bytes::ZBytes;
 use zenoh::handlers::{Callback, FifoChannelHandler, RingChannelHandler};
 use zenoh::liveliness::LivelinessToken;
 use zenoh::pubsub::Subscriber;
@@ -64,15 +66,42 @@ pub(crate) enum Taken {
 }
 
 impl Taken {
-    /// Calls `f` with the sample's octets: contiguous payloads (every one
-    /// here: small messages, defragmented large ones, SHM buffers) are
-    /// borrowed, not copied.
+    /// Calls `f` with the sample: a payload in one piece is borrowed, one
+    /// in pieces (defragmented large samples) handed over in its pieces.
     #[inline]
-    fn deliver<F: FnMut(&[u8])>(&self, f: &mut F) {
+    fn deliver<F: FnMut(Received<'_>)>(&self, f: &mut F) {
         match self {
-            Taken::Sample(s) => f(&s.payload().to_bytes()),
-            Taken::Copy(v) => f(v),
+            Taken::Sample(s) => with_received(s.payload(), f),
+            Taken::Copy(v) => f(Received::whole(v)),
         }
+    }
+}
+
+/// A payload's slices after its first.
+struct AfterFirst<'a>(&'a ZBytes);
+
+impl Pieces for AfterFirst<'_> {
+    fn for_each_after_first(&self, f: &mut dyn FnMut(&[u8])) {
+        self.0.slices().skip(1).for_each(f);
+    }
+}
+
+/// Calls `f` with `payload` as received: borrowed when in one slice (small
+/// samples, SHM buffers); in its slices when zenoh defragmented it (a
+/// sample larger than a batch: each fragment's bytes stay in the batch it
+/// arrived in), which are joined only if the first is too short for the
+/// sample's head.
+#[inline]
+fn with_received<R>(payload: &ZBytes, f: impl FnOnce(Received<'_>) -> R) -> R {
+    let mut slices = payload.slices();
+    let first = slices.next().unwrap_or_default();
+    if slices.next().is_none() {
+        return f(Received::whole(first));
+    }
+    let rest = AfterFirst(payload);
+    match Received::in_pieces(first, payload.len(), &rest) {
+        Some(r) => f(r),
+        None => f(Received::whole(&payload.to_bytes())),
     }
 }
 
@@ -113,8 +142,7 @@ impl Listening {
     /// The subscriber's callback: straight to the open job, else queued
     /// (through `hold`, the queue's own callback) for the next take.
     pub(crate) fn on_sample(&self, sample: Sample, hold: &Hold) {
-        let bytes = sample.payload().to_bytes();
-        if self.handoff.offer(&bytes) {
+        if with_received(sample.payload(), |r| self.handoff.offer(r)) {
             return;
         }
         // Counted before it is queued, so that a take never finds more
@@ -122,14 +150,11 @@ impl Listening {
         self.held.fetch_add(1, Ordering::AcqRel);
         match hold {
             Hold::Copies(queue) => {
-                let copy = bytes.into_owned();
+                let copy = sample.payload().to_bytes().into_owned();
                 drop(sample);
                 queue.call(copy);
             }
-            Hold::Samples(queue) => {
-                drop(bytes);
-                queue.call(sample);
-            }
+            Hold::Samples(queue) => queue.call(sample),
         }
         self.handoff.deliver();
     }
@@ -164,7 +189,7 @@ impl Reader for ZenohReader {
     }
 
     #[inline]
-    fn recv<F: FnMut(&[u8])>(
+    fn recv<F: FnMut(Received<'_>)>(
         &mut self,
         timeout: Duration,
         on_sample: &mut F,
@@ -195,7 +220,7 @@ impl Reader for ZenohReader {
         Ok(1)
     }
 
-    fn recv_window<F: FnMut(&[u8]) + Send>(
+    fn recv_window<F: FnMut(Received<'_>) + Send>(
         &mut self,
         window: Duration,
         on_sample: &mut F,
@@ -203,7 +228,7 @@ impl Reader for ZenohReader {
         self.listen(window, Until::WindowEnds, on_sample)
     }
 
-    fn recv_on_arrival<F: FnMut(&[u8]) + Send>(
+    fn recv_on_arrival<F: FnMut(Received<'_>) + Send>(
         &mut self,
         timeout: Duration,
         on_sample: &mut F,
@@ -249,7 +274,7 @@ impl ZenohReader {
     /// what is held, sleeps while zenoh's receive task delivers what
     /// arrives (through `time`, or as `until` says), and closes. Without a
     /// callback, [`Reader::recv`].
-    fn listen<F: FnMut(&[u8]) + Send>(
+    fn listen<F: FnMut(Received<'_>) + Send>(
         &mut self,
         time: Duration,
         until: Until,
@@ -271,7 +296,10 @@ impl ZenohReader {
 }
 
 impl TakeAll for ZenohReader {
-    fn take_all<F: FnMut(&[u8])>(&mut self, on_sample: &mut F) -> Result<usize, BindingError> {
+    fn take_all<F: FnMut(Received<'_>)>(
+        &mut self,
+        on_sample: &mut F,
+    ) -> Result<usize, BindingError> {
         let mut n = 0;
         while let Some(s) = self.try_recv()? {
             s.deliver(on_sample);

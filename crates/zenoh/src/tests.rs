@@ -92,3 +92,58 @@ fn key_expressions_are_plain_and_per_run() {
     assert_eq!(key(&c, "echo0"), "pubsubperf/run_1_x_/echo0");
     assert_ne!(key(&c, "data"), key(&tcp_block("run 2"), "data"));
 }
+
+/// A sample larger than zenoh's batch arrives in the pieces it was sent in:
+/// the reader hands them over as they are (the measurement reads the head;
+/// nothing joins them), and they make up the sample sent, on our thread's
+/// take and on zenoh's callback (`--receive listener`) alike.
+#[test]
+fn a_sample_larger_than_a_batch_arrives_in_its_pieces() {
+    use pubsubperf_core::sample::{Header, check_pattern, fill_pattern};
+    use pubsubperf_core::{Reader, Received, Writer};
+    let topic = TopicSpec {
+        name: "data".into(),
+        index: 0,
+    };
+    let size = 1 << 20;
+    for listener in [false, true] {
+        let mut c = tcp_block(&pubsubperf_testkit::conformance::unique_id("pieces"));
+        c.max_sample_size = size;
+        if listener {
+            c = c.listener();
+        }
+        let mut sub = Zenoh::open(&c).expect("open");
+        let (mut r, l) = sub.create_reader(&topic).expect("reader");
+        let mut publ = Zenoh::open(&c).expect("open");
+        let mut w = publ.create_writer(&topic, &[l]).expect("writer");
+        std::thread::scope(|s| {
+            s.spawn(|| r.wait_matched(Duration::from_secs(10)).expect("matched"));
+            w.wait_matched(1, Duration::from_secs(10)).expect("matched");
+        });
+        w.send(size, |b| {
+            let h = Header {
+                seq: 7,
+                publisher: 0,
+                flags: 0,
+                timestamp: 1,
+            };
+            h.write(b);
+            fill_pattern(b, 7);
+        })
+        .expect("send");
+        let mut got = None;
+        let start = std::time::Instant::now();
+        while got.is_none() && start.elapsed() < Duration::from_secs(10) {
+            r.recv_window(Duration::from_millis(50), &mut |s: Received| {
+                let seq = Header::read(s.head()).map(|h| h.seq);
+                got = Some((s.len(), s.as_slice().is_some(), seq, check_pattern(s, 7)));
+            })
+            .expect("recv");
+        }
+        assert_eq!(
+            got,
+            Some((size, false, Some(7), true)),
+            "(length, in one piece, seq, pattern intact), listener {listener}"
+        );
+    }
+}

@@ -157,7 +157,8 @@ struct Echoes<'a, W> {
 }
 
 impl<W: Writer> Echoes<'_, W> {
-    /// Sample `b` arrived at `t` on the round-trip clock `C`.
+    /// A sample whose head (at least its first 24 bytes, `HEAD_LEN`, or all
+    /// of it) is `b` arrived at `t` on the round-trip clock `C`.
     #[inline(always)]
     fn on_sample<B: Binding, C: clock::RoundTrip>(&mut self, b: &[u8], t: u64, ns_per_tick: f64) {
         let Some(p) = self.want else {
@@ -223,7 +224,7 @@ fn await_echo<B: Binding, C: clock::RoundTrip>(
 ) -> Result<(), Fault> {
     let chained = echoes.chain.is_some();
     loop {
-        let mut on_echo = |b: &[u8]| echoes.on_sample::<B, C>(b, C::stop(), ns_per_tick);
+        let mut on_echo = |b: Received| echoes.on_sample::<B, C>(b.head(), C::stop(), ns_per_tick);
         let wait = Duration::from_millis(100);
         let r = if poll {
             reader.recv(wait, &mut on_echo)

@@ -22,8 +22,8 @@ pub(super) fn throughput_loop<B: Binding>(
             let slice = Duration::from_millis(if readers.len() > 1 { 1 } else { 20 });
             while !stop.load(Ordering::Acquire) {
                 for r in readers.iter_mut() {
-                    let _ = r.recv(slice, &mut |b: &[u8]| {
-                        if let Some(h) = Header::read(b)
+                    let _ = r.recv(slice, &mut |b: Received| {
+                        if let Some(h) = Header::read(b.head())
                             && h.flags & FLAG_WARMUP == 0
                         {
                             rec.record((B::now_ns().saturating_sub(h.timestamp)) / 2);

@@ -7,6 +7,7 @@ use iceoryx2::port::listener::{Listener, ListenerWaitError};
 use iceoryx2::port::subscriber::Subscriber;
 use iceoryx2::service::port_factory::event::PortFactory as EventService;
 use iceoryx2::service::port_factory::publish_subscribe::PortFactory as PubSubService;
+use pubsubperf_core::Received;
 use pubsubperf_core::binding::CANCEL_POLL;
 use pubsubperf_core::{BindingError, CancelToken, Reader, WaitMode};
 use std::sync::Arc;
@@ -39,7 +40,7 @@ unsafe impl Send for Iceoryx2Reader {}
 impl Iceoryx2Reader {
     /// Delivers the samples available now (at most `drain_max`).
     #[inline(always)]
-    pub(crate) fn drain<F: FnMut(&[u8])>(
+    pub(crate) fn drain<F: FnMut(Received<'_>)>(
         &mut self,
         on_sample: &mut F,
     ) -> Result<usize, BindingError> {
@@ -52,7 +53,7 @@ impl Iceoryx2Reader {
             };
             n += 1;
             if self.zero_copy {
-                on_sample(sample.payload());
+                on_sample(Received::whole(sample.payload()));
                 drop(sample);
             } else {
                 let p = sample.payload();
@@ -68,7 +69,7 @@ impl Iceoryx2Reader {
                 // The chunk goes back to the publisher before the
                 // application looks at its copy.
                 drop(sample);
-                on_sample(&self.private[..len]);
+                on_sample(Received::whole(&self.private[..len]));
             }
         }
         Ok(n)
@@ -120,7 +121,7 @@ impl Reader for Iceoryx2Reader {
     }
 
     #[inline]
-    fn recv<F: FnMut(&[u8])>(
+    fn recv<F: FnMut(Received<'_>)>(
         &mut self,
         timeout: Duration,
         on_sample: &mut F,

@@ -1,6 +1,7 @@
 use super::*;
 use Reliability::BestEffort;
 use WaitMode::{Block, Busy};
+use pubsubperf_core::Received;
 use pubsubperf_core::{Reader, Writer};
 use pubsubperf_testkit::TestConfig;
 
@@ -90,7 +91,8 @@ fn best_effort_overflow_drops_the_oldest() {
         }
         let mut got = Vec::new();
         while r
-            .recv(Duration::from_millis(50), &mut |s: &[u8]| {
+            .recv(Duration::from_millis(50), &mut |s: Received| {
+                let s = s.as_slice().expect("one piece");
                 got.push(u64::from_le_bytes(s[..8].try_into().unwrap()))
             })
             .unwrap()
@@ -109,13 +111,13 @@ fn recv_times_out_and_cancels() {
         let (_p, _w, _s, mut r) = stalled(&cfg);
         let t = Instant::now();
         let n = r
-            .recv(Duration::from_millis(120), &mut |_: &[u8]| {})
+            .recv(Duration::from_millis(120), &mut |_: Received| {})
             .unwrap();
         assert_eq!(n, 0);
         assert!(t.elapsed() >= Duration::from_millis(120));
         cfg.cancel.cancel();
         assert!(matches!(
-            r.recv(Duration::from_secs(60), &mut |_: &[u8]| {}),
+            r.recv(Duration::from_secs(60), &mut |_: Received| {}),
             Err(BindingError::Cancelled)
         ));
     }

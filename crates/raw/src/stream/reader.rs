@@ -5,6 +5,7 @@
 use super::links::{self, Control, Links};
 use super::{FRAME, StreamSocket, io};
 use crate::wait::{Deadline, POLL, is_wait, retry};
+use pubsubperf_core::Received;
 use pubsubperf_core::page_buf::PageBuf;
 use pubsubperf_core::{BindingError, CancelToken, EndpointConfig, Reader, WaitMode};
 use std::io::ErrorKind;
@@ -173,7 +174,7 @@ impl<S: StreamSocket> Reader for StreamReader<S> {
     }
 
     #[inline]
-    fn recv<F: FnMut(&[u8])>(
+    fn recv<F: FnMut(Received<'_>)>(
         &mut self,
         timeout: Duration,
         on_sample: &mut F,
@@ -186,7 +187,7 @@ impl<S: StreamSocket> Reader for StreamReader<S> {
             // Deliver every complete buffered frame.
             let mut count = 0;
             while let Some((at, len)) = self.frame()? {
-                on_sample(&self.buf[at..at + len]);
+                on_sample(Received::whole(&self.buf[at..at + len]));
                 self.start = at + len;
                 count += 1;
             }

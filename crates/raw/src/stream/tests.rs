@@ -1,6 +1,7 @@
 //! The echo of a round trip comes back on its sample's connection.
 
 use super::*;
+use pubsubperf_core::Received;
 use pubsubperf_core::{Reader, Writer};
 use pubsubperf_testkit::TestConfig;
 
@@ -25,7 +26,7 @@ fn one<W: Writer, R: Reader>(w: &mut W, r: &mut R, byte: u8) -> Vec<u8> {
     w.flush().expect("flush");
     let mut got = Vec::new();
     while got.is_empty() {
-        r.recv(WAIT, &mut |s: &[u8]| got = s.to_vec())
+        r.recv(WAIT, &mut |s: Received| got = s.to_vec())
             .expect("recv");
     }
     got

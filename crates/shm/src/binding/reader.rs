@@ -8,6 +8,7 @@ use crate::layout::{
 };
 use crate::sys::{self, Mapping};
 use crate::wait::{self, Outcome};
+use pubsubperf_core::Received;
 use pubsubperf_core::{
     BindingError, CancelToken, DataType, EndpointConfig, Locator, Reader, TopicSpec, WaitMode,
 };
@@ -203,7 +204,7 @@ impl ShmReader {
     /// Delivers the complete entries from `head` on (at most one lap).
     /// Zero-copy: `entry` as in [`ShmReader::locate`], for the first sample.
     #[inline(always)]
-    pub(super) fn drain<F: FnMut(&[u8])>(
+    pub(super) fn drain<F: FnMut(Received<'_>)>(
         &mut self,
         on_sample: &mut F,
         entry: bool,
@@ -235,13 +236,13 @@ impl ShmReader {
             // ours until `consume`.
             unsafe { std::ptr::copy_nonoverlapping(body, self.private.as_mut_ptr(), len) };
             self.consume();
-            on_sample(&self.private[..len]);
+            on_sample(Received::whole(&self.private[..len]));
         }
         Ok(n)
     }
 
     #[inline(always)]
-    pub(super) fn drain_zero_copy<F: FnMut(&[u8])>(
+    pub(super) fn drain_zero_copy<F: FnMut(Received<'_>)>(
         &mut self,
         on_sample: &mut F,
         entry: bool,
@@ -253,7 +254,7 @@ impl ShmReader {
     }
 
     #[inline(always)]
-    pub(super) fn drain_pool<F: FnMut(&[u8])>(
+    pub(super) fn drain_pool<F: FnMut(Received<'_>)>(
         &mut self,
         pool: &PoolMap,
         on_sample: &mut F,
@@ -289,11 +290,11 @@ impl ShmReader {
                 // when the ring is full; the test
                 // `sole_reader_consumes_after_its_callback` fails for any
                 // other reuse order.)
-                on_sample(sample);
+                on_sample(Received::whole(sample));
                 self.consume();
             } else {
                 self.consume();
-                on_sample(sample);
+                on_sample(Received::whole(sample));
                 pool.release(slot, self.wait);
             }
         }
@@ -337,7 +338,7 @@ impl Reader for ShmReader {
     }
 
     #[inline]
-    fn recv<F: FnMut(&[u8])>(
+    fn recv<F: FnMut(Received<'_>)>(
         &mut self,
         timeout: Duration,
         on_sample: &mut F,

@@ -2,6 +2,7 @@ use super::*;
 use crate::layout::FAST_READERS;
 use Reliability::{BestEffort, Reliable};
 use WaitMode::{Block, Busy};
+use pubsubperf_core::Received;
 use pubsubperf_core::{
     Binding, BindingError, EndpointConfig, Reader, Reliability, TopicSpec, WaitMode, Writer,
 };
@@ -62,7 +63,8 @@ fn best_effort_writer_never_blocks_on_a_stalled_reader() {
         }
         assert!(start.elapsed() < Duration::from_secs(5), "writer blocked");
         let mut got = Vec::new();
-        r.recv(Duration::from_millis(100), &mut |s: &[u8]| {
+        r.recv(Duration::from_millis(100), &mut |s: Received| {
+            let s = s.as_slice().expect("one piece");
             got.push(u64::from_le_bytes(s[..8].try_into().unwrap()))
         })
         .unwrap();
@@ -70,7 +72,8 @@ fn best_effort_writer_never_blocks_on_a_stalled_reader() {
         assert_eq!(got, (0..8).collect::<Vec<_>>());
         send_seq(&mut w, 1000).unwrap();
         got.clear();
-        r.recv(Duration::from_millis(100), &mut |s: &[u8]| {
+        r.recv(Duration::from_millis(100), &mut |s: Received| {
+            let s = s.as_slice().expect("one piece");
             got.push(u64::from_le_bytes(s[..8].try_into().unwrap()))
         })
         .unwrap();
@@ -134,11 +137,12 @@ fn sole_reader_consumes_after_its_callback() {
             for _ in 0..warm {
                 send_seq(&mut w, next).unwrap();
                 next += 1;
-                r.recv(Duration::from_millis(500), &mut |_: &[u8]| {})
+                r.recv(Duration::from_millis(500), &mut |_: Received| {})
                     .unwrap();
             }
             send_seq(&mut w, next).unwrap();
-            r.recv(Duration::from_millis(500), &mut |s: &[u8]| {
+            r.recv(Duration::from_millis(500), &mut |s: Received| {
+                let s = s.as_slice().expect("one piece");
                 if seen.is_empty() {
                     for k in 1..=burst {
                         send_seq(&mut w, 1000 + k).unwrap();
@@ -189,7 +193,8 @@ fn timed_out_sends_lose_no_slot() {
                 assert!(matches!(e, BindingError::WriteTimeout(_)), "{e}");
             }
             while got.len() < 4 * (lap as usize + 1) {
-                r.recv(Duration::from_millis(500), &mut |s: &[u8]| {
+                r.recv(Duration::from_millis(500), &mut |s: Received| {
+                    let s = s.as_slice().expect("one piece");
                     got.push(u64::from_le_bytes(s[..8].try_into().unwrap()))
                 })
                 .unwrap();
@@ -268,7 +273,8 @@ fn zero_copy_more_readers_than_fast_words() {
                 if i == 0 && rel == BestEffort && seq % 7 != 0 {
                     continue;
                 }
-                r.recv(Duration::from_millis(100), &mut |s: &[u8]| {
+                r.recv(Duration::from_millis(100), &mut |s: Received| {
+                    let s = s.as_slice().expect("one piece");
                     got[i].push(u64::from_le_bytes(s[..8].try_into().unwrap()))
                 })
                 .unwrap();
@@ -285,7 +291,8 @@ fn zero_copy_more_readers_than_fast_words() {
         // Once it caught up, the lagging reader gets the next sample.
         let mut last = Vec::new();
         while readers[0]
-            .recv(Duration::from_millis(20), &mut |s: &[u8]| {
+            .recv(Duration::from_millis(20), &mut |s: Received| {
+                let s = s.as_slice().expect("one piece");
                 last.push(u64::from_le_bytes(s[..8].try_into().unwrap()))
             })
             .unwrap()
@@ -294,7 +301,8 @@ fn zero_copy_more_readers_than_fast_words() {
         send_seq(&mut w, 400).unwrap();
         last.clear();
         readers[0]
-            .recv(Duration::from_millis(100), &mut |s: &[u8]| {
+            .recv(Duration::from_millis(100), &mut |s: Received| {
+                let s = s.as_slice().expect("one piece");
                 last.push(u64::from_le_bytes(s[..8].try_into().unwrap()))
             })
             .unwrap();
@@ -354,7 +362,8 @@ fn sole_reader_slots_come_back_over_many_laps() {
             let mut got = 0;
             while got < burst.min(4) {
                 got += r
-                    .recv(Duration::from_millis(500), &mut |s: &[u8]| {
+                    .recv(Duration::from_millis(500), &mut |s: Received| {
+                        let s = s.as_slice().expect("one piece");
                         let first = u64::from_le_bytes(s[..8].try_into().unwrap());
                         let last = u64::from_le_bytes(s[s.len() - 8..].try_into().unwrap());
                         assert_eq!(first, last, "a slot was written while held");
