@@ -765,7 +765,9 @@ pub trait Reader: Send + 'static {
     }
 
     /// Waits up to `timeout` for samples and calls `on_sample` with a
-    /// borrowed view of each one available (one or more with batching).
+    /// borrowed view of each one available (one or more with batching): a
+    /// [`Received`], in one piece or in the middleware's pieces, of which
+    /// only the head is contiguous.
     /// Returns how many were delivered, as soon as it delivered (the
     /// subscriber times the last sample of a call by its return); 0 means
     /// the timeout passed. Honors the configured [`WaitMode`].

@@ -7,7 +7,10 @@
 //! reads only the start of a sample ([`HEAD_LEN`] bytes: the header and the
 //! subscriber's receive time), so a binding may hand the pieces over as
 //! they are; the whole sample is gathered only where it is read whole
-//! (`--check`'s pattern, tests).
+//! (tests; `--check`'s pattern is checked piece by piece).
+//!
+//! [`HEAD_LEN`] is also where the subscriber writes its receive time into
+//! an echo (`--one-way`), so the head and that offset are one constant.
 
 use crate::sample::HEADER_LEN;
 
@@ -44,7 +47,7 @@ impl<'a> Received<'a> {
 
     /// A sample of `len` bytes in pieces: `first`, then what `rest` gives.
     /// `None` when `first` is shorter than [`HEAD_LEN`] (the caller then
-    /// gathers the sample into one piece).
+    /// gathers the sample into one piece) or longer than `len`.
     #[inline]
     pub fn in_pieces(first: &'a [u8], len: usize, rest: &'a dyn Pieces) -> Option<Received<'a>> {
         (first.len() >= HEAD_LEN && first.len() <= len).then_some(Received {
@@ -121,17 +124,20 @@ impl std::fmt::Debug for Received<'_> {
     }
 }
 
+/// Pieces after the first, for tests: borrowed slices in order.
+#[cfg(test)]
+pub(crate) struct Rest<'a>(pub &'a [&'a [u8]]);
+
+#[cfg(test)]
+impl Pieces for Rest<'_> {
+    fn for_each_after_first(&self, f: &mut dyn FnMut(&[u8])) {
+        self.0.iter().for_each(|p| f(p));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    struct Rest<'a>(&'a [&'a [u8]]);
-
-    impl Pieces for Rest<'_> {
-        fn for_each_after_first(&self, f: &mut dyn FnMut(&[u8])) {
-            self.0.iter().for_each(|p| f(p));
-        }
-    }
 
     #[test]
     fn pieces_join_in_order_with_their_offsets() {

@@ -127,27 +127,21 @@ mod tests {
         assert!(!check_pattern(&buf[..], 42));
     }
 
-    struct After<'a>(&'a [u8], usize);
-
-    impl crate::received::Pieces for After<'_> {
-        fn for_each_after_first(&self, f: &mut dyn FnMut(&[u8])) {
-            self.0.chunks(self.1).for_each(f);
-        }
+    /// `check_pattern` of `buf` handed over as 100 bytes, then 64-byte pieces.
+    fn check_in_pieces(buf: &[u8], seq: u64) -> bool {
+        let (first, rest) = buf.split_at(100);
+        let pieces: Vec<&[u8]> = rest.chunks(64).collect();
+        let rest = crate::received::Rest(&pieces);
+        check_pattern(Received::in_pieces(first, buf.len(), &rest).unwrap(), seq)
     }
 
     #[test]
     fn pattern_is_checked_across_pieces() {
         let mut buf = vec![0u8; 1000];
         fill_pattern(&mut buf, 42);
-        let (first, rest) = buf.split_at(100);
-        let pieces = After(rest, 64);
-        let r = Received::in_pieces(first, buf.len(), &pieces).unwrap();
-        assert!(check_pattern(r, 42));
-        assert!(!check_pattern(r, 43));
+        assert!(check_in_pieces(&buf, 42));
+        assert!(!check_in_pieces(&buf, 43));
         buf[700] ^= 1;
-        let (first, rest) = buf.split_at(100);
-        let pieces = After(rest, 64);
-        let r = Received::in_pieces(first, buf.len(), &pieces).unwrap();
-        assert!(!check_pattern(r, 42));
+        assert!(!check_in_pieces(&buf, 42));
     }
 }

@@ -17,6 +17,7 @@
 
 use crate::spec::RunSpec;
 use pubsubperf_core::binding::BindingInfo;
+use pubsubperf_core::received::HEAD_LEN;
 use pubsubperf_core::sample::HEADER_LEN;
 use pubsubperf_core::size::format_size;
 use pubsubperf_core::{Binding, Reliability};
@@ -237,10 +238,9 @@ pub fn validate(spec: &RunSpec, remote: bool) -> Result<(), String> {
             spec.size
         ));
     }
-    if spec.one_way && spec.size < HEADER_LEN + 8 {
+    if spec.one_way && spec.size < HEAD_LEN {
         return Err(format!(
-            "--one-way: needs --size of at least {} bytes",
-            HEADER_LEN + 8
+            "--one-way: needs --size of at least {HEAD_LEN} bytes"
         ));
     }
     let name = spec.binding.as_str();

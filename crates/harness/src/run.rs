@@ -38,6 +38,7 @@ use crate::session::Session;
 use crate::spec::RunSpec;
 use crate::stream::{Poll, fill_sample, real_time, send_stream};
 use crate::{Fault, INTERRUPTED};
+use pubsubperf_core::received::HEAD_LEN;
 use pubsubperf_core::result::{Interval, Pings, Run, RunResources, TestKind, Throughput};
 use pubsubperf_core::sample::{FLAG_CHECK, FLAG_ECHO, FLAG_WARMUP, HEADER_LEN, Header};
 use pubsubperf_core::stats::LatencyRecorder;

@@ -4,6 +4,7 @@
 use crate::protocol::{self, ControlError, Msg};
 use crate::spec::RunSpec;
 use crate::{Fault, INTERRUPTED};
+use pubsubperf_core::received::HEAD_LEN;
 use pubsubperf_core::result::{Interval, TestKind, Throughput};
 use pubsubperf_core::sample::{
     FLAG_CHECK, FLAG_ECHO, FLAG_WARMUP, HEADER_LEN, Header, check_pattern, fill_pattern,
@@ -250,10 +251,9 @@ fn measure<B: Binding>(
                             if check {
                                 fill_pattern(b, h.seq);
                             }
-                            if len >= HEADER_LEN + 8 {
+                            if len >= HEAD_LEN {
                                 // Our receive time, for true one-way latency on one host.
-                                b[HEADER_LEN..HEADER_LEN + 8]
-                                    .copy_from_slice(&rx_stamp.to_le_bytes());
+                                b[HEADER_LEN..HEAD_LEN].copy_from_slice(&rx_stamp.to_le_bytes());
                             }
                         })
                     });

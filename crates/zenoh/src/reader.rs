@@ -67,7 +67,9 @@ pub(crate) enum Taken {
 
 impl Taken {
     /// Calls `f` with the sample: a payload in one piece is borrowed, one
-    /// in pieces (defragmented large samples) handed over in its pieces.
+    /// in pieces (defragmented large samples) handed over in its pieces
+    /// (see [`with_received`]); a [`Taken::Copy`] is one piece, joined
+    /// when it was queued.
     #[inline]
     fn deliver<F: FnMut(Received<'_>)>(&self, f: &mut F) {
         match self {

@@ -96,7 +96,10 @@ fn key_expressions_are_plain_and_per_run() {
 /// A sample larger than zenoh's batch arrives in the pieces it was sent in:
 /// the reader hands them over as they are (the measurement reads the head;
 /// nothing joins them), and they make up the sample sent, on our thread's
-/// take and on zenoh's callback (`--receive listener`) alike.
+/// take and on zenoh's callback (`--receive listener`) alike. The listener
+/// runs with `--wait busy`, whose queue holds zenoh's samples: with
+/// `--wait block` a sample arriving before the window opens is queued as a
+/// (joined) copy.
 #[test]
 fn a_sample_larger_than_a_batch_arrives_in_its_pieces() {
     use pubsubperf_core::sample::{Header, check_pattern, fill_pattern};
@@ -110,7 +113,7 @@ fn a_sample_larger_than_a_batch_arrives_in_its_pieces() {
         let mut c = tcp_block(&pubsubperf_testkit::conformance::unique_id("pieces"));
         c.max_sample_size = size;
         if listener {
-            c = c.listener();
+            c = c.listener().busy();
         }
         let mut sub = Zenoh::open(&c).expect("open");
         let (mut r, l) = sub.create_reader(&topic).expect("reader");

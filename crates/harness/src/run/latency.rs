@@ -157,7 +157,7 @@ struct Echoes<'a, W> {
 }
 
 impl<W: Writer> Echoes<'_, W> {
-    /// A sample whose head (at least its first 24 bytes, `HEAD_LEN`, or all
+    /// A sample whose head (at least its first [`HEAD_LEN`] bytes, or all
     /// of it) is `b` arrived at `t` on the round-trip clock `C`.
     #[inline(always)]
     fn on_sample<B: Binding, C: clock::RoundTrip>(&mut self, b: &[u8], t: u64, ns_per_tick: f64) {
@@ -170,8 +170,8 @@ impl<W: Writer> Echoes<'_, W> {
         if (h.seq, h.flags & !FLAG_CHECK) != (p.seq, p.flags) {
             return;
         }
-        let sub_rx = if b.len() >= HEADER_LEN + 8 {
-            u64::from_le_bytes(b[HEADER_LEN..HEADER_LEN + 8].try_into().expect("8 bytes"))
+        let sub_rx = if b.len() >= HEAD_LEN {
+            u64::from_le_bytes(b[HEADER_LEN..HEAD_LEN].try_into().expect("8 bytes"))
         } else {
             0
         };
