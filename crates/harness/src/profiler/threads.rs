@@ -183,21 +183,21 @@ mod tests {
         // The kernel lists a process's threads in creation order; when the
         // thread it is listing exits, the listing resumes by position and
         // skips the next one. Here that next one is the lister itself.
-        let (mut trials, mut missed) = (0, 0);
-        while trials < 3000 {
-            let before = std::thread::spawn(|| std::hint::black_box(0));
-            let lister = std::thread::spawn(move || {
-                let me = unsafe { libc::gettid() } as u32;
-                let mut misses = 0;
-                while !before.is_finished() {
-                    misses += usize::from(!thread_ids().contains(&me));
-                }
-                before.join().unwrap();
-                misses
-            });
-            missed += lister.join().unwrap();
-            trials += 1;
-        }
+        let trials = 3000;
+        let missed: usize = (0..trials)
+            .map(|_| {
+                let before = std::thread::spawn(|| std::hint::black_box(0));
+                let lister = std::thread::spawn(move || {
+                    let me = unsafe { libc::gettid() } as u32;
+                    let mut misses = 0;
+                    while !before.is_finished() {
+                        misses += usize::from(!thread_ids().contains(&me));
+                    }
+                    misses
+                });
+                lister.join().unwrap()
+            })
+            .sum();
         assert_eq!(missed, 0, "listings without the lister, in {trials} trials");
     }
 }
