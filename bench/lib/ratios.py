@@ -29,6 +29,13 @@ left out of every median and count.
       exit 0 when the last row's four link readings are there and disagree
       (the round is to be run again), 1 otherwise
 
+Under the median line, the rounds' 95 % interval of each median
+(`median_interval`): the ratios' order statistics that hold the median of
+the rounds' distribution with at least 95 % confidence whatever that
+distribution is (the sign test's interval; six rounds or more), and whether
+the goal lies outside it ("met" or "NOT met" beyond the rounds' noise) or
+inside it ("holds the goal": these rounds cannot tell the cell from its goal).
+
 With BENCH_TABLE set to a file, each call also appends one tab-separated line
 to it for bench/lib/table.py: BENCH_SUBJECT (what the script measures, e.g.
 "udp"; the script sets it), kind, LABEL, REFNAME, SIZE, the rounds counted,
@@ -45,6 +52,7 @@ import sys
 
 LAT_GOAL, TP_GOAL = 1.05, 0.95
 LINK_SPREAD = 1.5
+LEVEL = 0.95
 
 
 def ratio(o, r):
@@ -60,6 +68,52 @@ def median_ratio(pairs):
 def rate(x):
     """A rate for a round's line: whole samples/s, with two decimals below 100/s (large samples)."""
     return f"{x:11.0f}" if x >= 100 else f"{x:11.2f}"
+
+
+def median_interval(xs, level=LEVEL):
+    """(low, high, coverage) of the distribution-free interval of a median, or None
+    when the rounds are too few for it (fewer than six at 95 %).
+
+    Of n rounds sorted, the k-th smallest and the k-th largest hold the median of
+    the distribution the rounds come from unless k or more rounds fall on one side
+    of it, which happens with probability 2 P(B <= k - 1), B ~ Binomial(n, 1/2),
+    whatever that distribution is (rounds independent; the sign test's interval).
+    k is the largest whose coverage 1 - 2 P(B <= k - 1) is at least level."""
+    xs = sorted(x for x in xs if not math.isnan(x))
+    n, best = len(xs), None
+    for k in range(1, (n + 1) // 2 + 1):
+        coverage = 1 - 2 * sum(math.comb(n, i) for i in range(k)) / 2**n
+        if coverage < level:
+            break
+        best = (xs[k - 1], xs[n - k], coverage)
+    return best
+
+
+def beyond_noise(interval, ok):
+    """What the interval says of the goal: "met" or "NOT met" when the goal lies
+    outside it, "holds the goal" when inside; None without an interval."""
+    if interval is None:
+        return None
+    low_ok, high_ok = ok(interval[0]), ok(interval[1])
+    return "met" if low_ok and high_ok else "NOT met" if not (low_ok or high_ok) else "holds the goal"
+
+
+def interval_text(name, xs, ok):
+    """'p50 0.931-1.120 (holds the goal)' for a report's interval line."""
+    iv = median_interval(xs)
+    if iv is None:
+        return None
+    return f"{name}{iv[0]:.3f}-{iv[1]:.3f} ({beyond_noise(iv, ok)})"
+
+
+def print_intervals(head, named, ok):
+    """The interval line under a median line: named is [(name, ratios)]."""
+    n = max(len([x for x in xs if not math.isnan(x)]) for _, xs in named)
+    texts = [interval_text(name, xs, ok) for name, xs in named]
+    if None in texts:
+        print(f"{head}  {n} rounds: too few for a {LEVEL * 100:.0f} % interval of the median (6 or more)")
+    else:
+        print(f"{head}  {LEVEL * 100:.0f} % intervals of the medians over {n} rounds: {', '.join(texts)}")
 
 
 def verdict(r, ok):
@@ -198,6 +252,8 @@ def main():
         print_set_aside(head, kind, ref, aside_of(len(rows) + 1))
         r50, r99 = medians(rows)
         print(f"{head}  median ratios p50 {r50:.3f} ({verdict(r50, ok)}), p99 {r99:.3f} ({verdict(r99, ok)}); goal <= {LAT_GOAL}")
+        rounds = round_ratios(rows)
+        print_intervals(head, [("p50 ", [rs[0] for rs, _ in rounds]), ("p99 ", [rs[1] for rs, _ in rounds])], ok)
         s50, s99 = medians(same)
         if linked:
             print(f"{head}  same-link rounds {len(same)} of {len(rows)}: median ratios p50 {s50:.3f} ({verdict(s50, ok)}), p99 {s99:.3f} ({verdict(s99, ok)})")
@@ -210,6 +266,7 @@ def main():
         print_set_aside(head, kind, ref, aside_of(len(rows) + 1))
         r = median_ratio((f[0], f[1]) for f, _ in rows)
         print(f"{head}  median ratio {r:.3f} ({verdict(r, ok)}; goal >= {TP_GOAL})")
+        print_intervals(head, [("", [rs[0] for rs, _ in round_ratios(rows)])], ok)
         s = median_ratio((f[0], f[1]) for f, _ in same)
         if linked:
             print(f"{head}  same-link rounds {len(same)} of {len(rows)}: median ratio {s:.3f} ({verdict(s, ok)})")

@@ -22,6 +22,13 @@ round of every report, and it says how many rounds it counts ("(9 rounds)").
 A line without its rounds (a table.tsv written before they were kept) is
 taken as it is, the last such line of a cell winning.
 
+A ratio whose cell counts six rounds or more has the 95 % interval of its
+median (bench/lib/ratios.py's `median_interval`); when the goal lies inside
+that interval the ratio is marked with a dagger: its rounds do not tell it
+from the goal, whichever side of the goal its median fell. Under the table,
+how many cells met every goal, and of those that missed, how many missed
+only within their rounds' noise.
+
 Which cells are measured again (--recheck): a latency cell whose p50 or p99
 ratio is above LAT_GOAL - MARGIN, a throughput cell whose ratio is below
 TP_GOAL + MARGIN, and a cell without a figure. So a cell is settled by its
@@ -33,7 +40,7 @@ import math
 import statistics
 import sys
 
-from ratios import LAT_GOAL, TP_GOAL  # the goals the scripts' own lines are judged by
+from ratios import LAT_GOAL, TP_GOAL, beyond_noise, median_interval  # the goals the scripts' own lines are judged by
 
 MARGIN = 0.05
 # Sizes are put in the column of the nearest power of two's name: the socket
@@ -46,16 +53,31 @@ def column(size):
     return min(range(len(COLUMNS)), key=lambda i: abs(math.log(size) - math.log(COLUMNS[i][0])))
 
 
-def cell(kind, ratios, counted, most, always, pooled=False):
-    def one(r, ok):
+DAGGER = "†"
+
+
+def goal(kind):
+    return (lambda r: r <= LAT_GOAL) if kind == "lat" else (lambda r: r >= TP_GOAL)
+
+
+def within_noise(kind, rounds):
+    """Per series: True when the goal lies inside the interval of the median over
+    the rounds (none without rounds, or with too few)."""
+    k = 2 if kind == "lat" else 1
+    if rounds is None:
+        return [False] * k
+    return [beyond_noise(median_interval([rs[i] for rs, _ in rounds]), goal(kind)) == "holds the goal" for i in range(k)]
+
+
+def cell(kind, ratios, counted, most, always, pooled=False, noisy=None):
+    def one(r, ok, dagger):
         if math.isnan(r):
             return "no figure"
-        return f"{r:.3f}" if ok(r) else f"**{r:.3f}**"
+        text = f"{r:.3f}" if ok(r) else f"**{r:.3f}**"
+        return text + (DAGGER if dagger else "")
 
-    if kind == "lat":
-        text = " / ".join(one(r, lambda r: r <= LAT_GOAL) for r in ratios)
-    else:
-        text = one(ratios[0], lambda r: r >= TP_GOAL)
+    noisy = noisy or [False] * len(ratios)
+    text = " / ".join(one(r, goal(kind), d) for r, d in zip(ratios, noisy))
     if pooled:
         text += f" ({counted} round{'' if counted == 1 else 's'})"
     elif 0 < counted < most or (always and counted):
@@ -83,17 +105,18 @@ def medians(rounds, k):
 
 
 def pool(reports, k):
-    """One cell (counted, ratios, same_counted, same_ratios, pooled) from its reports."""
+    """One cell (counted, ratios, same_counted, same_ratios, pooled, rounds) from its
+    reports; rounds None when a report did not keep them."""
     if len(reports) > 1 and all(r[4] is not None for r in reports):
         rounds = [x for r in reports for x in r[4]]
         same = [x for x in rounds if x[1]]
-        return len(rounds), medians(rounds, k), len(same), medians(same, k), True
-    n, ratios, same_n, same, _ = reports[-1]
-    return n, ratios, same_n, same, False
+        return len(rounds), medians(rounds, k), len(same), medians(same, k), True, rounds
+    n, ratios, same_n, same, rounds = reports[-1]
+    return n, ratios, same_n, same, False, rounds
 
 
 def read(path):
-    """{(subject, kind, label, ref): {size: (counted, ratios, same_counted, same_ratios, pooled)}}"""
+    """{(subject, kind, label, ref): {size: (counted, ratios, same_counted, same_ratios, pooled, rounds)}}"""
     reports = {}
     for line in open(path):
         f = line.rstrip("\n").split("\t")
@@ -118,7 +141,7 @@ def unsettled(kind, ratios):
 
 def recheck(path):
     for (subject, kind, label, ref), cells in read(path).items():
-        for size, (_, ratios, _, _, _) in sorted(cells.items()):
+        for size, (_, ratios, *_) in sorted(cells.items()):
             if unsettled(kind, ratios):
                 print("\t".join([subject, kind, label, ref, str(size)]))
 
@@ -147,10 +170,37 @@ def table(rows, used, same, rounds):
             if c not in by_col:
                 line.append("")
                 continue
-            n, ratios, same_n, same_ratios, pooled = by_col[c]
-            line.append(cell(kind, same_ratios, same_n, most, True, pooled) if same else cell(kind, ratios, n, most, False, pooled))
+            n, ratios, same_n, same_ratios, pooled, cell_rounds = by_col[c]
+            if same:
+                same_rounds = None if cell_rounds is None else [x for x in cell_rounds if x[1]]
+                line.append(cell(kind, same_ratios, same_n, most, True, pooled, within_noise(kind, same_rounds)))
+            else:
+                line.append(cell(kind, ratios, n, most, False, pooled, within_noise(kind, cell_rounds)))
         out.append("| " + " | ".join(line) + " |")
     return out
+
+
+def tally(rows):
+    """The line under the table: cells that met every goal, and of those that
+    missed, how many only within their rounds' noise."""
+    met = missed = noisy = 0
+    for (_, kind, _, _), cells in rows.items():
+        for n, ratios, _, _, _, rounds in cells.values():
+            if any(math.isnan(r) for r in ratios):
+                continue
+            misses = [not goal(kind)(r) for r in ratios]
+            if not any(misses):
+                met += 1
+                continue
+            missed += 1
+            inside = within_noise(kind, rounds)
+            noisy += all(i for i, m in zip(inside, misses) if m)
+    total = met + missed
+    return (
+        f"{met} of {total} cells met every goal; of the {missed} missed, {noisy} missed only within "
+        f"their rounds' noise ({DAGGER}: the goal lies inside the ratio's 95 % interval of the median over "
+        f"the cell's rounds, six or more; bench/lib/ratios.py)."
+    )
 
 
 def main():
@@ -163,6 +213,8 @@ def main():
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 0
     used = sizes_used(rows)
     print("\n".join(table(rows, used, same=False, rounds=rounds)))
+    print()
+    print(tally(rows))
     odd = {COLUMNS[c][1]: sorted(s) for c, s in used.items() if s != {COLUMNS[c][0]}}
     if odd:
         print()
