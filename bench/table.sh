@@ -50,7 +50,8 @@ fi
 out=${OUT:-bench-results/table-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$out"
 out=$(realpath "$out")
-export BENCH_TABLE=$out/table.tsv ROUNDS=${ROUNDS:-3}
+# PYTHONUTF8: the table's dagger (bench/lib/table.py), whatever the locale.
+export BENCH_TABLE=$out/table.tsv ROUNDS=${ROUNDS:-3} PYTHONUTF8=1
 : > "$BENCH_TABLE"
 unset SIZES MODES KINDS ONLY_CELLS
 recheck=${RECHECK:-6}

@@ -75,9 +75,10 @@ def median_interval(xs, level=LEVEL):
     when the rounds are too few for it (fewer than six at 95 %).
 
     Of n rounds sorted, the k-th smallest and the k-th largest hold the median of
-    the distribution the rounds come from unless k or more rounds fall on one side
-    of it, which happens with probability 2 P(B <= k - 1), B ~ Binomial(n, 1/2),
-    whatever that distribution is (rounds independent; the sign test's interval).
+    the distribution the rounds come from unless only k - 1 rounds or fewer fall
+    on one side of it, which happens with probability 2 P(B <= k - 1), B ~
+    Binomial(n, 1/2), whatever that distribution is (rounds independent; the sign
+    test's interval).
     k is the largest whose coverage 1 - 2 P(B <= k - 1) is at least level."""
     xs = sorted(x for x in xs if not math.isnan(x))
     n, best = len(xs), None
@@ -99,21 +100,25 @@ def beyond_noise(interval, ok):
 
 
 def interval_text(name, xs, ok):
-    """'p50 0.931-1.120 (holds the goal)' for a report's interval line."""
+    """'p50 0.931-1.120 (holds the goal)' for a report's interval line, or what
+    a series too short for an interval has."""
     iv = median_interval(xs)
     if iv is None:
-        return None
+        n = len([x for x in xs if not math.isnan(x)])
+        return f"{name}none ({n} rounds; 6 or more make one)"
     return f"{name}{iv[0]:.3f}-{iv[1]:.3f} ({beyond_noise(iv, ok)})"
 
 
 def print_intervals(head, named, ok):
-    """The interval line under a median line: named is [(name, ratios)]."""
-    n = max(len([x for x in xs if not math.isnan(x)]) for _, xs in named)
-    texts = [interval_text(name, xs, ok) for name, xs in named]
-    if None in texts:
-        print(f"{head}  {n} rounds: too few for a {LEVEL * 100:.0f} % interval of the median (6 or more)")
-    else:
-        print(f"{head}  {LEVEL * 100:.0f} % intervals of the medians over {n} rounds: {', '.join(texts)}")
+    """The interval line under a median line: named is [(name, ratios)], each
+    series with its own interval (a round may give one series and not the other)."""
+    counts = [len([x for x in xs if not math.isnan(x)]) for _, xs in named]
+    if all(median_interval(xs) is None for _, xs in named):
+        print(f"{head}  {max(counts)} rounds: too few for a {LEVEL * 100:.0f} % interval of the median (6 or more)")
+        return
+    texts = ", ".join(interval_text(name, xs, ok) for name, xs in named)
+    rounds = f"{counts[0]} rounds" if len(set(counts)) == 1 else "their rounds"
+    print(f"{head}  {LEVEL * 100:.0f} % intervals of the medians over {rounds}: {texts}")
 
 
 def verdict(r, ok):

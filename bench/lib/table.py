@@ -26,8 +26,9 @@ A ratio whose cell counts six rounds or more has the 95 % interval of its
 median (bench/lib/ratios.py's `median_interval`); when the goal lies inside
 that interval the ratio is marked with a dagger: its rounds do not tell it
 from the goal, whichever side of the goal its median fell. Under the table,
-how many cells met every goal, and of those that missed, how many missed
-only within their rounds' noise.
+how many of the cells with a figure met every goal, and of those that
+missed, how many missed only within their rounds' noise, beyond it, or with
+too few rounds for an interval.
 
 Which cells are measured again (--recheck): a latency cell whose p50 or p99
 ratio is above LAT_GOAL - MARGIN, a throughput cell whose ratio is below
@@ -181,25 +182,32 @@ def table(rows, used, same, rounds):
 
 
 def tally(rows):
-    """The line under the table: cells that met every goal, and of those that
-    missed, how many only within their rounds' noise."""
-    met = missed = noisy = 0
+    """The line under the table: of the cells with a figure, those that met every
+    goal, and of those that missed, how many missed only within their rounds'
+    noise, beyond it, or with too few rounds for an interval."""
+    met = noisy = beyond = unsure = 0
     for (_, kind, _, _), cells in rows.items():
-        for n, ratios, _, _, _, rounds in cells.values():
+        for _, ratios, _, _, _, rounds in cells.values():
             if any(math.isnan(r) for r in ratios):
                 continue
-            misses = [not goal(kind)(r) for r in ratios]
-            if not any(misses):
+            misses = [i for i, r in enumerate(ratios) if not goal(kind)(r)]
+            if not misses:
                 met += 1
                 continue
-            missed += 1
-            inside = within_noise(kind, rounds)
-            noisy += all(i for i, m in zip(inside, misses) if m)
-    total = met + missed
+            k = len(ratios)
+            intervals = [None] * k if rounds is None else [median_interval([rs[i] for rs, _ in rounds]) for i in range(k)]
+            if any(intervals[i] is None for i in misses):
+                unsure += 1
+            elif all(beyond_noise(intervals[i], goal(kind)) == "holds the goal" for i in misses):
+                noisy += 1
+            else:
+                beyond += 1
+    missed = noisy + beyond + unsure
     return (
-        f"{met} of {total} cells met every goal; of the {missed} missed, {noisy} missed only within "
-        f"their rounds' noise ({DAGGER}: the goal lies inside the ratio's 95 % interval of the median over "
-        f"the cell's rounds, six or more; bench/lib/ratios.py)."
+        f"{met} of the {met + missed} cells with a figure met every goal; of the {missed} missed, {noisy} "
+        f"only within their rounds' noise, {beyond} beyond it, {unsure} with too few rounds for an interval "
+        f"({DAGGER}: the goal lies inside the ratio's 95 % interval of the median over the cell's rounds, "
+        f"six or more; bench/lib/ratios.py)."
     )
 
 

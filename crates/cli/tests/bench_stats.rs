@@ -18,6 +18,8 @@ fn python(script: &str, args: &[&str], env: &[(&str, &Path)]) -> String {
     let out = Command::new("python3")
         .arg(lib().join(script))
         .args(args)
+        // The table's dagger, whatever the locale.
+        .env("PYTHONUTF8", "1")
         .envs(env.iter().copied())
         .output()
         .expect("python3 runs");
@@ -29,13 +31,17 @@ fn python(script: &str, args: &[&str], env: &[(&str, &Path)]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// Latency rows "ours_p50 ours_p99 ref_p50 ref_p99": the reference 10 / 20
-/// us, ours p50 = 10 × (0.90 + 0.02 k) for round k = 0..n-1 (given
-/// shuffled), ours p99 = 20 × 1.10 (every round misses by 10 %).
-fn latency_rows(n: usize) -> String {
+/// Latency rows "ours_p50 ours_p99 ref_p50 ref_p99" of `n` rounds: the
+/// reference 10 / 20 us; ours p50 = 10 × (p50_from + 0.02 k) for round k =
+/// 0..n-1 (given out of order: 0, n-1, 1, n-2, ...), ours p99 = 20 × p99
+/// (the same ratio every round).
+fn latency_rows(n: usize, p50_from: f64, p99: f64) -> String {
     (0..n)
-        .map(|i| (i * 7) % n)
-        .map(|k| format!("{} 22 10 20\n", 10.0 * (0.90 + 0.02 * k as f64)))
+        .map(|i| if i % 2 == 0 { i / 2 } else { n - 1 - i / 2 })
+        .map(|k| {
+            let p50 = 10.0 * (p50_from + 0.02 * k as f64);
+            format!("{p50} {} 10 20\n", 20.0 * p99)
+        })
         .collect()
 }
 
@@ -54,7 +60,7 @@ fn ratios(rows: &str, kind: &str) -> String {
 
 #[test]
 fn nine_rounds_give_the_second_and_eighth_ratio_as_the_interval() {
-    let out = ratios(&latency_rows(9), "lat");
+    let out = ratios(&latency_rows(9, 0.90, 1.10), "lat");
     // p50 ratios 0.90, 0.92, ... 1.06: median 0.98; the sign test's 96.1 %
     // interval of nine rounds is the 2nd and 8th smallest.
     assert!(
@@ -73,10 +79,48 @@ fn nine_rounds_give_the_second_and_eighth_ratio_as_the_interval() {
 fn an_interval_that_holds_the_goal_says_so() {
     // Fifteen rounds: p50 ratios 0.90 ... 1.18, interval 4th and 12th
     // smallest: 0.96-1.12, which holds 1.05.
-    let out = ratios(&latency_rows(15), "lat");
+    let out = ratios(&latency_rows(15, 0.90, 1.10), "lat");
     assert!(out.contains("median ratios p50 1.040 (met)"), "{out}");
     assert!(
         out.contains("over 15 rounds: p50 0.960-1.120 (holds the goal)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn seventeen_rounds_give_the_fifth_and_thirteenth() {
+    // 95.1 % coverage: at a level above 0.951 it would be the 4th and 14th.
+    let out = ratios(&latency_rows(17, 0.90, 1.10), "lat");
+    assert!(
+        out.contains("over 17 rounds: p50 0.980-1.140 (holds the goal)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn six_rounds_give_the_extremes_and_five_none() {
+    let out = ratios(&latency_rows(6, 0.90, 1.00), "lat");
+    assert!(
+        out.contains("over 6 rounds: p50 0.900-1.000 (met), p99 1.000-1.000 (met)"),
+        "{out}"
+    );
+    let out = ratios(&latency_rows(5, 0.90, 1.00), "lat");
+    assert!(
+        out.contains("5 rounds: too few for a 95 % interval of the median (6 or more)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_series_short_of_rounds_is_named() {
+    // One round's p99 is missing (0): p50 has six rounds, p99 five.
+    let rows = latency_rows(6, 0.90, 1.00).replacen(" 20 10 20", " 0 10 20", 1);
+    let out = ratios(&rows, "lat");
+    assert!(
+        out.contains(
+            "intervals of the medians over their rounds: p50 0.900-1.000 (met), \
+             p99 none (5 rounds; 6 or more make one)"
+        ),
         "{out}"
     );
 }
@@ -98,11 +142,22 @@ fn fewer_than_six_rounds_have_no_interval() {
 fn the_table_marks_a_miss_within_noise_and_counts_the_cells() {
     let dir = tempfile::tempdir().unwrap();
     let table = dir.path().join("table.tsv");
-    // Two reports: nine rounds whose p50 holds the goal and whose p99 misses
-    // beyond noise, and fifteen rounds whose p50 holds the goal.
-    for (rounds, size) in [(9, "64"), (15, "1024")] {
+    // One report per size:
+    //   64 B   9 rounds: p50 0.90.. (met beyond noise), p99 1.10 (missed beyond)
+    //   1 KiB 15 rounds: p50 0.90.. (0.960-1.120: holds the goal), p99 1.10
+    //   64 KiB 9 rounds: p50 0.98.. (median 1.06, 1.000-1.120), p99 1.00:
+    //                    missed only within noise
+    //   1 MiB  3 rounds: met; 16 MiB 3 rounds: p99 1.10, no interval
+    let reports = [
+        ("64", latency_rows(9, 0.90, 1.10)),
+        ("1024", latency_rows(15, 0.90, 1.10)),
+        ("65536", latency_rows(9, 0.98, 1.00)),
+        ("1048576", latency_rows(3, 0.90, 1.00)),
+        ("16777216", latency_rows(3, 0.90, 1.10)),
+    ];
+    for (size, rows) in reports {
         let rows_path = dir.path().join("rows");
-        std::fs::write(&rows_path, latency_rows(rounds)).unwrap();
+        std::fs::write(&rows_path, rows).unwrap();
         python(
             "ratios.py",
             &[rows_path.to_str().unwrap(), "lat", "busy", size, "ref"],
@@ -110,16 +165,17 @@ fn the_table_marks_a_miss_within_noise_and_counts_the_cells() {
         );
     }
     let out = python("table.py", &[table.to_str().unwrap()], &[]);
-    // 64 B: p50 met beyond noise, p99 missed beyond noise (no dagger), 9
-    // rounds of the row's 15; 1 KiB: p50 0.960-1.120 holds the goal (dagger),
-    // p99 missed beyond it.
     assert!(
-        out.contains("| 0.980 / **1.100** (9 of 15) | 1.040† / **1.100** |"),
+        out.contains(
+            "| 0.980 / **1.100** (9 of 15) | 1.040† / **1.100** | **1.060**† / 1.000 (9 of 15) \
+             | 0.920 / 1.000 (3 of 15) | 0.920 / **1.100** (3 of 15) |"
+        ),
         "{out}"
     );
     assert!(
         out.contains(
-            "0 of 2 cells met every goal; of the 2 missed, 0 missed only within their rounds' noise"
+            "1 of the 5 cells with a figure met every goal; of the 4 missed, 1 only within \
+             their rounds' noise, 2 beyond it, 1 with too few rounds for an interval"
         ),
         "{out}"
     );
