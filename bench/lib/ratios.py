@@ -99,24 +99,23 @@ def beyond_noise(interval, ok):
     return "met" if low_ok and high_ok else "NOT met" if not (low_ok or high_ok) else "holds the goal"
 
 
-def interval_text(name, xs, ok):
-    """'p50 0.931-1.120 (holds the goal)' for a report's interval line, or what
-    a series too short for an interval has."""
-    iv = median_interval(xs)
-    if iv is None:
-        n = len([x for x in xs if not math.isnan(x)])
-        return f"{name}none ({n} rounds; 6 or more make one)"
-    return f"{name}{iv[0]:.3f}-{iv[1]:.3f} ({beyond_noise(iv, ok)})"
+def series(rounds, i):
+    """The i-th ratio of every round of round_ratios (or of a table's rounds)."""
+    return [rs[i] for rs, _ in rounds]
 
 
 def print_intervals(head, named, ok):
     """The interval line under a median line: named is [(name, ratios)], each
     series with its own interval (a round may give one series and not the other)."""
     counts = [len([x for x in xs if not math.isnan(x)]) for _, xs in named]
-    if all(median_interval(xs) is None for _, xs in named):
+    intervals = [median_interval(xs) for _, xs in named]
+    if all(iv is None for iv in intervals):
         print(f"{head}  {max(counts)} rounds: too few for a {LEVEL * 100:.0f} % interval of the median (6 or more)")
         return
-    texts = ", ".join(interval_text(name, xs, ok) for name, xs in named)
+    texts = ", ".join(
+        f"{name}none ({n} rounds; 6 or more make one)" if iv is None else f"{name}{iv[0]:.3f}-{iv[1]:.3f} ({beyond_noise(iv, ok)})"
+        for (name, _), n, iv in zip(named, counts, intervals)
+    )
     rounds = f"{counts[0]} rounds" if len(set(counts)) == 1 else "their rounds"
     print(f"{head}  {LEVEL * 100:.0f} % intervals of the medians over {rounds}: {texts}")
 
@@ -258,7 +257,7 @@ def main():
         r50, r99 = medians(rows)
         print(f"{head}  median ratios p50 {r50:.3f} ({verdict(r50, ok)}), p99 {r99:.3f} ({verdict(r99, ok)}); goal <= {LAT_GOAL}")
         rounds = round_ratios(rows)
-        print_intervals(head, [("p50 ", [rs[0] for rs, _ in rounds]), ("p99 ", [rs[1] for rs, _ in rounds])], ok)
+        print_intervals(head, [("p50 ", series(rounds, 0)), ("p99 ", series(rounds, 1))], ok)
         s50, s99 = medians(same)
         if linked:
             print(f"{head}  same-link rounds {len(same)} of {len(rows)}: median ratios p50 {s50:.3f} ({verdict(s50, ok)}), p99 {s99:.3f} ({verdict(s99, ok)})")
@@ -271,7 +270,7 @@ def main():
         print_set_aside(head, kind, ref, aside_of(len(rows) + 1))
         r = median_ratio((f[0], f[1]) for f, _ in rows)
         print(f"{head}  median ratio {r:.3f} ({verdict(r, ok)}; goal >= {TP_GOAL})")
-        print_intervals(head, [("", [rs[0] for rs, _ in round_ratios(rows)])], ok)
+        print_intervals(head, [("", series(round_ratios(rows), 0))], ok)
         s = median_ratio((f[0], f[1]) for f, _ in same)
         if linked:
             print(f"{head}  same-link rounds {len(same)} of {len(rows)}: median ratio {s:.3f} ({verdict(s, ok)})")

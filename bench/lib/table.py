@@ -41,7 +41,7 @@ import math
 import statistics
 import sys
 
-from ratios import LAT_GOAL, TP_GOAL, beyond_noise, median_interval  # the goals the scripts' own lines are judged by
+from ratios import LAT_GOAL, TP_GOAL, beyond_noise, median_interval, series  # the goals the scripts' own lines are judged by
 
 MARGIN = 0.05
 # Sizes are put in the column of the nearest power of two's name: the socket
@@ -61,13 +61,18 @@ def goal(kind):
     return (lambda r: r <= LAT_GOAL) if kind == "lat" else (lambda r: r >= TP_GOAL)
 
 
-def within_noise(kind, rounds):
-    """Per series: True when the goal lies inside the interval of the median over
-    the rounds (none without rounds, or with too few)."""
+def noise_verdicts(kind, rounds):
+    """Per series, what its interval says of the goal (ratios.py's beyond_noise):
+    "met", "NOT met", "holds the goal", or None without rounds or with too few."""
     k = 2 if kind == "lat" else 1
     if rounds is None:
-        return [False] * k
-    return [beyond_noise(median_interval([rs[i] for rs, _ in rounds]), goal(kind)) == "holds the goal" for i in range(k)]
+        return [None] * k
+    return [beyond_noise(median_interval(series(rounds, i)), goal(kind)) for i in range(k)]
+
+
+def within_noise(kind, rounds):
+    """Per series: True when the goal lies inside the interval of the median over the rounds."""
+    return [v == "holds the goal" for v in noise_verdicts(kind, rounds)]
 
 
 def cell(kind, ratios, counted, most, always, pooled=False, noisy=None):
@@ -194,11 +199,10 @@ def tally(rows):
             if not misses:
                 met += 1
                 continue
-            k = len(ratios)
-            intervals = [None] * k if rounds is None else [median_interval([rs[i] for rs, _ in rounds]) for i in range(k)]
-            if any(intervals[i] is None for i in misses):
+            verdicts = noise_verdicts(kind, rounds)
+            if any(verdicts[i] is None for i in misses):
                 unsure += 1
-            elif all(beyond_noise(intervals[i], goal(kind)) == "holds the goal" for i in misses):
+            elif all(verdicts[i] == "holds the goal" for i in misses):
                 noisy += 1
             else:
                 beyond += 1

@@ -45,17 +45,22 @@ fn latency_rows(n: usize, p50_from: f64, p99: f64) -> String {
         .collect()
 }
 
-fn ratios(rows: &str, kind: &str) -> String {
+/// Runs ratios.py on `rows` (kind "lat" or "tp", mode "busy", SIZE bytes),
+/// appending its line to the table file `table`; what it printed.
+fn report(rows: &str, kind: &str, size: &str, table: &Path) -> String {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("rows");
     std::fs::write(&path, rows).unwrap();
-    let table = dir.path().join("table.tsv");
-    let out = python(
+    python(
         "ratios.py",
-        &[path.to_str().unwrap(), kind, "busy", "1024", "ref"],
-        &[("BENCH_TABLE", &table)],
-    );
-    out + "TSV " + &std::fs::read_to_string(&table).unwrap()
+        &[path.to_str().unwrap(), kind, "busy", size, "ref"],
+        &[("BENCH_TABLE", table)],
+    )
+}
+
+fn ratios(rows: &str, kind: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    report(rows, kind, "1024", &dir.path().join("table.tsv"))
 }
 
 #[test]
@@ -156,13 +161,7 @@ fn the_table_marks_a_miss_within_noise_and_counts_the_cells() {
         ("16777216", latency_rows(3, 0.90, 1.10)),
     ];
     for (size, rows) in reports {
-        let rows_path = dir.path().join("rows");
-        std::fs::write(&rows_path, rows).unwrap();
-        python(
-            "ratios.py",
-            &[rows_path.to_str().unwrap(), "lat", "busy", size, "ref"],
-            &[("BENCH_TABLE", &table)],
-        );
+        report(&rows, "lat", size, &table);
     }
     let out = python("table.py", &[table.to_str().unwrap()], &[]);
     assert!(
