@@ -32,6 +32,7 @@
 mod latency;
 mod ports;
 mod throughput;
+mod tidy;
 
 use std::process::{Child, Command, Stdio};
 
@@ -175,6 +176,7 @@ fn main() {
                 latency::ping(&tag, &o);
             }
             let st = child.wait().expect("peer exit");
+            tidy::domain_leftovers();
             assert!(st.success(), "the peer failed: {st}");
         }
     }
