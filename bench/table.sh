@@ -32,8 +32,13 @@
 # tcp), zenoh lat:default, iceoryx block (latency and throughput); with
 # SCRIPTS unset it runs the three scripts that have them. ddsperf's,
 # fastdds-ref's and iceoryx2-pingpong's defaults are their fastest modes.
+# CELLS=FILE measures only the cells FILE names, one per line: subject,
+# kind, label, reference, size, tab-separated, as an earlier table's
+# recheck.cells lists them (a field may be a pattern: `*` for every size);
+# with SCRIPTS unset it runs the scripts of the subjects named. With
+# RECHECK=0 and ROUNDS=15 it settles a table's open cells with more rounds.
 #
-# usage: [OUT=DIR] [ROUNDS=3] [RECHECK=6] [FASTEST=1 | DEFAULTS=1]
+# usage: [OUT=DIR] [ROUNDS=3] [RECHECK=6] [FASTEST=1 | DEFAULTS=1 | CELLS=FILE]
 #        [SCRIPTS="sockets cyclonedds fastdds zenoh iceoryx2 iceoryx"]
 #        bench/table.sh [SECONDS]
 #   OUT defaults to bench-results/table-<UTC time>; PUBSUBPERF=binary as for
@@ -46,6 +51,12 @@ if [ "${DEFAULTS:-0}" = 1 ]; then
     scripts=${SCRIPTS:-sockets zenoh iceoryx}
 else
     scripts=${SCRIPTS:-sockets cyclonedds fastdds zenoh iceoryx2 iceoryx}
+fi
+cells=${CELLS:-}
+if [ -n "$cells" ]; then
+    [ -f "$cells" ] && [ -s "$cells" ] || { echo "CELLS=$cells: no such file, or empty (expected lines of subject, kind, label, reference, size, as a table's recheck.cells)" >&2; exit 2; }
+    [ "${FASTEST:-0}/${DEFAULTS:-0}" = 0/0 ] || { echo "CELLS=$cells with FASTEST=1 or DEFAULTS=1: choose one" >&2; exit 2; }
+    cells=$(realpath "$cells")
 fi
 out=${OUT:-bench-results/table-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$out"
@@ -105,6 +116,19 @@ script_of() {
     esac
 }
 
+if [ -n "$cells" ]; then
+    cp "$cells" "$out/cells"
+    export ONLY_CELLS=$out/cells
+    if [ -z "${SCRIPTS:-}" ]; then
+        scripts=""
+        while IFS=$'\t' read -r subject _; do
+            [ -n "$subject" ] || continue
+            s=$(script_of "$subject" | cut -d' ' -f1) \
+                || { echo "CELLS=$cells: subject '$subject' is not one of udp tcp cyclonedds fastdds zenoh iceoryx2 iceoryx" >&2; exit 2; }
+            [[ " $scripts " == *" $s "* ]] || scripts="$scripts $s"
+        done < "$cells"
+    fi
+fi
 echo "pubsubperf $(git describe --always --dirty 2>/dev/null || echo '?'), binary ${PUBSUBPERF:-${CARGO_TARGET_DIR:-target}/release/pubsubperf}, ${secs} s per run, ${ROUNDS} rounds, $(date -u '+%Y-%m-%d %H:%M') UTC"
 for s in $scripts; do
     [ "$(script_of "$s" | cut -d' ' -f1)" = "$s" ] \

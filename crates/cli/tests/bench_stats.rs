@@ -179,3 +179,43 @@ fn the_table_marks_a_miss_within_noise_and_counts_the_cells() {
         "{out}"
     );
 }
+
+/// `CELLS=FILE bench/table.sh`, refused before anything is measured: a
+/// missing file, a subject no script measures, and CELLS with FASTEST.
+#[test]
+fn table_sh_refuses_cells_it_cannot_measure() {
+    require::command("bash", "bash");
+    let dir = tempfile::tempdir().unwrap();
+    let cells = dir.path().join("cells");
+    std::fs::write(
+        &cells,
+        "zenoh\ttp\ttp:default\tzenoh-pingpong\t64\nbogus\tlat\tbusy\tref\t64\n",
+    )
+    .unwrap();
+    let missing = dir.path().join("missing");
+    let table = lib().join("../table.sh");
+    for (file, fastest, says) in [
+        (&missing, "0", "no such file, or empty"),
+        (&cells, "0", "subject 'bogus' is not one of"),
+        (&cells, "1", "with FASTEST=1 or DEFAULTS=1: choose one"),
+    ] {
+        let out = Command::new("bash")
+            .arg(&table)
+            .arg("1")
+            .env("CELLS", file)
+            .env("FASTEST", fastest)
+            .env("OUT", dir.path().join("out"))
+            .output()
+            .expect("bash runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "CELLS={file:?} FASTEST={fastest}: {err}"
+        );
+        assert!(
+            err.contains(says),
+            "CELLS={file:?} FASTEST={fastest}: {err}"
+        );
+    }
+}
