@@ -115,6 +115,8 @@ script_of() {
         *) return 1 ;;
     esac
 }
+# The script name of a subject (udp and tcp are the sockets script's).
+script_name() { local line; line=$(script_of "$1") || return 1; echo "${line%% *}"; }
 
 if [ -n "$cells" ]; then
     cp "$cells" "$out/cells"
@@ -123,7 +125,7 @@ if [ -n "$cells" ]; then
         scripts=""
         while IFS=$'\t' read -r subject _; do
             [ -n "$subject" ] || continue
-            s=$(script_of "$subject" | cut -d' ' -f1) \
+            s=$(script_name "$subject") \
                 || { echo "CELLS=$cells: subject '$subject' is not one of udp tcp cyclonedds fastdds zenoh iceoryx2 iceoryx" >&2; exit 2; }
             [[ " $scripts " == *" $s "* ]] || scripts="$scripts $s"
         done < "$cells"
@@ -131,7 +133,7 @@ if [ -n "$cells" ]; then
 fi
 echo "pubsubperf $(git describe --always --dirty 2>/dev/null || echo '?'), binary ${PUBSUBPERF:-${CARGO_TARGET_DIR:-target}/release/pubsubperf}, ${secs} s per run, ${ROUNDS} rounds, $(date -u '+%Y-%m-%d %H:%M') UTC"
 for s in $scripts; do
-    [ "$(script_of "$s" | cut -d' ' -f1)" = "$s" ] \
+    [ "$(script_name "$s")" = "$s" ] \
         || { echo "SCRIPTS: '$s' is not one of sockets cyclonedds fastdds zenoh iceoryx2 iceoryx" >&2; exit 2; }
 done
 for s in $scripts; do
@@ -144,9 +146,9 @@ if [ "$recheck" -gt 0 ]; then
     echo "== recheck: $(wc -l < "$out/recheck.cells") cells not clearly met (a latency ratio above 1.00, a throughput ratio below 1.00, or none), ${recheck} more rounds each (the first pass's table: $out/first-pass.md)"
     for s in $scripts; do
         read -r name script parts <<<"$(script_of "$s")"
-        # This script's cells (script_of knows whose subjects udp and tcp are).
+        # This script's cells.
         while IFS= read -r c; do
-            if [ "$(script_of "${c%%$'\t'*}" | cut -d' ' -f1)" = "$name" ]; then echo "$c"; fi
+            if [ "$(script_name "${c%%$'\t'*}")" = "$name" ]; then echo "$c"; fi
         done < "$out/recheck.cells" > "$out/$name.recheck.cells"
         [ -s "$out/$name.recheck.cells" ] || continue
         ONLY_CELLS=$out/$name.recheck.cells ROUNDS=$recheck run "$name" "$script" "$parts" "$out/$name.recheck.log"
