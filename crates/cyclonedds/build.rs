@@ -19,6 +19,13 @@ fn main() {
         }
         Err(why) => {
             println!("cargo:warning=cyclonedds binding built without CycloneDDS: {why}");
+            // A path that never exists: cargo runs this script again at the
+            // next build, which finds CycloneDDS once it is installed (its
+            // files keep the package's old times, so watching them would not).
+            println!(
+                "cargo:rerun-if-changed={}",
+                out.join("until-found").display()
+            );
             println!("cargo:rustc-cfg=no_ddsc");
             println!("cargo:rustc-env=PUBSUBPERF_DDSC_MISSING={why}");
             println!("cargo:rustc-env=PUBSUBPERF_DDSC_VERSION=not installed");

@@ -20,6 +20,11 @@ fn main() {
         println!(
             "cargo:warning=iceoryx binding built without iceoryx: iceoryx_binding_c headers not found"
         );
+        // A path that never exists: cargo runs this script again at the next
+        // build, which finds iceoryx once it is installed (its files keep
+        // the package's old times, so watching them would not).
+        let out = std::env::var("OUT_DIR").expect("OUT_DIR");
+        println!("cargo:rerun-if-changed={out}/until-found");
         println!(
             "cargo:rustc-env=PUBSUBPERF_ICEORYX_MISSING=iceoryx C binding 2.0.3 not found at build time (Debian: apt install libiceoryx-binding-c-dev)"
         );
