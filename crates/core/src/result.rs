@@ -245,9 +245,22 @@ pub struct RunResources {
 impl Throughput {
     /// Derives the rates from the counters over `seconds`.
     pub fn finish(&mut self, seconds: f64) {
+        self.finish_window(seconds, self.received);
+    }
+
+    /// Derives the rates from the `in_window` received samples that
+    /// arrived within a window of `seconds` (a subscriber's window ends at
+    /// its last clock reading; samples after it count as received, not in
+    /// the rate). The sent rate is `sent` over the same window.
+    pub fn finish_window(&mut self, seconds: f64, in_window: u64) {
         if seconds > 0.0 {
-            self.samples_per_s = self.received as f64 / seconds;
-            self.mbps = self.bytes as f64 * 8.0 / seconds / 1e6;
+            let bytes_per_sample = if self.received > 0 {
+                self.bytes as f64 / self.received as f64
+            } else {
+                0.0
+            };
+            self.samples_per_s = in_window as f64 / seconds;
+            self.mbps = in_window as f64 * bytes_per_sample * 8.0 / seconds / 1e6;
             self.sent_per_s = self.sent as f64 / seconds;
         }
         self.lost_percent = if self.sent > 0 {

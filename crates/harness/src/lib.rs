@@ -21,9 +21,11 @@
 //! `stream`.
 
 pub mod agent;
+mod check_every;
 pub mod extra;
 pub mod profiler;
 pub mod protocol;
+mod rate_window;
 pub mod registry;
 pub mod run;
 pub mod search;

@@ -14,6 +14,7 @@
 //! sleeps.
 
 use crate::Fault;
+use crate::check_every::CheckEvery;
 use crate::spec::RunSpec;
 use pubsubperf_core::sample::{FLAG_CHECK, FLAG_ECHO, FLAG_WARMUP, Header, fill_pattern};
 use pubsubperf_core::{Binding, BindingError, Reliability, Writer};
@@ -141,55 +142,6 @@ fn sleep_after<W: Writer>(
     let r = r.and_then(|()| w.flush());
     std::thread::sleep(sleep);
     r
-}
-
-/// When an unpaced stream reads the clock (the run's end) and polls its
-/// peers: after send number n when `n & mask == 0`. The mask starts at 0
-/// (every send) and doubles while two checks come less than
-/// [`CHECK_NS`]` / 2` apart, up to 63 (every 64 sends), and drops back to
-/// 0 when they come more than 2 x [`CHECK_NS`] apart (sends that turn slow
-/// overshoot by one window at most): a fast writer pays a clock
-/// read per 64 samples (at 3 million zero-copy samples a second, one read
-/// per sample was 8 % of the writer's time), a slow one (64 samples of
-/// 16 MiB took 47 s through cyclonedds) still ends its run on time. A mask,
-/// not a division, in the hot loop.
-struct CheckEvery {
-    mask: u64,
-    last: u64,
-}
-
-/// The gap between two clock checks of an unpaced stream that
-/// [`CheckEvery`] aims at.
-const CHECK_NS: u64 = 1_000_000;
-
-/// Largest [`CheckEvery`] mask: a check every 64 sends.
-const MAX_CHECK_MASK: u64 = 63;
-
-impl CheckEvery {
-    fn new(now: u64) -> CheckEvery {
-        CheckEvery { mask: 0, last: now }
-    }
-
-    /// True when the stream reads the clock after send number `attempt`:
-    /// by the mask, or always when `every_send` (a paced, sleeping or
-    /// pausing stream).
-    #[inline(always)]
-    fn due(&self, attempt: u64, every_send: bool) -> bool {
-        every_send || attempt & self.mask == 0
-    }
-
-    /// After a check at `now`: widens or narrows the mask from the time
-    /// since the last check.
-    #[inline(always)]
-    fn checked(&mut self, now: u64) {
-        let gap = now.saturating_sub(self.last);
-        self.last = now;
-        if gap < CHECK_NS / 2 {
-            self.mask = (self.mask << 1 | 1).min(MAX_CHECK_MASK);
-        } else if gap > 2 * CHECK_NS {
-            self.mask = 0;
-        }
-    }
 }
 
 /// A stream's settings, read once from its spec; passed by value to each
@@ -432,30 +384,4 @@ fn phase<B: Binding, const WARM: bool>(
         }
     }
     (seq, true)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn checks_widen_to_every_64_sends_when_fast_and_narrow_when_slow() {
-        let mut c = CheckEvery::new(0);
-        let mut now = 0;
-        for _ in 0..10 {
-            now += 10_000;
-            c.checked(now);
-        }
-        assert_eq!(c.mask, MAX_CHECK_MASK);
-        assert!(c.due(128, false) && !c.due(129, false) && c.due(129, true));
-        // Sends that turn slow: every send is checked from the next check on.
-        now += 100 * CHECK_NS;
-        c.checked(now);
-        assert_eq!(c.mask, 0);
-        assert!(c.due(129, false));
-        // Between half and twice the aim: unchanged.
-        c.mask = 7;
-        c.checked(now + CHECK_NS);
-        assert_eq!(c.mask, 7);
-    }
 }

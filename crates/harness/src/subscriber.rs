@@ -1,7 +1,9 @@
 //! The subscriber side of a run: receives (and echoes) samples, counts them,
 //! and reports to the publisher over the control channel.
 
+use crate::check_every::CheckEvery;
 use crate::protocol::{self, ControlError, Msg};
+use crate::rate_window::RateWindow;
 use crate::spec::RunSpec;
 use crate::{Fault, INTERRUPTED};
 use pubsubperf_core::received::HEAD_LEN;
@@ -192,8 +194,7 @@ fn measure<B: Binding>(
     let mut bad = 0u64;
     let mut handled = 0u64;
     let mut echoed = 0u64;
-    let mut first_ns = 0u64;
-    let mut last_ns = 0u64;
+    let mut window = RateWindow::default();
     let mut echo_err: Option<String> = None;
     let interval_ns = spec.interval_ms.max(1) * 1_000_000;
     let mut t0 = B::now_ns();
@@ -205,12 +206,20 @@ fn measure<B: Binding>(
     let size = spec.size as u64;
     let stamp_echo = spec.test == TestKind::Latency && spec.one_way;
     let best_effort = spec.endpoint.reliability == pubsubperf_core::Reliability::BestEffort;
-    // The rate window ends at the last measured sample's arrival. On our own
-    // thread a receive call returns as soon as it delivered, so the clock
-    // read after it times its last sample and the per-sample code reads no
-    // clock; a listener delivers on the middleware's thread while this one
-    // sleeps through the window, so there each sample is timed.
+    // The rate window ends at the last timed arrival (src/rate_window.rs).
+    // On our own thread a receive call returns as soon as it delivered, so
+    // the clock read after it times its last sample and the per-sample
+    // code reads no clock; a listener delivers on the middleware's thread
+    // while this one sleeps through the window, so there samples are timed
+    // as they arrive. Either way the clock is read only as often as
+    // `CheckEvery` says: per sample or call while they come slowly, down
+    // to every 64th while they come fast (two more reads per sample in the
+    // listener cut zenoh's 64-byte rate by 15 %).
     let time_each = spec.endpoint.receive == ReceiveMode::Listener;
+    let (mut measured, mut each) = (0u64, CheckEvery::new(0));
+    let (mut calls, mut per_call) = (0u64, CheckEvery::new(0));
+    let mut now = t0;
+    let mut real = heard_real;
     let mut measured_in_call;
     loop {
         measured_in_call = false;
@@ -274,17 +283,19 @@ fn measure<B: Binding>(
                     trackers.resize_with(p + 1, SeqTracker::new);
                 }
                 trackers[p].observe(h.seq);
-                if first_ns == 0 {
+                measured += 1;
+                if !window.started() {
                     let now = B::now_ns();
-                    first_ns = now;
+                    window.start(now, &trackers);
                     t0 = now;
                     next_report = now + interval_ns;
                     last_report.0 = now;
-                    last_ns = now;
-                } else if time_each {
-                    last_ns = B::now_ns();
-                } else {
+                } else if !time_each {
                     measured_in_call = true;
+                } else if each.due(measured, false) {
+                    let now = B::now_ns();
+                    each.checked(now);
+                    window.mark(now, &trackers);
                 }
             })
             .or_else(|e| match e {
@@ -295,11 +306,15 @@ fn measure<B: Binding>(
         if let Some(e) = echo_err.take() {
             return Err(Fault::Binding(format!("echo: {e}")));
         }
-        let now = B::now_ns();
-        if measured_in_call {
-            last_ns = now;
+        calls += 1;
+        if n == 0 || per_call.due(calls, false) {
+            now = B::now_ns();
+            per_call.checked(now);
+            if measured_in_call {
+                window.mark(now, &trackers);
+            }
+            real = crate::stream::real_time::<B>(now);
         }
-        let real = crate::stream::real_time::<B>(now);
         if n > 0 {
             last_progress = real;
         }
@@ -308,7 +323,7 @@ fn measure<B: Binding>(
             heard_real = real;
             let _ = protocol::send(ctl, &Msg::Heartbeat);
         }
-        if now >= next_report && first_ns == 0 && spec.test == TestKind::Throughput {
+        if now >= next_report && !window.started() && spec.test == TestKind::Throughput {
             // Still in warm-up: intervals start with the first measured sample.
             next_report = now + interval_ns;
             let _ = protocol::send(ctl, &Msg::Heartbeat);
@@ -386,8 +401,9 @@ fn measure<B: Binding>(
     if trackers.len() < sent_by.len().max(1) {
         trackers.resize_with(sent_by.len().max(1), SeqTracker::new);
     }
-    // Rates over the subscriber's window: first to last measured sample received.
-    let window = (last_ns.saturating_sub(first_ns)) as f64 / 1e9;
+    // Rates over the subscriber's window: the samples received from the
+    // first measured one to the last timed one, over that time.
+    let seconds = window.seconds();
     let mut tp = Throughput::default();
     let mut by_publisher = Vec::new();
     for (p, t) in trackers.iter_mut().enumerate() {
@@ -402,7 +418,7 @@ fn measure<B: Binding>(
             out_of_order: t.out_of_order,
             ..Default::default()
         };
-        one.finish(window);
+        one.finish_window(seconds, window.count(p));
         by_publisher.push(one);
         tp.received += t.received;
         tp.lost += t.lost;
@@ -411,7 +427,7 @@ fn measure<B: Binding>(
     }
     tp.sent = sent_by.iter().sum();
     tp.bytes = tp.received * size;
-    tp.finish(window);
+    tp.finish_window(seconds, window.total());
     if by_publisher.len() < 2 {
         by_publisher.clear();
     }

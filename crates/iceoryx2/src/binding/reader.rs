@@ -130,9 +130,11 @@ impl Reader for Iceoryx2Reader {
         if n > 0 {
             return Ok(n);
         }
-        let start = Instant::now();
         match self.wait {
             WaitMode::Busy => {
+                // The clock is first read after 256 empty polls: a sample
+                // that comes sooner costs no clock read.
+                let mut start = None::<Instant>;
                 let mut spins = 0u32;
                 loop {
                     let n = self.drain(on_sample)?;
@@ -144,29 +146,32 @@ impl Reader for Iceoryx2Reader {
                         if self.cancel.is_cancelled() {
                             return Err(BindingError::Cancelled);
                         }
-                        if start.elapsed() >= timeout {
+                        if start.get_or_insert_with(Instant::now).elapsed() >= timeout {
                             return Ok(0);
                         }
                     }
                     std::hint::spin_loop();
                 }
             }
-            WaitMode::Block => loop {
-                if self.cancel.is_cancelled() {
-                    return Err(BindingError::Cancelled);
+            WaitMode::Block => {
+                let start = Instant::now();
+                loop {
+                    if self.cancel.is_cancelled() {
+                        return Err(BindingError::Cancelled);
+                    }
+                    let elapsed = start.elapsed();
+                    if elapsed >= timeout {
+                        return Ok(0);
+                    }
+                    // The writer notifies after each send, so a sample that
+                    // arrives after the drain above wakes this wait.
+                    self.wait_event(timeout - elapsed)?;
+                    let n = self.drain(on_sample)?;
+                    if n > 0 {
+                        return Ok(n);
+                    }
                 }
-                let elapsed = start.elapsed();
-                if elapsed >= timeout {
-                    return Ok(0);
-                }
-                // The writer notifies after each send, so a sample that
-                // arrives after the drain above wakes this wait.
-                self.wait_event(timeout - elapsed)?;
-                let n = self.drain(on_sample)?;
-                if n > 0 {
-                    return Ok(n);
-                }
-            },
+            }
         }
     }
 }
