@@ -4,7 +4,7 @@
 //! sample's time in a fast loop (at 3 million zero-copy samples a second,
 //! one read per sample was 8 % of the writer's time; two more reads per
 //! sample in the subscriber's callback cut zenoh's 64-byte throughput by
-//! 15 %). The publisher's send loop and the subscriber's receive loop
+//! 14 %). The publisher's send loop and the subscriber's receive loop
 //! read it only as often as they need to.
 
 /// When a loop reads the clock: after event number n (a send, a received
