@@ -42,6 +42,12 @@ fn small_zero_copy(tag: &str, rel: Reliability, wait: WaitMode) -> EndpointConfi
     cfg
 }
 
+/// The sequence number [`send_seq`] wrote into a received sample.
+fn seq_of(s: Received) -> u64 {
+    let s = s.as_slice().expect("one piece");
+    u64::from_le_bytes(s[..8].try_into().unwrap())
+}
+
 fn send_seq(w: &mut ShmWriter, seq: u64) -> Result<(), BindingError> {
     w.send(64, |b| b[..8].copy_from_slice(&seq.to_le_bytes()))
 }
@@ -64,8 +70,7 @@ fn best_effort_writer_never_blocks_on_a_stalled_reader() {
         assert!(start.elapsed() < Duration::from_secs(5), "writer blocked");
         let mut got = Vec::new();
         r.recv(Duration::from_millis(100), &mut |s: Received| {
-            let s = s.as_slice().expect("one piece");
-            got.push(u64::from_le_bytes(s[..8].try_into().unwrap()))
+            got.push(seq_of(s))
         })
         .unwrap();
         // The ring kept the first 8; the rest were dropped.
@@ -73,8 +78,7 @@ fn best_effort_writer_never_blocks_on_a_stalled_reader() {
         send_seq(&mut w, 1000).unwrap();
         got.clear();
         r.recv(Duration::from_millis(100), &mut |s: Received| {
-            let s = s.as_slice().expect("one piece");
-            got.push(u64::from_le_bytes(s[..8].try_into().unwrap()))
+            got.push(seq_of(s))
         })
         .unwrap();
         assert_eq!(got, vec![1000]);
@@ -194,8 +198,7 @@ fn timed_out_sends_lose_no_slot() {
             }
             while got.len() < 4 * (lap as usize + 1) {
                 r.recv(Duration::from_millis(500), &mut |s: Received| {
-                    let s = s.as_slice().expect("one piece");
-                    got.push(u64::from_le_bytes(s[..8].try_into().unwrap()))
+                    got.push(seq_of(s))
                 })
                 .unwrap();
             }
@@ -274,8 +277,7 @@ fn zero_copy_more_readers_than_fast_words() {
                     continue;
                 }
                 r.recv(Duration::from_millis(100), &mut |s: Received| {
-                    let s = s.as_slice().expect("one piece");
-                    got[i].push(u64::from_le_bytes(s[..8].try_into().unwrap()))
+                    got[i].push(seq_of(s))
                 })
                 .unwrap();
             }
@@ -292,8 +294,7 @@ fn zero_copy_more_readers_than_fast_words() {
         let mut last = Vec::new();
         while readers[0]
             .recv(Duration::from_millis(20), &mut |s: Received| {
-                let s = s.as_slice().expect("one piece");
-                last.push(u64::from_le_bytes(s[..8].try_into().unwrap()))
+                last.push(seq_of(s))
             })
             .unwrap()
             > 0
@@ -302,8 +303,7 @@ fn zero_copy_more_readers_than_fast_words() {
         last.clear();
         readers[0]
             .recv(Duration::from_millis(100), &mut |s: Received| {
-                let s = s.as_slice().expect("one piece");
-                last.push(u64::from_le_bytes(s[..8].try_into().unwrap()))
+                last.push(seq_of(s))
             })
             .unwrap();
         assert_eq!(last, vec![400]);
