@@ -41,12 +41,8 @@ impl RateWindow {
     #[inline(always)]
     pub(crate) fn mark(&mut self, now: u64, trackers: &[SeqTracker]) {
         self.last_ns = now;
-        if self.counts.len() != trackers.len() {
-            self.counts.resize(trackers.len(), 0);
-        }
-        for (c, t) in self.counts.iter_mut().zip(trackers) {
-            *c = t.received;
-        }
+        self.counts.clear();
+        self.counts.extend(trackers.iter().map(|t| t.received));
     }
 
     /// The window's length in seconds.
