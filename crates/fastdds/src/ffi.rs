@@ -47,6 +47,7 @@ pub type Participant = c_void;
 pub type WriterH = c_void;
 pub type ReaderH = c_void;
 
+#[cfg(has_fastdds)]
 unsafe extern "C" {
     pub fn ppf_version() -> *const c_char;
     pub fn ppf_open(cfg: *const Config, err: *mut c_char, errlen: usize) -> *mut Participant;
@@ -94,6 +95,111 @@ unsafe extern "C" {
     pub fn ppf_participant_receive_buffer(p: *mut Participant) -> i64;
     pub fn ppf_reader_multicast(r: *mut ReaderH, buf: *mut c_char, len: usize) -> i32;
 }
+
+/// Without Fast DDS at build time nothing is created: `open` refuses before
+/// any of these is called (they fail: null handles, -1).
+#[cfg(not(has_fastdds))]
+#[allow(clippy::missing_safety_doc)]
+mod missing {
+    use super::*;
+    pub unsafe fn ppf_version() -> *const c_char {
+        c"not installed".as_ptr()
+    }
+    pub unsafe fn ppf_open(_: *const Config, _: *mut c_char, _: usize) -> *mut Participant {
+        std::ptr::null_mut()
+    }
+    pub unsafe fn ppf_close(_: *mut Participant) {}
+    pub unsafe fn ppf_create_writer(
+        _: *mut Participant,
+        _: *const c_char,
+        _: i32,
+        _: *mut c_char,
+        _: usize,
+    ) -> *mut WriterH {
+        std::ptr::null_mut()
+    }
+    pub unsafe fn ppf_delete_writer(_: *mut WriterH) {}
+    pub unsafe fn ppf_writer_matched(_: *mut WriterH) -> i32 {
+        -1
+    }
+    pub unsafe fn ppf_writer_buffer(_: *mut WriterH) -> *mut u8 {
+        std::ptr::null_mut()
+    }
+    pub unsafe fn ppf_write(_: *mut WriterH, _: u32, _: u32) -> i32 {
+        -1
+    }
+    pub unsafe fn ppf_write_from(_: *mut WriterH, _: *const u8, _: u32, _: u32) -> i32 {
+        -1
+    }
+    pub unsafe fn ppf_loan(_: *mut WriterH, _: *mut i32) -> *mut u8 {
+        std::ptr::null_mut()
+    }
+    pub unsafe fn ppf_write_loan(_: *mut WriterH, _: u32, _: u32) -> i32 {
+        -1
+    }
+    pub unsafe fn ppf_create_reader(
+        _: *mut Participant,
+        _: *const c_char,
+        _: i32,
+        _: *mut c_char,
+        _: usize,
+    ) -> *mut ReaderH {
+        std::ptr::null_mut()
+    }
+    pub unsafe fn ppf_delete_reader(_: *mut ReaderH) {}
+    pub unsafe fn ppf_reader_matched(_: *mut ReaderH) -> i32 {
+        -1
+    }
+    pub unsafe fn ppf_set_data_listener(
+        _: *mut ReaderH,
+        _: unsafe extern "C" fn(*mut c_void),
+        _: *mut c_void,
+    ) -> i32 {
+        -1
+    }
+    pub unsafe fn ppf_wait(_: *mut ReaderH, _: i64) -> i32 {
+        -1
+    }
+    pub unsafe fn ppf_take(_: *mut ReaderH, _: *mut *const u8, _: *mut u32) -> i32 {
+        -1
+    }
+    pub unsafe fn ppf_release(_: *mut ReaderH) {}
+    pub unsafe fn ppf_writer_max_blocking_ns(_: *mut WriterH) -> i64 {
+        -1
+    }
+    pub unsafe fn ppf_writer_positive_acks_off(_: *mut WriterH, _: *mut i64) -> i32 {
+        -1
+    }
+    pub unsafe fn ppf_reader_positive_acks_off(_: *mut ReaderH) -> i32 {
+        -1
+    }
+    pub unsafe fn ppf_writer_bandwidth(_: *mut WriterH) -> i64 {
+        -1
+    }
+    pub unsafe fn ppf_participant_ttl(_: *mut Participant) -> i32 {
+        -1
+    }
+    pub unsafe fn ppf_reader_heartbeat_response_ns(_: *mut ReaderH) -> i64 {
+        -1
+    }
+    pub unsafe fn ppf_writer_heartbeat_period_ns(_: *mut WriterH) -> i64 {
+        -1
+    }
+    pub unsafe fn ppf_writer_allocated_samples(_: *mut WriterH) -> i32 {
+        -1
+    }
+    pub unsafe fn ppf_reader_allocated_samples(_: *mut ReaderH) -> i32 {
+        -1
+    }
+    pub unsafe fn ppf_participant_receive_buffer(_: *mut Participant) -> i64 {
+        -1
+    }
+    pub unsafe fn ppf_reader_multicast(_: *mut ReaderH, _: *mut c_char, _: usize) -> i32 {
+        -1
+    }
+}
+#[cfg(not(has_fastdds))]
+pub use missing::*;
 
 /// Return codes of the write functions.
 pub const RC_OK: i32 = 0;

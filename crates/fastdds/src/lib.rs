@@ -205,6 +205,14 @@ pub(crate) fn version() -> String {
         .into_owned()
 }
 
+/// `Ok` when Fast DDS was found at build time, otherwise why not.
+fn availability() -> Result<(), String> {
+    match env!("PUBSUBPERF_FASTDDS_MISSING") {
+        "" => Ok(()),
+        missing => Err(missing.to_string()),
+    }
+}
+
 pub(crate) fn mw(e: String) -> BindingError {
     BindingError::Middleware(e)
 }
@@ -538,7 +546,7 @@ impl Binding for FastDds {
             description: "eProsima Fast DDS (C++ API via a C shim): UDPv4, TCPv4, shared memory; data sharing with loans for --zero-copy",
             version: format!("Fast DDS {}", version()),
             capabilities: caps(),
-            available: Ok(()),
+            available: availability(),
         }
     }
 
@@ -555,6 +563,7 @@ impl Binding for FastDds {
     }
 
     fn open(cfg: &EndpointConfig) -> Result<Self, BindingError> {
+        availability().map_err(BindingError::Unavailable)?;
         let plan = plan(cfg)?;
         shm::clean_zombies();
         let transport = match cfg.transport.as_str() {
