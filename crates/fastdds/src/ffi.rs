@@ -47,159 +47,74 @@ pub type Participant = c_void;
 pub type WriterH = c_void;
 pub type ReaderH = c_void;
 
-#[cfg(has_fastdds)]
-unsafe extern "C" {
-    pub fn ppf_version() -> *const c_char;
-    pub fn ppf_open(cfg: *const Config, err: *mut c_char, errlen: usize) -> *mut Participant;
-    pub fn ppf_close(p: *mut Participant);
-    pub fn ppf_create_writer(
+/// Declares the shim's functions, each with what it returns when Fast DDS
+/// was missing at build time: then the crate builds without linking it,
+/// and nothing is created (`open` refuses before any function is called).
+macro_rules! shim_fns {
+    ($(fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? = $missing:expr;)*) => {
+        #[cfg(has_fastdds)]
+        unsafe extern "C" {
+            $(pub fn $name($($arg: $ty),*) $(-> $ret)?;)*
+        }
+        #[cfg(not(has_fastdds))]
+        #[allow(clippy::missing_safety_doc, unused_variables)]
+        mod missing {
+            use super::*;
+            $(pub unsafe fn $name($($arg: $ty),*) $(-> $ret)? { $missing })*
+        }
+        #[cfg(not(has_fastdds))]
+        pub use missing::*;
+    };
+}
+
+shim_fns! {
+    fn ppf_version() -> *const c_char = c"not installed".as_ptr();
+    fn ppf_open(cfg: *const Config, err: *mut c_char, errlen: usize) -> *mut Participant
+        = std::ptr::null_mut();
+    fn ppf_close(p: *mut Participant) = ();
+    fn ppf_create_writer(
         p: *mut Participant,
         topic: *const c_char,
         one_in_flight: i32,
         err: *mut c_char,
         errlen: usize,
-    ) -> *mut WriterH;
-    pub fn ppf_delete_writer(w: *mut WriterH);
-    pub fn ppf_writer_matched(w: *mut WriterH) -> i32;
-    pub fn ppf_writer_buffer(w: *mut WriterH) -> *mut u8;
-    pub fn ppf_write(w: *mut WriterH, len: u32, id: u32) -> i32;
-    pub fn ppf_write_from(w: *mut WriterH, bytes: *const u8, len: u32, id: u32) -> i32;
-    pub fn ppf_loan(w: *mut WriterH, rc: *mut i32) -> *mut u8;
-    pub fn ppf_write_loan(w: *mut WriterH, len: u32, id: u32) -> i32;
-    pub fn ppf_create_reader(
+    ) -> *mut WriterH = std::ptr::null_mut();
+    fn ppf_delete_writer(w: *mut WriterH) = ();
+    fn ppf_writer_matched(w: *mut WriterH) -> i32 = -1;
+    fn ppf_writer_buffer(w: *mut WriterH) -> *mut u8 = std::ptr::null_mut();
+    fn ppf_write(w: *mut WriterH, len: u32, id: u32) -> i32 = -1;
+    fn ppf_write_from(w: *mut WriterH, bytes: *const u8, len: u32, id: u32) -> i32 = -1;
+    fn ppf_loan(w: *mut WriterH, rc: *mut i32) -> *mut u8 = std::ptr::null_mut();
+    fn ppf_write_loan(w: *mut WriterH, len: u32, id: u32) -> i32 = -1;
+    fn ppf_create_reader(
         p: *mut Participant,
         topic: *const c_char,
         one_in_flight: i32,
         err: *mut c_char,
         errlen: usize,
-    ) -> *mut ReaderH;
-    pub fn ppf_delete_reader(r: *mut ReaderH);
-    pub fn ppf_reader_matched(r: *mut ReaderH) -> i32;
-    pub fn ppf_set_data_listener(
+    ) -> *mut ReaderH = std::ptr::null_mut();
+    fn ppf_delete_reader(r: *mut ReaderH) = ();
+    fn ppf_reader_matched(r: *mut ReaderH) -> i32 = -1;
+    fn ppf_set_data_listener(
         r: *mut ReaderH,
         cb: unsafe extern "C" fn(*mut c_void),
         arg: *mut c_void,
-    ) -> i32;
-    pub fn ppf_wait(r: *mut ReaderH, timeout_ns: i64) -> i32;
-    pub fn ppf_take(r: *mut ReaderH, data: *mut *const u8, len: *mut u32) -> i32;
-    pub fn ppf_release(r: *mut ReaderH);
-    pub fn ppf_writer_max_blocking_ns(w: *mut WriterH) -> i64;
-    pub fn ppf_writer_positive_acks_off(w: *mut WriterH, keep_ns: *mut i64) -> i32;
-    pub fn ppf_reader_positive_acks_off(r: *mut ReaderH) -> i32;
-    pub fn ppf_writer_bandwidth(w: *mut WriterH) -> i64;
-    pub fn ppf_participant_ttl(p: *mut Participant) -> i32;
-    pub fn ppf_reader_heartbeat_response_ns(r: *mut ReaderH) -> i64;
-    pub fn ppf_writer_heartbeat_period_ns(w: *mut WriterH) -> i64;
-    pub fn ppf_writer_allocated_samples(w: *mut WriterH) -> i32;
-    pub fn ppf_reader_allocated_samples(r: *mut ReaderH) -> i32;
-    pub fn ppf_participant_receive_buffer(p: *mut Participant) -> i64;
-    pub fn ppf_reader_multicast(r: *mut ReaderH, buf: *mut c_char, len: usize) -> i32;
+    ) -> i32 = -1;
+    fn ppf_wait(r: *mut ReaderH, timeout_ns: i64) -> i32 = -1;
+    fn ppf_take(r: *mut ReaderH, data: *mut *const u8, len: *mut u32) -> i32 = -1;
+    fn ppf_release(r: *mut ReaderH) = ();
+    fn ppf_writer_max_blocking_ns(w: *mut WriterH) -> i64 = -1;
+    fn ppf_writer_positive_acks_off(w: *mut WriterH, keep_ns: *mut i64) -> i32 = -1;
+    fn ppf_reader_positive_acks_off(r: *mut ReaderH) -> i32 = -1;
+    fn ppf_writer_bandwidth(w: *mut WriterH) -> i64 = -1;
+    fn ppf_participant_ttl(p: *mut Participant) -> i32 = -1;
+    fn ppf_reader_heartbeat_response_ns(r: *mut ReaderH) -> i64 = -1;
+    fn ppf_writer_heartbeat_period_ns(w: *mut WriterH) -> i64 = -1;
+    fn ppf_writer_allocated_samples(w: *mut WriterH) -> i32 = -1;
+    fn ppf_reader_allocated_samples(r: *mut ReaderH) -> i32 = -1;
+    fn ppf_participant_receive_buffer(p: *mut Participant) -> i64 = -1;
+    fn ppf_reader_multicast(r: *mut ReaderH, buf: *mut c_char, len: usize) -> i32 = -1;
 }
-
-/// Without Fast DDS at build time nothing is created: `open` refuses before
-/// any of these is called (they fail: null handles, -1).
-#[cfg(not(has_fastdds))]
-#[allow(clippy::missing_safety_doc)]
-mod missing {
-    use super::*;
-    pub unsafe fn ppf_version() -> *const c_char {
-        c"not installed".as_ptr()
-    }
-    pub unsafe fn ppf_open(_: *const Config, _: *mut c_char, _: usize) -> *mut Participant {
-        std::ptr::null_mut()
-    }
-    pub unsafe fn ppf_close(_: *mut Participant) {}
-    pub unsafe fn ppf_create_writer(
-        _: *mut Participant,
-        _: *const c_char,
-        _: i32,
-        _: *mut c_char,
-        _: usize,
-    ) -> *mut WriterH {
-        std::ptr::null_mut()
-    }
-    pub unsafe fn ppf_delete_writer(_: *mut WriterH) {}
-    pub unsafe fn ppf_writer_matched(_: *mut WriterH) -> i32 {
-        -1
-    }
-    pub unsafe fn ppf_writer_buffer(_: *mut WriterH) -> *mut u8 {
-        std::ptr::null_mut()
-    }
-    pub unsafe fn ppf_write(_: *mut WriterH, _: u32, _: u32) -> i32 {
-        -1
-    }
-    pub unsafe fn ppf_write_from(_: *mut WriterH, _: *const u8, _: u32, _: u32) -> i32 {
-        -1
-    }
-    pub unsafe fn ppf_loan(_: *mut WriterH, _: *mut i32) -> *mut u8 {
-        std::ptr::null_mut()
-    }
-    pub unsafe fn ppf_write_loan(_: *mut WriterH, _: u32, _: u32) -> i32 {
-        -1
-    }
-    pub unsafe fn ppf_create_reader(
-        _: *mut Participant,
-        _: *const c_char,
-        _: i32,
-        _: *mut c_char,
-        _: usize,
-    ) -> *mut ReaderH {
-        std::ptr::null_mut()
-    }
-    pub unsafe fn ppf_delete_reader(_: *mut ReaderH) {}
-    pub unsafe fn ppf_reader_matched(_: *mut ReaderH) -> i32 {
-        -1
-    }
-    pub unsafe fn ppf_set_data_listener(
-        _: *mut ReaderH,
-        _: unsafe extern "C" fn(*mut c_void),
-        _: *mut c_void,
-    ) -> i32 {
-        -1
-    }
-    pub unsafe fn ppf_wait(_: *mut ReaderH, _: i64) -> i32 {
-        -1
-    }
-    pub unsafe fn ppf_take(_: *mut ReaderH, _: *mut *const u8, _: *mut u32) -> i32 {
-        -1
-    }
-    pub unsafe fn ppf_release(_: *mut ReaderH) {}
-    pub unsafe fn ppf_writer_max_blocking_ns(_: *mut WriterH) -> i64 {
-        -1
-    }
-    pub unsafe fn ppf_writer_positive_acks_off(_: *mut WriterH, _: *mut i64) -> i32 {
-        -1
-    }
-    pub unsafe fn ppf_reader_positive_acks_off(_: *mut ReaderH) -> i32 {
-        -1
-    }
-    pub unsafe fn ppf_writer_bandwidth(_: *mut WriterH) -> i64 {
-        -1
-    }
-    pub unsafe fn ppf_participant_ttl(_: *mut Participant) -> i32 {
-        -1
-    }
-    pub unsafe fn ppf_reader_heartbeat_response_ns(_: *mut ReaderH) -> i64 {
-        -1
-    }
-    pub unsafe fn ppf_writer_heartbeat_period_ns(_: *mut WriterH) -> i64 {
-        -1
-    }
-    pub unsafe fn ppf_writer_allocated_samples(_: *mut WriterH) -> i32 {
-        -1
-    }
-    pub unsafe fn ppf_reader_allocated_samples(_: *mut ReaderH) -> i32 {
-        -1
-    }
-    pub unsafe fn ppf_participant_receive_buffer(_: *mut Participant) -> i64 {
-        -1
-    }
-    pub unsafe fn ppf_reader_multicast(_: *mut ReaderH, _: *mut c_char, _: usize) -> i32 {
-        -1
-    }
-}
-#[cfg(not(has_fastdds))]
-pub use missing::*;
 
 /// Return codes of the write functions.
 pub const RC_OK: i32 = 0;
