@@ -29,6 +29,7 @@ pub mod result;
 pub mod room;
 pub mod sample;
 pub mod seq;
+mod shim_fns;
 pub mod size;
 pub mod stats;
 pub mod sys;

@@ -2,19 +2,23 @@
 
 use std::ffi::{c_char, c_int, c_void};
 
-#[cfg(has_ddsc)]
-unsafe extern "C" {
-    pub fn pp_strretcode(rc: i32) -> *const c_char;
-    pub fn pp_create_domain(id: u32, config: *const c_char) -> i32;
-    pub fn pp_create_participant(id: u32) -> i32;
-    pub fn pp_delete(entity: i32) -> i32;
-    pub fn pp_topic_bytes(pp: i32, name: *const c_char) -> i32;
-    pub fn pp_flat_new(n: u32, keyed: c_int) -> *mut c_void;
-    pub fn pp_topic_keyed_bytes(pp: i32, name: *const c_char) -> i32;
-    pub fn pp_flat_free(flat: *mut c_void);
-    pub fn pp_topic_flat(pp: i32, name: *const c_char, flat: *mut c_void) -> i32;
-    #[allow(clippy::too_many_arguments)]
-    pub fn pp_create_writer(
+/// What the functions return without CycloneDDS at build time
+/// (`DDS_RETCODE_UNSUPPORTED`); `open` refuses before any is called.
+#[cfg(not(has_ddsc))]
+const UNSUPPORTED: i32 = -2;
+
+pubsubperf_core::shim_fns! {
+    cfg(has_ddsc), pub,
+    fn pp_strretcode(rc: i32) -> *const c_char = c"CycloneDDS not built in".as_ptr();
+    fn pp_create_domain(id: u32, config: *const c_char) -> i32 = UNSUPPORTED;
+    fn pp_create_participant(id: u32) -> i32 = UNSUPPORTED;
+    fn pp_delete(entity: i32) -> i32 = UNSUPPORTED;
+    fn pp_topic_bytes(pp: i32, name: *const c_char) -> i32 = UNSUPPORTED;
+    fn pp_flat_new(n: u32, keyed: c_int) -> *mut c_void = std::ptr::null_mut();
+    fn pp_topic_keyed_bytes(pp: i32, name: *const c_char) -> i32 = UNSUPPORTED;
+    fn pp_flat_free(flat: *mut c_void) = ();
+    fn pp_topic_flat(pp: i32, name: *const c_char, flat: *mut c_void) -> i32 = UNSUPPORTED;
+    fn pp_create_writer(
         pp: i32,
         tp: i32,
         reliable: c_int,
@@ -24,9 +28,8 @@ unsafe extern "C" {
         max_samples: i32,
         durability: c_int,
         latency_budget_ns: i64,
-    ) -> i32;
-    #[allow(clippy::too_many_arguments)]
-    pub fn pp_create_reader(
+    ) -> i32 = UNSUPPORTED;
+    fn pp_create_reader(
         pp: i32,
         tp: i32,
         reliable: c_int,
@@ -35,165 +38,39 @@ unsafe extern "C" {
         max_samples: i32,
         durability: c_int,
         latency_budget_ns: i64,
-    ) -> i32;
-    pub fn pp_create_waitset(pp: i32, rd: i32) -> i32;
-    pub fn pp_wait(ws: i32, timeout_ns: i64) -> i32;
-    pub fn pp_write_bytes(wr: i32, buf: *const u8, len: u32) -> i32;
-    pub fn pp_write_keyed_bytes(wr: i32, id: u32, buf: *const u8, len: u32) -> i32;
-    pub fn pp_write(wr: i32, sample: *mut c_void) -> i32;
-    pub fn pp_write_flush(wr: i32);
-    pub fn pp_writer_max_blocking(wr: i32) -> i64;
-    pub fn pp_writer_history_depth(wr: i32) -> i32;
-    pub fn pp_loan(wr: i32, sample: *mut *mut c_void) -> i32;
-    pub fn pp_loan_available(wr: i32) -> c_int;
-    pub fn pp_shm_available(entity: i32) -> c_int;
-    pub fn pp_take(rd: i32, ptrs: *mut *mut c_void, valid: *mut u8, max: u32) -> i32;
-    pub fn pp_set_data_listener(
+    ) -> i32 = UNSUPPORTED;
+    fn pp_create_waitset(pp: i32, rd: i32) -> i32 = UNSUPPORTED;
+    fn pp_wait(ws: i32, timeout_ns: i64) -> i32 = UNSUPPORTED;
+    fn pp_write_bytes(wr: i32, buf: *const u8, len: u32) -> i32 = UNSUPPORTED;
+    fn pp_write_keyed_bytes(wr: i32, id: u32, buf: *const u8, len: u32) -> i32 = UNSUPPORTED;
+    fn pp_write(wr: i32, sample: *mut c_void) -> i32 = UNSUPPORTED;
+    fn pp_write_flush(wr: i32) = ();
+    fn pp_writer_max_blocking(wr: i32) -> i64 = -1;
+    fn pp_writer_history_depth(wr: i32) -> i32 = -1;
+    fn pp_loan(wr: i32, sample: *mut *mut c_void) -> i32 = UNSUPPORTED;
+    fn pp_loan_available(wr: i32) -> c_int = 0;
+    fn pp_shm_available(entity: i32) -> c_int = 0;
+    fn pp_take(rd: i32, ptrs: *mut *mut c_void, valid: *mut u8, max: u32) -> i32 = UNSUPPORTED;
+    fn pp_set_data_listener(
         rd: i32,
         cb: Option<unsafe extern "C" fn(i32, *mut c_void)>,
         arg: *mut c_void,
-    ) -> i32;
-    pub fn pp_return_loan(rd: i32, ptrs: *mut *mut c_void, n: i32) -> i32;
-    pub fn pp_bytes_view(sample: *const c_void, data: *mut *const u8, len: *mut u32);
-    pub fn pp_keyed_bytes_view(sample: *const c_void, data: *mut *const u8, len: *mut u32);
-    pub fn pp_publication_matched(wr: i32, count: *mut u32) -> i32;
-    pub fn pp_subscription_matched(rd: i32, count: *mut u32) -> i32;
-    pub fn pp_take_serdata(
+    ) -> i32 = UNSUPPORTED;
+    fn pp_return_loan(rd: i32, ptrs: *mut *mut c_void, n: i32) -> i32 = UNSUPPORTED;
+    fn pp_bytes_view(sample: *const c_void, data: *mut *const u8, len: *mut u32) = ();
+    fn pp_keyed_bytes_view(sample: *const c_void, data: *mut *const u8, len: *mut u32) = ();
+    fn pp_publication_matched(wr: i32, count: *mut u32) -> i32 = UNSUPPORTED;
+    fn pp_subscription_matched(rd: i32, count: *mut u32) -> i32 = UNSUPPORTED;
+    fn pp_take_serdata(
         rd: i32,
         sd: *mut *mut c_void,
         raw: *mut *const c_void,
         valid: *mut u8,
         max: u32,
-    ) -> i32;
-    pub fn pp_serdata_to_sample(sd: *mut c_void, sample: *mut c_void) -> c_int;
-    pub fn pp_serdata_unref(sd: *mut *mut c_void, n: i32);
+    ) -> i32 = UNSUPPORTED;
+    fn pp_serdata_to_sample(sd: *mut c_void, sample: *mut c_void) -> c_int = UNSUPPORTED;
+    fn pp_serdata_unref(sd: *mut *mut c_void, n: i32) = ();
 }
-
-/// Without CycloneDDS at build time, every call fails with
-/// DDS_RETCODE_UNSUPPORTED; `open` refuses before any is made.
-#[cfg(not(has_ddsc))]
-#[allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
-mod missing {
-    use super::*;
-    const UNSUPPORTED: i32 = -2;
-    pub unsafe fn pp_strretcode(_: i32) -> *const c_char {
-        c"CycloneDDS not built in".as_ptr()
-    }
-    pub unsafe fn pp_create_domain(_: u32, _: *const c_char) -> i32 {
-        UNSUPPORTED
-    }
-    pub unsafe fn pp_create_participant(_: u32) -> i32 {
-        UNSUPPORTED
-    }
-    pub unsafe fn pp_delete(_: i32) -> i32 {
-        UNSUPPORTED
-    }
-    pub unsafe fn pp_topic_bytes(_: i32, _: *const c_char) -> i32 {
-        UNSUPPORTED
-    }
-    pub unsafe fn pp_flat_new(_: u32, _: c_int) -> *mut c_void {
-        std::ptr::null_mut()
-    }
-    pub unsafe fn pp_topic_keyed_bytes(_: i32, _: *const c_char) -> i32 {
-        UNSUPPORTED
-    }
-    pub unsafe fn pp_flat_free(_: *mut c_void) {}
-    pub unsafe fn pp_topic_flat(_: i32, _: *const c_char, _: *mut c_void) -> i32 {
-        UNSUPPORTED
-    }
-    pub unsafe fn pp_create_writer(
-        _: i32,
-        _: i32,
-        _: c_int,
-        _: i64,
-        _: c_int,
-        _: i32,
-        _: i32,
-        _: c_int,
-        _: i64,
-    ) -> i32 {
-        UNSUPPORTED
-    }
-    pub unsafe fn pp_create_reader(
-        _: i32,
-        _: i32,
-        _: c_int,
-        _: c_int,
-        _: i32,
-        _: i32,
-        _: c_int,
-        _: i64,
-    ) -> i32 {
-        UNSUPPORTED
-    }
-    pub unsafe fn pp_create_waitset(_: i32, _: i32) -> i32 {
-        UNSUPPORTED
-    }
-    pub unsafe fn pp_wait(_: i32, _: i64) -> i32 {
-        UNSUPPORTED
-    }
-    pub unsafe fn pp_write_bytes(_: i32, _: *const u8, _: u32) -> i32 {
-        UNSUPPORTED
-    }
-    pub unsafe fn pp_write_keyed_bytes(_: i32, _: u32, _: *const u8, _: u32) -> i32 {
-        UNSUPPORTED
-    }
-    pub unsafe fn pp_write(_: i32, _: *mut c_void) -> i32 {
-        UNSUPPORTED
-    }
-    pub unsafe fn pp_write_flush(_: i32) {}
-    pub unsafe fn pp_writer_max_blocking(_: i32) -> i64 {
-        -1
-    }
-    pub unsafe fn pp_writer_history_depth(_: i32) -> i32 {
-        -1
-    }
-    pub unsafe fn pp_loan(_: i32, _: *mut *mut c_void) -> i32 {
-        UNSUPPORTED
-    }
-    pub unsafe fn pp_loan_available(_: i32) -> c_int {
-        0
-    }
-    pub unsafe fn pp_shm_available(_: i32) -> c_int {
-        0
-    }
-    pub unsafe fn pp_take(_: i32, _: *mut *mut c_void, _: *mut u8, _: u32) -> i32 {
-        UNSUPPORTED
-    }
-    pub unsafe fn pp_set_data_listener(
-        _: i32,
-        _: Option<unsafe extern "C" fn(i32, *mut c_void)>,
-        _: *mut c_void,
-    ) -> i32 {
-        UNSUPPORTED
-    }
-    pub unsafe fn pp_return_loan(_: i32, _: *mut *mut c_void, _: i32) -> i32 {
-        UNSUPPORTED
-    }
-    pub unsafe fn pp_bytes_view(_: *const c_void, _: *mut *const u8, _: *mut u32) {}
-    pub unsafe fn pp_keyed_bytes_view(_: *const c_void, _: *mut *const u8, _: *mut u32) {}
-    pub unsafe fn pp_publication_matched(_: i32, _: *mut u32) -> i32 {
-        UNSUPPORTED
-    }
-    pub unsafe fn pp_subscription_matched(_: i32, _: *mut u32) -> i32 {
-        UNSUPPORTED
-    }
-    pub unsafe fn pp_take_serdata(
-        _: i32,
-        _: *mut *mut c_void,
-        _: *mut *const c_void,
-        _: *mut u8,
-        _: u32,
-    ) -> i32 {
-        UNSUPPORTED
-    }
-    pub unsafe fn pp_serdata_to_sample(_: *mut c_void, _: *mut c_void) -> c_int {
-        UNSUPPORTED
-    }
-    pub unsafe fn pp_serdata_unref(_: *mut *mut c_void, _: i32) {}
-}
-#[cfg(not(has_ddsc))]
-pub use missing::*;
 
 /// The text of a DDS return code.
 pub fn retcode(rc: i32) -> String {

@@ -47,27 +47,8 @@ pub type Participant = c_void;
 pub type WriterH = c_void;
 pub type ReaderH = c_void;
 
-/// Declares the shim's functions, each with what it returns when Fast DDS
-/// was missing at build time: then the crate builds without linking it,
-/// and nothing is created (`open` refuses before any function is called).
-macro_rules! shim_fns {
-    ($(fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? = $missing:expr;)*) => {
-        #[cfg(has_fastdds)]
-        unsafe extern "C" {
-            $(pub fn $name($($arg: $ty),*) $(-> $ret)?;)*
-        }
-        #[cfg(not(has_fastdds))]
-        #[allow(clippy::missing_safety_doc, unused_variables)]
-        mod missing {
-            use super::*;
-            $(pub unsafe fn $name($($arg: $ty),*) $(-> $ret)? { $missing })*
-        }
-        #[cfg(not(has_fastdds))]
-        pub use missing::*;
-    };
-}
-
-shim_fns! {
+pubsubperf_core::shim_fns! {
+    cfg(has_fastdds), pub,
     fn ppf_version() -> *const c_char = c"not installed".as_ptr();
     fn ppf_open(cfg: *const Config, err: *mut c_char, errlen: usize) -> *mut Participant
         = std::ptr::null_mut();

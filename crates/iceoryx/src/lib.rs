@@ -22,78 +22,32 @@ use std::ffi::{CString, c_char, c_int, c_void};
 use std::sync::Mutex;
 use std::time::Duration;
 
-#[cfg(has_iceoryx)]
-unsafe extern "C" {
-    pub(crate) fn ppx_runtime_init(name: *const c_char);
-    pub(crate) fn ppx_pub_new(
+pubsubperf_core::shim_fns! {
+    cfg(has_iceoryx), pub(crate),
+    fn ppx_runtime_init(name: *const c_char) = ();
+    fn ppx_pub_new(
         svc: *const c_char,
         inst: *const c_char,
         ev: *const c_char,
         reliable: c_int,
-    ) -> *mut c_void;
-    pub(crate) fn ppx_pub_free(p: *mut c_void);
-    pub(crate) fn ppx_pub_has_subscribers(p: *mut c_void) -> c_int;
-    pub(crate) fn ppx_pub_loan(p: *mut c_void, chunk: *mut *mut c_void, size: u32) -> c_int;
-    pub(crate) fn ppx_pub_publish(p: *mut c_void, chunk: *mut c_void);
-    pub(crate) fn ppx_sub_new(
+    ) -> *mut c_void = std::ptr::null_mut();
+    fn ppx_pub_free(p: *mut c_void) = ();
+    fn ppx_pub_has_subscribers(p: *mut c_void) -> c_int = 0;
+    fn ppx_pub_loan(p: *mut c_void, chunk: *mut *mut c_void, size: u32) -> c_int = 1;
+    fn ppx_pub_publish(p: *mut c_void, chunk: *mut c_void) = ();
+    fn ppx_sub_new(
         svc: *const c_char,
         inst: *const c_char,
         ev: *const c_char,
         queue: u64,
         reliable: c_int,
-    ) -> *mut c_void;
-    pub(crate) fn ppx_sub_free(s: *mut c_void);
-    pub(crate) fn ppx_sub_subscribed(s: *mut c_void) -> c_int;
-    pub(crate) fn ppx_sub_take(s: *mut c_void, chunk: *mut *const c_void) -> c_int;
-    pub(crate) fn ppx_sub_release(s: *mut c_void, chunk: *const c_void);
-    pub(crate) fn ppx_sub_wait(s: *mut c_void, timeout_ns: i64) -> u64;
+    ) -> *mut c_void = std::ptr::null_mut();
+    fn ppx_sub_free(s: *mut c_void) = ();
+    fn ppx_sub_subscribed(s: *mut c_void) -> c_int = 0;
+    fn ppx_sub_take(s: *mut c_void, chunk: *mut *const c_void) -> c_int = 0;
+    fn ppx_sub_release(s: *mut c_void, chunk: *const c_void) = ();
+    fn ppx_sub_wait(s: *mut c_void, timeout_ns: i64) -> u64 = 0;
 }
-
-/// Without iceoryx at build time nothing is created: `open` refuses first.
-#[cfg(not(has_iceoryx))]
-#[allow(clippy::missing_safety_doc)]
-mod missing {
-    use super::*;
-    pub unsafe fn ppx_runtime_init(_: *const c_char) {}
-    pub unsafe fn ppx_pub_new(
-        _: *const c_char,
-        _: *const c_char,
-        _: *const c_char,
-        _: c_int,
-    ) -> *mut c_void {
-        std::ptr::null_mut()
-    }
-    pub unsafe fn ppx_pub_free(_: *mut c_void) {}
-    pub unsafe fn ppx_pub_has_subscribers(_: *mut c_void) -> c_int {
-        0
-    }
-    pub unsafe fn ppx_pub_loan(_: *mut c_void, _: *mut *mut c_void, _: u32) -> c_int {
-        1
-    }
-    pub unsafe fn ppx_pub_publish(_: *mut c_void, _: *mut c_void) {}
-    pub unsafe fn ppx_sub_new(
-        _: *const c_char,
-        _: *const c_char,
-        _: *const c_char,
-        _: u64,
-        _: c_int,
-    ) -> *mut c_void {
-        std::ptr::null_mut()
-    }
-    pub unsafe fn ppx_sub_free(_: *mut c_void) {}
-    pub unsafe fn ppx_sub_subscribed(_: *mut c_void) -> c_int {
-        0
-    }
-    pub unsafe fn ppx_sub_take(_: *mut c_void, _: *mut *const c_void) -> c_int {
-        0
-    }
-    pub unsafe fn ppx_sub_release(_: *mut c_void, _: *const c_void) {}
-    pub unsafe fn ppx_sub_wait(_: *mut c_void, _: i64) -> u64 {
-        0
-    }
-}
-#[cfg(not(has_iceoryx))]
-use missing::*;
 
 mod reader;
 mod writer;

@@ -1,7 +1,5 @@
 //! [`IoxReader`]: takes chunks of one topic and waits on its wait set.
 
-#[cfg(not(has_iceoryx))]
-use crate::missing::*;
 use crate::*;
 use pubsubperf_core::Received;
 use pubsubperf_core::binding::CANCEL_POLL;

@@ -1,7 +1,5 @@
 //! [`IoxWriter`]: loans and publishes chunks of one topic through RouDi.
 
-#[cfg(not(has_iceoryx))]
-use crate::missing::*;
 use crate::*;
 use pubsubperf_core::room::wait_for_room;
 use pubsubperf_core::{BindingError, CancelToken, Refusal, Writer};
