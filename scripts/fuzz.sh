@@ -15,7 +15,7 @@ secs="${1:-60}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(control_decode results_file histogram size sweep)
+  targets=(control_decode handshake results_file histogram size sweep)
 fi
 export PATH="$HOME/.cargo/bin:$PATH"
 if rustup run nightly rustc --version >/dev/null 2>&1 && cargo fuzz --version >/dev/null 2>&1; then

@@ -55,8 +55,14 @@ pub fn run(
         None
     } else if host.insecure {
         if !loopback_only(listen) {
+            if !host.insecure_network {
+                return Err(UsageError(format!(
+                    "--insecure: {listen} is not a loopback address, and without a token anyone who can reach it can run benchmarks on this host and read or change every session; keep the token (drop --insecure), listen on 127.0.0.1, or add --insecure-network"
+                ))
+                .into());
+            }
             eprintln!(
-                "pubsubperf {name}: warning: --insecure: anyone who can reach {listen} can run benchmarks on this host"
+                "pubsubperf {name}: warning: --insecure --insecure-network: anyone who can reach {listen} can run benchmarks on this host"
             );
         }
         None
@@ -90,6 +96,13 @@ pub fn run(
             eprintln!("pubsubperf {name}: session {id} ended ({status})")
         }
         Event::Refused { peer, why } => eprintln!("pubsubperf {name}: refused {peer}: {why}"),
+        Event::Suppressed { count } => {
+            eprintln!("pubsubperf {name}: ({count} more refusals not shown)")
+        }
+        Event::AcceptFailed { why, backoff } => eprintln!(
+            "pubsubperf {name}: cannot accept a connection ({why}); trying again in {} ms",
+            backoff.as_millis()
+        ),
     };
     Ok(if stdio {
         agent::run_stdio(&cfg, &mut report)
@@ -108,21 +121,27 @@ pub fn session_settings(json: Option<&str>) -> anyhow::Result<SessionSettings> {
 }
 
 fn limits(a: &HostArgs) -> Result<Limits, UsageError> {
-    let max_duration_ns = a
-        .max_duration
-        .as_deref()
-        .map(|d| parse_duration("--max-duration", d).map(|d| d.as_nanos() as u64))
-        .transpose()?;
-    let max_size = a
-        .max_size
-        .as_deref()
-        .map(|s| parse_size(s).map_err(|e| UsageError(format!("--max-size: {e}"))))
-        .transpose()?;
+    let ns = |flag, d: &str| parse_duration(flag, d).map(|d| d.as_nanos() as u64);
+    let max_size = parse_size(&a.max_size).map_err(|e| UsageError(format!("--max-size: {e}")))?;
+    let destinations = a
+        .allow_destination
+        .iter()
+        .map(|d| {
+            d.parse().map_err(|_| {
+                UsageError(format!(
+                    "--allow-destination {d}: not an IP address; give addresses such as 198.18.0.3,fd00::3"
+                ))
+            })
+        })
+        .collect::<Result<_, _>>()?;
     Ok(Limits {
-        max_duration_ns,
-        max_size,
+        max_duration_ns: Some(ns("--max-duration", &a.max_duration)?),
+        max_size: Some(max_size),
         rt_priority: a.allow_rt_priority,
         mlock: a.allow_mlock,
+        idle_timeout_ns: Some(ns("--idle-timeout", &a.idle_timeout)?),
+        network: true,
+        destinations,
     })
 }
 

@@ -35,10 +35,23 @@ use std::sync::atomic::Ordering;
 /// from an error.
 pub const EXIT_FAIL_IF: u8 = 3;
 
+/// The keys of the session an agent handed this process (`sub
+/// --session-stdin`), taken from the environment before anything else.
+static SESSION_KEYS: std::sync::OnceLock<Option<pubsubperf_harness::channel::SessionKeys>> =
+    std::sync::OnceLock::new();
+
 /// Exit codes: 0 success, 1 a run failed (peer died, binding error),
 /// 2 bad input, 3 a `compare --fail-if` condition held (a regression),
 /// 130 interrupted.
 fn main() -> ExitCode {
+    // SAFETY: the first thing this process does, before any thread starts.
+    match unsafe { pubsubperf_harness::serve::take_session_keys() } {
+        Ok(keys) => SESSION_KEYS.get_or_init(|| keys),
+        Err(e) => {
+            eprintln!("pubsubperf: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let cli = match cli::parse() {
         Ok(c) => c,
         Err(code) => return code,
@@ -168,14 +181,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 // session cleanly.
                 interrupt::install(interrupt::Notice::Quiet);
                 let settings = agent::session_settings(a.session.as_deref())?;
+                let keys = SESSION_KEYS.get().and_then(|k| k.as_ref());
                 match settings.print.as_deref() {
-                    None => pubsubperf_harness::serve::serve_stdin(&settings, &mut |_, _| {}),
+                    None => pubsubperf_harness::serve::serve_stdin(&settings, keys, &mut |_, _| {}),
                     Some(p) => {
                         let mut sub = perftest::sub_print::SubPrint::open(p)?;
-                        let r =
-                            pubsubperf_harness::serve::serve_stdin(&settings, &mut |spec, msg| {
-                                sub.show(spec, msg)
-                            });
+                        let r = pubsubperf_harness::serve::serve_stdin(
+                            &settings,
+                            keys,
+                            &mut |spec, msg| sub.show(spec, msg),
+                        );
                         sub.finish();
                         r
                     }
@@ -240,7 +255,7 @@ pub fn remote_access(
         .chain(&plan.connect_publishers)
         .any(|a| !a.starts_with("ssh://"));
     Ok(RemoteAccess {
-        token: if by_address {
+        token: if by_address && !plan.insecure {
             agent_token(plan.token_file.as_deref())?
         } else {
             None

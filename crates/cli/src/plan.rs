@@ -40,6 +40,8 @@ pub struct TestPlan {
     pub connect: Vec<String>,
     /// The agents' token file (`--token-file`; None: the default place).
     pub token_file: Option<PathBuf>,
+    /// `--insecure`: present no token and take an agent that has none.
+    pub insecure: bool,
     /// The pubsubperf binary on `ssh://` hosts (`--remote-path`).
     pub remote_path: Option<String>,
     /// Remote extra publishers, if any.
@@ -215,6 +217,7 @@ pub struct TestRequest {
     pub opts: Vec<String>,
     pub connect: Option<String>,
     pub token_file: Option<PathBuf>,
+    pub insecure: bool,
     pub remote_path: Option<String>,
     pub data_address: Option<String>,
     pub connect_timeout: String,
@@ -279,6 +282,7 @@ impl Default for TestRequest {
             opts: Vec::new(),
             connect: None,
             token_file: None,
+            insecure: false,
             remote_path: None,
             data_address: None,
             connect_timeout: "10s".into(),
@@ -475,6 +479,7 @@ impl TestRequest {
             "opt" => self.opts.push(text(v)?),
             "connect" => self.connect = Some(text(v)?),
             "token-file" => self.token_file = Some(PathBuf::from(text(v)?)),
+            "insecure" => self.insecure = flag(name, v)?,
             "remote-path" => self.remote_path = Some(text(v)?),
             "data-address" | "nic" => self.data_address = Some(text(v)?),
             "connect-timeout" => self.connect_timeout = text(v)?,
@@ -851,10 +856,16 @@ impl TestRequest {
                 "--token-file: only with --connect or --connect-publishers (local subscribers need no token)".into(),
             ));
         }
+        if self.insecure && self.token_file.is_some() {
+            return Err(UsageError(
+                "--insecure: presents no token; drop --token-file, or --insecure".into(),
+            ));
+        }
         Ok(TestPlan {
             specs,
             connect,
             token_file: self.token_file.clone(),
+            insecure: self.insecure,
             remote_path: self.remote_path.clone(),
             connect_publishers,
             connect_timeout,

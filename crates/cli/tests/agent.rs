@@ -11,6 +11,10 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
+use pubsubperf_harness::auth;
+use pubsubperf_harness::channel::Ctl;
+use pubsubperf_harness::protocol::Msg;
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_pubsubperf"))
 }
@@ -86,6 +90,10 @@ impl Agent {
         self.child.id()
     }
 
+    fn child_alive(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
     /// A publisher's command against this agent, presenting its token.
     fn publisher(&self, test: &str, binding: &str, extra: &[&str]) -> Command {
         let mut c = bin();
@@ -101,6 +109,16 @@ impl Agent {
             ])
             .args(extra);
         c
+    }
+
+    /// Checks that a short latency run over `binding` passes (`when` says
+    /// at which point of the test).
+    fn assert_serves(&self, binding: &str, when: &str) {
+        let o = self
+            .publisher("latency", binding, &["-n", "100"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{when}: {}", stderr(&o));
     }
 
     /// Waits until the agent has no session process.
@@ -257,11 +275,7 @@ fn a_wrong_or_missing_token_is_refused_and_logged() {
     std::fs::set_permissions(&wrong, std::fs::Permissions::from_mode(0o600)).unwrap();
     let o = latency_with_token_file(&agent, &wrong);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("refused: wrong token"),
-        "{}",
-        stderr(&o)
-    );
+    assert!(stderr(&o).contains("wrong token"), "{}", stderr(&o));
     agent.expect("wrong token", Duration::from_secs(5));
 
     // No token file at the default place: no token is presented.
@@ -291,39 +305,378 @@ fn a_wrong_or_missing_token_is_refused_and_logged() {
 /// Speaks the control protocol by hand: a frame is a little-endian u32
 /// length and a JSON message.
 fn hello_by_hand(addr: &str, hello: serde_json::Value) -> serde_json::Value {
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    hello_on(std::net::TcpStream::connect(addr).unwrap(), hello)
+}
+
+/// [`hello_by_hand`] on a connection of the caller's; Null when the agent
+/// closed it without an answer.
+fn hello_on(mut s: std::net::TcpStream, hello: serde_json::Value) -> serde_json::Value {
     let body = hello.to_string();
     s.write_all(&(body.len() as u32).to_le_bytes()).unwrap();
     s.write_all(body.as_bytes()).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let mut len = [0u8; 4];
-    s.read_exact(&mut len).unwrap();
+    if s.read_exact(&mut len).is_err() {
+        return serde_json::Value::Null;
+    }
     let mut reply = vec![0u8; u32::from_le_bytes(len) as usize];
     s.read_exact(&mut reply).unwrap();
     serde_json::from_slice(&reply).unwrap()
 }
 
+/// A control connection to `agent` whose handshake, as pubsubperf
+/// `version` with the agent's token, is done.
+fn greeted(agent: &Agent, version: &str) -> Ctl {
+    let token = std::fs::read_to_string(&agent.token_file).unwrap();
+    let ctl = Ctl::plain(std::net::TcpStream::connect(&agent.addr).unwrap());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    auth::greet_as(&ctl, "agent", Some(token.trim()), version, deadline).unwrap();
+    ctl
+}
+
 #[test]
 fn another_version_is_refused_naming_both() {
     let agent = Agent::start(&[]);
-    let token = std::fs::read_to_string(&agent.token_file).unwrap();
+    let ctl = greeted(&agent, "0.0.1");
+    match ctl.recv(Some(Duration::from_secs(5))).unwrap() {
+        Msg::Error { message: m } => assert!(
+            m.contains("0.0.1") && m.contains(env!("CARGO_PKG_VERSION")),
+            "{m}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    // The token is proven before the version is looked at: a stranger
+    // learns nothing.
     let reply = hello_by_hand(
         &agent.addr,
-        serde_json::json!({"type": "hello", "version": "0.0.1", "protocol": 1, "token": token.trim()}),
-    );
-    let m = reply["message"].as_str().unwrap_or_default();
-    assert_eq!(reply["type"], "error", "{reply}");
-    assert!(
-        m.contains("0.0.1") && m.contains(env!("CARGO_PKG_VERSION")),
-        "{m}"
-    );
-    // The token is checked before the version: a stranger learns nothing.
-    let reply = hello_by_hand(
-        &agent.addr,
-        serde_json::json!({"type": "hello", "version": "0.0.1", "protocol": 1}),
+        serde_json::json!({"type": "hello", "version": "0.0.1", "protocol": 3}),
     );
     let m = reply["message"].as_str().unwrap_or_default();
     assert!(m.contains("no token") && !m.contains("0.0.1"), "{m}");
+    // A publisher of protocol 2 sent its token in the Hello: it is ignored.
+    let token = std::fs::read_to_string(&agent.token_file).unwrap();
+    let reply = hello_by_hand(
+        &agent.addr,
+        serde_json::json!({"type": "hello", "version": "0.0.1", "protocol": 2, "token": token.trim()}),
+    );
+    let m = reply["message"].as_str().unwrap_or_default();
+    assert!(m.contains("no token"), "{m}");
+}
+
+/// A proxy between publishers and `to` that records what publishers send;
+/// returns its address and the record.
+fn recording_proxy(to: &str) -> (String, std::sync::Arc<std::sync::Mutex<Vec<u8>>>) {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap().to_string();
+    let record = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (to, rec) = (to.to_string(), record.clone());
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(mut from_pub) = c else { return };
+            let mut to_agent = std::net::TcpStream::connect(&to).unwrap();
+            let (mut a, mut b) = (to_agent.try_clone().unwrap(), from_pub.try_clone().unwrap());
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut a, &mut b);
+                let _ = b.shutdown(std::net::Shutdown::Both);
+            });
+            let rec = rec.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n @ 1..) = from_pub.read(&mut buf) {
+                    rec.lock().unwrap().extend_from_slice(&buf[..n]);
+                    if to_agent.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+                let _ = to_agent.shutdown(std::net::Shutdown::Both);
+            });
+        }
+    });
+    (addr, record)
+}
+
+#[test]
+fn the_token_never_crosses_the_wire_and_a_recorded_session_does_not_replay() {
+    let agent = Agent::start(&[]);
+    let token = std::fs::read_to_string(&agent.token_file).unwrap();
+    let (proxy, record) = recording_proxy(&agent.addr);
+    let o = bin()
+        .args([
+            "latency",
+            "-b",
+            "udp",
+            "-n",
+            "100",
+            "--warmup",
+            "0s",
+            "-q",
+            "--no-save",
+        ])
+        .args(["--connect", &proxy, "--token-file"])
+        .arg(&agent.token_file)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "through the proxy: {}", stderr(&o));
+    agent.expect("session 1 ended", Duration::from_secs(10));
+    let sent = record.lock().unwrap().clone();
+    let text = String::from_utf8_lossy(&sent);
+    assert!(
+        text.contains("\"type\":\"setup\""),
+        "the record holds the session"
+    );
+    assert!(
+        !text.contains(token.trim()) && !text.contains(&token.trim()[..16]),
+        "the token crossed the wire"
+    );
+    // The same bytes again, from a new connection: the agent's fresh
+    // nonce makes the recorded proof wrong, and no session starts.
+    let mut s = std::net::TcpStream::connect(&agent.addr).unwrap();
+    s.write_all(&sent).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut reply = Vec::new();
+    let _ = s.read_to_end(&mut reply);
+    let reply = String::from_utf8_lossy(&reply);
+    assert!(reply.contains("wrong token"), "{reply}");
+    assert!(!reply.contains("welcome"), "{reply}");
+    agent.expect("refused 127.0.0.1:", Duration::from_secs(5));
+    assert!(
+        children(agent.pid()).is_empty(),
+        "a replayed session started"
+    );
+}
+
+#[test]
+fn a_fake_agent_learns_nothing_and_is_found_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("agent.token");
+    std::fs::write(&token_file, format!("{}\n", "ab".repeat(32))).unwrap();
+    std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap().to_string();
+    let fake = std::thread::spawn(move || {
+        let (s, _) = l.accept().unwrap();
+        let ctl = Ctl::stranger(s);
+        let hello = ctl.recv(Some(Duration::from_secs(10))).unwrap();
+        ctl.send(&Msg::Challenge {
+            nonce: "cd".repeat(32),
+            proof: "ef".repeat(32),
+        })
+        .unwrap();
+        let after = ctl.recv(Some(Duration::from_secs(10)));
+        (hello, after)
+    });
+    let o = bin()
+        .args([
+            "latency",
+            "-b",
+            "udp",
+            "-n",
+            "10",
+            "--no-save",
+            "--connect",
+            &addr,
+        ])
+        .arg("--token-file")
+        .arg(&token_file)
+        .output()
+        .unwrap();
+    let (hello, after) = fake.join().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("wrong token: the agent's proof does not match"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        matches!(hello, Msg::Hello { nonce: Some(_), .. }),
+        "{hello:?}"
+    );
+    // The publisher said why and sent no proof of its own.
+    assert!(matches!(after, Ok(Msg::Error { .. })), "{after:?}");
+}
+
+/// A TCP connection to `to` from the loopback address `from` (127.0.0.0/8
+/// is all this host's).
+fn connect_from(from: &str, to: &str) -> std::net::TcpStream {
+    use socket2::{Domain, Socket, Type};
+    let s = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    let src: std::net::SocketAddr = format!("{from}:0").parse().unwrap();
+    s.bind(&src.into()).unwrap();
+    let dst: std::net::SocketAddr = to.parse().unwrap();
+    s.connect(&dst.into()).unwrap();
+    s.into()
+}
+
+/// Threads of `pid`.
+fn threads(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .count()
+}
+
+/// Sets the agent's descriptor limit before it starts.
+fn with_nofile(cmd: &mut Command, n: u64) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit(2) between fork and exec is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            let l = libc::rlimit {
+                rlim_cur: n,
+                rlim_max: n,
+            };
+            libc::setrlimit(libc::RLIMIT_NOFILE, &l);
+            Ok(())
+        });
+    }
+}
+
+#[test]
+fn strangers_cannot_exhaust_the_agent_or_hold_it_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("agent.token");
+    let mut cmd = bin();
+    cmd.args(["agent", "--listen", "127.0.0.1:0", "--token-file"])
+        .arg(&token_file);
+    with_nofile(&mut cmd, 30);
+    let mut agent = Agent::launch(cmd, token_file, dir);
+    let (rss0, threads0) = (rss_kib(agent.pid()), threads(agent.pid()));
+    // 90 idle connections from 30 addresses, more than the descriptor
+    // limit: some wait for their handshake (within the caps), the others
+    // are closed at once or wait in the backlog while accept fails.
+    let mut idle = Vec::new();
+    for i in 0..90 {
+        idle.push(connect_from(
+            &format!("127.0.1.{}", i % 30 + 1),
+            &agent.addr,
+        ));
+    }
+    // Announcing a huge message reserves nothing.
+    for s in idle.iter_mut().take(10) {
+        let _ = s.write_all(&(16u32 << 20).to_le_bytes());
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(
+        agent.child_alive(),
+        "the agent exited under 90 idle connections"
+    );
+    let (rss, t) = (rss_kib(agent.pid()), threads(agent.pid()));
+    eprintln!("with 90 strangers: RSS {rss0} -> {rss} KiB, threads {threads0} -> {t}");
+    assert!(rss < rss0 + 16 * 1024, "RSS {rss0} -> {rss} KiB");
+    assert!(t <= threads0 + 32, "threads {threads0} -> {t}");
+    // The strangers go.
+    drop(idle);
+    std::thread::sleep(Duration::from_millis(500));
+    // One byte every 2 s does not keep a connection past the handshake's
+    // one deadline (10 s): the agent closes it, it does not wait for more.
+    let mut slow = connect_from("127.0.2.1", &agent.addr);
+    slow.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    // A frame of 200 bytes is announced, then its body comes a byte at a time.
+    slow.write_all(&200u32.to_le_bytes()).unwrap();
+    let start = Instant::now();
+    let closed = loop {
+        let _ = slow.write_all(b"{");
+        let mut b = [0u8; 64];
+        match slow.read(&mut b) {
+            Ok(_) => break start.elapsed(),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(_) => break start.elapsed(),
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "still open after 20 s"
+        );
+    };
+    eprintln!("the trickling stranger was closed after {closed:?}");
+    assert!(
+        (Duration::from_secs(9)..Duration::from_secs(14)).contains(&closed),
+        "a trickling stranger was closed after {closed:?}, not at the 10 s deadline"
+    );
+    // The agent serves a publisher as before.
+    agent.assert_serves("udp", "after the strangers");
+    assert!(agent.child_alive());
+}
+
+#[test]
+fn strangers_waiting_on_other_addresses_do_not_hold_up_a_publisher() {
+    let agent = Agent::start(&[]);
+    // 28 = 7 addresses at their cap of 4, under the total cap of 32.
+    let idle: Vec<_> = (0..28)
+        .map(|i| connect_from(&format!("127.0.3.{}", i % 7 + 1), &agent.addr))
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    agent.assert_serves("udp", "beside 28 idle strangers");
+    drop(idle);
+}
+
+/// A handshake from `from` with a made-up proof; the agent's answer.
+fn wrong_proof_from(from: &str, agent: &Agent) -> Result<Msg, String> {
+    let ctl = Ctl::plain(connect_from(from, &agent.addr));
+    ctl.send(&Msg::Hello {
+        version: env!("CARGO_PKG_VERSION").into(),
+        protocol: pubsubperf_harness::protocol::PROTOCOL,
+        nonce: Some("12".repeat(32)),
+    })
+    .map_err(|e| e.to_string())?;
+    match ctl.recv(Some(Duration::from_secs(5))) {
+        Ok(Msg::Challenge { .. }) => {}
+        other => return Err(format!("{other:?}")),
+    }
+    ctl.send(&Msg::Proof {
+        proof: "34".repeat(32),
+    })
+    .map_err(|e| e.to_string())?;
+    ctl.recv(Some(Duration::from_secs(5)))
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn wrong_proofs_are_turned_away_and_their_log_lines_limited() {
+    let agent = Agent::start(&[]);
+    for i in 0..5 {
+        match wrong_proof_from("127.0.4.1", &agent) {
+            Ok(Msg::Error { message }) => assert!(message.starts_with("wrong token"), "{message}"),
+            other => panic!("attempt {i}: {other:?}"),
+        }
+    }
+    // The sixth from that address is closed before its challenge (once
+    // the agent has counted the fifth).
+    std::thread::sleep(Duration::from_millis(200));
+    let e = wrong_proof_from("127.0.4.1", &agent).unwrap_err();
+    assert!(e.contains("Closed"), "{e}");
+    agent.expect("failed proofs from this address", Duration::from_secs(5));
+    // Another address is not affected, and the log shows at most ten
+    // refusals in ten seconds.
+    let mut lines = 0;
+    for i in 0..20 {
+        let _ = hello_on(
+            connect_from(&format!("127.0.5.{}", i % 4 + 1), &agent.addr),
+            serde_json::json!({"type": "x\u{1b}[31m\nforged", "version": "1", "protocol": 3}),
+        );
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    while let Ok(l) = agent.lines.try_recv() {
+        assert!(!l.contains('\u{1b}'), "an escape reached the log: {l:?}");
+        if l.contains("refused") {
+            lines += 1;
+        }
+    }
+    assert!(lines <= 10, "{lines} refusal lines");
+    agent.assert_serves("udp", "from another address");
+}
+
+#[test]
+fn a_session_idle_after_its_hello_is_ended() {
+    let agent = Agent::start(&["--idle-timeout", "1s"]);
+    let ctl = greeted(&agent, env!("CARGO_PKG_VERSION"));
+    assert!(matches!(
+        ctl.recv(Some(Duration::from_secs(10))),
+        Ok(Msg::Welcome { .. })
+    ));
+    match ctl.recv(Some(Duration::from_secs(10))) {
+        Ok(Msg::Error { message }) => assert!(message.contains("--idle-timeout"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+    agent.expect("session 1 ended", Duration::from_secs(5));
 }
 
 #[test]
@@ -372,11 +725,7 @@ fn a_publisher_killed_mid_session_frees_the_agent_within_seconds() {
         killed.elapsed().as_secs_f64()
     );
     agent.wait_idle(Duration::from_secs(5));
-    let o = agent
-        .publisher("latency", "tcp", &["-n", "100"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    agent.assert_serves("tcp", "the next session");
 }
 
 #[test]
@@ -415,9 +764,21 @@ fn sigterm_ends_the_agent_and_its_session_cleanly() {
 }
 
 #[test]
-fn an_insecure_agent_on_a_network_address_warns() {
-    let mut c = bin()
+fn an_insecure_agent_on_a_network_address_needs_a_second_flag() {
+    let o = bin()
         .args(["agent", "--listen", "0.0.0.0:0", "--insecure"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--insecure-network"), "{}", stderr(&o));
+    let mut c = bin()
+        .args([
+            "agent",
+            "--listen",
+            "0.0.0.0:0",
+            "--insecure",
+            "--insecure-network",
+        ])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();

@@ -5,7 +5,9 @@
 //!
 //! Untrusted input is anything that comes from outside the process:
 //! - control-channel frames from a peer ([`control_decode`]:
-//!   `pubsubperf_harness::protocol::decode`);
+//!   `pubsubperf_harness::protocol::decode`), and whole handshakes
+//!   ([`handshake`]: the bytes a stranger sends an agent, or a fake agent a
+//!   publisher, through `pubsubperf_harness::auth`);
 //! - results files read back by `merge`, `compare`, `report` and users'
 //!   tools ([`results_file`]: `ResultsFile` JSON, and each run's histogram
 //!   through `LatencyRecorder::from_summary`; [`histogram`] aims at the
@@ -31,6 +33,45 @@ pub fn control_decode(data: &[u8]) {
             again.is_ok(),
             "re-encoded message does not decode: {again:?}"
         );
+    }
+}
+
+/// The token of the [`handshake`] target's agent and publisher.
+const TOKEN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+/// A handshake with a stranger: `data`'s first byte picks the side under
+/// test (even: an agent holding [`TOKEN`] reads the rest as what a
+/// publisher sent it; odd: a publisher holding it reads the rest as what an
+/// agent sent), the rest arrives over a loopback connection, which then
+/// ends. Neither side may panic, and neither may accept: without the token
+/// no input can prove it over the other side's fresh nonce.
+pub fn handshake(data: &[u8]) {
+    use pubsubperf_harness::channel::Ctl;
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+    let Some((&side, bytes)) = data.split_first() else {
+        return;
+    };
+    let Ok(l) = std::net::TcpListener::bind("127.0.0.1:0") else {
+        return;
+    };
+    let Ok(stranger) = l.local_addr().and_then(std::net::TcpStream::connect) else {
+        return;
+    };
+    let Ok((ours, _)) = l.accept() else { return };
+    // The stranger's bytes, then its end: the side under test reads them
+    // all and then sees the connection close (never waits out its deadline).
+    let mut w = &stranger;
+    let _ = w.write_all(bytes);
+    let _ = stranger.shutdown(std::net::Shutdown::Write);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let ctl = Ctl::stranger(ours);
+    if side % 2 == 0 {
+        let r = pubsubperf_harness::auth::admit(&ctl, Some(TOKEN), deadline);
+        assert!(r.is_err(), "a stranger was admitted: {r:?}");
+    } else {
+        let r = pubsubperf_harness::auth::greet(&ctl, "fuzz", Some(TOKEN), deadline);
+        assert!(r.is_err(), "a fake agent passed the publisher's check");
     }
 }
 
@@ -107,8 +148,12 @@ pub fn seeds(target: &str) -> Vec<Vec<u8>> {
             vec![
                 s(r#"{"type":"hello","version":"0.1.0","protocol":1}"#),
                 s(
-                    r#"{"type":"hello","version":"0.1.0","protocol":2,"token":"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}"#,
+                    r#"{"type":"hello","version":"0.1.0","protocol":3,"nonce":"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}"#,
                 ),
+                s(
+                    r#"{"type":"challenge","nonce":"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef","proof":"00"}"#,
+                ),
+                s(r#"{"type":"proof","proof":"0123"}"#),
                 s(&format!(
                     r#"{{"type":"welcome","version":"0.1.0","environment":{env}}}"#
                 )),
@@ -133,6 +178,38 @@ pub fn seeds(target: &str) -> Vec<Vec<u8>> {
                     r#"{"type":"result","throughput":{"sent":5,"received":4,"bytes":256,"samples_per_s":4.0,"mbps":0.1,"lost":1,"lost_percent":20.0,"duplicates":0,"out_of_order":0},"echoed":0,"bad_samples":0,"resources":{"cpu_percent":1.0,"max_rss_kib":1000,"voluntary_cs":1,"involuntary_cs":2}}"#,
                 ),
                 s(r#"{"type":"setup","spec":{"binding":"udp","test":"latency","size":64}}"#),
+            ]
+        }
+        "handshake" => {
+            let frame = |side: u8, msgs: &[&str]| {
+                let mut v = vec![side];
+                for m in msgs {
+                    v.extend_from_slice(&(m.len() as u32).to_le_bytes());
+                    v.extend_from_slice(m.as_bytes());
+                }
+                v
+            };
+            let nonce = "00".repeat(32);
+            let proof = "11".repeat(32);
+            let hello = format!(
+                r#"{{"type":"hello","version":"{}","protocol":{},"nonce":"{nonce}"}}"#,
+                pubsubperf_harness::VERSION,
+                pubsubperf_harness::protocol::PROTOCOL
+            );
+            let p = format!(r#"{{"type":"proof","proof":"{proof}"}}"#);
+            let c = format!(r#"{{"type":"challenge","nonce":"{nonce}","proof":"{proof}"}}"#);
+            vec![
+                frame(0, &[&hello, &p]),
+                frame(0, &[&hello, r#"{"type":"error","message":"x"}"#]),
+                frame(0, &[r#"{"type":"hello","version":"0.1.0","protocol":3}"#]),
+                frame(
+                    1,
+                    &[
+                        &c,
+                        r#"{"type":"welcome","version":"0.1.0","environment":{}}"#,
+                    ],
+                ),
+                frame(1, &[r#"{"type":"error","message":"busy"}"#]),
             ]
         }
         "results_file" => {
@@ -199,6 +276,7 @@ pub type Target = fn(&[u8]);
 /// Every target by name.
 pub const TARGETS: &[(&str, Target)] = &[
     ("control_decode", control_decode),
+    ("handshake", handshake),
     ("results_file", results_file),
     ("histogram", histogram),
     ("size", size),

@@ -10,21 +10,49 @@
 //! then version), refuses a second publisher while a session runs ("busy"),
 //! reaps the session process, and on SIGTERM or Ctrl-C stops it (SIGTERM,
 //! then SIGKILL after [`STOP_GRACE`]) and exits.
+//!
+//! Strangers cannot hurt it: at most [`PENDING_MAX`] connections (and
+//! [`PENDING_PER_ADDRESS`] from one address) wait for their handshake at
+//! once, each on a thread of its own, with one deadline for the whole
+//! handshake ([`HELLO_TIMEOUT`]) and nothing larger than
+//! [`crate::channel::PREAUTH_MESSAGE`] read; further connections are closed
+//! as they come. An address whose proofs failed [`FAILURES_MAX`] times
+//! within [`FAILURE_WINDOW`] is turned away for the rest of that window.
+//! Running out of descriptors or memory on accept is logged and waited
+//! out, never fatal; refusals are logged at most [`LOG_BURST`] per
+//! [`LOG_WINDOW`], with a count of those not shown.
 
-use crate::protocol::{self, Msg};
+use crate::auth::Refusal;
+use crate::channel::{Ctl, SessionKeys};
+use crate::protocol::Msg;
 use crate::serve::{Limits, SessionSettings};
 use crate::{Fault, INTERRUPTED};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::mpsc::{Sender, channel};
 use std::time::{Duration, Instant};
 
-/// How long a connection has to present its Hello before it is dropped.
+/// How long a connection has to complete its handshake (Hello, proofs,
+/// version) before it is dropped: one deadline, however it trickles.
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a session process has to end after SIGTERM before SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
+/// Connections waiting for their handshake at once.
+pub const PENDING_MAX: usize = 32;
+/// Connections from one address waiting for their handshake at once.
+pub const PENDING_PER_ADDRESS: usize = 4;
+/// Failed proofs from one address within [`FAILURE_WINDOW`] before it is
+/// turned away until the window ends.
+pub const FAILURES_MAX: u32 = 5;
+/// See [`FAILURES_MAX`].
+pub const FAILURE_WINDOW: Duration = Duration::from_secs(60);
+/// Refusal lines logged per [`LOG_WINDOW`] at most.
+pub const LOG_BURST: u32 = 10;
+/// See [`LOG_BURST`].
+pub const LOG_WINDOW: Duration = Duration::from_secs(10);
 
 /// How an agent runs.
 #[derive(Debug, Clone)]
@@ -61,13 +89,22 @@ pub enum Event {
     Ended { id: u64, status: String },
     /// A connection was refused (bad token, version, busy).
     Refused { peer: SocketAddr, why: String },
+    /// Refusals not reported (more than [`LOG_BURST`] in a [`LOG_WINDOW`]).
+    Suppressed { count: u64 },
+    /// Accepting failed for lack of descriptors or memory; the agent waits
+    /// `backoff` before it accepts again.
+    AcceptFailed { why: String, backoff: Duration },
 }
 
-/// A connection whose Hello passed.
+/// A connection whose handshake passed.
 struct Admission {
-    stream: TcpStream,
+    ctl: Ctl,
+    keys: Option<SessionKeys>,
     peer: SocketAddr,
 }
+
+/// What an admission thread reports.
+type Verdict = Result<Admission, (SocketAddr, Refusal)>;
 
 /// The session being served.
 struct Running {
@@ -90,6 +127,8 @@ pub fn run(cfg: &AgentConfig, report: &mut dyn FnMut(Event)) -> Result<(), Fault
         .map_err(|e| Fault::Peer(e.to_string()))?;
     report(Event::Ready(local));
     let (tx, rx) = channel();
+    let mut door = Door::default();
+    let mut log = Throttle::default();
     let mut current: Option<Running> = None;
     let mut next_id = 1u64;
     loop {
@@ -112,19 +151,32 @@ pub fn run(cfg: &AgentConfig, report: &mut dyn FnMut(Event)) -> Result<(), Fault
                 return Ok(());
             }
         }
-        accept_all(&listener, cfg, &tx, report)?;
-        while let Some(a) = next_admission(&rx, report) {
+        // Verdicts first: a failed proof counts before its address's next
+        // connection is taken.
+        let verdicts: Vec<Verdict> = rx.try_iter().collect();
+        door.accept_all(&listener, cfg, &tx, &mut |e| log.pass(e, report));
+        for verdict in verdicts {
+            let a = match door.settle(verdict) {
+                Ok(a) => a,
+                Err((peer, why)) => {
+                    log.pass(Event::Refused { peer, why }, report);
+                    continue;
+                }
+            };
             match &current {
                 Some(r) => refuse_busy(a, r, report),
                 None => {
                     let id = next_id;
                     next_id += 1;
                     let peer = a.peer;
+                    let Some(child) = start(cfg, a, report)? else {
+                        continue;
+                    };
                     current = Some(Running {
                         id,
                         peer,
                         since: Instant::now(),
-                        child: spawn_session(cfg, &settings(cfg, None), a.stream.into())?,
+                        child,
                     });
                     report(Event::Started { id, peer });
                 }
@@ -134,65 +186,207 @@ pub fn run(cfg: &AgentConfig, report: &mut dyn FnMut(Event)) -> Result<(), Fault
     }
 }
 
-/// Accepts every waiting connection and admits each on a thread of its own
-/// (a stranger that never speaks holds up nobody).
-fn accept_all(
-    listener: &TcpListener,
+/// Starts the session process of an admitted connection; None (reported)
+/// when the publisher sent more than its handshake before its Welcome.
+fn start(
     cfg: &AgentConfig,
-    tx: &Sender<Result<Admission, (SocketAddr, String)>>,
+    a: Admission,
     report: &mut dyn FnMut(Event),
-) -> Result<(), Fault> {
-    loop {
-        match listener.accept() {
-            Ok((mut stream, peer)) => {
-                if let Err(e) = stream.set_nonblocking(false) {
-                    report(Event::Refused {
-                        peer,
-                        why: e.to_string(),
-                    });
-                    continue;
+) -> Result<Option<Child>, Fault> {
+    if a.ctl.pending() > 0 {
+        report(Event::Refused {
+            peer: a.peer,
+            why: "sent more than its handshake before the agent's Welcome".into(),
+        });
+        return Ok(None);
+    }
+    let conn = a
+        .ctl
+        .stream()
+        .try_clone()
+        .map_err(|e| Fault::Peer(format!("agent: {e}")))?;
+    spawn_session(cfg, &settings(cfg, None), conn.into(), a.keys.as_ref()).map(Some)
+}
+
+/// The agent's door: the connections waiting for their handshake, by
+/// address, and the addresses whose proofs failed.
+#[derive(Default)]
+struct Door {
+    pending: HashMap<IpAddr, usize>,
+    failures: HashMap<IpAddr, (u32, Instant)>,
+    /// No accept before this (after running out of descriptors or memory).
+    resume: Option<Instant>,
+    backoff: Duration,
+}
+
+impl Door {
+    fn waiting(&self) -> usize {
+        self.pending.values().sum()
+    }
+
+    /// Why a new connection from `ip` is closed at once, if it is.
+    fn turned_away(&mut self, ip: IpAddr) -> Option<String> {
+        if let Some(&(n, since)) = self.failures.get(&ip) {
+            if since.elapsed() >= FAILURE_WINDOW {
+                self.failures.remove(&ip);
+            } else if n >= FAILURES_MAX {
+                return Some(format!(
+                    "closed: {n} failed proofs from this address within {} s; it may try again after that",
+                    FAILURE_WINDOW.as_secs()
+                ));
+            }
+        }
+        if self.waiting() >= PENDING_MAX {
+            return Some(format!(
+                "closed: {PENDING_MAX} connections are already waiting for their handshake"
+            ));
+        }
+        if self.pending.get(&ip).copied().unwrap_or(0) >= PENDING_PER_ADDRESS {
+            return Some(format!(
+                "closed: {PENDING_PER_ADDRESS} connections from this address are already waiting for their handshake"
+            ));
+        }
+        None
+    }
+
+    /// Accepts every waiting connection and admits each on a thread of its
+    /// own (a stranger that never speaks holds up nobody), within the caps.
+    fn accept_all(
+        &mut self,
+        listener: &TcpListener,
+        cfg: &AgentConfig,
+        tx: &Sender<Verdict>,
+        report: &mut dyn FnMut(Event),
+    ) {
+        if self.resume.is_some_and(|t| Instant::now() < t) {
+            return;
+        }
+        self.resume = None;
+        loop {
+            let (stream, peer) = match listener.accept() {
+                Ok(c) => c,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    self.backoff = Duration::ZERO;
+                    return;
                 }
-                let (tx, token) = (tx.clone(), cfg.token.clone());
-                std::thread::spawn(move || {
-                    let verdict = crate::serve::admit(&mut stream, token.as_deref(), HELLO_TIMEOUT)
-                        .map(|()| Admission { stream, peer })
-                        .map_err(|f| (peer, f.to_string()));
-                    let _ = tx.send(verdict);
+                Err(e) if is_exhaustion(&e) => {
+                    self.backoff = (self.backoff * 2)
+                        .clamp(Duration::from_millis(100), Duration::from_secs(2));
+                    self.resume = Some(Instant::now() + self.backoff);
+                    report(Event::AcceptFailed {
+                        why: e.to_string(),
+                        backoff: self.backoff,
+                    });
+                    return;
+                }
+                // The connection went away before it was taken, or a signal.
+                Err(_) => continue,
+            };
+            if let Some(why) = self.turned_away(peer.ip()) {
+                drop(stream);
+                report(Event::Refused { peer, why });
+                continue;
+            }
+            if let Err(e) = stream.set_nonblocking(false) {
+                report(Event::Refused {
+                    peer,
+                    why: e.to_string(),
+                });
+                continue;
+            }
+            *self.pending.entry(peer.ip()).or_default() += 1;
+            let (tx, token) = (tx.clone(), cfg.token.clone());
+            let deadline = Instant::now() + HELLO_TIMEOUT;
+            std::thread::spawn(move || {
+                let ctl = Ctl::stranger(stream);
+                let verdict = crate::auth::admit(&ctl, token.as_deref(), deadline)
+                    .map(|keys| Admission { ctl, keys, peer })
+                    .map_err(|r| (peer, r));
+                let _ = tx.send(verdict);
+            });
+        }
+    }
+
+    /// Takes an admission thread's verdict: the connection no longer waits;
+    /// a failed proof counts against its address.
+    fn settle(&mut self, verdict: Verdict) -> Result<Admission, (SocketAddr, String)> {
+        let peer = match &verdict {
+            Ok(a) => a.peer,
+            Err((p, _)) => *p,
+        };
+        if let Some(n) = self.pending.get_mut(&peer.ip()) {
+            *n -= 1;
+            if *n == 0 {
+                self.pending.remove(&peer.ip());
+            }
+        }
+        verdict.map_err(|(peer, r)| {
+            if r.failed_proof {
+                let e = self
+                    .failures
+                    .entry(peer.ip())
+                    .or_insert((0, Instant::now()));
+                e.0 += 1;
+            }
+            (peer, crate::escape::printable(&r.why, 400))
+        })
+    }
+}
+
+/// Running out of descriptors or memory: the agent waits, it does not end.
+fn is_exhaustion(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOMEM | libc::ENOBUFS)
+    )
+}
+
+/// Lets at most [`LOG_BURST`] refusals through per [`LOG_WINDOW`]; the
+/// next one after a quiet spell says how many were not shown.
+#[derive(Default)]
+struct Throttle {
+    since: Option<Instant>,
+    shown: u32,
+    suppressed: u64,
+}
+
+impl Throttle {
+    fn pass(&mut self, e: Event, report: &mut dyn FnMut(Event)) {
+        if !matches!(e, Event::Refused { .. } | Event::AcceptFailed { .. }) {
+            return report(e);
+        }
+        let now = Instant::now();
+        if self
+            .since
+            .is_none_or(|t| now.duration_since(t) >= LOG_WINDOW)
+        {
+            self.since = Some(now);
+            self.shown = 0;
+            if self.suppressed > 0 {
+                report(Event::Suppressed {
+                    count: std::mem::take(&mut self.suppressed),
                 });
             }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(Fault::Peer(format!("agent accept: {e}"))),
+        }
+        if self.shown < LOG_BURST {
+            self.shown += 1;
+            report(e);
+        } else {
+            self.suppressed += 1;
         }
     }
 }
 
-/// The next admitted connection; refusals are reported on the way.
-fn next_admission(
-    rx: &Receiver<Result<Admission, (SocketAddr, String)>>,
-    report: &mut dyn FnMut(Event),
-) -> Option<Admission> {
-    loop {
-        match rx.try_recv().ok()? {
-            Ok(a) => return Some(a),
-            Err((peer, why)) => report(Event::Refused { peer, why }),
-        }
-    }
-}
-
-fn refuse_busy(mut a: Admission, r: &Running, report: &mut dyn FnMut(Event)) {
+fn refuse_busy(a: Admission, r: &Running, report: &mut dyn FnMut(Event)) {
     let why = format!(
         "busy, running session {} from {} (for {:.0} s); one session at a time: try again when it ends",
         r.id,
         r.peer,
         r.since.elapsed().as_secs_f64()
     );
-    let _ = protocol::send(
-        &mut a.stream,
-        &Msg::Error {
-            message: why.clone(),
-        },
-    );
+    let _ = a.ctl.send(&Msg::Error {
+        message: why.clone(),
+    });
     report(Event::Refused { peer: a.peer, why });
 }
 
@@ -212,6 +406,7 @@ fn spawn_session(
     cfg: &AgentConfig,
     settings: &SessionSettings,
     conn: std::os::fd::OwnedFd,
+    keys: Option<&SessionKeys>,
 ) -> Result<Child, Fault> {
     use std::os::unix::process::CommandExt;
     let prints = settings.print.is_some();
@@ -225,6 +420,12 @@ fn spawn_session(
             Stdio::null()
         })
         .stderr(Stdio::inherit());
+    // The keys go in the environment, which only this user can read (a
+    // command line is every user's), and the session process removes them.
+    match keys {
+        Some(k) => cmd.env(crate::serve::SESSION_KEYS_ENV, k.to_hex()),
+        None => cmd.env_remove(crate::serve::SESSION_KEYS_ENV),
+    };
     // SAFETY: only an async-signal-safe call between fork and exec.
     unsafe {
         cmd.pre_exec(|| {
@@ -262,9 +463,16 @@ pub fn run_stdio(cfg: &AgentConfig, report: &mut dyn FnMut(Event)) -> Result<(),
         if !wait_readable(&stream)? {
             return Ok(());
         }
-        let mut s = stream.try_clone().map_err(|e| Fault::Peer(e.to_string()))?;
-        crate::serve::admit(&mut s, None, HELLO_TIMEOUT)?;
-        let child = spawn_session(&cfg, &settings, s.into())?;
+        let s = stream.try_clone().map_err(|e| Fault::Peer(e.to_string()))?;
+        let ctl = Ctl::stranger(s);
+        crate::auth::admit(&ctl, None, Instant::now() + HELLO_TIMEOUT)
+            .map_err(|r| Fault::Peer(r.why))?;
+        let conn = ctl
+            .stream()
+            .try_clone()
+            .map_err(|e| Fault::Peer(e.to_string()))?;
+        drop(ctl);
+        let child = spawn_session(&cfg, &settings, conn.into(), None)?;
         report(Event::Started { id, peer });
         let mut r = Running {
             id,

@@ -5,13 +5,13 @@
 //! how many samples they sent, so each subscriber can account loss per
 //! publisher.
 
-use crate::protocol::{self, ControlError, Msg};
+use crate::channel::Ctl;
+use crate::protocol::{ControlError, Msg};
 use crate::spec::RunSpec;
 use crate::stream::{Poll, send_stream};
 use crate::{Fault, INTERRUPTED};
 use pubsubperf_core::sys::{self, Usage};
 use pubsubperf_core::{Binding, TopicSpec, Writer};
-use std::net::TcpStream;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -22,7 +22,7 @@ fn ctl_err(e: ControlError) -> Fault {
 
 /// Serves one run as publisher `id` on binding `B`.
 pub fn serve_publisher<B: Binding>(
-    ctl: &mut TcpStream,
+    ctl: &Ctl,
     spec: &RunSpec,
     id: u8,
     readers: &[String],
@@ -45,8 +45,8 @@ pub fn serve_publisher<B: Binding>(
         )
         .map_err(bind)?;
     w.wait_matched(readers.len(), setup_timeout).map_err(bind)?;
-    protocol::send(ctl, &Msg::Ready).map_err(ctl_err)?;
-    match protocol::recv(ctl, Some(setup_timeout)).map_err(ctl_err)? {
+    ctl.send(&Msg::Ready).map_err(ctl_err)?;
+    match ctl.recv(Some(setup_timeout)).map_err(ctl_err)? {
         Msg::Start => {}
         other => return Err(Fault::Peer(format!("unexpected {other:?}"))),
     }
@@ -54,9 +54,9 @@ pub fn serve_publisher<B: Binding>(
     let rd = ctl.try_clone().map_err(|e| Fault::Peer(e.to_string()))?;
     let st = stop.clone();
     let cancel = cfg.cancel.clone();
-    let control = pubsubperf_core::helper::spawn_helper(rd, move |mut rd| {
+    let control = pubsubperf_core::helper::spawn_helper(rd, move |rd| {
         loop {
-            match protocol::recv(&mut rd, Some(Duration::from_millis(200))) {
+            match rd.recv(Some(Duration::from_millis(200))) {
                 Ok(Msg::Stop { .. }) => break,
                 Ok(_) => {}
                 Err(ControlError::Timeout(_)) => {
@@ -95,14 +95,11 @@ pub fn serve_publisher<B: Binding>(
     if let Some(f) = streamed.fault {
         return Err(f);
     }
-    protocol::send(
-        ctl,
-        &Msg::PubDone {
-            sent: streamed.sent,
-            rejected: streamed.rejected,
-            duration_ns: streamed.duration_ns,
-            resources,
-        },
-    )
+    ctl.send(&Msg::PubDone {
+        sent: streamed.sent,
+        rejected: streamed.rejected,
+        duration_ns: streamed.duration_ns,
+        resources,
+    })
     .map_err(ctl_err)
 }

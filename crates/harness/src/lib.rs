@@ -4,7 +4,9 @@
 //! - [`registry`]: the bindings compiled in, by name, and dispatch from a
 //!   name to the generic code (the one place a new binding is registered);
 //! - [`spec`]: the specification of one run;
-//! - [`protocol`]: the control channel between publisher and subscribers;
+//! - [`protocol`]: the control channel's messages between publisher and
+//!   subscribers; [`channel`]: its frames; [`auth`]: its handshake, keyed by
+//!   the agent's [`token`];
 //! - [`session`]: the publisher's control connections to its subscribers
 //!   (processes it starts, threads, or remote hosts);
 //! - [`run`] and [`subscriber`]: the two sides of a run, generic over the
@@ -21,7 +23,11 @@
 //! `stream`.
 
 pub mod agent;
+pub mod auth;
+pub mod channel;
 mod check_every;
+pub mod destinations;
+pub mod escape;
 pub mod extra;
 pub mod profiler;
 pub mod protocol;

@@ -1,6 +1,7 @@
-//! The control channel between the publisher (the process the user runs)
-//! and each subscriber process: a TCP connection carrying length-prefixed
-//! JSON messages (`u32` little-endian length, then UTF-8 JSON).
+//! The control channel's messages between the publisher (the process the
+//! user runs) and each subscriber process: JSON, one per length-prefixed
+//! frame of a TCP connection ([`crate::channel`]: the frames, keyed after
+//! the handshake of [`crate::auth`]).
 //!
 //! The subscriber receives its whole configuration here ([`Msg::Setup`]),
 //! so the user never repeats flags on the subscriber's host, and sends its
@@ -12,15 +13,12 @@ use pubsubperf_core::environment::Environment;
 use pubsubperf_core::result::{Interval, Throughput};
 use pubsubperf_core::sys::Resources;
 use serde::{Deserialize, Serialize};
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::time::Duration;
 
 /// Bumped whenever a message changes shape. Peers with different tool
-/// versions refuse each other (see [`Msg::Hello`]).
-pub const PROTOCOL: u32 = 2;
-/// Largest control message accepted (a decoder never allocates more).
-pub const MAX_MESSAGE: usize = 16 << 20;
+/// versions refuse each other (see [`Msg::Hello`]). 3: the token is never
+/// sent; a challenge-response proves it and keys every later frame.
+pub const PROTOCOL: u32 = 3;
 
 /// A control message.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -32,11 +30,25 @@ pub enum Msg {
         version: String,
         /// Protocol version of the sender.
         protocol: u32,
-        /// The agent's secret ([`crate::token`]); checked before anything
-        /// else of the session is read. Not needed by the subscribers a
-        /// publisher starts itself, nor over SSH.
+        /// The publisher's nonce (32 bytes, hex) when it holds the agent's
+        /// token and the two prove it to each other ([`crate::auth`]); None
+        /// for the subscribers a publisher starts itself, over SSH, or to an
+        /// `--insecure` agent. (The token itself is never sent.)
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        token: Option<String>,
+        nonce: Option<String>,
+    },
+    /// Agent → publisher, in answer to a Hello with a nonce: the agent's
+    /// nonce and its proof that it holds the token.
+    Challenge {
+        /// The agent's nonce (32 bytes, hex).
+        nonce: String,
+        /// HMAC-SHA256 of the agent's label and both nonces (hex).
+        proof: String,
+    },
+    /// Publisher → agent: its proof that it holds the token.
+    Proof {
+        /// HMAC-SHA256 of the publisher's label and both nonces (hex).
+        proof: String,
     },
     /// Subscriber → publisher: accepted; here is my host.
     Welcome {
@@ -145,14 +157,23 @@ pub enum ControlError {
     /// A message could not be decoded.
     #[error("bad control message: {0}")]
     Bad(String),
+    /// A keyed frame failed its tag: changed, replayed, reordered, or not
+    /// from the peer that did the handshake.
+    #[error("a control message failed its authentication (changed, replayed or forged on the way)")]
+    Forged,
     /// The connection failed.
     #[error("control connection: {0}")]
     Io(#[from] std::io::Error),
 }
 
-/// Encodes a message into a frame.
+/// A message's frame body (JSON).
+pub fn encode_body(msg: &Msg) -> Vec<u8> {
+    serde_json::to_vec(msg).expect("control messages serialize")
+}
+
+/// Encodes a message into an unkeyed frame (length, then body).
 pub fn encode(msg: &Msg) -> Vec<u8> {
-    let body = serde_json::to_vec(msg).expect("control messages serialize");
+    let body = encode_body(msg);
     let mut out = Vec::with_capacity(body.len() + 4);
     out.extend_from_slice(&(body.len() as u32).to_le_bytes());
     out.extend_from_slice(&body);
@@ -162,55 +183,6 @@ pub fn encode(msg: &Msg) -> Vec<u8> {
 /// Decodes one message from a frame body (untrusted input: never panics).
 pub fn decode(body: &[u8]) -> Result<Msg, ControlError> {
     serde_json::from_slice(body).map_err(|e| ControlError::Bad(e.to_string()))
-}
-
-/// Sends one message.
-pub fn send(stream: &mut TcpStream, msg: &Msg) -> Result<(), ControlError> {
-    stream.write_all(&encode(msg))?;
-    Ok(())
-}
-
-/// Receives one message, waiting at most `timeout` (None: forever).
-pub fn recv(stream: &mut TcpStream, timeout: Option<Duration>) -> Result<Msg, ControlError> {
-    stream.set_read_timeout(timeout)?;
-    let mut len = [0u8; 4];
-    read_exact(stream, &mut len, timeout)?;
-    let n = u32::from_le_bytes(len) as usize;
-    if n > MAX_MESSAGE {
-        return Err(ControlError::Bad(format!(
-            "message of {n} bytes exceeds {MAX_MESSAGE}"
-        )));
-    }
-    let mut body = vec![0u8; n];
-    read_exact(stream, &mut body, timeout)?;
-    decode(&body)
-}
-
-fn read_exact(
-    stream: &mut TcpStream,
-    mut buf: &mut [u8],
-    timeout: Option<Duration>,
-) -> Result<(), ControlError> {
-    while !buf.is_empty() {
-        match stream.read(buf) {
-            Ok(0) => return Err(ControlError::Closed),
-            Ok(n) => buf = &mut buf[n..],
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                return Err(ControlError::Timeout(timeout.unwrap_or_default()));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
-                return Err(ControlError::Closed);
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

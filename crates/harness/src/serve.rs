@@ -3,19 +3,23 @@
 //! another): a session process an agent started ([`crate::agent`]), a
 //! process or thread that connects back to the publisher that started it.
 
-use crate::protocol::{self, ControlError, Msg};
+use crate::channel::{Ctl, SessionKeys};
+use crate::destinations::Destinations;
+use crate::protocol::{ControlError, Msg};
 use crate::registry::with_binding;
 use crate::spec::RunSpec;
 use crate::{Fault, INTERRUPTED, VERSION};
 use pubsubperf_core::EndpointConfig;
 use pubsubperf_core::environment::Environment;
 use serde::{Deserialize, Serialize};
-use std::net::TcpStream;
+use std::net::{IpAddr, TcpStream};
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// What an agent lets a publisher ask of its host. A run that exceeds them
-/// is refused with a line naming the flag and the limit.
+/// is refused with a line naming the flag and the limit, before anything
+/// of it is allocated; a run that outlives its own length is ended by the
+/// session's watchdog ([`Limits::watchdog`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Limits {
     /// Longest run (warm-up and measurement), ns (`--max-duration`).
@@ -26,6 +30,43 @@ pub struct Limits {
     pub rt_priority: bool,
     /// `--mlock` allowed (`--allow-mlock`).
     pub mlock: bool,
+    /// Longest silence of a publisher between runs, ns (`--idle-timeout`;
+    /// None: none).
+    #[serde(default)]
+    pub idle_timeout_ns: Option<u64>,
+    /// The session came over the network: every number of a run is held
+    /// to [`Bounds`], one-host bindings are refused, and a run that
+    /// outlives its length is ended.
+    #[serde(default)]
+    pub network: bool,
+    /// Addresses a session from the network may send data to besides its
+    /// publisher's (`--allow-destination`, [`crate::destinations`]).
+    #[serde(default)]
+    pub destinations: Vec<IpAddr>,
+}
+
+/// The bounds every run from the network is held to, besides the agent's
+/// own limits: far above what a benchmark asks, far below what hurts a host.
+pub struct Bounds;
+
+impl Bounds {
+    /// Writer and reader queues, samples.
+    pub const QUEUE: usize = 1_000_000;
+    /// Kernel socket buffers, bytes.
+    pub const SOCKET_BUFFER: usize = 256 << 20;
+    /// Keyed instances.
+    pub const INSTANCES: u32 = 100_000;
+    /// Subscribers or publishers of one run.
+    pub const ENDPOINTS: usize = 64;
+    /// Sending rate, samples/s.
+    pub const RATE: f64 = 1e9;
+    /// Shortest reporting interval, ms.
+    pub const MIN_INTERVAL_MS: u64 = 10;
+    /// Longest echo timeout, sleep after a write, and recovery pause, ms.
+    pub const PAUSE_MS: u64 = 60_000;
+    /// Time a run may take beyond its warm-up and measurement (setting up,
+    /// matching, draining, reporting) before its watchdog ends it.
+    pub const GRACE: Duration = Duration::from_secs(60);
 }
 
 impl Limits {
@@ -36,37 +77,49 @@ impl Limits {
             max_size: None,
             rt_priority: true,
             mlock: true,
+            idle_timeout_ns: None,
+            network: false,
+            destinations: Vec::new(),
         }
+    }
+
+    /// Where a session whose publisher is at `publisher` may send data.
+    pub fn destinations(&self, publisher: Option<IpAddr>) -> Destinations {
+        if !self.network {
+            return Destinations::anywhere();
+        }
+        let mut ips = self.destinations.clone();
+        ips.extend(publisher);
+        Destinations::only(ips)
+    }
+
+    /// The silence allowed between runs.
+    pub fn idle(&self) -> Option<Duration> {
+        self.idle_timeout_ns.map(Duration::from_nanos)
     }
 
     /// Refuses a run that exceeds the limits; the message names the
     /// publisher's flag and the agent's.
     pub fn check(&self, spec: &RunSpec) -> Result<(), Fault> {
         let refuse = |m: String| Err(Fault::Config(format!("refused by the agent: {m}")));
+        let largest = spec.size.max(spec.endpoint.max_sample_size);
         if let Some(max) = self.max_size
-            && spec.size > max
+            && largest > max
         {
-            return refuse(format!("--size {} exceeds its --max-size {max}", spec.size));
+            return refuse(format!("--size {largest} exceeds its --max-size {max}"));
         }
-        if let Some(max) = self.max_duration_ns {
-            let measured = spec.measured_ns();
+        // A run bounded by its --count alone has no length to check: the
+        // watchdog holds it to --max-duration.
+        if let Some(max) = self.max_duration_ns
+            && let Some(d) = spec.measured_ns()
+            && d.saturating_add(spec.warmup_ns) > max
+        {
             let secs = |ns: u64| ns as f64 / 1e9;
-            match measured {
-                None => {
-                    return refuse(format!(
-                        "--count without --rate or --duration has no time bound, and the agent has --max-duration {:.1}s",
-                        secs(max)
-                    ));
-                }
-                Some(d) if d.saturating_add(spec.warmup_ns) > max => {
-                    return refuse(format!(
-                        "a run of {:.1} s (warm-up included) exceeds its --max-duration {:.1}s",
-                        secs(d.saturating_add(spec.warmup_ns)),
-                        secs(max)
-                    ));
-                }
-                Some(_) => {}
-            }
+            return refuse(format!(
+                "a run of {:.1} s (warm-up included) exceeds its --max-duration {:.1}s",
+                secs(d.saturating_add(spec.warmup_ns)),
+                secs(max)
+            ));
         }
         if spec.rt_priority.is_some() && !self.rt_priority {
             return refuse(
@@ -76,8 +129,147 @@ impl Limits {
         if spec.mlock && !self.mlock {
             return refuse("--mlock is not allowed (start the agent with --allow-mlock)".into());
         }
+        if self.network {
+            bounded(spec).or_else(refuse)?;
+        }
         Ok(())
     }
+
+    /// For a run from the network: a watchdog that ends this session
+    /// process if the run outlives its warm-up, measurement (a run bounded
+    /// by its count alone: `--max-duration`) and [`Bounds::GRACE`] (a
+    /// publisher that never says Stop, a wedged middleware). First it asks the run to stop as Ctrl-C would
+    /// ([`INTERRUPTED`]: what was measured is reported, what the binding
+    /// holds is released), and 10 s later it exits. Disarmed when dropped.
+    pub fn watchdog(&self, spec: &RunSpec) -> Option<Watchdog> {
+        if !self.network {
+            return None;
+        }
+        let span = spec
+            .measured_ns()
+            .or(self.max_duration_ns)
+            .unwrap_or(u64::MAX)
+            .saturating_add(spec.warmup_ns)
+            .saturating_add(Bounds::GRACE.as_nanos() as u64);
+        Some(Watchdog::arm(Duration::from_nanos(span)))
+    }
+}
+
+/// Ends this process's run, then the process, when it outlives its time
+/// ([`Limits::watchdog`]).
+pub struct Watchdog {
+    done: std::sync::mpsc::Sender<()>,
+}
+
+impl Watchdog {
+    fn arm(span: Duration) -> Watchdog {
+        let (done, rx) = std::sync::mpsc::channel::<()>();
+        std::thread::spawn(move || {
+            if rx.recv_timeout(span) != Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+                return;
+            }
+            eprintln!(
+                "pubsubperf session: the run outlived its length and the agent's grace ({:.0} s in all); stopping it",
+                span.as_secs_f64()
+            );
+            INTERRUPTED.store(true, Ordering::Relaxed);
+            if rx.recv_timeout(Duration::from_secs(10))
+                == Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+            {
+                eprintln!("pubsubperf session: the run did not stop within 10 s; exiting");
+                std::process::exit(1);
+            }
+        });
+        Watchdog { done }
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        let _ = self.done.send(());
+    }
+}
+
+/// Holds a run from the network to [`Bounds`]: what it names exists and
+/// can run across hosts, and no number reserves more than a benchmark needs.
+fn bounded(spec: &RunSpec) -> Result<(), String> {
+    for (flag, name) in [
+        ("--binding", &spec.binding),
+        ("--peer-binding", &spec.peer_binding),
+    ] {
+        match crate::registry::info(name) {
+            None => return Err(crate::registry::unknown_binding(flag, name)),
+            Some(i) if !i.capabilities.remote => {
+                return Err(format!(
+                    "{flag} {name}: runs on one host only (shared memory or threads), not across the network"
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    let ep = &spec.endpoint;
+    let over = |flag: &str, v: u64, max: u64| {
+        if v > max {
+            Err(format!("{flag} {v} exceeds the agent's bound {max}"))
+        } else {
+            Ok(())
+        }
+    };
+    over("--send-queue", ep.send_queue as u64, Bounds::QUEUE as u64)?;
+    over(
+        "--receive-queue",
+        ep.receive_queue as u64,
+        Bounds::QUEUE as u64,
+    )?;
+    over(
+        "--socket-buffer",
+        ep.socket_buffer as u64,
+        Bounds::SOCKET_BUFFER as u64,
+    )?;
+    over(
+        "--batch",
+        ep.batch_bytes as u64,
+        ep.max_sample_size.max(64 << 10) as u64,
+    )?;
+    over("--instances", ep.instances.into(), Bounds::INSTANCES.into())?;
+    over(
+        "--subscribers",
+        spec.subscribers as u64,
+        Bounds::ENDPOINTS as u64,
+    )?;
+    over(
+        "--publishers",
+        spec.publishers as u64,
+        Bounds::ENDPOINTS as u64,
+    )?;
+    over(
+        "--echo-timeout (ms)",
+        spec.echo_timeout_ms,
+        Bounds::PAUSE_MS,
+    )?;
+    over("--recovery-time (ms)", spec.recovery_ms, Bounds::PAUSE_MS)?;
+    over("--sleep (ms)", spec.sleep_ns / 1_000_000, Bounds::PAUSE_MS)?;
+    if spec.subscriber_index >= spec.subscribers.max(1) {
+        return Err(format!(
+            "subscriber index {} of {} subscribers",
+            spec.subscriber_index, spec.subscribers
+        ));
+    }
+    if !(spec.rate.is_finite() && (0.0..=Bounds::RATE).contains(&spec.rate)) {
+        return Err(format!(
+            "--rate {}: give a rate between 0 and {} samples/s",
+            spec.rate,
+            Bounds::RATE
+        ));
+    }
+    if spec.interval_ms < Bounds::MIN_INTERVAL_MS {
+        return Err(format!(
+            "an interval of {} ms: reports come at most every {} ms",
+            spec.interval_ms,
+            Bounds::MIN_INTERVAL_MS
+        ));
+    }
+    Ok(())
 }
 
 /// What an agent tells the process that serves one session.
@@ -131,87 +323,63 @@ const SETUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// Subscriber side: serves one publisher's session on `stream` until it
 /// says goodbye or goes away (the subscribers a publisher starts itself:
 /// no token, no limits).
-pub fn serve_session(mut stream: TcpStream) -> Result<(), Fault> {
-    admit(&mut stream, None, SETUP_TIMEOUT)?;
-    serve_admitted(stream, &SessionSettings::local(), &mut |_, _| {})
-}
-
-/// Reads the publisher's Hello and checks it: the token first (when
-/// `token` is set; nothing else of a stranger's session is read), then the
-/// version. A refusal is sent to the publisher and returned.
-pub fn admit(stream: &mut TcpStream, token: Option<&str>, timeout: Duration) -> Result<(), Fault> {
-    let _ = stream.set_nodelay(true);
-    let (version, p, presented) = match protocol::recv(stream, Some(timeout)) {
-        Ok(Msg::Hello {
-            version,
-            protocol: p,
-            token: presented,
-        }) => (version, p, presented),
-        Ok(_) => return Err(Fault::Peer("expected Hello, got another message".into())),
-        Err(e) => return Err(Fault::Peer(format!("publisher: {e}"))),
-    };
-    let refusal = if token.is_some_and(|t| !crate::token::matches(t, presented.as_deref())) {
-        Some(format!(
-            "{} token: this agent takes only publishers that present its token; copy its token file to the publisher's host (~/.config/pubsubperf/agent.token, or --token-file) or start the agent over SSH (--connect ssh://HOST)",
-            if presented.is_some() { "wrong" } else { "no" },
-        ))
-    } else if version != VERSION || p != protocol::PROTOCOL {
-        Some(format!(
-            "version mismatch: publisher runs pubsubperf {version} (protocol {p}), this subscriber runs {VERSION} (protocol {}); run the same version on both hosts",
-            protocol::PROTOCOL
-        ))
-    } else {
-        None
-    };
-    match refusal {
-        Some(message) => {
-            let _ = protocol::send(
-                stream,
-                &Msg::Error {
-                    message: message.clone(),
-                },
-            );
-            Err(Fault::Peer(message))
-        }
-        None => Ok(()),
-    }
+pub fn serve_session(stream: TcpStream) -> Result<(), Fault> {
+    let ctl = Ctl::stranger(stream);
+    crate::auth::admit(&ctl, None, Instant::now() + SETUP_TIMEOUT)
+        .map_err(|r| Fault::Peer(r.why))?;
+    serve_admitted(ctl, &SessionSettings::local(), &mut |_, _| {})
 }
 
 /// Serves an admitted publisher's session: says Welcome, then serves its
 /// runs one after another, refusing any that exceed the limits.
 /// Each run's intervals and result go to `watch` too.
-pub fn serve_admitted(
-    mut stream: TcpStream,
-    settings: &SessionSettings,
-    watch: Watch,
-) -> Result<(), Fault> {
+pub fn serve_admitted(ctl: Ctl, settings: &SessionSettings, watch: Watch) -> Result<(), Fault> {
     let setup_timeout = SETUP_TIMEOUT;
     let limits = &settings.limits;
     let data_ip = match &settings.data_address {
         Some(a) => a.clone(),
-        None => stream
+        None => ctl
+            .stream()
             .local_addr()
             .map(|a| a.ip().to_string())
             .unwrap_or_else(|_| "127.0.0.1".into()),
     };
-    protocol::send(
-        &mut stream,
-        &Msg::Welcome {
-            version: VERSION.into(),
-            environment: Box::new(Environment {
-                data_address: Some(data_ip.clone()),
-                ..Environment::detect()
-            }),
-            seen_from: settings.seen_from.clone(),
-        },
-    )
+    ctl.send(&Msg::Welcome {
+        version: VERSION.into(),
+        environment: Box::new(Environment {
+            data_address: Some(data_ip.clone()),
+            ..Environment::detect()
+        }),
+        seen_from: settings.seen_from.clone(),
+    })
     .map_err(|e| Fault::Peer(e.to_string()))?;
+    // Over SSH the control connection is a loopback one: the publisher is
+    // where the SSH connection comes from.
+    let publisher = settings
+        .seen_from
+        .as_deref()
+        .and_then(|a| a.parse().ok())
+        .or_else(|| ctl.stream().peer_addr().ok().map(|a| a.ip()));
+    let destinations = limits.destinations(publisher);
+    let mut heard = Instant::now();
     loop {
-        let msg = match protocol::recv(&mut stream, Some(Duration::from_millis(200))) {
+        let msg = match ctl.recv(Some(Duration::from_millis(200))) {
             Ok(m) => m,
             Err(ControlError::Timeout(_)) => {
                 if INTERRUPTED.load(Ordering::Relaxed) {
                     return Err(Fault::Interrupted);
+                }
+                if let Some(idle) = limits.idle()
+                    && heard.elapsed() > idle
+                {
+                    let message = format!(
+                        "the publisher sent nothing for {} s between runs (the agent's --idle-timeout); the session ends",
+                        idle.as_secs()
+                    );
+                    let _ = ctl.send(&Msg::Error {
+                        message: message.clone(),
+                    });
+                    return Err(Fault::Peer(message));
                 }
                 continue;
             }
@@ -224,8 +392,11 @@ pub fn serve_admitted(
                 let name = spec.peer_binding.clone();
                 own_group(&mut spec.endpoint, settings)
                     .and_then(|()| limits.check(&spec))
-                    .and_then(|()| with_binding!(name.as_str(), B => crate::subscriber::serve_run::<B>(&mut stream, &spec, setup_timeout, &mut *watch),
-                    unknown => Err(Fault::Config(crate::registry::unknown_binding("--peer-binding", &name)))))
+                    .and_then(|()| {
+                        let _armed = limits.watchdog(&spec);
+                        with_binding!(name.as_str(), B => crate::subscriber::serve_run::<B>(&ctl, &spec, setup_timeout, &destinations, &mut *watch),
+                        unknown => Err(Fault::Config(crate::registry::unknown_binding("--peer-binding", &name))))
+                    })
             }
             Msg::PubSetup {
                 mut spec,
@@ -234,20 +405,27 @@ pub fn serve_admitted(
             } => {
                 spec.endpoint.bind_ip = data_ip.clone();
                 let name = spec.binding.clone();
-                limits.check(&spec).and_then(|()| with_binding!(name.as_str(), B => crate::extra::serve_publisher::<B>(&mut stream, &spec, publisher, &data, setup_timeout),
-                    unknown => Err(Fault::Config(crate::registry::unknown_binding("--binding", &name)))))
+                limits
+                    .check(&spec)
+                    .and_then(|()| {
+                        data.iter()
+                            .try_for_each(|l| destinations.check("a subscriber's data locator", l))
+                    })
+                    .and_then(|()| {
+                    let _armed = limits.watchdog(&spec);
+                    with_binding!(name.as_str(), B => crate::extra::serve_publisher::<B>(&ctl, &spec, publisher, &data, setup_timeout),
+                    unknown => Err(Fault::Config(crate::registry::unknown_binding("--binding", &name))))
+                })
             }
             Msg::Bye => return Ok(()),
             // Anything else outside a run (late Stop, Start) is stale.
             _ => continue,
         };
+        heard = Instant::now();
         if let Err(e) = r {
-            let _ = protocol::send(
-                &mut stream,
-                &Msg::Error {
-                    message: e.to_string(),
-                },
-            );
+            let _ = ctl.send(&Msg::Error {
+                message: e.to_string(),
+            });
             if matches!(e, Fault::Interrupted) {
                 return Err(e);
             }
@@ -273,7 +451,11 @@ fn own_group(ep: &mut EndpointConfig, settings: &SessionSettings) -> Result<(), 
 /// A session process started by an agent ([`crate::agent`]): the admitted
 /// publisher's connection is this process's standard input; each run's
 /// intervals and result go to `watch` too.
-pub fn serve_stdin(settings: &SessionSettings, watch: Watch) -> Result<(), Fault> {
+pub fn serve_stdin(
+    settings: &SessionSettings,
+    keys: Option<&SessionKeys>,
+    watch: Watch,
+) -> Result<(), Fault> {
     use std::os::fd::{FromRawFd, OwnedFd};
     // SAFETY: fd 0 is this process's to take: nothing else in it reads
     // standard input (a closed fd 0 fails the check below).
@@ -286,7 +468,37 @@ pub fn serve_stdin(settings: &SessionSettings, watch: Watch) -> Result<(), Fault
     stream
         .set_nonblocking(false)
         .map_err(|e| Fault::Peer(e.to_string()))?;
-    serve_admitted(stream, settings, watch)
+    let ctl = match keys {
+        Some(k) => Ctl::keyed(stream, k),
+        None => Ctl::plain(stream),
+    };
+    serve_admitted(ctl, settings, watch)
+}
+
+/// The environment variable in which an agent hands the session keys to
+/// the process that serves the session (not its command line, which every
+/// user of the host can read); [`take_session_keys`] removes it.
+pub const SESSION_KEYS_ENV: &str = "PUBSUBPERF_SESSION_KEYS";
+
+/// The session keys an agent handed this process, removed from its
+/// environment (so that nothing this process starts inherits them).
+///
+/// # Safety
+/// Changes the environment: call it before this process starts threads.
+pub unsafe fn take_session_keys() -> Result<Option<SessionKeys>, Fault> {
+    let Some(v) = std::env::var_os(SESSION_KEYS_ENV) else {
+        return Ok(None);
+    };
+    // SAFETY: the caller guarantees no other thread runs yet.
+    unsafe { std::env::remove_var(SESSION_KEYS_ENV) };
+    v.to_str()
+        .and_then(SessionKeys::from_hex)
+        .map(Some)
+        .ok_or_else(|| {
+            Fault::Config(format!(
+                "{SESSION_KEYS_ENV}: not a pair of session keys (it is the agent's)"
+            ))
+        })
 }
 
 /// `pubsubperf sub --connect-back ADDR`: a subscriber child process.

@@ -4,8 +4,9 @@
 //! nothing of runs: [`crate::run`] runs a test over one, and
 //! [`crate::serve`] is the other end of its connections.
 
-use crate::protocol::{self, Msg};
-use crate::{Fault, INTERRUPTED, VERSION};
+use crate::channel::Ctl;
+use crate::protocol::Msg;
+use crate::{Fault, INTERRUPTED};
 use pubsubperf_core::environment::Environment;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
@@ -25,7 +26,7 @@ pub const PEER_SILENCE: Duration = Duration::from_secs(5);
 pub struct SubConn {
     /// Subscriber index.
     pub index: usize,
-    stream: TcpStream,
+    ctl: Ctl,
     rx: Receiver<Msg>,
     alive: Arc<AtomicBool>,
     last_heard_ns: Arc<AtomicU64>,
@@ -46,25 +47,19 @@ impl SubConn {
         token: Option<&str>,
         timeout: Duration,
     ) -> Result<SubConn, Fault> {
-        let _ = stream.set_nodelay(true);
-        let mut s = stream;
-        protocol::send(
-            &mut s,
-            &Msg::Hello {
-                version: VERSION.into(),
-                protocol: protocol::PROTOCOL,
-                token: token.map(String::from),
-            },
-        )
-        .map_err(|e| Fault::Peer(format!("subscriber {peer}: {e}")))?;
-        let (environment, seen_from) = match protocol::recv(&mut s, Some(timeout)) {
+        let s = Ctl::plain(stream);
+        crate::auth::greet(&s, &peer, token, Instant::now() + timeout)?;
+        let (environment, seen_from) = match s.recv(Some(timeout)) {
             Ok(Msg::Welcome {
                 environment,
                 seen_from,
                 ..
             }) => (*environment, seen_from),
             Ok(Msg::Error { message }) => {
-                return Err(Fault::Peer(format!("subscriber {peer} refused: {message}")));
+                return Err(Fault::Peer(format!(
+                    "subscriber {peer} refused: {}",
+                    crate::escape::printable(&message, 400)
+                )));
             }
             Ok(other) => {
                 return Err(Fault::Peer(format!(
@@ -78,8 +73,8 @@ impl SubConn {
         let last = Arc::new(AtomicU64::new(pubsubperf_core::clock::now_ns()));
         let rd = s.try_clone().map_err(|e| Fault::Peer(e.to_string()))?;
         let (a, l) = (alive.clone(), last.clone());
-        pubsubperf_core::helper::spawn_helper(rd, move |mut rd| {
-            while let Ok(m) = protocol::recv(&mut rd, None) {
+        pubsubperf_core::helper::spawn_helper(rd, move |rd| {
+            while let Ok(m) = rd.recv(None) {
                 l.store(pubsubperf_core::clock::now_ns(), Ordering::Release);
                 if tx.send(m).is_err() {
                     break;
@@ -89,7 +84,7 @@ impl SubConn {
         });
         Ok(SubConn {
             index,
-            stream: s,
+            ctl: s,
             rx,
             alive,
             last_heard_ns: last,
@@ -101,7 +96,7 @@ impl SubConn {
 
     /// Sends a message.
     pub fn send(&mut self, msg: &Msg) -> Result<(), Fault> {
-        protocol::send(&mut self.stream, msg).map_err(|e| self.dead(&e.to_string()))
+        self.ctl.send(msg).map_err(|e| self.dead(&e.to_string()))
     }
 
     /// The fault for a subscriber that went away.
@@ -186,7 +181,8 @@ impl SubConn {
     /// address of the control connection.
     pub fn local_ip(&self) -> String {
         self.seen_from.clone().unwrap_or_else(|| {
-            self.stream
+            self.ctl
+                .stream()
                 .local_addr()
                 .map(|a| a.ip().to_string())
                 .unwrap_or_else(|_| "127.0.0.1".into())
@@ -416,8 +412,8 @@ impl Session {
     /// agent's connection is then quiet and can serve another session).
     fn shutdown(&mut self, clean: bool) {
         for s in self.subs.iter_mut().chain(self.pubs.iter_mut()) {
-            let _ = protocol::send(&mut s.stream, &Msg::Bye);
-            let _ = s.stream.shutdown(std::net::Shutdown::Write);
+            let _ = s.ctl.send(&Msg::Bye);
+            let _ = s.ctl.stream().shutdown(std::net::Shutdown::Write);
         }
         let deadline = Instant::now() + Duration::from_secs(2);
         for c in &mut self.children {
@@ -437,7 +433,7 @@ impl Session {
         }
         self.children.clear();
         for s in self.subs.iter().chain(self.pubs.iter()) {
-            let _ = s.stream.shutdown(std::net::Shutdown::Both);
+            let _ = s.ctl.stream().shutdown(std::net::Shutdown::Both);
         }
         for t in self.threads.drain(..) {
             let _ = t.join();

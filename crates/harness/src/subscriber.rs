@@ -1,8 +1,9 @@
 //! The subscriber side of a run: receives (and echoes) samples, counts them,
 //! and reports to the publisher over the control channel.
 
+use crate::channel::Ctl;
 use crate::check_every::CheckEvery;
-use crate::protocol::{self, ControlError, Msg};
+use crate::protocol::{ControlError, Msg};
 use crate::rate_window::RateWindow;
 use crate::spec::RunSpec;
 use crate::{Fault, INTERRUPTED};
@@ -14,7 +15,6 @@ use pubsubperf_core::sample::{
 use pubsubperf_core::seq::SeqTracker;
 use pubsubperf_core::sys::{self, Usage};
 use pubsubperf_core::{Binding, Reader, ReceiveMode, Received, TopicSpec, Writer, clock};
-use std::net::TcpStream;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -37,9 +37,10 @@ fn ctl_err(e: ControlError) -> Fault {
 /// Serves one run whose `Setup` was just received, on binding `B`.
 /// Each interval and the result go to `watch` too.
 pub fn serve_run<B: Binding>(
-    ctl: &mut TcpStream,
+    ctl: &Ctl,
     spec: &RunSpec,
     setup_timeout: Duration,
+    destinations: &crate::destinations::Destinations,
     watch: crate::serve::Watch,
 ) -> Result<(), Fault> {
     // The serving side set `bind_ip` (crate::serve).
@@ -61,9 +62,12 @@ pub fn serve_run<B: Binding>(
             index: idx,
         })
         .map_err(|e| Fault::Binding(e.to_string()))?;
-    protocol::send(ctl, &Msg::Locators { data: loc }).map_err(ctl_err)?;
-    let echo_loc = match protocol::recv(ctl, Some(setup_timeout)).map_err(ctl_err)? {
-        Msg::Peer { echo } => echo,
+    ctl.send(&Msg::Locators { data: loc }).map_err(ctl_err)?;
+    let echo_loc = match ctl.recv(Some(setup_timeout)).map_err(ctl_err)? {
+        Msg::Peer { echo } => {
+            destinations.check("the echo locator", &echo)?;
+            echo
+        }
         Msg::Error { message } => return Err(Fault::Peer(message)),
         other => return Err(Fault::Peer(format!("unexpected {other:?}"))),
     };
@@ -89,8 +93,8 @@ pub fn serve_run<B: Binding>(
             .map_err(|e| Fault::Binding(e.to_string()))?;
     }
     let profiler = spec.profile.then(crate::profiler::Profiler::attach);
-    protocol::send(ctl, &Msg::Ready).map_err(ctl_err)?;
-    match protocol::recv(ctl, Some(setup_timeout)).map_err(ctl_err)? {
+    ctl.send(&Msg::Ready).map_err(ctl_err)?;
+    match ctl.recv(Some(setup_timeout)).map_err(ctl_err)? {
         Msg::Start => {}
         Msg::Error { message } => return Err(Fault::Peer(message)),
         other => return Err(Fault::Peer(format!("unexpected {other:?}"))),
@@ -102,9 +106,9 @@ pub fn serve_run<B: Binding>(
     let ctl_read = ctl.try_clone().map_err(|e| Fault::Peer(e.to_string()))?;
     let sh = shared.clone();
     let cancel = cfg.cancel.clone();
-    let control = pubsubperf_core::helper::spawn_helper(ctl_read, move |mut ctl_read| {
+    let control = pubsubperf_core::helper::spawn_helper(ctl_read, move |ctl_read| {
         loop {
-            match protocol::recv(&mut ctl_read, Some(Duration::from_millis(200))) {
+            match ctl_read.recv(Some(Duration::from_millis(200))) {
                 Ok(Msg::Stop { sent, sent_by }) => {
                     let by = if sent_by.is_empty() {
                         vec![sent]
@@ -153,7 +157,7 @@ pub fn serve_run<B: Binding>(
         profile,
     };
     watch(spec, &result);
-    protocol::send(ctl, &result).map_err(ctl_err)
+    ctl.send(&result).map_err(ctl_err)
 }
 
 /// Counts, counts per publisher, samples echoed, bad samples, and every
@@ -175,7 +179,7 @@ const BEST_EFFORT_DRAIN_QUIET_NS: u64 = 300_000_000;
 /// times, the rate window and the intervals come from `B`'s clock; the drain
 /// after the stop and the heartbeats follow the real clock.
 fn measure<B: Binding>(
-    ctl: &mut TcpStream,
+    ctl: &Ctl,
     spec: &RunSpec,
     reader: &mut B::Reader,
     mut echo: Option<&mut B::Writer>,
@@ -321,12 +325,12 @@ fn measure<B: Binding>(
         if B::VIRTUAL_CLOCK && real - heard_real > 1_000_000_000 {
             // A virtual clock may take long to reach the next interval.
             heard_real = real;
-            let _ = protocol::send(ctl, &Msg::Heartbeat);
+            let _ = ctl.send(&Msg::Heartbeat);
         }
         if now >= next_report && !window.started() && spec.test == TestKind::Throughput {
             // Still in warm-up: intervals start with the first measured sample.
             next_report = now + interval_ns;
-            let _ = protocol::send(ctl, &Msg::Heartbeat);
+            let _ = ctl.send(&Msg::Heartbeat);
         } else if now >= next_report {
             let received: u64 = trackers.iter().map(|t| t.received).sum();
             let lost: u64 = trackers.iter().map(|t| t.lost).sum();
@@ -357,7 +361,7 @@ fn measure<B: Binding>(
             let msg = Msg::Interval { interval };
             watch(spec, &msg);
             // A failed send means the publisher is gone; the control thread notices too.
-            let _ = protocol::send(ctl, &msg);
+            let _ = ctl.send(&msg);
         }
         if shared.gone.load(Ordering::Acquire) {
             return Err(Fault::Peer("the publisher went away".into()));

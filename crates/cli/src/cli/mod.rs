@@ -319,6 +319,11 @@ pub struct TestArgs {
     /// ~/.config/pubsubperf/agent.token), with --connect.
     #[arg(long, value_name = "PATH")]
     pub token_file: Option<PathBuf>,
+    /// Present no token to the agents of --connect, and take one that has
+    /// none (an `agent --insecure`): neither side is proven, anyone on the
+    /// path can read and change the session.
+    #[arg(long, conflicts_with = "token_file")]
+    pub insecure: bool,
     /// The pubsubperf binary on ssh:// hosts (default: pubsubperf on the
     /// remote user's PATH).
     #[arg(long, value_name = "PATH")]
@@ -422,16 +427,31 @@ pub struct HostArgs {
     /// (default: $PUBSUBPERF_TOKEN_FILE, else ~/.config/pubsubperf/agent.token).
     #[arg(long, value_name = "PATH")]
     pub token_file: Option<PathBuf>,
-    /// Accept publishers without a token (anyone who can reach the address
-    /// can run benchmarks here).
+    /// Accept publishers without a token: neither side is proven, and
+    /// anyone who can reach the address can run benchmarks here. Only on a
+    /// loopback address, unless --insecure-network says so too.
     #[arg(long, conflicts_with = "token_file")]
     pub insecure: bool,
-    /// Refuse runs longer than this (warm-up included).
-    #[arg(long, value_name = "TIME")]
-    pub max_duration: Option<String>,
+    /// With --insecure on an address other than loopback: yes, anyone on
+    /// that network may run benchmarks on this host.
+    #[arg(long, requires = "insecure")]
+    pub insecure_network: bool,
+    /// Refuse runs longer than this (warm-up included); a run that
+    /// outlives its length by a minute is ended.
+    #[arg(long, value_name = "TIME", default_value = "1h")]
+    pub max_duration: String,
     /// Refuse samples larger than this.
-    #[arg(long, value_name = "BYTES")]
-    pub max_size: Option<String>,
+    #[arg(long, value_name = "BYTES", default_value = "64MiB")]
+    pub max_size: String,
+    /// Addresses this host may send data to besides the publisher's
+    /// (comma-separated): the subscribers an extra publisher here writes
+    /// to (--connect-publishers across three hosts).
+    #[arg(long, value_name = "ADDR,...", value_delimiter = ',')]
+    pub allow_destination: Vec<String>,
+    /// End a session whose publisher sends nothing for this long between
+    /// runs.
+    #[arg(long, value_name = "TIME", default_value = "60s")]
+    pub idle_timeout: String,
     /// Allow runs with --rt-priority (SCHED_FIFO) on this host.
     #[arg(long)]
     pub allow_rt_priority: bool,
@@ -540,6 +560,7 @@ impl From<&TestArgs> for TestRequest {
             opts: a.opts.clone(),
             connect: a.connect.clone(),
             token_file: a.token_file.clone(),
+            insecure: a.insecure,
             remote_path: a.remote_path.clone(),
             data_address: a.data_address.clone(),
             connect_timeout: a.connect_timeout.clone(),

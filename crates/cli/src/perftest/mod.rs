@@ -101,8 +101,11 @@ pub(crate) fn serve_once(
         multicast_address,
         token_file: None,
         insecure: false,
-        max_duration: None,
-        max_size: None,
+        insecure_network: false,
+        max_duration: "1h".into(),
+        max_size: "64MiB".into(),
+        idle_timeout: "60s".into(),
+        allow_destination: Vec::new(),
         allow_rt_priority: false,
         allow_mlock: false,
     };

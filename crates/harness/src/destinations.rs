@@ -1,0 +1,96 @@
+//! Where a session from the network may make this host send data: to the
+//! publisher it came from (the control connection's peer, or over SSH the
+//! publisher's address the SSH connection names) and to the addresses the
+//! agent lists (`--allow-destination`), never to an address the publisher
+//! merely names. Otherwise a publisher holding the token could turn the
+//! agent into a flood or a reflector aimed at a third host.
+//!
+//! A locator is checked by the addresses written in it (`198.18.0.1:40001`,
+//! `tcp/198.18.0.1:7447`, `[fd00::1]:7400`); a locator naming none (a DDS
+//! topic, found by discovery) names no destination. Multicast groups are
+//! allowed: a group is not a host.
+
+use crate::Fault;
+use std::net::{IpAddr, SocketAddr};
+
+/// The addresses a session's data may go to.
+#[derive(Debug, Clone, Default)]
+pub struct Destinations {
+    /// None: anywhere (the subscribers a publisher starts on its own host).
+    allowed: Option<Vec<IpAddr>>,
+}
+
+impl Destinations {
+    /// No restriction.
+    pub fn anywhere() -> Destinations {
+        Destinations { allowed: None }
+    }
+
+    /// Only `ips` (and multicast groups).
+    pub fn only(ips: Vec<IpAddr>) -> Destinations {
+        Destinations { allowed: Some(ips) }
+    }
+
+    /// Refuses `locator` when it names an address not allowed; `what` says
+    /// whose locator it is.
+    pub fn check(&self, what: &str, locator: &str) -> Result<(), Fault> {
+        let Some(allowed) = &self.allowed else {
+            return Ok(());
+        };
+        for ip in ips_in(locator) {
+            if !ip.is_multicast() && !allowed.contains(&ip) {
+                return Err(Fault::Config(format!(
+                    "refused by the agent: {what} {} is not the publisher's address ({}); it sends data only to the publisher, and to the addresses of its --allow-destination",
+                    crate::escape::printable(locator, 100),
+                    allowed
+                        .iter()
+                        .map(|a| a.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The IP addresses written in `locator`.
+fn ips_in(locator: &str) -> Vec<IpAddr> {
+    locator
+        .split(|c: char| c == '/' || c == ',' || c == '@' || c == '=' || c.is_whitespace())
+        .filter_map(|t| {
+            t.parse::<SocketAddr>()
+                .map(|a| a.ip())
+                .or_else(|_| t.parse::<IpAddr>())
+                .ok()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_publisher_and_listed_addresses_pass() {
+        let d = Destinations::only(vec!["198.18.0.1".parse().unwrap()]);
+        for ok in [
+            "198.18.0.1:40001",
+            "tcp/198.18.0.1:7447",
+            "pubsubperf_echo0_r1",
+            "239.255.0.1:7400",
+        ] {
+            assert!(d.check("the echo locator", ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "198.18.0.9:40001",
+            "udp/10.0.0.1:53",
+            "[fd00::1]:7400",
+            "10.0.0.1",
+        ] {
+            let e = d.check("the echo locator", bad).unwrap_err().to_string();
+            assert!(e.contains("--allow-destination"), "{e}");
+        }
+        assert!(Destinations::anywhere().check("x", "10.0.0.1:1").is_ok());
+    }
+}
