@@ -142,6 +142,7 @@ fn limits(a: &HostArgs) -> Result<Limits, UsageError> {
         idle_timeout_ns: Some(ns("--idle-timeout", &a.idle_timeout)?),
         network: true,
         destinations,
+        grace_ns: Some(ns("--run-grace", &a.run_grace)?),
     })
 }
 

@@ -11,9 +11,11 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
+use pubsubperf_core::result::TestKind;
 use pubsubperf_harness::auth;
 use pubsubperf_harness::channel::Ctl;
 use pubsubperf_harness::protocol::Msg;
+use pubsubperf_harness::spec::RunSpec;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_pubsubperf"))
@@ -807,4 +809,96 @@ fn the_token_file_is_created_private_and_reused() {
     assert_eq!(dmode & 0o777, 0o700);
     let t = std::fs::read_to_string(&path).unwrap();
     assert_eq!(t.trim().len(), 64, "{t}");
+}
+
+/// A greeted session's next message, its Welcome, then `spec` set up.
+fn set_up(agent: &Agent, spec: RunSpec) -> Ctl {
+    let ctl = greeted(agent, env!("CARGO_PKG_VERSION"));
+    assert!(matches!(
+        ctl.recv(Some(Duration::from_secs(10))),
+        Ok(Msg::Welcome { .. })
+    ));
+    ctl.send(&Msg::Setup {
+        spec: Box::new(spec),
+    })
+    .unwrap();
+    ctl
+}
+
+/// The next message, which must be an Error; its text.
+fn error_of(ctl: &Ctl) -> String {
+    match ctl.recv(Some(Duration::from_secs(10))) {
+        Ok(Msg::Error { message }) => message,
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+#[test]
+fn setups_beyond_the_bounds_or_for_one_host_are_refused_before_anything_is_made() {
+    let agent = Agent::start(&[]);
+    let mut huge = RunSpec::for_test("h1", TestKind::Throughput);
+    huge.endpoint.max_sample_size = 1 << 30;
+    let mut shm = RunSpec::for_test("h2", TestKind::Latency);
+    (shm.binding, shm.peer_binding) = ("shm".into(), "shm".into());
+    let mut flood = RunSpec::for_test("h3", TestKind::Throughput);
+    (flood.count, flood.rate, flood.duration_ns) = (1_000_000_000_000, 1e18, 0);
+    for (spec, needle) in [
+        (huge, "exceeds its --max-size 67108864"),
+        (shm, "runs on one host only"),
+        (flood, "--rate"),
+    ] {
+        let rss = rss_kib(agent.pid());
+        let ctl = set_up(&agent, spec);
+        let e = error_of(&ctl);
+        assert!(e.contains(needle), "{needle}: {e}");
+        drop(ctl);
+        agent.wait_idle(Duration::from_secs(5));
+        assert!(rss_kib(agent.pid()) < rss + 4096);
+    }
+}
+
+#[test]
+fn echoes_go_only_to_the_publishers_address() {
+    let agent = Agent::start(&[]);
+    let ctl = set_up(&agent, RunSpec::for_test("d1", TestKind::Latency));
+    assert!(matches!(
+        ctl.recv(Some(Duration::from_secs(10))),
+        Ok(Msg::Locators { .. })
+    ));
+    ctl.send(&Msg::Peer {
+        echo: "192.0.2.77:9".into(),
+    })
+    .unwrap();
+    let e = error_of(&ctl);
+    assert!(
+        e.contains("192.0.2.77:9 is not the publisher's address (127.0.0.1)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_run_whose_publisher_never_says_stop_is_ended_by_the_watchdog() {
+    let agent = Agent::start(&["--run-grace", "1s"]);
+    let ctl = set_up(&agent, RunSpec::for_test("w1", TestKind::Throughput));
+    assert!(matches!(
+        ctl.recv(Some(Duration::from_secs(10))),
+        Ok(Msg::Locators { .. })
+    ));
+    ctl.send(&Msg::Peer {
+        echo: "127.0.0.1:9".into(),
+    })
+    .unwrap();
+    assert!(matches!(
+        ctl.recv(Some(Duration::from_secs(10))),
+        Ok(Msg::Ready)
+    ));
+    ctl.send(&Msg::Start).unwrap();
+    let started = Instant::now();
+    // No Stop: the run's 1 s and the 1 s of grace pass, the watchdog stops
+    // it and the session process ends, freeing the agent.
+    agent.expect("outlived its length", Duration::from_secs(10));
+    agent.expect("session 1 ended", Duration::from_secs(15));
+    eprintln!("ended {:.1} s after Start", started.elapsed().as_secs_f64());
+    agent.wait_idle(Duration::from_secs(5));
+    agent.assert_serves("udp", "after the watchdog");
 }

@@ -43,6 +43,11 @@ pub struct Limits {
     /// publisher's (`--allow-destination`, [`crate::destinations`]).
     #[serde(default)]
     pub destinations: Vec<IpAddr>,
+    /// Time a run from the network may take beyond its warm-up and
+    /// measurement before its watchdog ends it, ns (`--run-grace`; None:
+    /// [`Bounds::GRACE`]).
+    #[serde(default)]
+    pub grace_ns: Option<u64>,
 }
 
 /// The bounds every run from the network is held to, besides the agent's
@@ -65,7 +70,8 @@ impl Bounds {
     /// Longest echo timeout, sleep after a write, and recovery pause, ms.
     pub const PAUSE_MS: u64 = 60_000;
     /// Time a run may take beyond its warm-up and measurement (setting up,
-    /// matching, draining, reporting) before its watchdog ends it.
+    /// matching, draining, reporting) before its watchdog ends it, unless
+    /// the agent says otherwise (`--run-grace`).
     pub const GRACE: Duration = Duration::from_secs(60);
 }
 
@@ -80,6 +86,7 @@ impl Limits {
             idle_timeout_ns: None,
             network: false,
             destinations: Vec::new(),
+            grace_ns: None,
         }
     }
 
@@ -150,7 +157,7 @@ impl Limits {
             .or(self.max_duration_ns)
             .unwrap_or(u64::MAX)
             .saturating_add(spec.warmup_ns)
-            .saturating_add(Bounds::GRACE.as_nanos() as u64);
+            .saturating_add(self.grace_ns.unwrap_or(Bounds::GRACE.as_nanos() as u64));
         Some(Watchdog::arm(Duration::from_nanos(span)))
     }
 }
@@ -506,4 +513,68 @@ pub fn connect_back(addr: &str) -> Result<(), Fault> {
     let s =
         TcpStream::connect(addr).map_err(|e| Fault::Peer(format!("--connect-back {addr}: {e}")))?;
     serve_session(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pubsubperf_core::result::TestKind;
+
+    fn network() -> Limits {
+        Limits {
+            max_duration_ns: Some(3_600_000_000_000),
+            max_size: Some(64 << 20),
+            idle_timeout_ns: Some(60_000_000_000),
+            network: true,
+            ..Limits::default()
+        }
+    }
+
+    fn refusal(spec: &RunSpec) -> String {
+        network().check(spec).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_plain_run_passes_and_every_bound_is_named() {
+        let base = RunSpec::for_test("t", TestKind::Latency);
+        network().check(&base).unwrap();
+        type Change = fn(&mut RunSpec);
+        let cases: Vec<(Change, &str)> = vec![
+            (|s| s.endpoint.max_sample_size = 1 << 30, "--max-size"),
+            (|s| s.duration_ns = 7_200_000_000_000, "--max-duration"),
+            (|s| s.endpoint.send_queue = 10_000_000, "--send-queue"),
+            (|s| s.endpoint.receive_queue = 10_000_000, "--receive-queue"),
+            (|s| s.endpoint.socket_buffer = 1 << 30, "--socket-buffer"),
+            (|s| s.endpoint.batch_bytes = 1 << 30, "--batch"),
+            (|s| s.endpoint.instances = 1_000_000, "--instances"),
+            (|s| s.subscribers = 1000, "--subscribers"),
+            (|s| s.publishers = 1000, "--publishers"),
+            (|s| s.rate = 1e18, "--rate"),
+            (|s| s.rate = f64::NAN, "--rate"),
+            (|s| s.interval_ms = 0, "interval"),
+            (|s| s.echo_timeout_ms = u64::MAX, "--echo-timeout"),
+            (|s| s.subscriber_index = 5, "subscriber index"),
+            (|s| s.peer_binding = "shm".into(), "one host only"),
+            (|s| s.binding = "nonesuch".into(), "--binding"),
+        ];
+        for (change, needle) in cases {
+            let mut s = base.clone();
+            change(&mut s);
+            let e = refusal(&s);
+            assert!(e.starts_with("refused by the agent: "), "{e}");
+            assert!(e.contains(needle), "{needle}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_count_run_is_bounded_by_the_watchdog_not_refused() {
+        let mut s = RunSpec::for_test("t", TestKind::Latency);
+        s.duration_ns = 0;
+        s.count = 1_000_000_000_000;
+        network().check(&s).unwrap();
+        assert!(network().watchdog(&s).is_some());
+        // The subscribers a publisher starts itself have none.
+        assert!(Limits::unlimited().watchdog(&s).is_none());
+        Limits::unlimited().check(&s).unwrap();
+    }
 }

@@ -137,6 +137,44 @@ pub fn measured_span_ns(duration_ns: u64, count: u64, rate: f64) -> Option<u64> 
 }
 
 impl RunSpec {
+    /// A one-second udp run of `test` with the defaults used by tests
+    /// (64-byte samples, no warm-up, one subscriber).
+    pub fn for_test(run_id: &str, test: TestKind) -> RunSpec {
+        let mut endpoint = EndpointConfig::for_test(run_id);
+        endpoint.transport = "udp".into();
+        endpoint.max_sample_size = 64;
+        RunSpec {
+            binding: "udp".into(),
+            peer_binding: "udp".into(),
+            test,
+            size: 64,
+            endpoint,
+            warmup_ns: 0,
+            duration_ns: 1_000_000_000,
+            count: 0,
+            rate: 0.0,
+            sleep_ns: 0,
+            pace_sleep: false,
+            demand: 0,
+            recovery_ms: 0,
+            latency_every: 0,
+            check: false,
+            pub_cpu: None,
+            sub_cpu: None,
+            rt_priority: None,
+            mlock: false,
+            subscribers: 1,
+            publishers: 1,
+            subscriber_index: 0,
+            echo_timeout_ms: 1000,
+            interval_ms: 1000,
+            one_way: false,
+            clock: RoundTripClock::Auto,
+            profile: false,
+            data_address: None,
+        }
+    }
+
     /// [`measured_span_ns`] of this run.
     pub fn measured_ns(&self) -> Option<u64> {
         measured_span_ns(self.duration_ns, self.count, self.rate)

@@ -448,6 +448,10 @@ pub struct HostArgs {
     /// to (--connect-publishers across three hosts).
     #[arg(long, value_name = "ADDR,...", value_delimiter = ',')]
     pub allow_destination: Vec<String>,
+    /// How long a run may take beyond its warm-up and measurement
+    /// (setting up, draining) before it is stopped.
+    #[arg(long, value_name = "TIME", default_value = "60s")]
+    pub run_grace: String,
     /// End a session whose publisher sends nothing for this long between
     /// runs.
     #[arg(long, value_name = "TIME", default_value = "60s")]

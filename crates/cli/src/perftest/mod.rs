@@ -106,6 +106,7 @@ pub(crate) fn serve_once(
         max_size: "64MiB".into(),
         idle_timeout: "60s".into(),
         allow_destination: Vec::new(),
+        run_grace: "60s".into(),
         allow_rt_priority: false,
         allow_mlock: false,
     };
