@@ -61,6 +61,10 @@ pub enum Fault {
     /// The peer died, hung, refused, or never appeared.
     #[error("{0}")]
     Peer(String),
+    /// A subscriber's publisher closed the control connection or went
+    /// silent mid-run: its session is over.
+    #[error("{0}")]
+    Gone(String),
     /// Ctrl-C.
     #[error("interrupted")]
     Interrupted,

@@ -195,7 +195,9 @@ fn run_over<B: Binding>(
     let usage0 = Usage::now();
     let mut intervals = interval_store(spec, s.subs.len());
     let (clock_name, ns_per_tick) = round_trip_clock::<B>(spec);
+    s.watch_run(Some(&spec.endpoint.cancel));
     let mut m = measure(s, spec, &mut ep, &mut intervals, on_interval, ns_per_tick);
+    s.watch_run(None);
     let publisher = Usage::now().since(&usage0);
     let profile = profiler.map(|p| {
         let what = match spec.test {

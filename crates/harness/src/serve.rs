@@ -433,7 +433,7 @@ pub fn serve_admitted(ctl: Ctl, settings: &SessionSettings, watch: Watch) -> Res
             let _ = ctl.send(&Msg::Error {
                 message: e.to_string(),
             });
-            if matches!(e, Fault::Interrupted) {
+            if matches!(e, Fault::Interrupted | Fault::Gone(_)) {
                 return Err(e);
             }
         }

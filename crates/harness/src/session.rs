@@ -5,14 +5,15 @@
 //! [`crate::serve`] is the other end of its connections.
 
 use crate::channel::Ctl;
-use crate::protocol::Msg;
+use crate::protocol::{ControlError, Msg};
 use crate::{Fault, INTERRUPTED};
+use pubsubperf_core::CancelToken;
 use pubsubperf_core::environment::Environment;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long a subscriber may stay silent during a run before it counts as
@@ -21,6 +22,11 @@ use std::time::{Duration, Instant};
 /// down for 2 s (TCP's retransmission backoff resumes the control
 /// connection up to ~1 s after the link), and reports the gap instead.
 pub const PEER_SILENCE: Duration = Duration::from_secs(5);
+/// How often the publisher tells each subscriber it is alive during a run
+/// (a Heartbeat, sent from the liveness checks between samples), so that a
+/// subscriber whose publisher went silent for [`PEER_SILENCE`] ends its
+/// run and its session (an agent is then free for the next publisher).
+pub const HEARTBEAT: Duration = Duration::from_secs(1);
 
 /// The publisher's connection to one subscriber.
 pub struct SubConn {
@@ -30,6 +36,12 @@ pub struct SubConn {
     rx: Receiver<Msg>,
     alive: Arc<AtomicBool>,
     last_heard_ns: Arc<AtomicU64>,
+    /// When this side last sent a [`HEARTBEAT`].
+    last_told_ns: AtomicU64,
+    /// The running run's cancel token, which the reader thread cancels when
+    /// the subscriber has been silent for [`PEER_SILENCE`]: a writer
+    /// blocked on a full link wakes then, not after its own timeout.
+    running: Arc<Mutex<Option<CancelToken>>>,
     /// The subscriber host's environment.
     pub environment: Environment,
     /// Where it is (for messages).
@@ -72,12 +84,27 @@ impl SubConn {
         let alive = Arc::new(AtomicBool::new(true));
         let last = Arc::new(AtomicU64::new(pubsubperf_core::clock::now_ns()));
         let rd = s.try_clone().map_err(|e| Fault::Peer(e.to_string()))?;
-        let (a, l) = (alive.clone(), last.clone());
+        let running: Arc<Mutex<Option<CancelToken>>> = Arc::default();
+        let (a, l, r) = (alive.clone(), last.clone(), running.clone());
         pubsubperf_core::helper::spawn_helper(rd, move |rd| {
-            while let Ok(m) = rd.recv(None) {
-                l.store(pubsubperf_core::clock::now_ns(), Ordering::Release);
-                if tx.send(m).is_err() {
-                    break;
+            loop {
+                match rd.recv(Some(Duration::from_millis(500))) {
+                    Ok(m) => {
+                        l.store(pubsubperf_core::clock::now_ns(), Ordering::Release);
+                        if tx.send(m).is_err() {
+                            break;
+                        }
+                    }
+                    Err(ControlError::Timeout(_)) => {
+                        let silent = pubsubperf_core::clock::now_ns()
+                            .saturating_sub(l.load(Ordering::Acquire));
+                        if silent > PEER_SILENCE.as_nanos() as u64
+                            && let Some(c) = r.lock().unwrap_or_else(|p| p.into_inner()).as_ref()
+                        {
+                            c.cancel();
+                        }
+                    }
+                    Err(_) => break,
                 }
             }
             a.store(false, Ordering::Release);
@@ -88,6 +115,8 @@ impl SubConn {
             rx,
             alive,
             last_heard_ns: last,
+            last_told_ns: AtomicU64::new(0),
+            running,
             environment,
             peer,
             seen_from,
@@ -109,6 +138,18 @@ impl SubConn {
 
     /// Receives the next message within `timeout`.
     pub fn recv(&self, timeout: Duration) -> Result<Msg, Fault> {
+        self.recv_within(timeout)?.ok_or_else(|| {
+            Fault::Peer(format!(
+                "subscriber {} ({}) did not answer within {:.1} s",
+                self.index,
+                self.peer,
+                timeout.as_secs_f64()
+            ))
+        })
+    }
+
+    /// The next message within `timeout`, None if none came.
+    pub fn recv_within(&self, timeout: Duration) -> Result<Option<Msg>, Fault> {
         let deadline = Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -116,7 +157,7 @@ impl SubConn {
                 Ok(Msg::Error { message }) => {
                     return Err(Fault::Peer(format!("subscriber {}: {message}", self.index)));
                 }
-                Ok(m) => return Ok(m),
+                Ok(m) => return Ok(Some(m)),
                 Err(RecvTimeoutError::Disconnected) => {
                     return Err(self.dead("it closed the control connection (process died?)"));
                 }
@@ -125,12 +166,7 @@ impl SubConn {
                         return Err(Fault::Interrupted);
                     }
                     if Instant::now() >= deadline {
-                        return Err(Fault::Peer(format!(
-                            "subscriber {} ({}) did not answer within {:.1} s",
-                            self.index,
-                            self.peer,
-                            timeout.as_secs_f64()
-                        )));
+                        return Ok(None);
                     }
                 }
             }
@@ -142,9 +178,17 @@ impl SubConn {
         self.rx.try_recv().ok()
     }
 
-    /// Checks that the subscriber is alive and has spoken recently.
+    /// Checks that the subscriber is alive and has spoken recently, and
+    /// tells it this side is alive, once per [`HEARTBEAT`].
     #[inline]
     pub fn check(&self, now_ns: u64) -> Result<(), Fault> {
+        if now_ns.saturating_sub(self.last_told_ns.load(Ordering::Relaxed))
+            > HEARTBEAT.as_nanos() as u64
+        {
+            self.last_told_ns.store(now_ns, Ordering::Relaxed);
+            // A failed send shows as the connection's end, below or soon.
+            let _ = self.ctl.send(&Msg::Heartbeat);
+        }
         if !self.alive.load(Ordering::Acquire) {
             return Err(self.dead("it closed the control connection (process died?)"));
         }
@@ -391,6 +435,14 @@ impl Session {
                 .subs
                 .first()
                 .map_or_else(|| "127.0.0.1".into(), |c| c.local_ip()),
+        }
+    }
+
+    /// Cancels `cancel` (a run's) when a subscriber goes silent for
+    /// [`PEER_SILENCE`] while it runs; None once the run is over.
+    pub fn watch_run(&self, cancel: Option<&CancelToken>) {
+        for s in &self.subs {
+            *s.running.lock().unwrap_or_else(|p| p.into_inner()) = cancel.cloned();
         }
     }
 

@@ -26,8 +26,10 @@ struct Shared {
     stopped: AtomicBool,
     /// Samples sent per publisher id, set before `stopped`.
     sent_by: std::sync::Mutex<Vec<u64>>,
-    /// Set when the control connection closed.
+    /// Set when the control connection closed, or went silent.
     gone: AtomicBool,
+    /// Set when it went silent for [`crate::session::PEER_SILENCE`].
+    silent: AtomicBool,
 }
 
 fn ctl_err(e: ControlError) -> Fault {
@@ -107,8 +109,14 @@ pub fn serve_run<B: Binding>(
     let sh = shared.clone();
     let cancel = cfg.cancel.clone();
     let control = pubsubperf_core::helper::spawn_helper(ctl_read, move |ctl_read| {
+        // The publisher's heartbeats (crate::session::HEARTBEAT) and Stop.
+        let mut heard = std::time::Instant::now();
         loop {
-            match ctl_read.recv(Some(Duration::from_millis(200))) {
+            let msg = ctl_read.recv(Some(Duration::from_millis(200)));
+            if msg.is_ok() {
+                heard = std::time::Instant::now();
+            }
+            match msg {
                 Ok(Msg::Stop { sent, sent_by }) => {
                     let by = if sent_by.is_empty() {
                         vec![sent]
@@ -122,6 +130,12 @@ pub fn serve_run<B: Binding>(
                 Ok(_) => {}
                 Err(ControlError::Timeout(_)) => {
                     if INTERRUPTED.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    if heard.elapsed() > crate::session::PEER_SILENCE {
+                        sh.silent.store(true, Ordering::Release);
+                        sh.gone.store(true, Ordering::Release);
+                        cancel.cancel();
                         return;
                     }
                 }
@@ -364,7 +378,14 @@ fn measure<B: Binding>(
             let _ = ctl.send(&msg);
         }
         if shared.gone.load(Ordering::Acquire) {
-            return Err(Fault::Peer("the publisher went away".into()));
+            return Err(Fault::Gone(if shared.silent.load(Ordering::Acquire) {
+                format!(
+                    "the publisher has been silent for {} s (hung or unreachable)",
+                    crate::session::PEER_SILENCE.as_secs()
+                )
+            } else {
+                "the publisher went away".into()
+            }));
         }
         if INTERRUPTED.load(Ordering::Relaxed) {
             return Err(Fault::Interrupted);

@@ -88,13 +88,37 @@ pub(super) fn collect_subscribers(
         10
     });
     for sub in s.subs.iter_mut() {
+        // A subscriber already silent for PEER_SILENCE (a blocked link, a
+        // hung host) sends no results: the run ends now, not after `wait`.
+        if let Err(f) = sub.check(pubsubperf_core::clock::now_ns()) {
+            fault.get_or_insert(f);
+            continue;
+        }
         if sub.send(&stop).is_err() {
             continue;
         }
         let deadline = std::time::Instant::now() + wait;
         loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
-            match sub.recv(left) {
+            // Waited for in steps, each ending with the silence check: a
+            // draining subscriber keeps reporting, a gone one is given up
+            // after PEER_SILENCE.
+            let step = left.min(Duration::from_secs(1));
+            let got = match sub.recv_within(step) {
+                Ok(Some(m)) => Ok(m),
+                Ok(None) => match sub.check(pubsubperf_core::clock::now_ns()) {
+                    Err(silent) => Err(silent),
+                    Ok(()) if step < left => Ok(Msg::Heartbeat),
+                    Ok(()) => Err(Fault::Peer(format!(
+                        "subscriber {} ({}) did not answer within {:.1} s",
+                        sub.index,
+                        sub.peer,
+                        wait.as_secs_f64()
+                    ))),
+                },
+                Err(f) => Err(f),
+            };
+            match got {
                 Ok(Msg::Result {
                     throughput,
                     by_publisher,
