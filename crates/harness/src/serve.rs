@@ -11,6 +11,7 @@ use pubsubperf_core::EndpointConfig;
 use pubsubperf_core::environment::Environment;
 use serde::{Deserialize, Serialize};
 use std::net::TcpStream;
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -103,6 +104,17 @@ pub struct SessionSettings {
     /// in the Welcome (an agent over SSH, whose control connection is a
     /// loopback one).
     pub seen_from: Option<String>,
+    /// The directory whose files a run's `--qos-file` may name (the
+    /// agent's `--qos-dir`; None: none may); see [`crate::qos_dir`].
+    #[serde(default)]
+    pub qos_dir: Option<PathBuf>,
+    /// The publisher may do what this host's user may: the publisher's own
+    /// subscribers, and an agent over SSH (the SSH user could run anything
+    /// there anyway); never an agent at HOST:PORT. A trusted run's
+    /// `--qos-file` may be an absolute path of this host, and its binding
+    /// one that works within one host ([`crate::remote_check`]).
+    #[serde(default)]
+    pub trusted: bool,
 }
 
 impl SessionSettings {
@@ -115,6 +127,8 @@ impl SessionSettings {
             multicast_address: None,
             seen_from: None,
             print: None,
+            qos_dir: None,
+            trusted: true,
         }
     }
 }
@@ -222,7 +236,8 @@ pub fn serve_admitted(
             Msg::Setup { mut spec } => {
                 spec.endpoint.bind_ip = data_ip.clone();
                 let name = spec.peer_binding.clone();
-                own_group(&mut spec.endpoint, settings)
+                crate::remote_check::check_setup(&mut spec, settings)
+                    .and_then(|()| own_group(&mut spec.endpoint, settings))
                     .and_then(|()| limits.check(&spec))
                     .and_then(|()| with_binding!(name.as_str(), B => crate::subscriber::serve_run::<B>(&mut stream, &spec, setup_timeout, &mut *watch),
                     unknown => Err(Fault::Config(crate::registry::unknown_binding("--peer-binding", &name)))))
@@ -234,7 +249,8 @@ pub fn serve_admitted(
             } => {
                 spec.endpoint.bind_ip = data_ip.clone();
                 let name = spec.binding.clone();
-                limits.check(&spec).and_then(|()| with_binding!(name.as_str(), B => crate::extra::serve_publisher::<B>(&mut stream, &spec, publisher, &data, setup_timeout),
+                crate::remote_check::check_setup(&mut spec, settings)
+                    .and_then(|()| limits.check(&spec)).and_then(|()| with_binding!(name.as_str(), B => crate::extra::serve_publisher::<B>(&mut stream, &spec, publisher, &data, setup_timeout),
                     unknown => Err(Fault::Config(crate::registry::unknown_binding("--binding", &name)))))
             }
             Msg::Bye => return Ok(()),

@@ -137,6 +137,41 @@ pub fn measured_span_ns(duration_ns: u64, count: u64, rate: f64) -> Option<u64> 
 }
 
 impl RunSpec {
+    /// A one-second latency run of 64-byte samples over `binding` on both
+    /// sides, with the defaults of [`EndpointConfig::for_test`] (for tests).
+    pub fn for_test(binding: &str, run_id: &str) -> RunSpec {
+        RunSpec {
+            binding: binding.into(),
+            peer_binding: binding.into(),
+            test: TestKind::Latency,
+            size: 64,
+            endpoint: EndpointConfig::for_test(run_id),
+            warmup_ns: 0,
+            duration_ns: 1_000_000_000,
+            count: 0,
+            rate: 0.0,
+            sleep_ns: 0,
+            pace_sleep: false,
+            demand: 0,
+            recovery_ms: 0,
+            latency_every: 0,
+            check: false,
+            pub_cpu: None,
+            sub_cpu: None,
+            rt_priority: None,
+            mlock: false,
+            subscribers: 1,
+            publishers: 1,
+            subscriber_index: 0,
+            echo_timeout_ms: 1000,
+            interval_ms: 1000,
+            one_way: false,
+            clock: RoundTripClock::Auto,
+            profile: false,
+            data_address: None,
+        }
+    }
+
     /// [`measured_span_ns`] of this run.
     pub fn measured_ns(&self) -> Option<u64> {
         measured_span_ns(self.duration_ns, self.count, self.rate)

@@ -105,6 +105,7 @@ pub(crate) fn serve_once(
         max_size: None,
         allow_rt_priority: false,
         allow_mlock: false,
+        qos_dir: None,
     };
     let listen = format!("0.0.0.0:{port}");
     crate::interrupt::install(crate::interrupt::Notice::Say);
