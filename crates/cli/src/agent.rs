@@ -50,6 +50,17 @@ pub fn run(
             ))),
         })
         .transpose()?;
+    let qos_dir = host
+        .qos_dir
+        .as_deref()
+        .map(|d| match std::fs::canonicalize(d) {
+            Ok(abs) if abs.is_dir() => Ok(abs),
+            _ => Err(UsageError(format!(
+                "--qos-dir {}: not a directory; create it and put the vendor files publishers may name there",
+                d.display()
+            ))),
+        })
+        .transpose()?;
     let stdio = matches!(mode, Mode::Stdio);
     let token = if stdio {
         None
@@ -88,6 +99,7 @@ pub fn run(
         once,
         exe,
         print,
+        qos_dir,
     };
     let mut report = |event| match event {
         Event::Ready(local) => eprintln!("pubsubperf {name}: listening on {local}"),

@@ -497,6 +497,33 @@ impl TestRequest {
         Ok(())
     }
 
+    /// `--qos-file` with an agent at HOST:PORT: the agent is sent the
+    /// file's name only, for its `--qos-dir`; refused here if the agent
+    /// would refuse that name.
+    fn qos_name_fits(
+        &self,
+        abs: &str,
+        connect: &[String],
+        connect_publishers: &[String],
+    ) -> Result<(), UsageError> {
+        use pubsubperf_harness::qos_dir;
+        let Some(agent) = connect
+            .iter()
+            .chain(connect_publishers)
+            .find(|a| !a.starts_with("ssh://"))
+        else {
+            return Ok(());
+        };
+        let name = qos_dir::name_of(abs).unwrap_or_default();
+        if qos_dir::is_file_name(&name) {
+            return Ok(());
+        }
+        Err(UsageError(format!(
+            "--qos-file {abs}: the agent at {agent} is sent the file's name, for its --qos-dir, and takes only {}; rename the file",
+            qos_dir::NAME_GRAMMAR
+        )))
+    }
+
     /// Validates everything and builds one spec per size.
     pub fn plan(&self, test: TestKind) -> Result<TestPlan, UsageError> {
         let info = registry::info(&self.binding)
@@ -745,7 +772,9 @@ impl TestRequest {
                 // Absolute: subscriber processes may run elsewhere.
                 let abs = std::fs::canonicalize(p)
                     .map_err(|e| UsageError(format!("--qos-file {}: {e}", p.display())))?;
-                Some(abs.to_string_lossy().into_owned())
+                let abs = abs.to_string_lossy().into_owned();
+                self.qos_name_fits(&abs, &connect, &connect_publishers)?;
+                Some(abs)
             }
         };
         if let Some(n) = self.instances

@@ -1,8 +1,15 @@
 //! The agent (`pubsubperf agent`): sessions one after another, each in a
 //! process of its own that leaves nothing behind; a second publisher told
-//! it is busy; the token; the limits; a killed publisher; SIGTERM. Runs the
-//! real binary on loopback. No test asserts a latency or throughput figure.
+//! it is busy; the token; the limits; a killed publisher; SIGTERM; vendor
+//! files only by name from its --qos-dir; attacks of strangers and of
+//! publishers that hold the token. Runs the real binary on loopback. No
+//! test asserts a latency or throughput figure.
 
+use pubsubperf_core::result::TestKind;
+use pubsubperf_harness::auth;
+use pubsubperf_harness::channel::Ctl;
+use pubsubperf_harness::protocol::Msg;
+use pubsubperf_harness::spec::RunSpec;
 use pubsubperf_testkit::process::{children, kill9, wait_gone_within};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
@@ -10,12 +17,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
-
-use pubsubperf_core::result::TestKind;
-use pubsubperf_harness::auth;
-use pubsubperf_harness::channel::Ctl;
-use pubsubperf_harness::protocol::Msg;
-use pubsubperf_harness::spec::RunSpec;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_pubsubperf"))
@@ -845,7 +846,7 @@ fn setups_beyond_the_bounds_or_for_one_host_are_refused_before_anything_is_made(
     (flood.count, flood.rate, flood.duration_ns) = (1_000_000_000_000, 1e18, 0);
     for (spec, needle) in [
         (huge, "exceeds its --max-size 67108864"),
-        (shm, "runs on one host only"),
+        (shm, "--binding shm: it works within one host only"),
         (flood, "--rate"),
     ] {
         let rss = rss_kib(agent.pid());
@@ -902,4 +903,187 @@ fn a_run_whose_publisher_never_says_stop_is_ended_by_the_watchdog() {
     eprintln!("ended {:.1} s after Start", started.elapsed().as_secs_f64());
     agent.wait_idle(Duration::from_secs(5));
     agent.assert_serves("udp", "after the watchdog");
+}
+
+// A remote publisher's --qos-file (issue 50): an agent at HOST:PORT applies
+// only a file its --qos-dir holds, named by the publisher; a path, or the
+// value that once rewrote a file as root through CycloneDDS's
+// configuration list, is refused with one line and writes nothing.
+
+/// A latency run of cyclonedds against `agent` with `--qos-file file`.
+fn qos_latency(agent: &Agent, file: &Path) -> Output {
+    let extra = ["-s", "256", "-n", "100", "--rate", "1000", "--qos-file"];
+    agent
+        .publisher("latency", "cyclonedds", &extra)
+        .arg(file)
+        .output()
+        .unwrap()
+}
+
+/// Fails unless cyclonedds is compiled in and can run here: without it the
+/// attack would have nothing to reach, and the test would show nothing.
+fn require_cyclonedds() {
+    let o = bin().args(["bindings", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ok = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|b| b["name"] == "cyclonedds" && b["available"].get("Ok").is_some());
+    assert!(
+        ok,
+        "prerequisite missing: binding cyclonedds (compiled in and available; scripts/setup.sh installs cyclonedds-dev)"
+    );
+}
+
+/// A CycloneDDS configuration that traces its configuration into `trace`.
+fn tracing_config(trace: &Path) -> String {
+    format!(
+        "<CycloneDDS><Domain id=\"any\"><Tracing><Verbosity>config</Verbosity>\
+         <OutputFile>{}</OutputFile></Tracing></Domain></CycloneDDS>",
+        trace.display()
+    )
+}
+
+/// Sets up each of `specs` on `agent` as a publisher would (Hello with
+/// its token, then a Setup each, in one session) and returns its answers.
+fn setup_by_hand(agent: &Agent, specs: Vec<RunSpec>) -> Vec<Msg> {
+    let ctl = greeted(agent, env!("CARGO_PKG_VERSION"));
+    let welcome = ctl.recv(Some(Duration::from_secs(10))).unwrap();
+    assert!(matches!(welcome, Msg::Welcome { .. }), "{welcome:?}");
+    let answers = specs
+        .into_iter()
+        .map(|spec| {
+            ctl.send(&Msg::Setup {
+                spec: Box::new(spec),
+            })
+            .unwrap();
+            ctl.recv(Some(Duration::from_secs(10))).unwrap()
+        })
+        .collect();
+    ctl.send(&Msg::Bye).unwrap();
+    answers
+}
+
+#[test]
+fn a_path_or_the_attack_string_is_refused_and_writes_nothing() {
+    require_cyclonedds();
+    let dir = tempfile::tempdir().unwrap();
+    let qos_dir = dir.path().join("qos");
+    std::fs::create_dir(&qos_dir).unwrap();
+    let target = dir.path().join("target");
+    let agent = Agent::start(&["--qos-dir", qos_dir.to_str().unwrap()]);
+    // The attack of issue 50, its output file moved where the test looks.
+    let attack = format!(
+        "/dev/null,<Tracing><OutputFile>{}</OutputFile><Category>config</Category></Tracing><Discovery><Tag>x&#10;LINE&#10;y</Tag></Discovery>",
+        target.display()
+    );
+    let real = dir.path().join("real.xml");
+    std::fs::write(&real, tracing_config(&target)).unwrap();
+    let not_a_path = |asked: &str| {
+        format!(
+            "refused by the agent: --qos-file {asked}: a remote agent takes a file name from its --qos-dir, not a path; put the file in the agent's --qos-dir and pass its name"
+        )
+    };
+    let asked = [
+        attack.clone(),
+        real.display().to_string(),
+        "../real.xml".to_string(),
+    ];
+    let specs = asked
+        .iter()
+        .map(|a| {
+            let mut spec = RunSpec::for_test("ppqosdirx1s0", TestKind::Latency);
+            (spec.binding, spec.peer_binding) = ("cyclonedds".into(), "cyclonedds".into());
+            spec.endpoint.qos_file = Some(a.clone());
+            spec
+        })
+        .collect();
+    for (a, answer) in asked.iter().zip(setup_by_hand(&agent, specs)) {
+        match answer {
+            Msg::Error { message } => assert_eq!(message, not_a_path(a)),
+            other => panic!("--qos-file {a}: the agent answered {other:?}"),
+        }
+    }
+    agent.expect("session 1 ended", Duration::from_secs(10));
+    assert!(!target.exists(), "the agent wrote {}", target.display());
+    // A real publisher is sent the refusal of a name the agent lacks.
+    let absent = dir.path().join("absent.xml");
+    std::fs::write(&absent, tracing_config(&dir.path().join("publisher.log"))).unwrap();
+    let o = qos_latency(&agent, &absent);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(
+        e.contains(&format!(
+            "refused by the agent: --qos-file absent.xml: no such file in the agent's --qos-dir {}; put it there",
+            qos_dir.canonicalize().unwrap().display()
+        )),
+        "{e}"
+    );
+    assert!(!target.exists(), "the agent wrote {}", target.display());
+}
+
+#[test]
+fn a_name_from_the_agents_qos_dir_is_applied_there() {
+    require_cyclonedds();
+    let dir = tempfile::tempdir().unwrap();
+    let (qos_dir, mine) = (dir.path().join("qos"), dir.path().join("mine"));
+    std::fs::create_dir(&qos_dir).unwrap();
+    std::fs::create_dir(&mine).unwrap();
+    // Two files of one name: the agent's traces to agent.log, the
+    // publisher's own to publisher.log.
+    let (agent_log, publisher_log) = (
+        dir.path().join("agent.log"),
+        dir.path().join("publisher.log"),
+    );
+    std::fs::write(qos_dir.join("trace.xml"), tracing_config(&agent_log)).unwrap();
+    let local = mine.join("trace.xml");
+    std::fs::write(&local, tracing_config(&publisher_log)).unwrap();
+    let agent = Agent::start(&["--qos-dir", qos_dir.to_str().unwrap()]);
+    let o = qos_latency(&agent, &local);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let traced = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    assert!(
+        traced(&agent_log) > 0,
+        "the agent did not apply the trace.xml of its --qos-dir"
+    );
+    assert!(
+        traced(&publisher_log) > 0,
+        "the publisher did not apply its own --qos-file"
+    );
+    // A file name the agent would refuse is refused by the publisher first.
+    let odd = mine.join("odd name.xml");
+    std::fs::write(&odd, tracing_config(&publisher_log)).unwrap();
+    let o = qos_latency(&agent, &odd);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "--qos-file {}: the agent at {} is sent the file's name, for its --qos-dir, and takes only letters",
+            odd.display(),
+            agent.addr
+        )),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_missing_qos_dir_is_refused_by_the_agent() {
+    let o = bin()
+        .args([
+            "agent",
+            "--listen",
+            "127.0.0.1:0",
+            "--insecure",
+            "--qos-dir",
+        ])
+        .arg("/nonexistent/pubsubperf-qos")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--qos-dir /nonexistent/pubsubperf-qos: not a directory"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -143,6 +143,35 @@ fn pub_alone_and_refusals() {
     );
 }
 
+/// `-qosFile` on both sides (issue 50): the `-pub` applies its own file
+/// and sends the `-sub` the file's name, and the `-sub` applies the file of
+/// that name beside its own `-qosFile`. Each side's file traces its
+/// CycloneDDS configuration into a log of its own.
+#[test]
+fn qos_files_apply_on_each_side_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let side = |name: &str| {
+        let d = dir.path().join(name);
+        std::fs::create_dir(&d).unwrap();
+        let log = dir.path().join(format!("{name}.log"));
+        let xml = format!(
+            "<CycloneDDS><Domain id=\"any\"><Tracing><Verbosity>config</Verbosity><OutputFile>{}</OutputFile></Tracing></Domain></CycloneDDS>",
+            log.display()
+        );
+        std::fs::write(d.join("trace.xml"), xml).unwrap();
+        (d.join("trace.xml").display().to_string(), log)
+    };
+    let ((sub_xml, sub_log), (pub_xml, pub_log)) = (side("sub"), side("pub"));
+    pair(
+        &format!("-sub -nic 127.0.0.1 -noPrint -qosFile {sub_xml}"),
+        &format!("-pub -nic 127.0.0.1 -noPrint -exec 1 -dataLen 64 -qosFile {pub_xml}"),
+    );
+    for (side, log) in [("-sub", sub_log), ("-pub", pub_log)] {
+        let traced = std::fs::metadata(&log).map_or(0, |m| m.len());
+        assert!(traced > 0, "the {side} did not apply its own -qosFile");
+    }
+}
+
 // ---- Golden format: Perftest's documented output, as patterns. ----
 
 /// Does `line` have the shape of `pattern`? Both are split at whitespace;

@@ -394,6 +394,12 @@ impl EndpointConfig {
             .collect()
     }
 
+    /// `--qos-file`, checked by [`check_vendor_path`] before a binding
+    /// opens it or puts it into a configuration string.
+    pub fn vendor_file(&self) -> Result<Option<&str>, BindingError> {
+        self.qos_file.as_deref().map(check_vendor_path).transpose()
+    }
+
     /// A configuration with the defaults used by tests.
     pub fn for_test(run_id: &str) -> Self {
         EndpointConfig {
@@ -430,6 +436,44 @@ impl EndpointConfig {
             cancel: CancelToken::new(),
         }
     }
+}
+
+/// The longest `--qos-file` path a binding takes.
+pub const MAX_VENDOR_PATH: usize = 4096;
+
+/// A vendor file's path as a binding takes it (`--qos-file`, resolved by
+/// the harness: the publisher's absolute path, or a file in an agent's
+/// `--qos-dir`): absolute, without `.` or `..` components, at most
+/// [`MAX_VENDOR_PATH`] bytes, and without control characters or any of
+/// `,<>&"'` (CycloneDDS's configuration is a comma-separated list of file
+/// names and XML fragments: a comma or a `<` would start an entry of its
+/// own). Refused with a line naming `--qos-file`.
+pub fn check_vendor_path(path: &str) -> Result<&str, BindingError> {
+    let bad = |why: &str| {
+        Err(BindingError::Unsupported(format!(
+            "--qos-file {}: {why}",
+            path.escape_debug()
+        )))
+    };
+    if !path.starts_with('/') {
+        return bad("expected an absolute path");
+    }
+    if path.len() > MAX_VENDOR_PATH {
+        return bad("the path is too long");
+    }
+    if let Some(c) = path
+        .chars()
+        .find(|c| c.is_control() || matches!(c, ',' | '<' | '>' | '&' | '"' | '\''))
+    {
+        return bad(&format!(
+            "the path holds {:?}, which a vendor configuration may read as syntax; rename the file or its directory",
+            c
+        ));
+    }
+    if path.split('/').any(|part| part == "." || part == "..") {
+        return bad("the path holds a . or .. component; give it without");
+    }
+    Ok(path)
 }
 
 /// Where a reader can be reached: an address (`127.0.0.1:40000`, a socket
@@ -810,6 +854,34 @@ pub trait Reader: Send + 'static {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vendor_paths_are_absolute_and_free_of_syntax() {
+        for good in ["/etc/x.xml", "/home/a b/c-1_d.xml", "/tmp/ü.xml"] {
+            assert_eq!(check_vendor_path(good).unwrap(), good);
+        }
+        let attack = "/dev/null,<Tracing><OutputFile>/some/file</OutputFile><Category>config</Category></Tracing><Discovery><Tag>x&#10;LINE&#10;y</Tag></Discovery>";
+        for bad in [
+            "x.xml",
+            "",
+            attack,
+            "/a,b.xml",
+            "/a<b.xml",
+            "/a\nb.xml",
+            "/a/../b.xml",
+            "/a/./b.xml",
+            "/a\"b.xml",
+        ] {
+            let e = check_vendor_path(bad).unwrap_err().to_string();
+            assert!(e.starts_with("--qos-file ") && !e.contains('\n'), "{e}");
+        }
+        let long = format!("/{}", "a".repeat(MAX_VENDOR_PATH));
+        assert!(check_vendor_path(&long).is_err());
+        let mut c = EndpointConfig::for_test("v");
+        assert_eq!(c.vendor_file().unwrap(), None);
+        c.qos_file = Some(attack.into());
+        assert!(c.vendor_file().is_err());
+    }
 
     #[test]
     fn instance_keys_go_round_robin_and_stay_0_unkeyed() {

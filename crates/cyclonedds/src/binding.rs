@@ -248,7 +248,7 @@ impl Binding for CycloneDds {
         };
         crate::malloc::apply(opts.malloc);
         let domain = opts.domain_id(&cfg.run_id);
-        let xml = config::domain_xml(cfg, &opts);
+        let xml = config::domain_xml(cfg, &opts)?;
         acquire_domain(domain, &xml)?;
         // SAFETY: creating a participant in a domain we hold.
         let pp = unsafe { sys::pp_create_participant(domain) };

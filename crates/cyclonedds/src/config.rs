@@ -4,7 +4,9 @@
 
 use crate::malloc::Malloc;
 use pubsubperf_core::{BindingError, Durability, EndpointConfig};
-use std::net::IpAddr;
+use quick_xml::Writer;
+use quick_xml::events::{BytesEnd, BytesStart, BytesText, Event};
+use std::net::{IpAddr, Ipv4Addr};
 
 pub use pubsubperf_core::History;
 
@@ -66,8 +68,11 @@ pub struct Opts {
     pub transient_local: bool,
     /// `--domain ID` (default: derived from the run id).
     pub domain: Option<u32>,
-    /// `--qos-file PATH`: a CycloneDDS XML config applied over ours.
+    /// `--qos-file PATH`: a CycloneDDS XML config applied over ours, its
+    /// path checked ([`pubsubperf_core::binding::check_vendor_path`]).
     pub config_file: Option<String>,
+    /// `--multicast-address`: the data's multicast group.
+    pub multicast_address: Option<IpAddr>,
     /// `peers=IP[,IP...]`: unicast discovery peers (default: loopback, or
     /// multicast discovery on a non-loopback interface).
     pub peers: Vec<IpAddr>,
@@ -105,7 +110,18 @@ impl Opts {
             history: cfg.history,
             transient_local: cfg.durability == Some(Durability::TransientLocal),
             domain: cfg.domain,
-            config_file: cfg.qos_file.clone(),
+            config_file: cfg.vendor_file()?.map(String::from),
+            multicast_address: cfg
+                .multicast_address
+                .as_deref()
+                .map(|a| match a.parse::<IpAddr>() {
+                    Ok(ip) if ip.is_multicast() => Ok(ip),
+                    _ => Err(BindingError::Unsupported(format!(
+                        "--multicast-address {}: not a multicast address (224.0.0.0/4)",
+                        a.escape_debug()
+                    ))),
+                })
+                .transpose()?,
             peers: Vec::new(),
             malloc: Malloc::default(),
         };
@@ -161,29 +177,31 @@ impl Opts {
     }
 }
 
-fn is_loopback(ip: &str) -> bool {
-    ip.parse::<IpAddr>()
-        .map(|a| a.is_loopback())
-        .unwrap_or(false)
-}
-
-/// The domain configuration: an XML fragment for `dds_create_domain`,
-/// followed by the user's file when `config-file` is set (later entries
-/// override earlier ones).
-pub fn domain_xml(cfg: &EndpointConfig, o: &Opts) -> String {
+/// The domain configuration for `dds_create_domain`: a list of entries
+/// separated by commas, each an XML fragment or a file. Ours is one XML
+/// fragment, written with an XML writer from typed values (addresses parsed
+/// as IP addresses, numbers as numbers: nothing of the run's text goes into
+/// it as text), followed by `file://` and the user's `--qos-file` when set
+/// (later entries override earlier ones), a path [`Opts::parse`] checked
+/// ([`pubsubperf_core::binding::check_vendor_path`]: no comma, no `<`).
+pub fn domain_xml(cfg: &EndpointConfig, o: &Opts) -> Result<String, BindingError> {
     let shm = cfg.transport == "shm";
-    let bind = if cfg.bind_ip.is_empty() {
-        "127.0.0.1"
+    let bind: IpAddr = if cfg.bind_ip.is_empty() {
+        Ipv4Addr::LOCALHOST.into()
     } else {
-        cfg.bind_ip.as_str()
+        cfg.bind_ip.parse().map_err(|_| {
+            BindingError::Unsupported(format!(
+                "--data-address {}: not an IP address",
+                cfg.bind_ip.escape_debug()
+            ))
+        })?
     };
-    let loopback = is_loopback(bind);
     // Discovery: unicast to the peers (loopback by default); on another
     // interface without peers, SPDP multicast finds the remote host.
-    let peers: Vec<String> = if !o.peers.is_empty() {
-        o.peers.iter().map(|p| p.to_string()).collect()
-    } else if loopback {
-        vec!["127.0.0.1".into()]
+    let peers: Vec<IpAddr> = if !o.peers.is_empty() {
+        o.peers.clone()
+    } else if bind.is_loopback() {
+        vec![Ipv4Addr::LOCALHOST.into()]
     } else {
         Vec::new()
     };
@@ -192,76 +210,117 @@ pub fn domain_xml(cfg: &EndpointConfig, o: &Opts) -> String {
         (false, true) => "spdp",
         (false, false) => "false",
     };
+    let mut x = Xml::new();
+    x.open("General");
+    x.open("Interfaces");
     // lo has no MULTICAST flag; --multicast forces multicast on it. With
     // --multicast-address the data goes to that group: CycloneDDS sends to
     // a single matched reader by unicast unless the interface prefers
     // multicast (0.10's General/PreferMulticast is deprecated and refused
     // beside Interfaces).
-    let mcast_attr = match (cfg.multicast, cfg.multicast_address.is_some()) {
-        (true, true) => " multicast=\"true\" prefer_multicast=\"true\"",
-        (true, false) => " multicast=\"true\"",
-        _ => "",
-    };
-    let mut x = String::new();
-    x.push_str("<General>");
-    x.push_str(&format!(
-        "<Interfaces><NetworkInterface address=\"{bind}\"{mcast_attr}/></Interfaces>"
-    ));
-    x.push_str(&format!(
-        "<AllowMulticast>{allow_multicast}</AllowMulticast>"
-    ));
+    let address = bind.to_string();
+    let mut nic = vec![("address", address.as_str())];
+    if cfg.multicast {
+        nic.push(("multicast", "true"));
+        if o.multicast_address.is_some() {
+            nic.push(("prefer_multicast", "true"));
+        }
+    }
+    x.empty("NetworkInterface", &nic);
+    x.close("Interfaces");
+    x.leaf("AllowMulticast", allow_multicast);
     if let Some(ttl) = cfg.multicast_ttl {
-        x.push_str(&format!("<MulticastTimeToLive>{ttl}</MulticastTimeToLive>"));
+        x.leaf("MulticastTimeToLive", &ttl.to_string());
     }
     // --batch: writes collect in a packet of at most BYTES, sent when full
     // or on dds_write_flush (the writer's flush).
     if cfg.batch_bytes > 0 {
-        x.push_str(&format!(
-            "<MaxMessageSize>{}B</MaxMessageSize>",
-            cfg.batch_bytes
-        ));
+        x.leaf("MaxMessageSize", &format!("{}B", cfg.batch_bytes));
     }
-    x.push_str("</General>");
-    x.push_str("<Discovery><ParticipantIndex>auto</ParticipantIndex>");
-    x.push_str("<MaxAutoParticipantIndex>60</MaxAutoParticipantIndex>");
+    x.close("General");
+    x.open("Discovery");
+    x.leaf("ParticipantIndex", "auto");
+    x.leaf("MaxAutoParticipantIndex", "60");
     // The group of every traffic but participant discovery (SPDP keeps
     // CycloneDDS's 239.255.0.1, so discovery works as without it).
-    if let Some(a) = &cfg.multicast_address {
-        x.push_str(&format!(
-            "<DefaultMulticastAddress>{a}</DefaultMulticastAddress>"
-        ));
+    if let Some(a) = o.multicast_address {
+        x.leaf("DefaultMulticastAddress", &a.to_string());
     }
     if !peers.is_empty() {
-        x.push_str("<Peers>");
+        x.open("Peers");
         for p in &peers {
-            x.push_str(&format!("<Peer address=\"{p}\"/>"));
+            x.empty("Peer", &[("address", p.to_string().as_str())]);
         }
-        x.push_str("</Peers>");
+        x.close("Peers");
     }
-    x.push_str("</Discovery>");
-    let mut internal = String::new();
-    if cfg.socket_buffer > 0 {
-        internal.push_str(&format!(
-            "<SocketReceiveBufferSize min=\"{0}B\"/><SocketSendBufferSize min=\"{0}B\"/>",
-            cfg.socket_buffer
-        ));
+    x.close("Discovery");
+    if cfg.socket_buffer > 0 || cfg.batch_bytes > 0 {
+        x.open("Internal");
+        if cfg.socket_buffer > 0 {
+            let min = format!("{}B", cfg.socket_buffer);
+            x.empty("SocketReceiveBufferSize", &[("min", min.as_str())]);
+            x.empty("SocketSendBufferSize", &[("min", min.as_str())]);
+        }
+        if cfg.batch_bytes > 0 {
+            x.leaf("WriteBatch", "true");
+        }
+        x.close("Internal");
     }
-    if cfg.batch_bytes > 0 {
-        internal.push_str("<WriteBatch>true</WriteBatch>");
-    }
-    if !internal.is_empty() {
-        x.push_str(&format!("<Internal>{internal}</Internal>"));
-    }
+    x.open("SharedMemory");
+    x.leaf("Enable", if shm { "true" } else { "false" });
     if shm {
-        x.push_str("<SharedMemory><Enable>true</Enable><LogLevel>warn</LogLevel></SharedMemory>");
-    } else {
-        x.push_str("<SharedMemory><Enable>false</Enable></SharedMemory>");
+        x.leaf("LogLevel", "warn");
     }
+    x.close("SharedMemory");
+    let mut list = vec![x.finish()];
     if let Some(f) = &o.config_file {
-        x.push_str(",file://");
-        x.push_str(f);
+        list.push(format!("file://{f}"));
     }
-    x
+    Ok(list.join(","))
+}
+
+/// An XML fragment (elements side by side, no root: CycloneDDS puts them
+/// under its own) written by quick-xml, which escapes every text and
+/// attribute value.
+struct Xml(Writer<Vec<u8>>);
+
+impl Xml {
+    fn new() -> Xml {
+        Xml(Writer::new(Vec::new()))
+    }
+
+    fn write(&mut self, e: Event<'_>) {
+        // Writing to memory cannot fail.
+        self.0.write_event(e).expect("writing XML to memory");
+    }
+
+    fn open(&mut self, name: &str) {
+        self.write(Event::Start(BytesStart::new(name)));
+    }
+
+    fn close(&mut self, name: &str) {
+        self.write(Event::End(BytesEnd::new(name)));
+    }
+
+    /// `<name>text</name>`.
+    fn leaf(&mut self, name: &str, text: &str) {
+        self.open(name);
+        self.write(Event::Text(BytesText::new(text)));
+        self.close(name);
+    }
+
+    /// `<name a="v" .../>`.
+    fn empty(&mut self, name: &str, attrs: &[(&str, &str)]) {
+        let mut e = BytesStart::new(name);
+        for &a in attrs {
+            e.push_attribute(a);
+        }
+        self.write(Event::Empty(e));
+    }
+
+    fn finish(self) -> String {
+        String::from_utf8(self.0.into_inner()).expect("quick-xml writes UTF-8")
+    }
 }
 
 #[cfg(test)]
@@ -324,7 +383,7 @@ mod tests {
 
     #[test]
     fn loopback_config_has_no_multicast_and_a_peer() {
-        let x = domain_xml(&cfg(), &Opts::parse(&cfg()).unwrap());
+        let x = domain_xml(&cfg(), &Opts::parse(&cfg()).unwrap()).unwrap();
         assert!(x.contains("<AllowMulticast>false</AllowMulticast>"));
         assert!(x.contains("<Peer address=\"127.0.0.1\"/>"));
         assert!(x.contains("<Enable>false</Enable>"));
@@ -334,7 +393,7 @@ mod tests {
     fn remote_interface_discovers_by_multicast() {
         let mut c = cfg();
         c.bind_ip = "192.168.1.5".into();
-        let x = domain_xml(&c, &Opts::parse(&c).unwrap());
+        let x = domain_xml(&c, &Opts::parse(&c).unwrap()).unwrap();
         assert!(x.contains("address=\"192.168.1.5\""));
         assert!(x.contains("<AllowMulticast>spdp</AllowMulticast>"));
     }
@@ -346,7 +405,7 @@ mod tests {
         c.multicast = true;
         c.multicast_ttl = Some(3);
         c.socket_buffer = 1 << 20;
-        let x = domain_xml(&c, &Opts::parse(&c).unwrap());
+        let x = domain_xml(&c, &Opts::parse(&c).unwrap()).unwrap();
         assert!(x.contains("<MaxMessageSize>8192B</MaxMessageSize>"), "{x}");
         assert!(x.contains("<WriteBatch>true</WriteBatch>"), "{x}");
         assert!(
@@ -354,7 +413,7 @@ mod tests {
             "{x}"
         );
         assert_eq!(x.matches("<Internal>").count(), 1, "{x}");
-        let plain = domain_xml(&cfg(), &Opts::parse(&cfg()).unwrap());
+        let plain = domain_xml(&cfg(), &Opts::parse(&cfg()).unwrap()).unwrap();
         assert!(!plain.contains("WriteBatch") && !plain.contains("TimeToLive"));
         assert!(!plain.contains("DefaultMulticastAddress") && !plain.contains("prefer_multicast"));
     }
@@ -364,13 +423,84 @@ mod tests {
         let mut c = cfg();
         c.multicast = true;
         c.multicast_address = Some("239.255.12.34".into());
-        let x = domain_xml(&c, &Opts::parse(&c).unwrap());
+        let x = domain_xml(&c, &Opts::parse(&c).unwrap()).unwrap();
         assert!(
             x.contains("<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>60</MaxAutoParticipantIndex><DefaultMulticastAddress>239.255.12.34</DefaultMulticastAddress>"),
             "{x}"
         );
         assert!(x.contains(" prefer_multicast=\"true\"/>"), "{x}");
         assert!(!x.contains("SPDPMulticastAddress"), "{x}");
+    }
+
+    /// The configuration is a list of entries separated by commas, each an
+    /// XML fragment or a file: what reaches it from a run (its text, the
+    /// publisher's, or a remote one's) is parsed or checked, never pasted.
+    #[test]
+    fn nothing_of_the_run_is_pasted_into_the_config() {
+        let attack = "/dev/null,<Tracing><OutputFile>/some/file</OutputFile><Category>config</Category></Tracing><Discovery><Tag>x&#10;LINE&#10;y</Tag></Discovery>";
+        let mut c = cfg();
+        c.qos_file = Some(attack.into());
+        let e = Opts::parse(&c).unwrap_err().to_string();
+        assert!(e.starts_with("--qos-file /dev/null,<Tracing>"), "{e}");
+        for bad in ["x.xml", "/a/../b.xml", "/a\nb.xml"] {
+            c.qos_file = Some(bad.into());
+            assert!(Opts::parse(&c).is_err(), "{bad}");
+        }
+        c.qos_file = Some("/etc/cyclone dds/x.xml".into());
+        let x = domain_xml(&c, &Opts::parse(&c).unwrap()).unwrap();
+        let entries: Vec<&str> = x.split(',').collect();
+        assert_eq!(entries.len(), 2, "{x}");
+        assert_eq!(entries[1], "file:///etc/cyclone dds/x.xml");
+        assert!(entries[0].starts_with("<General>") && !entries[0].contains("file:"));
+
+        let mut c = cfg();
+        c.bind_ip = "127.0.0.1\"/><Tracing><OutputFile>/x</OutputFile></Tracing><x a=\"".into();
+        let e = domain_xml(&c, &Opts::parse(&c).unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("--data-address 127.0.0.1\\\"/>"), "{e}");
+        let mut c = cfg();
+        c.multicast = true;
+        for bad in [
+            "239.1.1.1</DefaultMulticastAddress><Tracing>",
+            "10.0.0.1",
+            "x",
+        ] {
+            c.multicast_address = Some(bad.into());
+            let e = Opts::parse(&c).unwrap_err().to_string();
+            assert!(e.starts_with("--multicast-address "), "{e}");
+        }
+        c.options
+            .insert("peers".into(), "10.0.0.1\"/><Tracing>".into());
+        c.multicast_address = None;
+        assert!(Opts::parse(&c).is_err());
+    }
+
+    #[test]
+    fn the_fragment_is_well_formed_xml() {
+        let mut c = cfg();
+        c.multicast = true;
+        c.multicast_address = Some("239.255.0.9".into());
+        c.socket_buffer = 4096;
+        c.batch_bytes = 4096;
+        c.multicast_ttl = Some(2);
+        let x = domain_xml(&c, &Opts::parse(&c).unwrap()).unwrap();
+        let wrapped = format!("<Domain>{x}</Domain>");
+        let mut r = quick_xml::Reader::from_str(&wrapped);
+        let mut depth = 0i32;
+        loop {
+            match r.read_event().unwrap() {
+                quick_xml::events::Event::Start(_) => depth += 1,
+                quick_xml::events::Event::End(_) => depth -= 1,
+                quick_xml::events::Event::Eof => break,
+                _ => {}
+            }
+        }
+        assert_eq!(depth, 0, "{x}");
+        assert!(
+            x.contains("<SocketReceiveBufferSize min=\"4096B\"/>"),
+            "{x}"
+        );
     }
 
     #[test]

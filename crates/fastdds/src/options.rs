@@ -24,7 +24,8 @@ pub struct Options {
     pub transient_local: bool,
     /// `--domain` (None: derived from the run id).
     pub domain: Option<u32>,
-    /// `--qos-file`: a Fast DDS XML profiles file.
+    /// `--qos-file`: a Fast DDS XML profiles file, its path checked
+    /// ([`pubsubperf_core::binding::check_vendor_path`]).
     pub qos_file: Option<String>,
     /// `--async`: ASYNCHRONOUS_PUBLISH_MODE.
     pub async_publish: bool,
@@ -78,7 +79,7 @@ impl Options {
             history: cfg.history,
             transient_local: cfg.durability == Some(Durability::TransientLocal),
             domain: cfg.domain,
-            qos_file: cfg.qos_file.clone(),
+            qos_file: cfg.vendor_file()?.map(String::from),
             async_publish: cfg.async_publish,
             peers: Vec::new(),
         };
@@ -157,6 +158,21 @@ mod tests {
         }
         let e = parse(&[("fastdds.async", "true")]).unwrap_err().to_string();
         assert_eq!(e, "--opt fastdds.async: now a flag, use --async");
+    }
+
+    #[test]
+    fn the_qos_file_is_an_absolute_plain_path() {
+        let mut c = EndpointConfig::for_test("opts");
+        c.qos_file = Some("/etc/fastdds/profiles.xml".into());
+        assert_eq!(
+            Options::parse(&c).unwrap().qos_file.as_deref(),
+            Some("/etc/fastdds/profiles.xml")
+        );
+        for bad in ["profiles.xml", "/a/../b.xml", "/dev/null,<x/>"] {
+            c.qos_file = Some(bad.into());
+            let e = Options::parse(&c).unwrap_err().to_string();
+            assert!(e.starts_with("--qos-file "), "{e}");
+        }
     }
 
     #[test]

@@ -76,6 +76,8 @@ pub struct AgentConfig {
     pub print: Option<String>,
     /// The pubsubperf binary that serves a session (normally this one).
     pub exe: PathBuf,
+    /// The vendor files a run's `--qos-file` may name (`--qos-dir`).
+    pub qos_dir: Option<PathBuf>,
 }
 
 /// What the agent reports as it goes (printed by the CLI).
@@ -398,6 +400,8 @@ fn settings(cfg: &AgentConfig, seen_from: Option<String>) -> SessionSettings {
         multicast_address: cfg.multicast_address.clone(),
         seen_from,
         print: cfg.print.clone(),
+        qos_dir: cfg.qos_dir.clone(),
+        trusted: false,
     }
 }
 
@@ -456,7 +460,9 @@ pub fn run_stdio(cfg: &AgentConfig, report: &mut dyn FnMut(Event)) -> Result<(),
     if cfg.data_address.is_none() {
         cfg.data_address = ssh.as_ref().map(|(_, own)| own.clone());
     }
-    let settings = settings(&cfg, ssh.map(|(publisher, _)| publisher));
+    let mut settings = settings(&cfg, ssh.map(|(publisher, _)| publisher));
+    // The SSH user could run anything here: a --qos-file may be a path.
+    settings.trusted = true;
     let peer = stream.peer_addr().map_err(|e| Fault::Peer(e.to_string()))?;
     let mut id = 1;
     loop {

@@ -82,7 +82,12 @@ impl Tool {
 struct Tracer {
     tool: Tool,
     child: Child,
+    /// The tracer's output file, in `_dir`.
     out: PathBuf,
+    /// A private directory (mode 0700, made by mkdtemp) for `out`, so that
+    /// no link planted in /tmp redirects the tracer's write; removed with
+    /// it.
+    _dir: tempfile::TempDir,
 }
 
 impl Drop for Tracer {
@@ -91,7 +96,7 @@ impl Drop for Tracer {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
-        let _ = std::fs::remove_file(&self.out);
+        // `_dir` goes next, with the file.
     }
 }
 
@@ -207,17 +212,23 @@ impl Profiler {
 
 /// Starts `tool` on this process and waits until it traces it.
 fn start(tool: Tool, exe: &Path) -> Result<Tracer, String> {
-    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let pid = std::process::id();
-    let out = std::env::temp_dir().join(format!(
-        "pubsubperf-profile-{pid}-{}.txt",
-        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("pubsubperf-profile-{pid}-"))
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .tempdir()
+        .map_err(|e| format!("a directory for {}'s output: {e}", tool.program()))?;
+    let out = dir.path().join("trace.txt");
     let child = tool
         .command(exe, pid, &out)
         .spawn()
         .map_err(|e| format!("{}: {e}", exe.display()))?;
-    let mut t = Tracer { tool, child, out };
+    let mut t = Tracer {
+        tool,
+        child,
+        out,
+        _dir: dir,
+    };
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         if let Ok(Some(status)) = t.child.try_wait() {

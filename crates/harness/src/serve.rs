@@ -13,6 +13,7 @@ use pubsubperf_core::EndpointConfig;
 use pubsubperf_core::environment::Environment;
 use serde::{Deserialize, Serialize};
 use std::net::{IpAddr, TcpStream};
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -197,23 +198,10 @@ impl Drop for Watchdog {
     }
 }
 
-/// Holds a run from the network to [`Bounds`]: what it names exists and
-/// can run across hosts, and no number reserves more than a benchmark needs.
+/// Holds a run from the network to [`Bounds`]: no number reserves more than
+/// a benchmark needs (what it names, bindings included, is checked by
+/// [`crate::remote_check`] first).
 fn bounded(spec: &RunSpec) -> Result<(), String> {
-    for (flag, name) in [
-        ("--binding", &spec.binding),
-        ("--peer-binding", &spec.peer_binding),
-    ] {
-        match crate::registry::info(name) {
-            None => return Err(crate::registry::unknown_binding(flag, name)),
-            Some(i) if !i.capabilities.remote => {
-                return Err(format!(
-                    "{flag} {name}: runs on one host only (shared memory or threads), not across the network"
-                ));
-            }
-            Some(_) => {}
-        }
-    }
     let ep = &spec.endpoint;
     let over = |flag: &str, v: u64, max: u64| {
         if v > max {
@@ -302,6 +290,17 @@ pub struct SessionSettings {
     /// in the Welcome (an agent over SSH, whose control connection is a
     /// loopback one).
     pub seen_from: Option<String>,
+    /// The directory whose files a run's `--qos-file` may name (the
+    /// agent's `--qos-dir`; None: none may); see [`crate::qos_dir`].
+    #[serde(default)]
+    pub qos_dir: Option<PathBuf>,
+    /// The publisher may do what this host's user may: the publisher's own
+    /// subscribers, and an agent over SSH (the SSH user could run anything
+    /// there anyway); never an agent at HOST:PORT. A trusted run's
+    /// `--qos-file` may be an absolute path of this host, and its binding
+    /// one that works within one host ([`crate::remote_check`]).
+    #[serde(default)]
+    pub trusted: bool,
 }
 
 impl SessionSettings {
@@ -314,6 +313,8 @@ impl SessionSettings {
             multicast_address: None,
             seen_from: None,
             print: None,
+            qos_dir: None,
+            trusted: true,
         }
     }
 }
@@ -397,7 +398,8 @@ pub fn serve_admitted(ctl: Ctl, settings: &SessionSettings, watch: Watch) -> Res
             Msg::Setup { mut spec } => {
                 spec.endpoint.bind_ip = data_ip.clone();
                 let name = spec.peer_binding.clone();
-                own_group(&mut spec.endpoint, settings)
+                crate::remote_check::check_setup(&mut spec, settings)
+                    .and_then(|()| own_group(&mut spec.endpoint, settings))
                     .and_then(|()| limits.check(&spec))
                     .and_then(|()| {
                         let _armed = limits.watchdog(&spec);
@@ -412,8 +414,8 @@ pub fn serve_admitted(ctl: Ctl, settings: &SessionSettings, watch: Watch) -> Res
             } => {
                 spec.endpoint.bind_ip = data_ip.clone();
                 let name = spec.binding.clone();
-                limits
-                    .check(&spec)
+                crate::remote_check::check_setup(&mut spec, settings)
+                    .and_then(|()| limits.check(&spec))
                     .and_then(|()| {
                         data.iter()
                             .try_for_each(|l| destinations.check("a subscriber's data locator", l))
@@ -554,8 +556,6 @@ mod tests {
             (|s| s.interval_ms = 0, "interval"),
             (|s| s.echo_timeout_ms = u64::MAX, "--echo-timeout"),
             (|s| s.subscriber_index = 5, "subscriber index"),
-            (|s| s.peer_binding = "shm".into(), "one host only"),
-            (|s| s.binding = "nonesuch".into(), "--binding"),
         ];
         for (change, needle) in cases {
             let mut s = base.clone();

@@ -49,6 +49,9 @@ pub struct SubConn {
     /// This host's address as the subscriber's host sees it (from its
     /// Welcome; an agent over SSH).
     seen_from: Option<String>,
+    /// An agent at HOST:PORT: a `--qos-file` goes to it by name, for its
+    /// `--qos-dir` ([`crate::qos_dir`]), not as a path of this host.
+    pub(crate) qos_by_name: bool,
 }
 
 impl SubConn {
@@ -120,6 +123,7 @@ impl SubConn {
             environment,
             peer,
             seen_from,
+            qos_by_name: false,
         })
     }
 
@@ -401,7 +405,12 @@ impl Session {
         let timeout = self.connect_timeout;
         let Some(target) = crate::ssh::Target::parse(addr) else {
             let stream = connect(addr, timeout)?;
-            return SubConn::new(index, stream, addr.into(), access.token.as_deref(), timeout);
+            return SubConn::new(index, stream, addr.into(), access.token.as_deref(), timeout).map(
+                |c| SubConn {
+                    qos_by_name: true,
+                    ..c
+                },
+            );
         };
         let target = target.map_err(Fault::Config)?;
         self.pool = access.pool.clone();

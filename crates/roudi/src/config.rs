@@ -7,7 +7,8 @@ use std::path::Path;
 /// The built-in largest chunk of iceoryx 2.0's default config (user payload bytes).
 pub const ICEORYX_DEFAULT_MAX_PAYLOAD: usize = 4 * 1024 * 1024;
 
-/// Where our config files live (`<prefix><run id>.toml`).
+/// Where our config files live: each in a private directory
+/// `<prefix><run id>-XXXXXX/roudi.toml`.
 pub const CONFIG_PREFIX: &str = "/tmp/pubsubperf-roudi-";
 
 /// The comment line of our config that names the process that started RouDi.

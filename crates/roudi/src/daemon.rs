@@ -20,7 +20,8 @@ pub(crate) const DEAD_CLIENT_GRACE: Duration = Duration::from_millis(1800);
 /// How [`Roudi::ensure`] starts a RouDi.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Names our config and log files (`/tmp/pubsubperf-roudi-<run_id>.*`).
+    /// Names the private directory of our config and log files
+    /// (`/tmp/pubsubperf-roudi-<run_id>-XXXXXX/`).
     pub run_id: String,
     /// The mempools of our config.
     pub pools: Vec<Pool>,
@@ -57,8 +58,9 @@ pub struct Roudi {
 #[derive(Debug)]
 pub(crate) struct Owned {
     pub(crate) child: Child,
-    /// Our config and log files, removed once it stopped.
-    pub(crate) files: Vec<PathBuf>,
+    /// The private directory of our config and log files, removed with
+    /// them once it stopped.
+    pub(crate) dir: PathBuf,
     pub(crate) stop_timeout: Duration,
 }
 
@@ -71,14 +73,17 @@ impl Roudi {
         }
         let bin = find_binary().ok_or(RoudiError::NotInstalled)?;
         clean_stale();
-        let (config, log) = our_files(&opts.run_id);
-        let child = spawn(&bin, &config, &log, &opts.pools)?;
+        let (dir, config, log) = our_files(&opts.run_id, &opts.pools)?;
+        let child = spawn(&bin, &config, log).inspect_err(|_| {
+            let _ = fs::remove_dir_all(&dir);
+        })?;
+        let log = dir.join(LOG_NAME);
         let mut roudi = Roudi {
             pid: child.id(),
             max_payload: opts.pools.iter().map(|p| p.size).max().unwrap_or(0),
             owned: Some(Owned {
                 child,
-                files: vec![config, log.clone()],
+                dir,
                 stop_timeout: opts.stop_timeout,
             }),
         };
@@ -141,9 +146,18 @@ impl Roudi {
     }
 }
 
-/// Our config and log file for `run_id` (characters other than ASCII
-/// letters, digits and '-' become '_').
-fn our_files(run_id: &str) -> (PathBuf, PathBuf) {
+/// The names of our config and log files in their directory.
+const CONFIG_NAME: &str = "roudi.toml";
+const LOG_NAME: &str = "roudi.log";
+
+/// A fresh private directory for `run_id`'s RouDi,
+/// `/tmp/pubsubperf-roudi-<run_id>-XXXXXX` (mode 0700, made by mkdtemp:
+/// nobody else can have made it or put a link in it; characters of the run
+/// id other than ASCII letters, digits and '-' become '_'), and in it our
+/// config for `pools` and an empty log, each created new (O_EXCL, mode
+/// 0600). Returns the directory, the config and the log; on failure nothing
+/// of ours is left.
+fn our_files(run_id: &str, pools: &[Pool]) -> Result<(PathBuf, PathBuf, fs::File), RoudiError> {
     let safe: String = run_id
         .chars()
         .map(|c| {
@@ -154,21 +168,48 @@ fn our_files(run_id: &str) -> (PathBuf, PathBuf) {
             }
         })
         .collect();
-    (
-        PathBuf::from(format!("{CONFIG_PREFIX}{safe}.toml")),
-        PathBuf::from(format!("{CONFIG_PREFIX}{safe}.log")),
-    )
+    let (parent, prefix) = CONFIG_PREFIX
+        .rsplit_once('/')
+        .expect("CONFIG_PREFIX is a path");
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("{prefix}{safe}-"))
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .tempdir_in(parent)
+        .map_err(io_err(format!("creating a directory in {parent}")))?
+        .keep();
+    let create = |name: &str| {
+        use std::os::unix::fs::OpenOptionsExt;
+        let path = dir.join(name);
+        fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(io_err(format!("creating {}", path.display())))
+    };
+    let made = (|| {
+        use std::io::Write;
+        let config = dir.join(CONFIG_NAME);
+        create(CONFIG_NAME)?
+            .write_all(config_toml(pools).as_bytes())
+            .map_err(io_err(format!("writing {}", config.display())))?;
+        Ok((config, create(LOG_NAME)?))
+    })();
+    match made {
+        Ok((config, log)) => Ok((dir, config, log)),
+        Err(e) => {
+            let _ = fs::remove_dir_all(&dir);
+            Err(e)
+        }
+    }
 }
 
-/// Writes our config for `pools` and starts RouDi with it, its output to
-/// `log`. On failure nothing of ours is left.
-fn spawn(bin: &Path, config: &Path, log: &Path, pools: &[Pool]) -> Result<Child, RoudiError> {
-    fs::write(config, config_toml(pools))
-        .map_err(io_err(format!("writing {}", config.display())))?;
-    let out = fs::File::create(log).map_err(io_err(format!("creating {}", log.display())))?;
-    let err = out
-        .try_clone()
-        .map_err(io_err(format!("creating {}", log.display())))?;
+/// Starts RouDi with our `config`, its output to `log`.
+fn spawn(bin: &Path, config: &Path, log: fs::File) -> Result<Child, RoudiError> {
+    let err = log.try_clone().map_err(io_err(format!(
+        "opening {} twice",
+        config.with_file_name(LOG_NAME).display()
+    )))?;
     use std::os::unix::process::CommandExt;
     Command::new(bin)
         // Its own process group: a Ctrl-C meant for the run must not stop
@@ -178,16 +219,12 @@ fn spawn(bin: &Path, config: &Path, log: &Path, pools: &[Pool]) -> Result<Child,
         .arg(config)
         .args(["-l", "warning"])
         .stdin(Stdio::null())
-        .stdout(out)
+        .stdout(log)
         .stderr(err)
         .spawn()
-        .map_err(|e| {
-            let _ = fs::remove_file(config);
-            let _ = fs::remove_file(log);
-            RoudiError::Io {
-                context: format!("starting {}", bin.display()),
-                source: e,
-            }
+        .map_err(|e| RoudiError::Io {
+            context: format!("starting {}", bin.display()),
+            source: e,
         })
 }
 
@@ -234,7 +271,14 @@ fn stop_orphan(r: &Running, stop_timeout: Duration) {
     }
     if let Some(c) = &r.config {
         let _ = fs::remove_file(c);
+        let _ = fs::remove_file(c.with_file_name(LOG_NAME));
         let _ = fs::remove_file(c.with_extension("log"));
+        // Our private directory, once empty (never anything else in it).
+        if let Some(d) = c.parent()
+            && d.to_string_lossy().starts_with(CONFIG_PREFIX)
+        {
+            let _ = fs::remove_dir(d);
+        }
     }
 }
 
@@ -271,12 +315,39 @@ impl Drop for Roudi {
                 }
             }
         }
-        for f in &o.files {
-            let _ = fs::remove_file(f);
-        }
+        let _ = fs::remove_dir_all(&o.dir);
         // What RouDi left if it did not exit cleanly, and the runtime files
         // of clients that died without unregistering (a killed subscriber):
         // only once no RouDi runs.
         clean_stale();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn our_files_are_new_and_private_in_a_directory_of_their_own() {
+        let mode = |p: &Path| fs::symlink_metadata(p).unwrap().permissions().mode() & 0o777;
+        let (dir, config, log) = our_files("../x/y", &default_pools()).unwrap();
+        let (dir2, ..) = our_files("../x/y", &default_pools()).unwrap();
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            dir.to_string_lossy().starts_with(CONFIG_PREFIX)
+                && name.starts_with("pubsubperf-roudi-___x_y-"),
+            "{}",
+            dir.display()
+        );
+        assert_ne!(dir, dir2, "each RouDi has a directory of its own");
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!((mode(&config), mode(&dir.join(LOG_NAME))), (0o600, 0o600));
+        assert_eq!(config, dir.join(CONFIG_NAME));
+        assert_eq!(owner_of(&config), Some(std::process::id() as i32));
+        drop(log);
+        for d in [dir, dir2] {
+            fs::remove_dir_all(d).unwrap();
+        }
     }
 }

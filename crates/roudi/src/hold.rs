@@ -115,11 +115,9 @@ fn hand_over(r: &mut Roudi, clients: &[i32]) -> io::Result<()> {
     use std::os::unix::process::CommandExt;
     let o = r.owned.as_ref().expect("owned");
     let pids: Vec<String> = clients.iter().map(|p| p.to_string()).collect();
-    let files: Vec<String> = o
-        .files
-        .iter()
-        .map(|f| format!("'{}'", f.display()))
-        .collect();
+    // Made of CONFIG_PREFIX, letters, digits, '-' and '_' (our_files):
+    // nothing to escape between single quotes.
+    let dir = format!("'{}'", o.dir.display());
     let stop_tenths = (o.stop_timeout.as_millis() / 100).max(1);
     let script = format!(
         r#"r={roudi}
@@ -128,14 +126,14 @@ for p in {pids}; do while ! gone $p; do sleep 0.1; done; done
 sleep {grace}
 kill -TERM $r 2>/dev/null
 i=0; while ! gone $r && [ $i -lt {stop_tenths} ]; do sleep 0.1; i=$((i+1)); done
-rm -f {files}
+rm -rf {dir}
 if ! gone $r; then kill -KILL $r; sleep 0.2; rm -f /dev/shm/iceoryx_mgmt '/dev/shm/{user}' /tmp/roudi /tmp/roudi.lock /tmp/iox-unique-roudi.lock; fi
 "#,
         roudi = r.pid,
         pids = pids.join(" "),
         grace = DEAD_CLIENT_GRACE.as_secs_f64(),
         user = user_name(),
-        files = files.join(" "),
+        dir = dir,
     );
     Command::new("sh")
         .arg("-c")

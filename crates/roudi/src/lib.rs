@@ -7,8 +7,10 @@
 //!   names one (otherwise iceoryx's built-in default, 4 MiB, is assumed);
 //! - otherwise stale files of a dead RouDi are removed and one is started
 //!   with our config ([`default_pools`]: chunks up to 256 MiB plus headers,
-//!   about 1.3 GiB of shared memory in total), written to
-//!   `/tmp/pubsubperf-roudi-<run id>.toml`; the call returns once RouDi says
+//!   about 1.3 GiB of shared memory in total), written to `roudi.toml` in
+//!   a private directory made for it, `/tmp/pubsubperf-roudi-<run id>-XXXXXX`
+//!   (mode 0700, mkdtemp; the files created new, mode 0600, so that no link
+//!   planted in /tmp redirects a write); the call returns once RouDi says
 //!   it is ready, or fails after a bounded wait with RouDi's own output.
 //!
 //! Dropping the returned [`Roudi`] stops a RouDi we started: SIGTERM, a

@@ -189,6 +189,21 @@ pub(crate) fn link_protocol(transport: &str) -> &'static str {
     }
 }
 
+/// A reader's locator, as this binding's readers give it (`tcp/IP:PORT`,
+/// `udp/IP:PORT` for the run's transport): it arrives over the control
+/// channel, and zenoh would connect to any endpoint it names (a Unix
+/// socket, another protocol).
+pub(crate) fn check_locator(cfg: &EndpointConfig, l: &str) -> Result<(), BindingError> {
+    let proto = link_protocol(&cfg.transport);
+    match l.split_once('/') {
+        Some((p, addr)) if p == proto && addr.parse::<std::net::SocketAddr>().is_ok() => Ok(()),
+        _ => Err(BindingError::Unsupported(format!(
+            "zenoh locator {}: expected {proto}/IP:PORT, as a zenoh reader of this run gives",
+            l.escape_debug()
+        ))),
+    }
+}
+
 /// A key expression chunk from a run id or topic: only characters that are
 /// plain in key expressions.
 pub(crate) fn chunk(s: &str) -> String {
@@ -458,6 +473,7 @@ impl Binding for Zenoh {
     ) -> Result<ZenohWriter, BindingError> {
         let mut connect: Vec<String> = Vec::new();
         for l in readers {
+            check_locator(&self.cfg, l)?;
             if !connect.contains(l) {
                 connect.push(l.clone());
             }

@@ -150,3 +150,22 @@ fn a_sample_larger_than_a_batch_arrives_in_its_pieces() {
         );
     }
 }
+
+#[test]
+fn a_writer_connects_only_to_a_locator_of_its_transport() {
+    let c = base("loc", "tcp");
+    for good in ["tcp/127.0.0.1:7447", "tcp/[::1]:7447"] {
+        check_locator(&c, good).unwrap();
+    }
+    for bad in [
+        "unixsock-stream//run/docker.sock",
+        "udp/127.0.0.1:7447",
+        "tcp/localhost:7447",
+        "tcp/127.0.0.1:7447\"]",
+        "",
+    ] {
+        let e = check_locator(&c, bad).unwrap_err().to_string();
+        assert!(e.starts_with("zenoh locator ") && !e.contains('\n'), "{e}");
+    }
+    check_locator(&base("loc", "udp"), "udp/127.0.0.1:7447").unwrap();
+}

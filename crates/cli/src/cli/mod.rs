@@ -269,7 +269,8 @@ pub struct TestArgs {
     #[arg(long, value_name = "ID")]
     pub domain: Option<u32>,
     /// Vendor QoS file passed through: CycloneDDS XML configuration, Fast
-    /// DDS XML profiles.
+    /// DDS XML profiles. An agent at HOST:PORT (--connect) is sent only
+    /// the file's name, and applies the file of that name in its --qos-dir.
     #[arg(long, value_name = "PATH")]
     pub qos_file: Option<PathBuf>,
     /// Keyed type with N instances written round-robin (DDS).
@@ -462,6 +463,11 @@ pub struct HostArgs {
     /// Allow runs with --mlock on this host.
     #[arg(long)]
     pub allow_mlock: bool,
+    /// The vendor files publishers may apply here: a publisher's
+    /// --qos-file names a file in DIR (letters, digits, '.', '_', '-',
+    /// ending in .xml), never a path (default: none may).
+    #[arg(long, value_name = "DIR")]
+    pub qos_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

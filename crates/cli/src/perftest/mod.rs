@@ -75,11 +75,18 @@ fn sub(inv: &Invocation) -> anyhow::Result<ExitCode> {
         .into());
     }
     eprintln!(
-        "pubsubperf perftest -sub: serving one run; the -pub side sends the test's settings (this side's options are checked, not used, except -nic, -multicastAddr and the output options)"
+        "pubsubperf perftest -sub: serving one run; the -pub side sends the test's settings (this side's options are checked, not used, except -nic, -multicastAddr, -qosFile and the output options)"
     );
+    // The -pub's -qosFile comes by name only (as to any agent at
+    // HOST:PORT): the file of that name beside this side's own -qosFile.
+    let qos_dir = inv.request.qos_file.as_deref().map(|f| match f.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => ".".into(),
+    });
     serve_once(
         inv.request.data_address.clone(),
         inv.request.multicast_address.clone(),
+        qos_dir,
         sub_port(),
         Some(sub_print::SubPrint::request(inv)),
     )
@@ -87,12 +94,13 @@ fn sub(inv: &Invocation) -> anyhow::Result<ExitCode> {
 
 /// Serves one publisher's session on `port` as an agent does, its data on
 /// `data_address` (a `-nic`), its readers on the multicast group
-/// `multicast_address` when the run is multicast, printing what `print`
-/// asks ([`sub_print`]): the subscribing side of another tool's command
-/// line.
+/// `multicast_address` when the run is multicast, its vendor files from
+/// `qos_dir` (the agent's `--qos-dir`), printing what `print` asks
+/// ([`sub_print`]): the subscribing side of another tool's command line.
 pub(crate) fn serve_once(
     data_address: Option<String>,
     multicast_address: Option<String>,
+    qos_dir: Option<std::path::PathBuf>,
     port: u16,
     print: Option<String>,
 ) -> anyhow::Result<ExitCode> {
@@ -109,6 +117,7 @@ pub(crate) fn serve_once(
         run_grace: "60s".into(),
         allow_rt_priority: false,
         allow_mlock: false,
+        qos_dir,
     };
     let listen = format!("0.0.0.0:{port}");
     crate::interrupt::install(crate::interrupt::Notice::Say);

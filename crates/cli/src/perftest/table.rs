@@ -419,7 +419,7 @@ pub const OPTIONS: &[Opt] = &[
         Arg::Value("<filename>"),
         "`--qos-file FILE`",
         |i, v| set(i, "-qosFile", "qos-file", v),
-        "a file in the middleware's own format (Connext's XML fits Connext only)",
+        "a file in the middleware's own format (Connext's XML fits Connext only). A `-pub` sends its `-sub` the file's name only, and the `-sub` applies the file of that name in the directory of its own `-qosFile` (without one, it refuses the run); see [two hosts](two-hosts.md#vendor-files---qos-dir)",
     ),
     refuse(
         "-qosLibrary",

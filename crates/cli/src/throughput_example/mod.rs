@@ -83,6 +83,7 @@ fn subscribe(inv: &Invocation) -> anyhow::Result<ExitCode> {
     serve_once(
         inv.request.data_address.clone(),
         inv.request.multicast_address.clone(),
+        None,
         port,
         None,
     )

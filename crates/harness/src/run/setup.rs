@@ -25,6 +25,9 @@ pub(super) fn setup<B: Binding>(s: &mut Session, spec: &RunSpec) -> Result<Endpo
     for sub in s.subs.iter_mut() {
         let mut sp = spec.clone();
         sp.subscriber_index = sub.index;
+        if sub.qos_by_name {
+            crate::qos_dir::by_name(&mut sp.endpoint);
+        }
         sub.send(&Msg::Setup { spec: Box::new(sp) })?;
     }
     let mut locators = Vec::new();
@@ -35,8 +38,12 @@ pub(super) fn setup<B: Binding>(s: &mut Session, spec: &RunSpec) -> Result<Endpo
         }
     }
     for (i, p) in s.pubs.iter_mut().enumerate() {
+        let mut sp = spec.clone();
+        if p.qos_by_name {
+            crate::qos_dir::by_name(&mut sp.endpoint);
+        }
         p.send(&Msg::PubSetup {
-            spec: Box::new(spec.clone()),
+            spec: Box::new(sp),
             publisher: (i + 1) as u8,
             data: locators.clone(),
         })?;
