@@ -827,6 +827,15 @@ fn set_up(agent: &Agent, spec: RunSpec) -> Ctl {
     ctl
 }
 
+/// Takes the subscriber's Locators and tells it where the echoes go.
+fn tell_echo(ctl: &Ctl, echo: &str) {
+    assert!(matches!(
+        ctl.recv(Some(Duration::from_secs(10))),
+        Ok(Msg::Locators { .. })
+    ));
+    ctl.send(&Msg::Peer { echo: echo.into() }).unwrap();
+}
+
 /// The next message, which must be an Error; its text.
 fn error_of(ctl: &Ctl) -> String {
     match ctl.recv(Some(Duration::from_secs(10))) {
@@ -863,14 +872,7 @@ fn setups_beyond_the_bounds_or_for_one_host_are_refused_before_anything_is_made(
 fn echoes_go_only_to_the_publishers_address() {
     let agent = Agent::start(&[]);
     let ctl = set_up(&agent, RunSpec::for_test("d1", TestKind::Latency));
-    assert!(matches!(
-        ctl.recv(Some(Duration::from_secs(10))),
-        Ok(Msg::Locators { .. })
-    ));
-    ctl.send(&Msg::Peer {
-        echo: "192.0.2.77:9".into(),
-    })
-    .unwrap();
+    tell_echo(&ctl, "192.0.2.77:9");
     let e = error_of(&ctl);
     assert!(
         e.contains("192.0.2.77:9 is not the publisher's address (127.0.0.1)"),
@@ -882,14 +884,7 @@ fn echoes_go_only_to_the_publishers_address() {
 fn a_run_whose_publisher_never_says_stop_is_ended_by_the_watchdog() {
     let agent = Agent::start(&["--run-grace", "1s"]);
     let ctl = set_up(&agent, RunSpec::for_test("w1", TestKind::Throughput));
-    assert!(matches!(
-        ctl.recv(Some(Duration::from_secs(10))),
-        Ok(Msg::Locators { .. })
-    ));
-    ctl.send(&Msg::Peer {
-        echo: "127.0.0.1:9".into(),
-    })
-    .unwrap();
+    tell_echo(&ctl, "127.0.0.1:9");
     assert!(matches!(
         ctl.recv(Some(Duration::from_secs(10))),
         Ok(Msg::Ready)

@@ -743,41 +743,78 @@ fn relay_delay_of_1ms_is_measured_as_1ms() {
     }
 }
 
+/// A 30-second run of `test` over `binding` with `extra` flags, from host
+/// a of a two-host lab to a `sub --listen` on host b, going on.
+struct LongRun {
+    lab: Lab,
+    b: String,
+    /// The `sub --listen`: its pid, and its index in `lab.procs`.
+    sub_pid: u32,
+    sub: usize,
+    /// The publisher's index in `lab.procs`.
+    publisher: usize,
+    json: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl LongRun {
+    fn start(test: &str, binding: &str, extra: &[&str]) -> LongRun {
+        let (mut lab, a, b) = Lab::two_hosts();
+        let sub_at = format!("198.18.0.2:{CTRL}");
+        let sub_pid = lab.sub(&b, &sub_at);
+        let sub = lab.procs.len() - 1;
+        let dir = tmp();
+        let json = dir.path().join("r.json");
+        let mut args = vec![test, "-b", binding, "--connect", &sub_at];
+        args.extend(extra);
+        args.extend([
+            "--duration",
+            "30s",
+            "--warmup",
+            "0s",
+            "-q",
+            "--no-save",
+            "--json",
+        ]);
+        args.push(json.to_str().unwrap());
+        let publisher = publisher(&mut lab, &a, &args);
+        LongRun {
+            lab,
+            b,
+            sub_pid,
+            sub,
+            publisher,
+            json,
+            _dir: dir,
+        }
+    }
+
+    /// The publisher's exit status (waited for at most `within`) and stderr.
+    fn publisher_exit(&mut self, within: Duration) -> (std::process::ExitStatus, String) {
+        let p = &mut self.lab.procs[self.publisher];
+        let status = wait_exit(p, within, "publisher");
+        let mut err = String::new();
+        std::io::Read::read_to_string(p.stderr.as_mut().unwrap(), &mut err).unwrap();
+        (status, err)
+    }
+
+    /// The run's result as written.
+    fn result(&self) -> serde_json::Value {
+        json(&self.json)["runs"][0].clone()
+    }
+}
+
 #[test]
 fn killed_subscriber_ends_the_run_and_keeps_results() {
     require_netns();
     let _serial = serial();
     for (test, binding) in [("latency", "tcp"), ("throughput", "udp")] {
-        let (mut lab, a, b) = Lab::two_hosts();
-        let sub_at = format!("198.18.0.2:{CTRL}");
-        let sub = lab.sub(&b, &sub_at);
-        let d = tmp();
-        let j = d.path().join("r.json");
-        let p = publisher(
-            &mut lab,
-            &a,
-            &[
-                test,
-                "-b",
-                binding,
-                "--connect",
-                &sub_at,
-                "--duration",
-                "30s",
-                "--warmup",
-                "0s",
-                "-q",
-                "--json",
-                j.to_str().unwrap(),
-            ],
-        );
+        let mut run = LongRun::start(test, binding, &[]);
         std::thread::sleep(Duration::from_millis(1500));
-        signal(sub, libc::SIGKILL);
-        let status = wait_exit(&mut lab.procs[p], Duration::from_secs(10), test);
-        let mut err = String::new();
-        std::io::Read::read_to_string(lab.procs[p].stderr.as_mut().unwrap(), &mut err).unwrap();
+        signal(run.sub_pid, libc::SIGKILL);
+        let (status, err) = run.publisher_exit(Duration::from_secs(10));
         assert_eq!(status.code(), Some(1), "{test}: {err}");
-        let r = &json(&j)["runs"][0];
+        let r = &run.result();
         eprintln!(
             "kill -9 subscriber ({test} {binding}): exit 1, error: {}",
             r["error"]
@@ -1069,44 +1106,18 @@ fn blocked_link_ends_within(cells: &[(&str, &str)]) {
     require_netns();
     let _serial = serial();
     for &(test, binding) in cells {
-        let (mut lab, a, b) = Lab::two_hosts();
-        let sub_at = format!("198.18.0.2:{CTRL}");
-        lab.sub(&b, &sub_at);
-        let sub = lab.procs.len() - 1;
-        let d = tmp();
-        let j = d.path().join("r.json");
-        let p = publisher(
-            &mut lab,
-            &a,
-            &[
-                test,
-                "-b",
-                binding,
-                "--connect",
-                &sub_at,
-                "-s",
-                "64",
-                "--rate",
-                "2000",
-                "--duration",
-                "30s",
-                "--warmup",
-                "0s",
-                "-q",
-                "--no-save",
-                "--json",
-                j.to_str().unwrap(),
-            ],
-        );
+        let mut run = LongRun::start(test, binding, &["-s", "64", "--rate", "2000"]);
         std::thread::sleep(Duration::from_secs(3));
-        block_link(&b);
+        block_link(&run.b);
         let blocked = Instant::now();
-        let status = wait_exit(&mut lab.procs[p], Duration::from_secs(60), "publisher");
+        let (status, err) = run.publisher_exit(Duration::from_secs(60));
         let publisher_took = blocked.elapsed();
-        let status_sub = wait_exit(&mut lab.procs[sub], Duration::from_secs(60), "sub --listen");
+        let status_sub = wait_exit(
+            &mut run.lab.procs[run.sub],
+            Duration::from_secs(60),
+            "sub --listen",
+        );
         let agent_took = blocked.elapsed();
-        let mut err = String::new();
-        std::io::Read::read_to_string(lab.procs[p].stderr.as_mut().unwrap(), &mut err).unwrap();
         eprintln!(
             "{test} {binding}: link blocked; the publisher exited after {:.1} s ({status}), the agent's session after {:.1} s ({status_sub}): {}",
             publisher_took.as_secs_f64(),
@@ -1124,6 +1135,6 @@ fn blocked_link_ends_within(cells: &[(&str, &str)]) {
             "{test} {binding}: the agent's session took {agent_took:?}"
         );
         // What was measured before is written.
-        assert_eq!(json(&j)["runs"][0]["complete"], false, "{test} {binding}");
+        assert_eq!(run.result()["complete"], false, "{test} {binding}");
     }
 }

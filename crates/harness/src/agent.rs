@@ -401,7 +401,6 @@ fn settings(cfg: &AgentConfig, seen_from: Option<String>) -> SessionSettings {
         seen_from,
         print: cfg.print.clone(),
         qos_dir: cfg.qos_dir.clone(),
-        trusted: false,
     }
 }
 
@@ -460,9 +459,11 @@ pub fn run_stdio(cfg: &AgentConfig, report: &mut dyn FnMut(Event)) -> Result<(),
     if cfg.data_address.is_none() {
         cfg.data_address = ssh.as_ref().map(|(_, own)| own.clone());
     }
-    let mut settings = settings(&cfg, ssh.map(|(publisher, _)| publisher));
-    // The SSH user could run anything here: a --qos-file may be a path.
-    settings.trusted = true;
+    // The SSH user could run anything here: its sessions are trusted (a
+    // --qos-file may be a path; no network bounds), the agent's own limits
+    // still hold.
+    cfg.limits.network = false;
+    let settings = settings(&cfg, ssh.map(|(publisher, _)| publisher));
     let peer = stream.peer_addr().map_err(|e| Fault::Peer(e.to_string()))?;
     let mut id = 1;
     loop {

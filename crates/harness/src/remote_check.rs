@@ -142,7 +142,7 @@ pub fn check_setup(spec: &mut RunSpec, settings: &SessionSettings) -> Result<(),
         ("--binding", &spec.binding),
         ("--peer-binding", &spec.peer_binding),
     ] {
-        if !settings.trusted
+        if !settings.trusted()
             && let Some(i) = crate::registry::info(name)
             && (!i.capabilities.remote || i.capabilities.in_process)
         {
@@ -152,7 +152,7 @@ pub fn check_setup(spec: &mut RunSpec, settings: &SessionSettings) -> Result<(),
         }
     }
     if let Some(asked) = &spec.endpoint.qos_file {
-        let file = crate::qos_dir::resolve(asked, settings.qos_dir.as_deref(), settings.trusted)
+        let file = crate::qos_dir::resolve(asked, settings.qos_dir.as_deref(), settings.trusted())
             .map_err(refuse)?;
         spec.endpoint.qos_file = Some(file);
     }
@@ -234,10 +234,9 @@ mod tests {
     }
 
     fn remote() -> SessionSettings {
-        SessionSettings {
-            trusted: false,
-            ..SessionSettings::local()
-        }
+        let mut s = SessionSettings::local();
+        s.limits.network = true;
+        s
     }
 
     #[test]

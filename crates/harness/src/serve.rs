@@ -35,9 +35,11 @@ pub struct Limits {
     /// None: none).
     #[serde(default)]
     pub idle_timeout_ns: Option<u64>,
-    /// The session came over the network: every number of a run is held
-    /// to [`Bounds`], one-host bindings are refused, and a run that
-    /// outlives its length is ended.
+    /// The session came over the network from an agent at HOST:PORT (not
+    /// over SSH, not the publisher's own subscribers): every number of a
+    /// run is held to [`Bounds`], its data goes only to its publisher, a
+    /// run that outlives its length is ended, and what it names is checked
+    /// as a stranger's ([`SessionSettings::trusted`]).
     #[serde(default)]
     pub network: bool,
     /// Addresses a session from the network may send data to besides its
@@ -294,13 +296,6 @@ pub struct SessionSettings {
     /// agent's `--qos-dir`; None: none may); see [`crate::qos_dir`].
     #[serde(default)]
     pub qos_dir: Option<PathBuf>,
-    /// The publisher may do what this host's user may: the publisher's own
-    /// subscribers, and an agent over SSH (the SSH user could run anything
-    /// there anyway); never an agent at HOST:PORT. A trusted run's
-    /// `--qos-file` may be an absolute path of this host, and its binding
-    /// one that works within one host ([`crate::remote_check`]).
-    #[serde(default)]
-    pub trusted: bool,
 }
 
 impl SessionSettings {
@@ -314,8 +309,17 @@ impl SessionSettings {
             seen_from: None,
             print: None,
             qos_dir: None,
-            trusted: true,
         }
+    }
+
+    /// The publisher may do what this host's user may (its limits are not
+    /// a network session's, [`Limits::network`]): the publisher's own
+    /// subscribers, and an agent over SSH (the SSH user could run anything
+    /// there anyway); never an agent at HOST:PORT. A trusted run's
+    /// `--qos-file` may be an absolute path of this host, and its binding
+    /// one that works within one host ([`crate::remote_check`]).
+    pub fn trusted(&self) -> bool {
+        !self.limits.network
     }
 }
 
@@ -396,13 +400,10 @@ pub fn serve_admitted(ctl: Ctl, settings: &SessionSettings, watch: Watch) -> Res
         };
         let r = match msg {
             Msg::Setup { mut spec } => {
-                spec.endpoint.bind_ip = data_ip.clone();
                 let name = spec.peer_binding.clone();
-                crate::remote_check::check_setup(&mut spec, settings)
-                    .and_then(|()| own_group(&mut spec.endpoint, settings))
-                    .and_then(|()| limits.check(&spec))
-                    .and_then(|()| {
-                        let _armed = limits.watchdog(&spec);
+                own_group(&mut spec.endpoint, settings)
+                    .and_then(|()| accept_run(&mut spec, settings, &data_ip))
+                    .and_then(|_armed| {
                         with_binding!(name.as_str(), B => crate::subscriber::serve_run::<B>(&ctl, &spec, setup_timeout, &destinations, &mut *watch),
                         unknown => Err(Fault::Config(crate::registry::unknown_binding("--peer-binding", &name))))
                     })
@@ -412,19 +413,14 @@ pub fn serve_admitted(ctl: Ctl, settings: &SessionSettings, watch: Watch) -> Res
                 publisher,
                 data,
             } => {
-                spec.endpoint.bind_ip = data_ip.clone();
                 let name = spec.binding.clone();
-                crate::remote_check::check_setup(&mut spec, settings)
-                    .and_then(|()| limits.check(&spec))
-                    .and_then(|()| {
-                        data.iter()
-                            .try_for_each(|l| destinations.check("a subscriber's data locator", l))
+                data.iter()
+                    .try_for_each(|l| destinations.check("a subscriber's data locator", l))
+                    .and_then(|()| accept_run(&mut spec, settings, &data_ip))
+                    .and_then(|_armed| {
+                        with_binding!(name.as_str(), B => crate::extra::serve_publisher::<B>(&ctl, &spec, publisher, &data, setup_timeout),
+                        unknown => Err(Fault::Config(crate::registry::unknown_binding("--binding", &name))))
                     })
-                    .and_then(|()| {
-                    let _armed = limits.watchdog(&spec);
-                    with_binding!(name.as_str(), B => crate::extra::serve_publisher::<B>(&ctl, &spec, publisher, &data, setup_timeout),
-                    unknown => Err(Fault::Config(crate::registry::unknown_binding("--binding", &name))))
-                })
             }
             Msg::Bye => return Ok(()),
             // Anything else outside a run (late Stop, Start) is stale.
@@ -440,6 +436,20 @@ pub fn serve_admitted(ctl: Ctl, settings: &SessionSettings, watch: Watch) -> Res
             }
         }
     }
+}
+
+/// Takes a run this session was asked for: its endpoints bind `data_ip`,
+/// what it names passes [`crate::remote_check`] and its numbers the
+/// limits; the watchdog it returns is armed while the run is served.
+fn accept_run(
+    spec: &mut RunSpec,
+    settings: &SessionSettings,
+    data_ip: &str,
+) -> Result<Option<Watchdog>, Fault> {
+    spec.endpoint.bind_ip = data_ip.to_string();
+    crate::remote_check::check_setup(spec, settings)?;
+    settings.limits.check(spec)?;
+    Ok(settings.limits.watchdog(spec))
 }
 
 /// This host's multicast group, when it has one, for a multicast run's

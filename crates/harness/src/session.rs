@@ -142,18 +142,17 @@ impl SubConn {
 
     /// Receives the next message within `timeout`.
     pub fn recv(&self, timeout: Duration) -> Result<Msg, Fault> {
-        self.recv_within(timeout)?.ok_or_else(|| {
-            Fault::Peer(format!(
-                "subscriber {} ({}) did not answer within {:.1} s",
-                self.index,
-                self.peer,
-                timeout.as_secs_f64()
-            ))
-        })
+        self.recv_until(timeout, false)
     }
 
-    /// The next message within `timeout`, None if none came.
-    pub fn recv_within(&self, timeout: Duration) -> Result<Option<Msg>, Fault> {
+    /// [`SubConn::recv`], giving up early once the subscriber has been
+    /// silent for [`PEER_SILENCE`] (waiting for the results of a run: a
+    /// draining subscriber keeps reporting, a gone one is given up).
+    pub fn recv_heard(&self, timeout: Duration) -> Result<Msg, Fault> {
+        self.recv_until(timeout, true)
+    }
+
+    fn recv_until(&self, timeout: Duration, heard: bool) -> Result<Msg, Fault> {
         let deadline = Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -161,7 +160,7 @@ impl SubConn {
                 Ok(Msg::Error { message }) => {
                     return Err(Fault::Peer(format!("subscriber {}: {message}", self.index)));
                 }
-                Ok(m) => return Ok(Some(m)),
+                Ok(m) => return Ok(m),
                 Err(RecvTimeoutError::Disconnected) => {
                     return Err(self.dead("it closed the control connection (process died?)"));
                 }
@@ -169,8 +168,16 @@ impl SubConn {
                     if INTERRUPTED.load(Ordering::Relaxed) {
                         return Err(Fault::Interrupted);
                     }
+                    if heard {
+                        self.check_heard(pubsubperf_core::clock::now_ns())?;
+                    }
                     if Instant::now() >= deadline {
-                        return Ok(None);
+                        return Err(Fault::Peer(format!(
+                            "subscriber {} ({}) did not answer within {:.1} s",
+                            self.index,
+                            self.peer,
+                            timeout.as_secs_f64()
+                        )));
                     }
                 }
             }
@@ -193,6 +200,11 @@ impl SubConn {
             // A failed send shows as the connection's end, below or soon.
             let _ = self.ctl.send(&Msg::Heartbeat);
         }
+        self.check_heard(now_ns)
+    }
+
+    /// Checks that the subscriber is alive and has spoken recently.
+    fn check_heard(&self, now_ns: u64) -> Result<(), Fault> {
         if !self.alive.load(Ordering::Acquire) {
             return Err(self.dead("it closed the control connection (process died?)"));
         }
@@ -405,12 +417,9 @@ impl Session {
         let timeout = self.connect_timeout;
         let Some(target) = crate::ssh::Target::parse(addr) else {
             let stream = connect(addr, timeout)?;
-            return SubConn::new(index, stream, addr.into(), access.token.as_deref(), timeout).map(
-                |c| SubConn {
-                    qos_by_name: true,
-                    ..c
-                },
-            );
+            let mut c = SubConn::new(index, stream, addr.into(), access.token.as_deref(), timeout)?;
+            c.qos_by_name = true;
+            return Ok(c);
         };
         let target = target.map_err(Fault::Config)?;
         self.pool = access.pool.clone();

@@ -100,25 +100,7 @@ pub(super) fn collect_subscribers(
         let deadline = std::time::Instant::now() + wait;
         loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
-            // Waited for in steps, each ending with the silence check: a
-            // draining subscriber keeps reporting, a gone one is given up
-            // after PEER_SILENCE.
-            let step = left.min(Duration::from_secs(1));
-            let got = match sub.recv_within(step) {
-                Ok(Some(m)) => Ok(m),
-                Ok(None) => match sub.check(pubsubperf_core::clock::now_ns()) {
-                    Err(silent) => Err(silent),
-                    Ok(()) if step < left => Ok(Msg::Heartbeat),
-                    Ok(()) => Err(Fault::Peer(format!(
-                        "subscriber {} ({}) did not answer within {:.1} s",
-                        sub.index,
-                        sub.peer,
-                        wait.as_secs_f64()
-                    ))),
-                },
-                Err(f) => Err(f),
-            };
-            match got {
+            match sub.recv_heard(left) {
                 Ok(Msg::Result {
                     throughput,
                     by_publisher,
