@@ -7,6 +7,8 @@
 #   scripts/cross.sh aarch64 [CARGO ARGS...]   64-bit ARM (arm64): Raspberry Pi 3/4/5 with a 64-bit OS, Jetson, i.MX8, Graviton
 #   scripts/cross.sh armhf   [CARGO ARGS...]   32-bit ARMv7 with hardware float: Raspberry Pi OS 32-bit, i.MX6, BeagleBone
 #   scripts/cross.sh --print-env aarch64       the environment it builds with (eval-able), no build
+#   scripts/cross.sh --prepare aarch64         no build: installs what the build needs (the toolchain,
+#                                              the board's libraries, Rust's target), as a build would
 #   scripts/cross.sh --emulation aarch64       no build: lets this machine run the target's binaries
 #                                              (qemu-user-static registered with binfmt_misc, so that
 #                                              a process the binary starts is emulated too)
@@ -36,6 +38,7 @@ mode=build
 case "${1:-}" in
   --print-env) mode=print-env; shift ;;
   --emulation) mode=emulation; shift ;;
+  --prepare) mode=prepare; shift ;;
 esac
 case "${1:-}" in
   aarch64 | arm64 | aarch64-unknown-linux-gnu)
@@ -182,6 +185,9 @@ if [ "${PUBSUBPERF_CROSS_NO_INSTALL:-}" != 1 ]; then
   fi
   if [ $rust_only = 0 ] && [ -n "${sysroot:-}" ]; then make_sysroot; fi
   grep -qx "$triple" <<<"$(rustup target list --installed)" || rustup target add "$triple" >&2
+fi
+if [ $mode = prepare ]; then
+  exit 0
 fi
 
 echo "cross.sh: cargo build --release --target $triple $*" >&2

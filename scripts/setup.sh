@@ -6,17 +6,21 @@
 #   scripts/setup.sh --install [--prefix DIR]  then installs the binary, its man pages and
 #                                              bash/zsh/fish completions (scripts/install.sh;
 #                                              DIR defaults to /usr/local)
+#   scripts/setup.sh --no-build                only the packages (scripts/test.sh builds next)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 install=0
+build=1
 install_args=()
-if [ "${1:-}" = "--install" ]; then
+if [ "${1:-}" = "--no-build" ]; then
+  build=0
+elif [ "${1:-}" = "--install" ]; then
   shift
   install=1
   install_args=("$@")
 elif [ $# -gt 0 ]; then
-  echo "setup.sh: unknown argument '$1' (use --install [--prefix DIR])" >&2
+  echo "setup.sh: unknown argument '$1' (use --install [--prefix DIR], or --no-build)" >&2
   exit 2
 fi
 
@@ -67,7 +71,9 @@ if command -v rustup >/dev/null 2>&1; then
     grep -q "^$c" <<<"$(rustup component list --installed 2>/dev/null)" || rustup component add "$c" >&2
   done
 fi
-cargo build --release --locked -p pubsubperf >&2
+if [ $build = 1 ]; then
+  cargo build --release --locked -p pubsubperf >&2
+fi
 if [ $install = 1 ]; then
   scripts/install.sh "${install_args[@]}"
 fi

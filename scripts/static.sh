@@ -7,11 +7,17 @@
 #
 #   scripts/static.sh              x86-64 (x86_64-unknown-linux-musl, Debian's musl-tools)
 #   scripts/static.sh aarch64      64-bit ARM (aarch64-unknown-linux-musl; zig from PyPI compiles SQLite)
+#   scripts/static.sh --prepare [TARGET]   no build: installs what the build needs
 #
 # Prints the binary's path: target/<triple>/release/pubsubperf.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
+prepare=0
+if [ "${1:-}" = "--prepare" ]; then
+  prepare=1
+  shift
+fi
 
 case "${1:-x86_64}" in
   x86_64 | amd64)
@@ -47,6 +53,9 @@ ZIG
     exit 2 ;;
 esac
 grep -qx "$triple" <<<"$(rustup target list --installed)" || rustup target add "$triple" >&2
+if [ $prepare = 1 ]; then
+  exit 0
+fi
 # A file to copy to a board: no debug info, symbols stripped.
 CARGO_PROFILE_RELEASE_DEBUG=0 CARGO_PROFILE_RELEASE_STRIP=symbols \
   cargo build --release --locked --target "$triple" -p pubsubperf --no-default-features --features rust-only >&2
