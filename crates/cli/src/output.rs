@@ -164,6 +164,7 @@ pub fn latency_table(runs: &[&Run]) -> String {
     }
     for r in runs {
         let Some(p) = &r.pings else { continue };
+        foreign_line(&mut s, r);
         if p.lost > 0 {
             let _ = writeln!(
                 s,
@@ -257,6 +258,17 @@ pub fn throughput_table(runs: &[&Run]) -> String {
     s
 }
 
+/// The line of a run that received samples without its key.
+fn foreign_line(s: &mut String, r: &Run) {
+    if r.foreign_samples > 0 {
+        let _ = writeln!(
+            s,
+            "{}, {} B: {} foreign samples (without this run's key: another sender on a data port), not in the figures",
+            r.binding, r.size, r.foreign_samples
+        );
+    }
+}
+
 /// One line under the throughput table for each best-effort run that was
 /// sent unpaced and lost samples: the loss is the sender outrunning the
 /// receiver, not the middleware dropping on the way, and says how to
@@ -266,6 +278,7 @@ pub fn loss_lines(runs: &[&Run]) -> String {
     let mut s = String::new();
     for r in runs {
         let Some(t) = &r.throughput else { continue };
+        foreign_line(&mut s, r);
         if t.rejected > 0 {
             let _ = writeln!(
                 s,
@@ -292,9 +305,11 @@ pub fn loss_lines(runs: &[&Run]) -> String {
 /// One row per run, any mix of bindings, tests and sizes (sweeps).
 pub fn summary_table(runs: &[Run]) -> String {
     let mut s = String::new();
+    // A fleet sweep's runs say where they ran (publisher -> subscribers).
+    let fleet = runs.iter().any(|r| r.hosts.is_some());
     let _ = writeln!(
         s,
-        "{:<11} {:<9} {:<11} {:>10} {:<9} {:>11} {:>11} {:>14} {:>11} {:>9} {:>9}",
+        "{:<11} {:<9} {:<11} {:>10} {:<9} {:>11} {:>11} {:>14} {:>11} {:>9} {:>9}{}",
         "BINDING",
         "TRANSPORT",
         "TEST",
@@ -305,7 +320,8 @@ pub fn summary_table(runs: &[Run]) -> String {
         "samples/s",
         "Mbps",
         "lost %",
-        "rejected"
+        "rejected",
+        if fleet { "  HOSTS (pub -> sub)" } else { "" }
     );
     for r in runs {
         let (p50, p99) = r
@@ -318,7 +334,7 @@ pub fn summary_table(runs: &[Run]) -> String {
         let t = r.throughput.as_ref();
         let _ = writeln!(
             s,
-            "{:<11} {:<9} {:<11} {:>10} {:<9} {:>11} {:>11} {:>14} {:>11} {:>9} {:>9}{}",
+            "{:<11} {:<9} {:<11} {:>10} {:<9} {:>11} {:>11} {:>14} {:>11} {:>9} {:>9}{}{}",
             r.binding,
             r.transport,
             r.test.to_string(),
@@ -334,6 +350,10 @@ pub fn summary_table(runs: &[Run]) -> String {
             t.map_or("-".into(), |t| format!("{:.2}", t.mbps)),
             t.map_or("-".into(), |t| format!("{:.3}", t.lost_percent)),
             r.rejected(),
+            r.hosts.as_ref().map_or(String::new(), |h| format!(
+                "  {} -> {}",
+                h.publisher, h.subscriber
+            )),
             if r.complete { "" } else { " (partial)" }
         );
     }
@@ -433,6 +453,6 @@ mod tests {
         let s = csv(&[]);
         assert_eq!(s.lines().count(), 1);
         assert!(s.starts_with("binding,transport,test,size,"));
-        assert_eq!(s.lines().next().unwrap().split(',').count(), 41);
+        assert_eq!(s.lines().next().unwrap().split(',').count(), 44);
     }
 }

@@ -861,6 +861,7 @@ impl TestRequest {
                 profile: self.profile,
                 clock: self.clock,
                 data_address: data_address.clone(),
+                run_key: 0,
             };
             registry::validate(&spec, !connect.is_empty()).map_err(UsageError)?;
             specs.push(spec);

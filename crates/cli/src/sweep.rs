@@ -238,6 +238,9 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
             command: Some(format!("sweep {}", a.file.display())),
             ..Default::default()
         };
+        for r in &mut cell_sink.file.runs {
+            r.hosts = cell.hosts.clone();
+        }
         if !cell_sink.file.runs.is_empty() {
             save_results(&a.save, &cell_sink.file, &meta).context("saving the cell")?;
         }

@@ -259,6 +259,119 @@ fn udp_throughput_accounts_every_sample() {
     assert_eq!(sent, rec + lost, "{t}");
 }
 
+/// The local ports of the IPv4 UDP sockets that processes `pids` hold
+/// (their descriptors' socket inodes, looked up in /proc/net/udp).
+fn udp_ports(pids: &[u32]) -> Vec<u16> {
+    let mut inodes = Vec::new();
+    for pid in pids {
+        for fd in std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if let Ok(l) = std::fs::read_link(fd.path())
+                && let Some(i) = l.to_string_lossy().strip_prefix("socket:[")
+            {
+                inodes.push(i.trim_end_matches(']').to_string());
+            }
+        }
+    }
+    let table = std::fs::read_to_string("/proc/net/udp").unwrap();
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let port = u16::from_str_radix(f[1].rsplit(':').next()?, 16).ok()?;
+            inodes.contains(&f[9].to_string()).then_some(port)
+        })
+        .collect()
+}
+
+/// Runs `throughput -b udp` with `extra` arguments while a third party
+/// sends 200 datagrams to each of the run's UDP ports (random bytes, and
+/// well-formed headers with the wrong key and sequence numbers far ahead);
+/// the run's result.
+fn udp_throughput_with_strangers(extra: &[&str]) -> serde_json::Value {
+    let d = tmp();
+    let j = d.path().join("r.json");
+    let mut args = vec![
+        "throughput",
+        "-b",
+        "udp",
+        "-s",
+        "64",
+        "--rate",
+        "5000",
+        "--duration",
+        "3s",
+        "--warmup",
+        "0s",
+        "-q",
+        "--json",
+        j.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    let child = bin()
+        .args(with_no_save(&args))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1200));
+    let mut pids = vec![child.id()];
+    pids.extend(children(child.id()));
+    let ports = udp_ports(&pids);
+    assert!(!ports.is_empty(), "no udp socket found for {pids:?}");
+    let stranger = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    for i in 0..200u64 {
+        let mut b = vec![0u8; (i as usize * 37) % 120];
+        for (k, x) in b.iter_mut().enumerate() {
+            *x = (i as u8)
+                .wrapping_mul(151)
+                .wrapping_add(k as u8)
+                .wrapping_mul(29);
+        }
+        if i % 2 == 0 && b.len() >= 24 {
+            b[..8].copy_from_slice(&(1_000_000 + i).to_le_bytes());
+            b[6] = 0;
+            b[7] = 0;
+        }
+        for &p in &ports {
+            let _ = stranger.send_to(&b, ("127.0.0.1", p));
+        }
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = json(&j)["runs"][0].clone();
+    let t = &r["throughput"];
+    assert_eq!(r["complete"], true, "{r}");
+    assert_eq!(t["out_of_order"], 0, "{t}");
+    assert_eq!(t["duplicates"], 0, "{t}");
+    let (s, rec, lost) = (
+        t["sent"].as_u64().unwrap(),
+        t["received"].as_u64().unwrap(),
+        t["lost"].as_u64().unwrap(),
+    );
+    assert_eq!(s, rec + lost, "{t}");
+    assert!(lost < s / 10, "foreign datagrams counted as loss: {t}");
+    r
+}
+
+/// A third party's datagrams on a run's data ports never reach the
+/// figures: they are counted as foreign, never as received, lost,
+/// reordered or duplicated, with one publisher or several.
+#[test]
+fn foreign_datagrams_on_the_data_ports_never_reach_the_figures() {
+    for extra in [&[][..], &["--publishers", "2"][..]] {
+        let r = udp_throughput_with_strangers(extra);
+        assert!(
+            r["foreign_samples"].as_u64().unwrap_or(0) > 0,
+            "{extra:?}: {r}"
+        );
+    }
+}
+
 #[test]
 fn rate_paces_the_publisher() {
     let d = tmp();
@@ -708,6 +821,64 @@ fn several_publishers_are_accounted_per_publisher() {
         &["latency", "-b", "udp", "--publishers", "2"],
         "--publishers",
     );
+}
+
+/// A publisher that stops (SIGSTOP: hung, as a blocked link looks) is
+/// given up by its subscriber and its extra publisher within the promised
+/// 5 s of silence (docs/faults.md), not after the run's 30 s.
+#[test]
+fn a_hung_publisher_ends_its_subscriber_and_extra_publisher_within_5s() {
+    let mut p = bin()
+        .args(with_no_save(&[
+            "throughput",
+            "-b",
+            "udp",
+            "--publishers",
+            "2",
+            "--rate",
+            "2000",
+            "--duration",
+            "30s",
+            "--warmup",
+            "0s",
+            "-q",
+        ]))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let kids = loop {
+        let k = children(p.id());
+        if k.len() >= 2 {
+            break k;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "no subscriber and extra publisher: {k:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: signals to the process this test started.
+    unsafe { libc::kill(p.id() as i32, libc::SIGSTOP) };
+    let stopped = Instant::now();
+    for k in &kids {
+        wait_gone_within(
+            *k,
+            "a peer of the stopped publisher",
+            Duration::from_secs(5 + 3),
+        );
+    }
+    eprintln!(
+        "peers of the stopped publisher gone after {:.1} s",
+        stopped.elapsed().as_secs_f64()
+    );
+    unsafe {
+        libc::kill(p.id() as i32, libc::SIGKILL);
+        libc::kill(p.id() as i32, libc::SIGCONT);
+    }
+    let _ = p.wait();
 }
 
 #[test]

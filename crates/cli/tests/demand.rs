@@ -130,9 +130,9 @@ fn ramp(binding: &str) -> Vec<serde_json::Value> {
             assert!(res["cpu_percent"].as_f64().unwrap() >= 0.0, "{side}: {res}");
         }
     }
-    // The CSV: the demand is its last column.
+    // The CSV: the demand column, fourth from the end.
     let csv = std::fs::read_to_string(&c).unwrap();
-    let demands: Vec<&str> = csv.lines().map(|l| l.rsplit(',').next().unwrap()).collect();
+    let demands: Vec<&str> = csv.lines().map(|l| l.rsplit(',').nth(3).unwrap()).collect();
     assert_eq!(demands, ["demand", "100", "200", "300"]);
     runs
 }

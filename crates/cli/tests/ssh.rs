@@ -530,7 +530,20 @@ warmup = "0s"
     );
     let o = sweep.run(&l, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(sweep.runs().len(), 2);
+    // Each run says where its sides ran: in the summary table, the JSON,
+    // the CSV and the export.
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.contains("HOSTS (pub -> sub)"), "{table}");
+    assert_eq!(table.matches("  lab -> local").count(), 2, "{table}");
+    let runs = sweep.runs();
+    assert_eq!(runs.len(), 2);
+    for r in &runs {
+        assert_eq!(
+            r["hosts"],
+            serde_json::json!({"publisher": "lab", "subscriber": "local"}),
+            "{r}"
+        );
+    }
     // Stored here, with the publisher host's environment: its interfaces
     // are the subscriber namespace's.
     let o = Command::new(BIN)
@@ -543,5 +556,18 @@ warmup = "0s"
         out.contains("198.18.0.2"),
         "not measured on the other host: {out}"
     );
+    let exported: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for r in exported["runs"].as_array().unwrap() {
+        assert_eq!(r["hosts"]["publisher"], "lab", "{r}");
+    }
+    let o = Command::new(BIN)
+        .args(["export", "--db", &sweep.path("r.sqlite"), "--csv", "-"])
+        .output()
+        .unwrap();
+    let csv = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for line in csv.lines().skip(1) {
+        assert!(line.ends_with(",lab,local"), "{csv}");
+    }
     nothing_left_in(&l.b, Duration::from_secs(5));
 }

@@ -111,6 +111,12 @@ pub struct Run {
     /// Samples whose payload failed the `--check` pattern.
     #[serde(default)]
     pub bad_samples: u64,
+    /// Samples that arrived without the run's key (a stray or injected
+    /// datagram on a data port, a late sample of an earlier run), on either
+    /// side: counted here only, never as received, lost, reordered or as a
+    /// round trip. Absent when none came.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub foreign_samples: u64,
     /// False when the run was cut short (peer died, Ctrl-C); its figures
     /// cover what was measured until then.
     #[serde(default = "yes")]
@@ -121,13 +127,31 @@ pub struct Run {
     /// Wall-clock start, RFC 3339 UTC.
     #[serde(default)]
     pub started_at: String,
+    /// The hosts its sides ran on, by the names of a fleet sweep's
+    /// inventory (`local`: the machine that ran the sweep); absent outside
+    /// sweeps with a `hosts` or `publisher_hosts` axis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<RunHosts>,
     /// Measured duration in seconds (warm-up excluded).
     #[serde(default)]
     pub duration_s: f64,
 }
 
+/// Where a run's sides ran, by inventory name ([`Run::hosts`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunHosts {
+    /// The publisher's host.
+    pub publisher: String,
+    /// The subscribers' host.
+    pub subscriber: String,
+}
+
 fn yes() -> bool {
     true
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// Ping counts of a latency test (`pings` in results). Warm-up pings are
@@ -316,9 +340,11 @@ mod tests {
                 resources: RunResources::default(),
                 profile: None,
                 bad_samples: 0,
+                foreign_samples: 0,
                 complete: true,
                 error: None,
                 started_at: String::new(),
+                hosts: None,
                 duration_s: 1.0,
             }],
         }

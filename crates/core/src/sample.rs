@@ -1,20 +1,26 @@
 //! The sample layout shared by every binding.
 //!
-//! Every sample starts with a 16-byte header, little endian:
+//! Every sample starts with a 24-byte header, little endian:
 //!
-//! | bytes | field |
-//! |-------|-------|
-//! | 0..6  | sequence number (48 bits, per publisher, starting at 0) |
-//! | 6     | publisher id |
-//! | 7     | flags ([`FLAG_ECHO`], [`FLAG_WARMUP`], [`FLAG_CHECK`]) |
-//! | 8..16 | send timestamp, [`crate::clock::now_ns`] of the sender |
+//! | bytes  | field |
+//! |--------|-------|
+//! | 0..6   | sequence number (48 bits, per publisher, starting at 0) |
+//! | 6      | publisher id |
+//! | 7      | flags ([`FLAG_ECHO`], [`FLAG_WARMUP`], [`FLAG_CHECK`]) |
+//! | 8..16  | send timestamp, [`crate::clock::now_ns`] of the sender |
+//! | 16..24 | the run's key: random, drawn by the publisher for each run |
+//!
+//! The key tells the run's own samples from anything else that reaches a
+//! data port (a stray or injected datagram, another run's late sample): a
+//! sample without it is counted as foreign, never as loss, reordering or a
+//! round trip. It is not a secret from whoever can read the traffic.
 //!
 //! The rest is payload. With `--check` the payload carries [`fill_pattern`],
 //! which the subscriber verifies with [`check_pattern`]. The smallest sample
 //! is therefore [`HEADER_LEN`] bytes.
 
 /// Size of the header at the start of every sample.
-pub const HEADER_LEN: usize = 16;
+pub const HEADER_LEN: usize = 24;
 /// The subscriber must echo this sample back (latency test, or every Nth
 /// sample of a throughput test).
 pub const FLAG_ECHO: u8 = 1;
@@ -38,6 +44,8 @@ pub struct Header {
     pub flags: u8,
     /// Sender's timestamp in nanoseconds.
     pub timestamp: u64,
+    /// The run's key.
+    pub key: u64,
 }
 
 impl Header {
@@ -49,6 +57,7 @@ impl Header {
             | (u64::from(self.flags) << 56);
         buf[0..8].copy_from_slice(&word0.to_le_bytes());
         buf[8..16].copy_from_slice(&self.timestamp.to_le_bytes());
+        buf[16..24].copy_from_slice(&self.key.to_le_bytes());
     }
 
     /// Reads a header; `None` when `buf` is shorter than [`HEADER_LEN`].
@@ -59,11 +68,13 @@ impl Header {
         }
         let word0 = u64::from_le_bytes(buf[0..8].try_into().ok()?);
         let timestamp = u64::from_le_bytes(buf[8..16].try_into().ok()?);
+        let key = u64::from_le_bytes(buf[16..24].try_into().ok()?);
         Some(Header {
             seq: word0 & SEQ_MASK,
             publisher: (word0 >> 48) as u8,
             flags: (word0 >> 56) as u8,
             timestamp,
+            key,
         })
     }
 }
@@ -110,11 +121,12 @@ mod tests {
             publisher: 7,
             flags: FLAG_ECHO | FLAG_CHECK,
             timestamp: 123_456_789_012,
+            key: 0x0123_4567_89ab_cdef,
         };
         let mut buf = [0u8; 32];
         h.write(&mut buf);
         assert_eq!(Header::read(&buf), Some(h));
-        assert_eq!(Header::read(&buf[..15]), None);
+        assert_eq!(Header::read(&buf[..HEADER_LEN - 1]), None);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! throughput run).
 
 use pubsubperf_core::Received;
-use pubsubperf_core::sample::{Header, check_pattern, fill_pattern};
+use pubsubperf_core::sample::{HEADER_LEN, Header, check_pattern, fill_pattern};
 use pubsubperf_core::{
     Binding, DataType, EndpointConfig, Reader, Reliability, TopicSpec, WaitMode, Writer,
 };
@@ -62,6 +62,7 @@ fn run<P: Binding, S: Binding>(cfg: &EndpointConfig, rounds: u64, burst: u64) {
                     publisher: 0,
                     flags: 0,
                     timestamp: 0,
+                    key: 0,
                 }
                 .write(b);
                 fill_pattern(b, seq);
@@ -76,9 +77,9 @@ fn run<P: Binding, S: Binding>(cfg: &EndpointConfig, rounds: u64, burst: u64) {
                     let h = Header::read(s).expect("header");
                     assert_eq!((h.seq, s.len()), (seq, len), "data sample");
                     assert!(check_pattern(s, seq), "payload corrupted across vendors");
-                    let head: [u8; 16] = s[..16].try_into().expect("16 bytes");
+                    let head: [u8; HEADER_LEN] = s[..HEADER_LEN].try_into().expect("a header");
                     echo_w
-                        .send(s.len(), |b| b[..16].copy_from_slice(&head))
+                        .send(s.len(), |b| b[..HEADER_LEN].copy_from_slice(&head))
                         .expect("echo");
                     echoed = true;
                 })
@@ -124,6 +125,7 @@ fn run<P: Binding, S: Binding>(cfg: &EndpointConfig, rounds: u64, burst: u64) {
                             publisher: 0,
                             flags: 0,
                             timestamp: 0,
+                            key: 0,
                         }
                         .write(b);
                         fill_pattern(b, seq);

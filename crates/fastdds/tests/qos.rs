@@ -42,6 +42,7 @@ fn send_seq<W: Writer>(w: &mut W, len: usize, seq: u64) {
             publisher: 0,
             flags: 0,
             timestamp: 0,
+            key: 0,
         }
         .write(b);
         fill_pattern(b, seq);

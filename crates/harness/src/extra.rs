@@ -7,6 +7,7 @@
 
 use crate::channel::Ctl;
 use crate::protocol::{ControlError, Msg};
+use crate::session::{HEARTBEAT, PEER_SILENCE};
 use crate::spec::RunSpec;
 use crate::stream::{Poll, send_stream};
 use crate::{Fault, INTERRUPTED};
@@ -51,17 +52,27 @@ pub fn serve_publisher<B: Binding>(
         other => return Err(Fault::Peer(format!("unexpected {other:?}"))),
     }
     let stop = Arc::new(AtomicBool::new(false));
+    // Publisher 0 tells this side it is alive once a second during the
+    // run; silent for PEER_SILENCE (hung, or the link blocked), the run
+    // ends here too, in the same seconds as a subscriber's.
+    let silent = Arc::new(AtomicBool::new(false));
     let rd = ctl.try_clone().map_err(|e| Fault::Peer(e.to_string()))?;
-    let st = stop.clone();
+    let (st, quiet) = (stop.clone(), silent.clone());
     let cancel = cfg.cancel.clone();
     let control = pubsubperf_core::helper::spawn_helper(rd, move |rd| {
+        let mut heard = std::time::Instant::now();
         loop {
             match rd.recv(Some(Duration::from_millis(200))) {
                 Ok(Msg::Stop { .. }) => break,
-                Ok(_) => {}
+                Ok(_) => heard = std::time::Instant::now(),
                 Err(ControlError::Timeout(_)) => {
                     if st.load(Ordering::Acquire) {
                         return;
+                    }
+                    if heard.elapsed() > PEER_SILENCE {
+                        quiet.store(true, Ordering::Release);
+                        cancel.cancel();
+                        break;
                     }
                 }
                 Err(_) => {
@@ -72,6 +83,7 @@ pub fn serve_publisher<B: Binding>(
         }
         st.store(true, Ordering::Release);
     });
+    let mut told = std::time::Instant::now();
     let usage = Usage::now();
     let streamed = send_stream::<B>(
         &mut w,
@@ -79,6 +91,11 @@ pub fn serve_publisher<B: Binding>(
         id,
         0,
         &mut || {
+            if told.elapsed() >= HEARTBEAT {
+                told = std::time::Instant::now();
+                // A failed send shows as the connection's end, in the control thread.
+                let _ = ctl.send(&Msg::Heartbeat);
+            }
             if stop.load(Ordering::Relaxed) || INTERRUPTED.load(Ordering::Relaxed) {
                 Ok(Poll::Stop)
             } else {
@@ -92,6 +109,12 @@ pub fn serve_publisher<B: Binding>(
     let _ = control.join();
     drop(w);
     drop(binding);
+    if silent.load(Ordering::Acquire) {
+        return Err(Fault::Gone(format!(
+            "publisher 0 has been silent for {} s (hung or unreachable)",
+            PEER_SILENCE.as_secs()
+        )));
+    }
     if let Some(f) = streamed.fault {
         return Err(f);
     }

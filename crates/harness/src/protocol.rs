@@ -17,8 +17,10 @@ use std::time::Duration;
 
 /// Bumped whenever a message changes shape. Peers with different tool
 /// versions refuse each other (see [`Msg::Hello`]). 3: the token is never
-/// sent; a challenge-response proves it and keys every later frame.
-pub const PROTOCOL: u32 = 3;
+/// sent; a challenge-response proves it and keys every later frame. 4:
+/// every sample carries the run's key (`RunSpec::run_key`), the header is
+/// 24 bytes, subscribers count foreign samples.
+pub const PROTOCOL: u32 = 4;
 
 /// A control message.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -135,6 +137,9 @@ pub enum Msg {
         echoed: u64,
         /// Samples that failed the `--check` pattern.
         bad_samples: u64,
+        /// Samples without the run's key (see [`pubsubperf_core::sample`]).
+        #[serde(default)]
+        foreign: u64,
         /// Resources used while measuring.
         resources: Resources,
         /// `--profile`: this subscriber's profile.

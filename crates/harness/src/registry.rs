@@ -234,7 +234,7 @@ pub fn validate(spec: &RunSpec, remote: bool) -> Result<(), String> {
     }
     if spec.size < HEADER_LEN {
         return Err(format!(
-            "--size {}: the smallest sample is {HEADER_LEN} bytes (sequence number and timestamp)",
+            "--size {}: the smallest sample is {HEADER_LEN} bytes (its header: sequence number, timestamp, the run's key)",
             spec.size
         ));
     }

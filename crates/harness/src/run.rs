@@ -174,8 +174,12 @@ pub fn run(s: &mut Session, spec: &RunSpec, on_interval: &mut dyn FnMut(&Interva
     out
 }
 
-/// One run of `spec`.
+/// One run of `spec`, under a key of its own.
 fn run_once(s: &mut Session, spec: &RunSpec, on_interval: &mut dyn FnMut(&Interval)) -> RunOutcome {
+    let spec = &match spec.keyed() {
+        Ok(keyed) => keyed,
+        Err(f) => return RunOutcome::failed(f),
+    };
     let name = spec.binding.as_str();
     with_binding!(name, B => run_over::<B>(s, spec, on_interval),
         unknown => RunOutcome::failed(Fault::Config(crate::registry::unknown_binding("--binding", name))))
@@ -275,6 +279,9 @@ struct Measured {
     echoed: u64,
     /// Warm-up samples (pings) sent.
     warmup: u64,
+    /// Echoes without the run's key (a stray or injected datagram on the
+    /// echo's data port): not round trips.
+    foreign: u64,
 }
 
 /// Liveness of every peer, on the real clock (never a binding's virtual one).
@@ -287,8 +294,9 @@ fn check_peers(s: &Session) -> Result<(), Fault> {
     for sub in &s.subs {
         sub.check(now)?;
     }
+    // Extra publishers too are told and heard once a second.
     for p in &s.pubs {
-        p.check_alive()?;
+        p.check(now)?;
     }
     Ok(())
 }

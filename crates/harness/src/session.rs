@@ -30,8 +30,10 @@ pub const HEARTBEAT: Duration = Duration::from_secs(1);
 
 /// The publisher's connection to one subscriber.
 pub struct SubConn {
-    /// Subscriber index.
+    /// Subscriber index (an extra publisher's id).
     pub index: usize,
+    /// "subscriber", or "publisher" for an extra publisher (messages).
+    role: &'static str,
     ctl: Ctl,
     rx: Receiver<Msg>,
     alive: Arc<AtomicBool>,
@@ -114,6 +116,7 @@ impl SubConn {
         });
         Ok(SubConn {
             index,
+            role: "subscriber",
             ctl: s,
             rx,
             alive,
@@ -135,8 +138,8 @@ impl SubConn {
     /// The fault for a subscriber that went away.
     pub fn dead(&self, why: &str) -> Fault {
         Fault::Peer(format!(
-            "subscriber {} ({}) is gone: {why}",
-            self.index, self.peer
+            "{} {} ({}) is gone: {why}",
+            self.role, self.index, self.peer
         ))
     }
 
@@ -211,21 +214,12 @@ impl SubConn {
         let last = self.last_heard_ns.load(Ordering::Acquire);
         if now_ns.saturating_sub(last) > PEER_SILENCE.as_nanos() as u64 {
             return Err(Fault::Peer(format!(
-                "subscriber {} ({}) has been silent for {:.1} s (hung or unreachable)",
+                "{} {} ({}) has been silent for {:.1} s (hung or unreachable)",
+                self.role,
                 self.index,
                 self.peer,
                 (now_ns - last) as f64 / 1e9
             )));
-        }
-        Ok(())
-    }
-
-    /// Checks only that the peer is still connected (extra publishers stay
-    /// silent while they send).
-    #[inline]
-    pub fn check_alive(&self) -> Result<(), Fault> {
-        if !self.alive.load(Ordering::Acquire) {
-            return Err(self.dead("it closed the control connection (process died?)"));
         }
         Ok(())
     }
@@ -375,7 +369,8 @@ impl Session {
         match peers {
             Peers::Remote { addrs, access } => {
                 for a in &addrs {
-                    let conn = self.connect_remote(self.pubs.len() + 1, a, &access)?;
+                    let mut conn = self.connect_remote(self.pubs.len() + 1, a, &access)?;
+                    conn.role = "publisher";
                     self.pubs.push(conn);
                 }
             }
@@ -390,13 +385,15 @@ impl Session {
                 for _ in 0..n {
                     let stream = accept(&l, timeout, &mut self.children)?;
                     let i = self.pubs.len() + 1;
-                    self.pubs.push(SubConn::new(
+                    let mut conn = SubConn::new(
                         i,
                         stream,
                         format!("local publisher process {i}"),
                         None,
                         timeout,
-                    )?);
+                    )?;
+                    conn.role = "publisher";
+                    self.pubs.push(conn);
                 }
             }
             Peers::Threads { .. } => {

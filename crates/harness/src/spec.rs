@@ -2,6 +2,7 @@
 //! subscriber. Built by the CLI from the user's options; it is also what a
 //! result's `config` records.
 
+use crate::Fault;
 use pubsubperf_core::EndpointConfig;
 use pubsubperf_core::result::TestKind;
 use serde::{Deserialize, Serialize};
@@ -88,6 +89,11 @@ pub struct RunSpec {
     /// towards the first subscriber). Each subscriber's host chooses its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_address: Option<String>,
+    /// The key every sample of the run carries ([`pubsubperf_core::sample`]),
+    /// drawn at random by the publisher as each run starts
+    /// ([`RunSpec::keyed`]); 0 until then. Not in a result's config.
+    #[serde(default)]
+    pub run_key: u64,
 }
 
 /// The user's choice of round-trip clock (`--clock`).
@@ -172,7 +178,17 @@ impl RunSpec {
             clock: RoundTripClock::Auto,
             profile: false,
             data_address: None,
+            run_key: 0,
         }
+    }
+
+    /// This spec with a fresh random [`RunSpec::run_key`], for one run.
+    pub fn keyed(&self) -> Result<RunSpec, Fault> {
+        let mut key = [0u8; 8];
+        getrandom::fill(&mut key).map_err(|e| Fault::Peer(format!("random run key: {e}")))?;
+        let mut spec = self.clone();
+        spec.run_key = u64::from_le_bytes(key);
+        Ok(spec)
     }
 
     /// [`measured_span_ns`] of this run.
@@ -185,6 +201,7 @@ impl RunSpec {
         let mut v = serde_json::to_value(self).unwrap_or_default();
         if let Some(o) = v.as_object_mut() {
             o.remove("subscriber_index");
+            o.remove("run_key");
             if let Some(ep) = o.get_mut("endpoint").and_then(|e| e.as_object_mut()) {
                 ep.remove("bind_ip");
             }

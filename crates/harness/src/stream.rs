@@ -19,13 +19,14 @@ use crate::spec::RunSpec;
 use pubsubperf_core::sample::{FLAG_CHECK, FLAG_ECHO, FLAG_WARMUP, Header, fill_pattern};
 use pubsubperf_core::{Binding, BindingError, Reliability, Writer};
 
-/// Writes the header (and with `check` the pattern) of sample `seq`,
-/// stamped with `B`'s clock; returns the stamp.
+/// Writes the header (and with `check` the pattern) of sample `seq` of the
+/// run keyed `key`, stamped with `B`'s clock; returns the stamp.
 #[inline]
 pub(crate) fn fill_sample(
     buf: &mut [u8],
     seq: u64,
     publisher: u8,
+    key: u64,
     flags: u8,
     check: bool,
     stamp: impl FnOnce() -> u64,
@@ -39,6 +40,7 @@ pub(crate) fn fill_sample(
         publisher,
         flags: flags | if check { FLAG_CHECK } else { 0 },
         timestamp,
+        key,
     }
     .write(buf);
     timestamp
@@ -153,6 +155,7 @@ struct Settings {
     demand: u64,
     pace_sleep: bool,
     publisher: u8,
+    key: u64,
     echo_every: u64,
     best_effort: bool,
     /// ns between `--rate` slots (0: unpaced).
@@ -176,6 +179,7 @@ impl Settings {
             demand: spec.demand,
             pace_sleep: spec.pace_sleep,
             publisher,
+            key: spec.run_key,
             echo_every,
             best_effort: spec.endpoint.reliability == Reliability::BestEffort,
             period,
@@ -291,6 +295,7 @@ fn phase<B: Binding, const WARM: bool>(
         demand,
         pace_sleep,
         publisher,
+        key,
         echo_every,
         best_effort,
         period,
@@ -328,7 +333,7 @@ fn phase<B: Binding, const WARM: bool>(
         };
         let this = seq;
         let r = w.send(size, |b| {
-            fill_sample(b, this, publisher, flags, !WARM && check, || {
+            fill_sample(b, this, publisher, key, flags, !WARM && check, || {
                 if flags & FLAG_ECHO != 0 {
                     B::now_ns()
                 } else {

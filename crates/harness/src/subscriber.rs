@@ -152,21 +152,22 @@ pub fn serve_run<B: Binding>(
     let res = measure::<B>(ctl, spec, &mut reader, echo.as_mut(), &shared, &mut *watch);
     let resources = Usage::now().since(&start);
     let profile = profiler.map(|p| {
-        let handled = res.as_ref().map_or(0, |r| r.4);
+        let handled = res.as_ref().map_or(0, |r| r.handled);
         Box::new(p.finish(handled, "samples received, warm-up included"))
     });
     // The control thread ends on Stop, on close, or within 200 ms of an interrupt.
     cfg.cancel.cancel();
     let _ = control.join();
-    let (throughput, by_publisher, echoed, bad, _) = res?;
+    let m = res?;
     drop(echo);
     drop(reader);
     drop(binding);
     let result = Msg::Result {
-        throughput,
-        by_publisher,
-        echoed,
-        bad_samples: bad,
+        throughput: m.throughput,
+        by_publisher: m.by_publisher,
+        echoed: m.echoed,
+        bad_samples: m.bad,
+        foreign: m.foreign,
         resources,
         profile,
     };
@@ -174,9 +175,19 @@ pub fn serve_run<B: Binding>(
     ctl.send(&result).map_err(ctl_err)
 }
 
-/// Counts, counts per publisher, samples echoed, bad samples, and every
-/// sample received (warm-up included).
-type Measured = (Option<Throughput>, Vec<Throughput>, u64, u64, u64);
+/// What a subscriber counted over a run.
+struct Measured {
+    throughput: Option<Throughput>,
+    by_publisher: Vec<Throughput>,
+    echoed: u64,
+    /// Samples whose payload failed the `--check` pattern.
+    bad: u64,
+    /// Samples without the run's key, or from a publisher the run does not
+    /// have: never counted as received, lost or reordered, never echoed.
+    foreign: u64,
+    /// Every sample handed over, warm-up and foreign included.
+    handled: u64,
+}
 
 /// After the publisher's stop, a reliable subscriber gives up on the rest
 /// of the samples once none came for this long. Longer than a repair takes
@@ -208,8 +219,10 @@ fn measure<B: Binding>(
         spec.latency_every.max(1)
     };
     let check = spec.check;
+    let (key, publishers) = (spec.run_key, spec.publishers.max(1));
     let mut trackers: Vec<SeqTracker> = Vec::new();
     let mut bad = 0u64;
+    let mut foreign = 0u64;
     let mut handled = 0u64;
     let mut echoed = 0u64;
     let mut window = RateWindow::default();
@@ -244,9 +257,12 @@ fn measure<B: Binding>(
         let n = reader
             .recv_window(Duration::from_millis(50), &mut |s: Received| {
                 handled += 1;
-                let Some(h) = Header::read(s.head()) else {
-                    bad += 1;
-                    return;
+                let h = match Header::read(s.head()) {
+                    Some(h) if h.key == key && usize::from(h.publisher) < publishers => h,
+                    _ => {
+                        foreign += 1;
+                        return;
+                    }
                 };
                 // Our receive time goes into the echo only for true one-way
                 // latency; otherwise the clock is read after the echo is
@@ -414,8 +430,16 @@ fn measure<B: Binding>(
             }
         }
     }
+    let mut out = Measured {
+        throughput: None,
+        by_publisher: Vec::new(),
+        echoed,
+        bad,
+        foreign,
+        handled,
+    };
     if spec.test == TestKind::Latency {
-        return Ok((None, Vec::new(), echoed, bad, handled));
+        return Ok(out);
     }
     let sent_by = shared
         .sent_by
@@ -456,5 +480,7 @@ fn measure<B: Binding>(
     if by_publisher.len() < 2 {
         by_publisher.clear();
     }
-    Ok((Some(tp), by_publisher, echoed, bad, handled))
+    out.throughput = Some(tp);
+    out.by_publisher = by_publisher;
+    Ok(out)
 }

@@ -11,7 +11,7 @@ latency_p50_ns,latency_p90_ns,latency_p99_ns,latency_p99_9_ns,latency_p99_99_ns,
 sent,received,bytes,samples_per_s,mbps,lost,lost_percent,rejected,duplicates,out_of_order,\
 pub_cpu_percent,sub_cpu_percent,pub_max_rss_kib,sub_max_rss_kib,\
 pub_voluntary_cs,pub_involuntary_cs,sub_voluntary_cs,sub_involuntary_cs,bad_samples,duration_s,\
-sent_per_s,demand";
+sent_per_s,demand,foreign_samples,publisher_host,subscriber_host";
 
 /// One CSV row per run, header first.
 pub fn csv(runs: &[Run]) -> String {
@@ -80,6 +80,15 @@ pub fn csv(runs: &[Run]) -> String {
                 .get("demand")
                 .and_then(|d| d.as_u64())
                 .map_or(String::new(), |d| d.to_string()),
+            // Appended later: the samples without the run's key, and a
+            // fleet sweep's hosts (empty outside one).
+            r.foreign_samples.to_string(),
+            r.hosts
+                .as_ref()
+                .map_or(String::new(), |h| h.publisher.clone()),
+            r.hosts
+                .as_ref()
+                .map_or(String::new(), |h| h.subscriber.clone()),
         ]);
         out.push_str(&row.join(","));
         out.push('\n');

@@ -98,6 +98,7 @@ pub fn merge_runs(runs: &[&Run]) -> Result<Run> {
     out.resources.subscriber =
         merge_resources(runs.iter().map(|r| (&r.resources.subscriber, r.duration_s)));
     out.bad_samples = runs.iter().map(|r| r.bad_samples).sum();
+    out.foreign_samples = runs.iter().map(|r| r.foreign_samples).sum();
     out.complete = runs.iter().all(|r| r.complete);
     out.error = if errors.is_empty() {
         None

@@ -52,6 +52,7 @@
 //! and skips, with a message, the ones a binding cannot run.
 
 use crate::error::{ReportError, Result};
+use pubsubperf_core::result::RunHosts;
 use pubsubperf_core::size::parse_size;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -92,6 +93,10 @@ pub struct Cell {
     /// The host that runs the publisher, when it is not this one (the
     /// `publisher_hosts` axis): the runner runs `args` there over SSH.
     pub publisher: Option<PublisherHost>,
+    /// The inventory's names of the hosts the cell's sides run on, when
+    /// the sweep has a `hosts` or `publisher_hosts` axis; each of the cell's
+    /// runs carries them ([`pubsubperf_core::result::RunHosts`]).
+    pub hosts: Option<RunHosts>,
 }
 
 /// A host of the inventory that runs a cell's publisher.
@@ -596,6 +601,7 @@ fn expand(
                                                 binding: binding.clone(),
                                                 size,
                                                 publisher: None,
+                                                hosts: None,
                                             });
                                         }
                                     }
@@ -644,6 +650,9 @@ struct Placement {
     key: String,
     args: Vec<String>,
     publisher: Option<PublisherHost>,
+    /// The host's name, and whether it takes the publisher (else the
+    /// subscribers).
+    host: (String, bool),
 }
 
 /// The cells once per placement (unchanged when an axis has none); the
@@ -662,11 +671,20 @@ fn place(cells: Vec<Cell>, placements: &[Placement]) -> Vec<Cell> {
             if let Some(h) = &publisher {
                 text = format!("{text}\u{1f}{}", h.connect);
             }
+            let mut hosts = c.hosts.clone().unwrap_or_else(|| RunHosts {
+                publisher: "local".into(),
+                subscriber: "local".into(),
+            });
+            match &p.host {
+                (name, true) => hosts.publisher = name.clone(),
+                (name, false) => hosts.subscriber = name.clone(),
+            }
             out.push(Cell {
                 key: format!("{}/{}", c.key, p.key),
                 digest: fnv1a(&text),
                 args,
                 publisher,
+                hosts: Some(hosts),
                 ..c.clone()
             });
         }
@@ -697,6 +715,7 @@ fn subscriber_placements(
                 key: format!("host={name}"),
                 args,
                 publisher: None,
+                host: (name.clone(), false),
             })
         })
         .collect()
@@ -734,6 +753,7 @@ fn publisher_placements(
                 key: format!("pub={name}"),
                 args: Vec::new(),
                 publisher,
+                host: (name.clone(), true),
             })
         })
         .collect()

@@ -119,6 +119,7 @@ fn send_seq<W: Writer>(w: &mut W, seq: u64, len: usize, check: bool) {
             publisher: 0,
             flags: 0,
             timestamp: pubsubperf_core::clock::now_ns(),
+            key: 0,
         }
         .write(buf);
         if check {

@@ -129,6 +129,7 @@ fn a_sample_larger_than_a_batch_arrives_in_its_pieces() {
                 publisher: 0,
                 flags: 0,
                 timestamp: 1,
+                key: 0,
             };
             h.write(b);
             fill_pattern(b, 7);

@@ -156,6 +156,7 @@ mod tests {
             by_publisher: Vec::new(),
             echoed: 0,
             bad_samples: 0,
+            foreign: 0,
             resources: Default::default(),
             profile: None,
         }

@@ -59,6 +59,24 @@ pub(super) struct PeerResults {
     bad_samples: u64,
     /// `--profile`: each subscriber's profile.
     profiles: Vec<SideProfile>,
+    /// Samples without the run's key, over all subscribers.
+    foreign: u64,
+}
+
+/// A subscriber's counts are checked against what was sent: with every
+/// sample keyed, received and lost together never exceed the samples sent
+/// to it; when they do, something else reached it (a corrupt sample, a
+/// forged one with the key) and the counts are not trusted: the run is
+/// marked incomplete with the reason.
+fn counts_beyond_sent(subscriber: usize, t: &Throughput) -> Option<Fault> {
+    let counted = t.received.saturating_add(t.lost);
+    (counted > t.sent).then(|| {
+        Fault::Peer(format!(
+            "subscriber {subscriber} counted {counted} samples received or lost, more than the {} sent: \
+             samples the publishers did not send reached it (corrupt or forged); its counts are not trusted",
+            t.sent
+        ))
+    })
 }
 
 /// Tells every live subscriber how many samples were sent and collects its
@@ -105,14 +123,19 @@ pub(super) fn collect_subscribers(
                     throughput,
                     by_publisher,
                     bad_samples,
+                    foreign,
                     resources,
                     profile,
                     ..
                 }) => {
                     out.profiles.extend(profile.map(|p| *p));
                     if let Some(t) = throughput {
+                        if let Some(why) = counts_beyond_sent(sub.index, &t) {
+                            fault.get_or_insert(why);
+                        }
                         out.subscribers.push(t);
                     }
+                    out.foreign += foreign;
                     for (i, t) in by_publisher.iter().enumerate() {
                         if out.publishers.len() <= i {
                             out.publishers.push(Throughput::default());
@@ -263,9 +286,35 @@ pub(super) fn assemble(
             unprofiled: None,
         }),
         bad_samples: peers.bad_samples,
+        foreign_samples: peers.foreign + m.foreign,
         complete: fault.is_none(),
         error: fault.as_ref().map(|f| f.to_string()),
         started_at,
+        hosts: None,
         duration_s: m.duration_ns as f64 / 1e9,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_beyond_what_was_sent_are_not_trusted() {
+        let t = |received, lost| Throughput {
+            sent: 100,
+            received,
+            lost,
+            ..Default::default()
+        };
+        assert!(counts_beyond_sent(0, &t(90, 10)).is_none());
+        assert!(counts_beyond_sent(0, &t(100, 0)).is_none());
+        let why = counts_beyond_sent(2, &t(90, 13_559_341_310_317_280))
+            .expect("refused")
+            .to_string();
+        assert!(
+            why.starts_with("subscriber 2 counted 13559341310317370 samples received or lost, more than the 100 sent"),
+            "{why}"
+        );
     }
 }

@@ -109,7 +109,7 @@ fn send_ping<W: Writer, C: clock::RoundTrip>(
 ) -> Result<u64, BindingError> {
     let mut sent_at = 0;
     w.send(spec.size, |b| {
-        sent_at = fill_sample(b, seq, 0, flags, spec.check, C::start);
+        sent_at = fill_sample(b, seq, 0, spec.run_key, flags, spec.check, C::start);
     })?;
     w.flush()?;
     Ok(sent_at)
@@ -154,6 +154,9 @@ struct Echoes<'a, W> {
     chain: Option<(&'a mut W, &'a mut Schedule, &'a RunSpec)>,
     /// A ping the callback could not send.
     failed: Option<BindingError>,
+    /// The run's key, and the samples that came without it.
+    key: u64,
+    foreign: u64,
 }
 
 impl<W: Writer> Echoes<'_, W> {
@@ -164,8 +167,12 @@ impl<W: Writer> Echoes<'_, W> {
         let Some(p) = self.want else {
             return;
         };
-        let Some(h) = Header::read(b) else {
-            return;
+        let h = match Header::read(b) {
+            Some(h) if h.key == self.key => h,
+            _ => {
+                self.foreign += 1;
+                return;
+            }
         };
         if (h.seq, h.flags & !FLAG_CHECK) != (p.seq, p.flags) {
             return;
@@ -306,6 +313,7 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
         duration_ns: spec.duration_ns,
     };
     let mut echoed = 0u64;
+    let mut foreign = 0u64;
     let mut rejected = 0u64;
     let mut first_refusal = None;
     let mut next_send = start;
@@ -383,6 +391,8 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
             n: 0,
             chain: chained.then_some((&mut ep.writer, &mut sched, spec)),
             failed: None,
+            key: spec.run_key,
+            foreign: 0,
         };
         if let Err(f) = await_echo::<B, C>(
             s,
@@ -396,8 +406,13 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
             break Some(f);
         }
         let Echoes {
-            want, n, failed, ..
+            want,
+            n,
+            failed,
+            foreign: not_ours,
+            ..
         } = echoes;
+        foreign += not_ours;
         if n == 0 || !chained {
             // Not counted by the callback; with no echo within
             // --echo-timeout the ping is lost and not recorded.
@@ -440,5 +455,6 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
         fault,
         echoed,
         warmup: sched.warm_seq,
+        foreign,
     }
 }
