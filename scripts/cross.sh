@@ -45,7 +45,10 @@ case "${1:-}" in
     arch=arm64 triple=aarch64-unknown-linux-gnu gnu=aarch64-linux-gnu qemu=qemu-aarch64 ;;
   armhf | armv7 | armv7-unknown-linux-gnueabihf)
     arch=armhf triple=armv7-unknown-linux-gnueabihf gnu=arm-linux-gnueabihf qemu=qemu-arm
-    sysroot="$PWD/target/sysroot/armhf" ;;
+    # Through ./target's link (scripts/test.sh's build cache): the same
+    # path from every clone, so the flags that name it, and the build, are
+    # the cache's.
+    sysroot="$(realpath -m target)/sysroot/armhf" ;;
   *)
     echo "cross.sh: TARGET must be aarch64 or armhf (got '${1:-}'); e.g. scripts/cross.sh aarch64" >&2
     exit 2 ;;

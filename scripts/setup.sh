@@ -28,7 +28,10 @@ want=()
 while read -r p; do
   p="${p%%#*}"; p="${p//[[:space:]]/}"
   [ -z "$p" ] && continue
-  dpkg -s "$p" >/dev/null 2>&1 || want+=("$p")
+  # PACKAGE alone is ambiguous to dpkg once the cross builds installed
+  # PACKAGE:arm64 beside it (Multi-Arch: same): then ask for this machine's.
+  dpkg -s "$p" >/dev/null 2>&1 || dpkg -s "$p:$(dpkg --print-architecture)" >/dev/null 2>&1 ||
+    want+=("$p")
 done < scripts/apt-packages.txt
 if [ ${#want[@]} -gt 0 ]; then
   echo "setup: installing ${want[*]}" >&2

@@ -32,7 +32,9 @@ case "${1:-x86_64}" in
     if ! python3 -c 'import ziglang' 2>/dev/null; then
       python3 -m pip install -q ziglang==0.17.1 >&2
     fi
-    zigcc="$PWD/target/zig-cc-aarch64-musl"
+    # The same path from every clone (./target may link to a build cache):
+    # the compiler's path is in the build's fingerprint.
+    zigcc="$(realpath -m target)/zig-cc-aarch64-musl"
     mkdir -p target
     # cc-rs adds clang's --target=<rust triple>, which zig does not know.
     cat >"$zigcc" <<'ZIG'

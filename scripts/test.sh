@@ -145,16 +145,24 @@ prepare_other_targets() {
     { command -v cargo-deb >/dev/null || cargo install --locked cargo-deb; }
 }
 mkdir -p target
-prepare_started=$SECONDS
-prepare_other_targets >target/prepare.log 2>&1 &
+rm -f target/prepare.took
+(
+  t=$SECONDS
+  prepare_other_targets
+  rc=$?
+  echo $((SECONDS - t)) >target/prepare.took
+  exit $rc
+) >target/prepare.log 2>&1 &
 prepare_pid=$!
 wait_for_preparation() {
+  local t=$SECONDS
   if ! wait "$prepare_pid"; then
     echo "test.sh: preparing the builds for other targets failed; target/prepare.log:" >&2
     tail -n 20 target/prepare.log >&2
     exit 1
   fi
-  timed $((SECONDS - prepare_started)) "preparation for other targets (cross.sh/static.sh --prepare, --emulation; beside the builds)"
+  timed "$(cat target/prepare.took)" "preparation for other targets (cross.sh/static.sh --prepare, --emulation), beside the builds"
+  timed $((SECONDS - t)) "waiting for that preparation after the builds"
 }
 
 step cargo fmt --all --check
