@@ -145,9 +145,6 @@ fn bytes_opt(flag: &str, v: &Option<String>) -> Result<usize, UsageError> {
     }
 }
 
-/// How long a reliable writer may block without `--max-blocking-time`.
-pub const DEFAULT_BLOCK_MS: u64 = 10_000;
-
 /// A run id unique on this host: pid, time, and a counter.
 pub fn new_run_id() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};

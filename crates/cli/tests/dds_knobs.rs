@@ -325,3 +325,15 @@ fn sleep_pauses_after_each_write() {
         assert!(d >= 0.5, "{b}: 100 sleeps of 5 ms took {d} s");
     }
 }
+
+/// Without `--max-blocking-time` a reliable writer blocks as long as its
+/// middleware's own default, recorded in the config: zenoh's
+/// `wait_before_close`, ddsperf's max_blocking_time for CycloneDDS.
+#[test]
+fn a_writer_blocks_for_its_middlewares_own_time_by_default() {
+    let r = exact_run("zenoh", "zenoh", 500, &[]);
+    assert_eq!(r["config"]["endpoint"]["reliable_block_timeout_ms"], 5000);
+    require_dds("cyclonedds");
+    let r = exact_run("cyclonedds", "cyclonedds", 500, &[]);
+    assert_eq!(r["config"]["endpoint"]["reliable_block_timeout_ms"], 10000);
+}

@@ -241,6 +241,10 @@ impl CancelToken {
     }
 }
 
+/// How long a reliable writer may block on a full queue, for a middleware
+/// without a default of its own: ddsperf's RELIABILITY max_blocking_time.
+pub const DEFAULT_BLOCK_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// The interval at which blocking binding calls must check their [`CancelToken`].
 pub const CANCEL_POLL: Duration = Duration::from_millis(100);
 
@@ -420,7 +424,7 @@ impl EndpointConfig {
             socket_buffer: 0,
             send_queue: 0,
             receive_queue: 0,
-            reliable_block_timeout_ms: 10_000,
+            reliable_block_timeout_ms: DEFAULT_BLOCK_TIMEOUT.as_millis() as u64,
             history: None,
             durability: None,
             async_publish: false,
@@ -688,6 +692,13 @@ pub trait Binding: Sized + Send + 'static {
     /// hide the reason (the middleware has no such setting).
     fn why_not(_flag: &str) -> Option<&'static str> {
         None
+    }
+
+    /// How long a reliable writer may block on a full queue when
+    /// `--max-blocking-time` is not given: the middleware's own default
+    /// where it has one, else [`DEFAULT_BLOCK_TIMEOUT`].
+    fn default_block_timeout() -> Duration {
+        DEFAULT_BLOCK_TIMEOUT
     }
 
     /// True when one reader accepts samples from several writers in

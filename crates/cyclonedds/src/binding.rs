@@ -3,6 +3,7 @@
 
 use crate::*;
 use pubsubperf_core::binding::BindingInfo;
+use pubsubperf_core::binding::CANCEL_POLL;
 use pubsubperf_core::handoff::Handoff;
 use pubsubperf_core::{
     Binding, BindingError, DataType, EndpointConfig, Locator, ReceiveMode, Reliability, TopicSpec,
@@ -378,13 +379,23 @@ impl Binding for CycloneDds {
         };
         let reliable = self.cfg.reliability == Reliability::Reliable;
         let block = Duration::from_millis(self.cfg.reliable_block_timeout_ms);
+        // A write blocked on a full history waits inside CycloneDDS, deaf to
+        // the run's cancel (deleting the writer does not wake it in 0.10):
+        // copies wait in slices of CANCEL_POLL and are written again until
+        // `block` has passed (CycloneDDS drops a sample whose write timed
+        // out), so a run whose subscriber fell silent ends in the 5 s of
+        // silence. A loaned chunk is consumed by its write: loans wait all
+        // of `block` at once.
+        let loans = self.cfg.data_type == DataType::Flat && self.cfg.zero_copy;
+        let sliced = !loans && block > CANCEL_POLL;
+        let wait = if sliced { CANCEL_POLL } else { block };
         // SAFETY: valid participant and topic.
         let wr = unsafe {
             sys::pp_create_writer(
                 self.part.pp,
                 tp,
                 reliable as i32,
-                block.as_nanos().min(i64::MAX as u128) as i64,
+                wait.as_nanos().min(i64::MAX as u128) as i64,
                 history,
                 depth,
                 max_samples,
@@ -439,6 +450,7 @@ impl Binding for CycloneDds {
             batched: self.cfg.batch_bytes > 0,
             max_len: self.cfg.max_sample_size,
             block,
+            sliced,
             reliable,
             shm,
             cancel: self.cfg.cancel.clone(),

@@ -2,6 +2,7 @@
 //! copy, or a loaned shared-memory chunk).
 
 use crate::*;
+use pubsubperf_core::binding::CANCEL_POLL;
 use pubsubperf_core::{BindingError, CancelToken, Refusal, Writer};
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -32,7 +33,12 @@ pub struct CycloneWriter {
     /// until it is full or [`Writer::flush`] sends it.
     pub(crate) batched: bool,
     pub(crate) max_len: usize,
+    /// `--max-blocking-time`: how long a write may wait for room.
     pub(crate) block: Duration,
+    /// CycloneDDS's max_blocking_time is a slice of `block`: a write that
+    /// timed out is written again until `block` has passed or the run is
+    /// cancelled ([`CycloneWriter::write_until_taken`]).
+    pub(crate) sliced: bool,
     pub(crate) reliable: bool,
     pub(crate) shm: bool,
     pub(crate) cancel: CancelToken,
@@ -76,7 +82,8 @@ impl CycloneWriter {
 
     /// The RELIABILITY max_blocking_time CycloneDDS holds for this writer
     /// (read back with `dds_get_qos`), None when best effort: what
-    /// `--max-blocking-time` became.
+    /// `--max-blocking-time` became (a slice of it for copies, see
+    /// [`CycloneWriter::sliced`]).
     pub fn max_blocking_time(&self) -> Option<Duration> {
         // SAFETY: valid writer.
         let ns = unsafe { sys::pp_writer_max_blocking(self.wr) };
@@ -96,6 +103,35 @@ impl CycloneWriter {
                 sys::pp_write_keyed_bytes(self.wr, id, buf, len as u32)
             } else {
                 sys::pp_write_bytes(self.wr, buf, len as u32)
+            }
+        }
+    }
+
+    /// Writes with `write` until CycloneDDS takes the sample: a sliced
+    /// writer's write that timed out is tried again.
+    #[inline(always)]
+    fn write_until_taken(&self, write: impl Fn() -> i32) -> i32 {
+        let rc = write();
+        if rc == sys::RETCODE_TIMEOUT && self.sliced {
+            self.keep_writing(write)
+        } else {
+            rc
+        }
+    }
+
+    /// After a first slice timed out: again until the sample is taken,
+    /// `block` has passed (a timeout) or the run is cancelled (a timeout too;
+    /// the harness names the silent peer).
+    #[cold]
+    fn keep_writing(&self, write: impl Fn() -> i32) -> i32 {
+        let deadline = Instant::now() + self.block.saturating_sub(CANCEL_POLL);
+        loop {
+            if self.cancel.is_cancelled() {
+                return sys::RETCODE_TIMEOUT;
+            }
+            let rc = write();
+            if rc != sys::RETCODE_TIMEOUT || Instant::now() >= deadline {
+                return rc;
             }
         }
     }
@@ -197,15 +233,14 @@ impl Writer for CycloneWriter {
                 fill(&mut buf[..len]);
                 let p = buf.as_ptr();
                 // SAFETY: buf holds len bytes.
-                unsafe { self.write_bytes(id, p, len) }
+                self.write_until_taken(|| unsafe { self.write_bytes(id, p, len) })
             }
             Mode::FlatCopy(words) => {
                 let p = words.as_mut_ptr() as *mut u8;
                 // SAFETY: words hold hdr + flat_len bytes, 4-aligned.
-                unsafe {
-                    fill_flat(p, hdr, id, len, fill);
-                    sys::pp_write(self.wr, p as *mut c_void)
-                }
+                unsafe { fill_flat(p, hdr, id, len, fill) };
+                // SAFETY: the flat sample filled above.
+                self.write_until_taken(|| unsafe { sys::pp_write(self.wr, p as *mut c_void) })
             }
             Mode::Loan => {
                 let p = match self.loan() {
@@ -232,7 +267,8 @@ impl Writer for CycloneWriter {
         Some(BindingError::fits(len, self.max_len).and_then(|()| {
             let id = self.keys.next_key();
             // SAFETY: `bytes` holds len bytes.
-            let rc = unsafe { self.write_bytes(id, bytes.as_ptr(), len) };
+            let rc =
+                self.write_until_taken(|| unsafe { self.write_bytes(id, bytes.as_ptr(), len) });
             self.written(rc)
         }))
     }

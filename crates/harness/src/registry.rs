@@ -21,6 +21,7 @@ use pubsubperf_core::received::HEAD_LEN;
 use pubsubperf_core::sample::HEADER_LEN;
 use pubsubperf_core::size::format_size;
 use pubsubperf_core::{Binding, Reliability};
+use std::time::Duration;
 
 /// Generates the dispatch macro, [`ALL`] and [`infos`] from rows of
 /// `"name" => Type`, each gated by the cargo feature `"name"`. The leading
@@ -96,6 +97,12 @@ pub fn multiple_publishers(name: &str) -> bool {
 /// `--qos-file`, `--instances`) the binding maps.
 pub fn qos_flags(name: &str) -> &'static [&'static str] {
     with_binding!(name, B => B::qos_flags(), unknown => &[])
+}
+
+/// How long a reliable writer of binding `name` blocks without
+/// `--max-blocking-time` ([`Binding::default_block_timeout`]).
+pub fn default_block_timeout(name: &str) -> Duration {
+    with_binding!(name, B => B::default_block_timeout(), unknown => pubsubperf_core::binding::DEFAULT_BLOCK_TIMEOUT)
 }
 
 /// Facts about one binding.

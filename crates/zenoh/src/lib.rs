@@ -47,8 +47,10 @@
 //! entities declared from a short-lived helper thread whose affinity is reset
 //! to every CPU. The measuring thread stays pinned; zenoh's threads float.
 
+mod closing;
 mod options;
 
+use closing::Held;
 use options::Options;
 use pubsubperf_core::binding::BindingInfo;
 use pubsubperf_core::{
@@ -112,7 +114,7 @@ pub struct Zenoh {
     pub(crate) cfg: EndpointConfig,
     pub(crate) opts: Options,
     /// The listening session, opened by the first reader.
-    pub(crate) listener: Option<Session>,
+    pub(crate) listener: Option<Held>,
     /// Locator of the listening session.
     pub(crate) locator: String,
     pub(crate) writers: usize,
@@ -228,6 +230,11 @@ pub(crate) fn json_str(s: &str) -> String {
 
 /// The session configuration of this binding: peer mode, no scouting, SHM
 /// only for the shm transport, endpoints as given.
+/// How long a `put` blocked by a full queue waits before zenoh closes the
+/// transport: `--max-blocking-time`.
+const WAIT_BEFORE_CLOSE: &str =
+    "transport/link/tx/queue/congestion_control/block/wait_before_close";
+
 pub(crate) fn session_config(
     cfg: &EndpointConfig,
     listen: &[String],
@@ -264,12 +271,9 @@ pub(crate) fn session_config(
         set("transport/link/tcp/so_rcvbuf", b.to_string())?;
     }
     // A reliable writer blocked by a full queue gives up (zenoh closes the
-    // link) after the configured time, instead of zenoh's default.
+    // link) after `--max-blocking-time`, zenoh's own default when not given.
     let block_us = cfg.reliable_block_timeout_ms.saturating_mul(1000);
-    set(
-        "transport/link/tx/queue/congestion_control/block/wait_before_close",
-        block_us.min(i64::MAX as u64).to_string(),
-    )?;
+    set(WAIT_BEFORE_CLOSE, block_us.min(i64::MAX as u64).to_string())?;
     Ok(c)
 }
 
@@ -307,6 +311,19 @@ impl Binding for Zenoh {
             capabilities: caps(),
             available: Ok(()),
         }
+    }
+
+    /// zenoh's own `wait_before_close`, read from its default configuration
+    /// (5 s in zenoh 1.10), as `z_pub_thr` runs with it.
+    fn default_block_timeout() -> Duration {
+        Config::default()
+            .get_json(WAIT_BEFORE_CLOSE)
+            .ok()
+            .and_then(|us| us.trim().parse::<u64>().ok())
+            .map_or(
+                pubsubperf_core::binding::DEFAULT_BLOCK_TIMEOUT,
+                Duration::from_micros,
+            )
     }
 
     fn validate(cfg: &EndpointConfig) -> Result<(), BindingError> {
@@ -415,9 +432,9 @@ impl Binding for Zenoh {
                     ))
                 })?;
             self.locator = loc;
-            self.listener = Some(s);
+            self.listener = Some(Held::new(s));
         }
-        let session = self.listener.clone().expect("listener opened above");
+        let session = Session::clone(self.listener.as_ref().expect("listener opened above"));
         let k = key(&self.cfg, &topic.name);
         let token_key = format!("{k}/r/{}", topic.index);
         let cap = if self.cfg.receive_queue > 0 {
@@ -459,7 +476,7 @@ impl Binding for Zenoh {
             listening,
             _token: token,
             writers_key: format!("{k}/w/*"),
-            session,
+            session: Held::new(session),
             wait: self.cfg.wait,
             cancel: self.cfg.cancel.clone(),
         };

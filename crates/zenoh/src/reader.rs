@@ -7,7 +7,6 @@ use pubsubperf_core::received::{Pieces, Received};
 use pubsubperf_core::{BindingError, Reader, WaitMode};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use zenoh::Session;
 use zenoh::bytes::ZBytes;
 use zenoh::handlers::{Callback, FifoChannelHandler, RingChannelHandler};
 use zenoh::liveliness::LivelinessToken;
@@ -173,7 +172,8 @@ pub struct ZenohReader {
     pub(crate) listening: Option<Arc<Listening>>,
     pub(crate) _token: LivelinessToken,
     pub(crate) writers_key: String,
-    pub(crate) session: Session,
+    /// Let go last, after the subscriber and its token.
+    pub(crate) session: crate::closing::Held,
     pub(crate) wait: WaitMode,
     pub(crate) cancel: pubsubperf_core::CancelToken,
 }

@@ -170,3 +170,9 @@ fn a_writer_connects_only_to_a_locator_of_its_transport() {
     }
     check_locator(&base("loc", "udp"), "udp/127.0.0.1:7447").unwrap();
 }
+
+#[test]
+fn a_reliable_writer_blocks_for_zenohs_own_wait_before_close_by_default() {
+    // zenoh 1.10's default configuration: 5 000 000 µs.
+    assert_eq!(Zenoh::default_block_timeout(), Duration::from_secs(5));
+}

@@ -113,14 +113,20 @@ impl Writer for ZenohWriter {
 impl Drop for ZenohWriter {
     fn drop(&mut self) {
         // Undeclare, close the session, then free the SHM pool and remove
-        // segments nobody holds any more.
+        // segments nobody holds any more (src/closing.rs: within a second,
+        // or in the background over a dead link).
         self.publisher.take();
         self._token.take();
-        if let Some(s) = self.session.take() {
-            let _ = unpinned(|| s.close().wait());
-        }
-        if self.provider.take().is_some() {
-            zenoh::shm::cleanup_orphaned_shm_segments();
+        let provider = self.provider.take();
+        let free_pool = move || {
+            if provider.is_some() {
+                drop(provider);
+                zenoh::shm::cleanup_orphaned_shm_segments();
+            }
+        };
+        match self.session.take() {
+            Some(s) => crate::closing::let_go(s, free_pool),
+            None => free_pool(),
         }
     }
 }

@@ -69,7 +69,7 @@ impl TestRequest {
         reliability: Reliability,
     ) -> Result<Knobs, UsageError> {
         let block_ms = match &self.max_blocking_time {
-            None => DEFAULT_BLOCK_MS,
+            None => registry::default_block_timeout(&self.binding).as_millis() as u64,
             Some(t) => {
                 let d = parse_duration("--max-blocking-time", t)?;
                 if reliability != Reliability::Reliable {
