@@ -20,8 +20,9 @@
 #                 echoing a copy vs --receive thread --wait block
 #   tp:default    z_pub_thr/z_sub_thr as shipped (express off: zenoh
 #                 batches; counting in the subscriber callback) vs
-#                 `throughput -b zenoh --receive listener --opt express=false`
-#   tp:express    both with express on (no batching) vs --receive listener
+#                 `throughput -b zenoh` as shipped (the same: batched data,
+#                 counted in the subscriber callback)
+#   tp:express    both with express on (no batching) vs --opt express=true
 #   tp:channel    z_pub_thr (express off) with the subscriber counting from
 #                 a FIFO channel on its own thread vs --receive thread
 #                 --opt express=false
@@ -58,8 +59,8 @@ mode_flags() {
         lat:default) ref=(--recv callback --wait block); ours=(--receive listener) ;;
         lat:busy) ref=(--recv callback --wait busy); ours=(--receive listener --wait busy) ;;
         lat:channel) ref=(--recv channel --wait block); ours=(--receive thread --wait block) ;;
-        tp:default) ref=(--recv callback --express false); ours=(--receive listener --opt express=false) ;;
-        tp:express) ref=(--recv callback --express true); ours=(--receive listener) ;;
+        tp:default) ref=(--recv callback --express false); ours=() ;;
+        tp:express) ref=(--recv callback --express true); ours=(--receive listener --opt express=true) ;;
         tp:channel) ref=(--recv channel --express false); ours=(--receive thread --opt express=false) ;;
         *) echo "MODES: $1 is not one of lat:default lat:busy lat:channel tp:default tp:express tp:channel" >&2; exit 2 ;;
     esac

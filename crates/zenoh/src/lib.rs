@@ -26,8 +26,10 @@
 //! receive task, so back-pressure reaches the writer); best effort maps to
 //! `CongestionControl::Drop` and a ring channel that drops the oldest sample.
 //! zenoh's udp links do not retransmit, so `--transport udp` is best effort
-//! only. Express mode (no batching) is on; `--opt express=false` lets zenoh
-//! batch. `--opt priority=NAME` sets the publisher's priority.
+//! only. As zenoh's own tools run: a throughput test's data is batched
+//! (`z_pub_thr`), pings and echoes go out in express mode (`z_ping`,
+//! `z_pong`); `--opt express=true|false` sets it for every writer.
+//! `--opt priority=NAME` sets the publisher's priority.
 //!
 //! ## Shared memory
 //! The crate is built with zenoh's `shared-memory` feature, which turns on
@@ -508,7 +510,7 @@ impl Binding for Zenoh {
             Reliability::Reliable => (CongestionControl::Block, ZReliability::Reliable),
             Reliability::BestEffort => (CongestionControl::Drop, ZReliability::BestEffort),
         };
-        let express = self.opts.express;
+        let express = self.opts.express_for(topic);
         let priority = self.opts.priority;
         let (publisher, token) = unpinned(|| -> zenoh::Result<_> {
             let p = session

@@ -81,7 +81,7 @@ fn accepts_its_options() {
     c.options.insert("priority".into(), "real-time".into());
     Zenoh::validate(&c).expect("valid");
     let o = options::Options::parse(&c).expect("options");
-    assert!(!o.express);
+    assert_eq!(o.express, Some(false));
     assert_eq!(o.priority, zenoh::qos::Priority::RealTime);
     Zenoh::validate(&udp_busy("a")).expect("udp best effort");
 }
@@ -175,4 +175,23 @@ fn a_writer_connects_only_to_a_locator_of_its_transport() {
 fn a_reliable_writer_blocks_for_zenohs_own_wait_before_close_by_default() {
     // zenoh 1.10's default configuration: 5 000 000 µs.
     assert_eq!(Zenoh::default_block_timeout(), Duration::from_secs(5));
+}
+
+#[test]
+fn express_as_zenohs_own_tools_unless_given() {
+    let o = options::Options::parse(&tcp_block("x")).expect("options");
+    let topic = |latency| TopicSpec {
+        name: TopicSpec::data_name(latency).into(),
+        index: 0,
+    };
+    let (data, ping) = (topic(false), topic(true));
+    assert!(
+        !o.express_for(&data),
+        "a throughput test's data batches, as z_pub_thr"
+    );
+    assert!(o.express_for(&ping), "a ping is express, as z_ping");
+    let mut c = tcp_block("x");
+    c.options.insert("express".into(), "true".into());
+    let o = options::Options::parse(&c).expect("options");
+    assert!(o.express_for(&data));
 }

@@ -12,9 +12,9 @@ conformance_suite!(tcp_block_suite, Zenoh, |id| on(id, "tcp"));
 conformance_suite!(tcp_busy_suite, Zenoh, |id| on(id, "tcp").busy());
 conformance_suite!(tcp_best_effort_suite, Zenoh, |id| on(id, "tcp")
     .best_effort());
-// Zenoh batches unless `express` is set; the binding sets it by default.
-conformance_suite!(tcp_batched_suite, Zenoh, |id| on(id, "tcp")
-    .option("express", "false"));
+// A throughput test's data batches by default (as z_pub_thr); express too.
+conformance_suite!(tcp_express_suite, Zenoh, |id| on(id, "tcp")
+    .option("express", "true"));
 conformance_suite!(udp_block_suite, Zenoh, |id| on(id, "udp").best_effort());
 conformance_suite!(udp_busy_suite, Zenoh, |id| on(id, "udp")
     .best_effort()
