@@ -782,6 +782,12 @@ impl TestRequest {
             )));
         }
         let knobs = self.knobs(test, reliability)?;
+        // `--batch 0`: no batching, where the binding's default batches.
+        let batch = match self.batch.as_deref() {
+            None => None,
+            Some("0") => Some(0),
+            Some(_) => Some(bytes_opt("--batch", &self.batch)?),
+        };
         let run_base = new_run_id();
         let mut specs = Vec::new();
         // One run per size, and per demand of a --demand ramp (0: none).
@@ -796,7 +802,7 @@ impl TestRequest {
             })
             .collect();
         for (i, &(size, demand)) in cells.iter().enumerate() {
-            let endpoint = EndpointConfig {
+            let mut endpoint = EndpointConfig {
                 run_id: format!("{run_base}s{i}"),
                 transport: transport.clone(),
                 reliability,
@@ -807,7 +813,7 @@ impl TestRequest {
                 max_sample_size: size,
                 subscribers,
                 publishers,
-                batch_bytes: bytes_opt("--batch", &self.batch)?,
+                batch_bytes: batch.unwrap_or(0),
                 multicast: self.multicast,
                 ipv6: self.ipv6,
                 bind_ip: "127.0.0.1".into(),
@@ -829,6 +835,10 @@ impl TestRequest {
                 options: options.clone(),
                 cancel: CancelToken::new(),
             };
+            if batch.is_none() {
+                endpoint.batch_bytes =
+                    registry::default_batch(&self.binding, &peer, test, &endpoint);
+            }
             let spec = RunSpec {
                 binding: self.binding.clone(),
                 peer_binding: peer.clone(),

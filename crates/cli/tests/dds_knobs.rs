@@ -337,3 +337,15 @@ fn a_writer_blocks_for_its_middlewares_own_time_by_default() {
     let r = exact_run("cyclonedds", "cyclonedds", 500, &[]);
     assert_eq!(r["config"]["endpoint"]["reliable_block_timeout_ms"], 10000);
 }
+
+/// A cyclonedds throughput run over udp batches as `ddsperf pub` does unless
+/// `--batch` says otherwise; the config records what it did.
+#[test]
+fn cyclonedds_throughput_batches_as_ddsperf_pub_by_default() {
+    require_dds("cyclonedds");
+    let r = exact_run("cyclonedds", "cyclonedds", 2000, &[]);
+    assert_eq!(r["config"]["endpoint"]["batch_bytes"], 14720);
+    let r = exact_run("cyclonedds", "cyclonedds", 500, &["--batch", "0"]);
+    let b = &r["config"]["endpoint"]["batch_bytes"];
+    assert!(b.is_null() || b == 0, "--batch 0 batched: {b}");
+}

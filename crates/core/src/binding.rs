@@ -701,6 +701,12 @@ pub trait Binding: Sized + Send + 'static {
         DEFAULT_BLOCK_TIMEOUT
     }
 
+    /// `--batch` when not given, for a run of `test` over `cfg`: the
+    /// batching the middleware's own tool uses for that test (0: none).
+    fn default_batch(_test: crate::result::TestKind, _cfg: &EndpointConfig) -> usize {
+        0
+    }
+
     /// True when one reader accepts samples from several writers in
     /// different processes (`--publishers M`). Readers tell publishers apart
     /// by the publisher id in the sample header.

@@ -5,6 +5,7 @@ use crate::*;
 use pubsubperf_core::binding::BindingInfo;
 use pubsubperf_core::binding::CANCEL_POLL;
 use pubsubperf_core::handoff::Handoff;
+use pubsubperf_core::result::TestKind;
 use pubsubperf_core::{
     Binding, BindingError, DataType, EndpointConfig, Locator, ReceiveMode, Reliability, TopicSpec,
     WaitMode,
@@ -136,6 +137,17 @@ impl Binding for CycloneDds {
 
     fn why_not(flag: &str) -> Option<&'static str> {
         config::why_not(flag)
+    }
+
+    /// `ddsperf pub` writes with write batching on (Internal/WriteBatch) in
+    /// packets of CycloneDDS's default General/MaxMessageSize; its ping
+    /// and pong do not batch. Over shm each sample has its own chunk.
+    fn default_batch(test: TestKind, cfg: &EndpointConfig) -> usize {
+        if test == TestKind::Throughput && cfg.transport == "udp" {
+            config::DEFAULT_MAX_MESSAGE
+        } else {
+            0
+        }
     }
 
     fn validate(cfg: &EndpointConfig) -> Result<(), BindingError> {

@@ -33,6 +33,10 @@ pub fn why_not(flag: &str) -> Option<&'static str> {
     })
 }
 
+/// CycloneDDS 0.10's default General/MaxMessageSize: the packet a batched
+/// writer fills when `--batch` is not given (`ddsperf pub`'s batches).
+pub const DEFAULT_MAX_MESSAGE: usize = 14_720;
+
 /// Smallest and largest `--batch BYTES`: the batch is a packet of at most
 /// BYTES (General/MaxMessageSize), so it must hold a fragment (1344 B by
 /// default, plus headers) and fit a UDP datagram.

@@ -105,6 +105,24 @@ pub fn default_block_timeout(name: &str) -> Duration {
     with_binding!(name, B => B::default_block_timeout(), unknown => pubsubperf_core::binding::DEFAULT_BLOCK_TIMEOUT)
 }
 
+/// `--batch` when not given, for binding `name` (publisher) and `peer`
+/// (subscribers): [`Binding::default_batch`] when both sides batch alike,
+/// else none (a mixed pair is no vendor tool's run).
+pub fn default_batch(
+    name: &str,
+    peer: &str,
+    test: pubsubperf_core::result::TestKind,
+    cfg: &pubsubperf_core::EndpointConfig,
+) -> usize {
+    let of = |n: &str| with_binding!(n, B => B::default_batch(test, cfg), unknown => 0);
+    let ours = of(name);
+    if name == peer || of(peer) == ours {
+        ours
+    } else {
+        0
+    }
+}
+
 /// Facts about one binding.
 pub fn info(name: &str) -> Option<BindingInfo> {
     infos().into_iter().find(|i| i.name == name)
