@@ -90,6 +90,12 @@ impl CycloneWriter {
         u64::try_from(ns).ok().map(Duration::from_nanos)
     }
 
+    /// How long a write may wait for room in all: `--max-blocking-time`,
+    /// in slices of [`CycloneWriter::max_blocking_time`] for copies.
+    pub fn block_timeout(&self) -> Duration {
+        self.block
+    }
+
     /// Writes `len` bytes at `buf` as a `Bytes` (or, keyed, `KeyedBytes`)
     /// sample: dds_write serializes (copies) them.
     ///

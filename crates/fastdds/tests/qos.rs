@@ -338,7 +338,8 @@ fn keyed_zero_copy_is_refused_by_fastdds() {
 }
 
 /// `--max-blocking-time`: each stack's writer holds it (read back with
-/// get_qos), and a best-effort CycloneDDS writer has none.
+/// get_qos; CycloneDDS's writer in 100 ms slices, written again until the
+/// whole time has passed), and a best-effort CycloneDDS writer has none.
 #[test]
 fn max_blocking_time_reaches_both_stacks() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -346,7 +347,8 @@ fn max_blocking_time_reaches_both_stacks() {
     c.reliable_block_timeout_ms = 2500;
     let mut cy = CycloneDds::open(&c).expect("open");
     let w = cy.create_writer(&topic("data"), &[]).expect("writer");
-    assert_eq!(w.max_blocking_time(), Some(Duration::from_millis(2500)));
+    assert_eq!(w.max_blocking_time(), Some(Duration::from_millis(100)));
+    assert_eq!(w.block_timeout(), Duration::from_millis(2500));
     c.run_id.push('f');
     let mut fa = FastDds::open(&c).expect("open");
     let w = fa.create_writer(&topic("data"), &[]).expect("writer");
