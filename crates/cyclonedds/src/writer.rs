@@ -3,6 +3,7 @@
 
 use crate::*;
 use pubsubperf_core::binding::CANCEL_POLL;
+use pubsubperf_core::room::wait_for_room;
 use pubsubperf_core::{BindingError, CancelToken, Refusal, Writer};
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -125,21 +126,18 @@ impl CycloneWriter {
         }
     }
 
-    /// After a first slice timed out: again until the sample is taken,
-    /// `block` has passed (a timeout) or the run is cancelled (a timeout too;
-    /// the harness names the silent peer).
+    /// After a first slice timed out: again until the sample is taken or
+    /// `block` has passed (the room wait every binding's reliable writer
+    /// uses); a cancelled run gives up as a timeout too (the harness names
+    /// the silent peer).
     #[cold]
     fn keep_writing(&self, write: impl Fn() -> i32) -> i32 {
-        let deadline = Instant::now() + self.block.saturating_sub(CANCEL_POLL);
-        loop {
-            if self.cancel.is_cancelled() {
-                return sys::RETCODE_TIMEOUT;
-            }
+        let left = self.block.saturating_sub(CANCEL_POLL);
+        wait_for_room(left, &self.cancel, || {
             let rc = write();
-            if rc != sys::RETCODE_TIMEOUT || Instant::now() >= deadline {
-                return rc;
-            }
-        }
+            (rc != sys::RETCODE_TIMEOUT).then_some(rc)
+        })
+        .unwrap_or(sys::RETCODE_TIMEOUT)
     }
 
     /// After a write returned `rc`: its error, or with `--async` a wake-up

@@ -116,11 +116,7 @@ pub fn default_batch(
 ) -> usize {
     let of = |n: &str| with_binding!(n, B => B::default_batch(test, cfg), unknown => 0);
     let ours = of(name);
-    if name == peer || of(peer) == ours {
-        ours
-    } else {
-        0
-    }
+    if of(peer) == ours { ours } else { 0 }
 }
 
 /// Facts about one binding.
