@@ -2,7 +2,7 @@
 //! search of [`pubsubperf_harness::search`] run trial by trial over a
 //! session, its best trial kept as the run.
 
-use pubsubperf_core::result::Run;
+use pubsubperf_core::result::{Run, SearchRecord};
 use pubsubperf_harness::run::RunOutcome;
 use pubsubperf_harness::search::{self, SearchParams};
 use pubsubperf_harness::session::Session;
@@ -57,16 +57,14 @@ pub fn find_max(
         Some(runs.len() - 1)
     });
     let run = pick.and_then(|i| runs.get(i).cloned()).map(|mut r| {
-        if let Some(o) = r.config.as_object_mut() {
-            o.insert(
-                "find_max".into(),
-                serde_json::json!({
-                    "max_loss_percent": max_loss,
-                    "max_trials": params.max_trials,
-                    "found": best.is_some(),
-                    "trials": trials,
-                }),
-            );
+        let record = SearchRecord {
+            max_loss_percent: max_loss,
+            max_trials: params.max_trials,
+            found: best.is_some(),
+            trials,
+        };
+        if let (Some(o), Ok(v)) = (r.config.as_object_mut(), serde_json::to_value(record)) {
+            o.insert("find_max".into(), v);
         }
         if best.is_none() && fault.is_none() {
             r.error = Some(format!("no trial had loss at or under {max_loss}%"));

@@ -257,6 +257,36 @@ pub struct Interval {
     pub latency_p99_ns: Option<u64>,
 }
 
+/// What a maximum throughput search (`--find-max`, the quick comparison's
+/// best-effort throughput) recorded in its run's `config.find_max`: the run
+/// is its best trial, and its `rate` the rate the search settled on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchRecord {
+    /// The loss bound, percent.
+    pub max_loss_percent: f64,
+    /// At most this many trials.
+    pub max_trials: usize,
+    /// Some trial was within the bound.
+    pub found: bool,
+    /// Every trial, in the order run.
+    pub trials: Vec<Trial>,
+}
+
+/// One trial of a maximum throughput search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trial {
+    /// Rate asked for, samples/s (0: as fast as possible).
+    pub target_rate: f64,
+    /// Rate the publisher achieved, samples/s.
+    pub sent_per_s: f64,
+    /// Rate received, samples/s.
+    pub received_per_s: f64,
+    /// Loss in percent.
+    pub lost_percent: f64,
+    /// Within the loss bound.
+    pub ok: bool,
+}
+
 /// Resources of both sides (`resources` in results).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunResources {

@@ -17,22 +17,8 @@
 //!    bound (the highest measured received rate; of equal ones, the highest
 //!    sending rate), or none if every trial lost too much.
 
-use serde::{Deserialize, Serialize};
-
-/// One trial of the search.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Trial {
-    /// Rate asked for, samples/s (0: as fast as possible).
-    pub target_rate: f64,
-    /// Rate the publisher achieved, samples/s.
-    pub sent_per_s: f64,
-    /// Rate received, samples/s.
-    pub received_per_s: f64,
-    /// Loss in percent.
-    pub lost_percent: f64,
-    /// Within the loss bound.
-    pub ok: bool,
-}
+/// One trial of the search (recorded in the run's `config.find_max`).
+pub use pubsubperf_core::result::Trial;
 
 /// Search parameters.
 #[derive(Debug, Clone, Copy)]
