@@ -4,7 +4,7 @@
 //! throughput figure.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn bin() -> Command {
@@ -73,38 +73,82 @@ fn chromium() -> Option<PathBuf> {
     None
 }
 
-/// Runs Chromium headless with a watchdog (it must not hang a test run).
-fn headless(exe: &Path, args: &[String]) -> Output {
-    let profile = tempfile::tempdir().unwrap();
-    let mut child = Command::new(exe)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--hide-scrollbars",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("chromium starts");
-    let start = Instant::now();
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            break;
-        }
-        if start.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
+/// A headless Chromium run. Its profile, home and output files are in a
+/// temporary directory of its own (a pipe would fill and stall it), removed
+/// after it; every process naming that directory (the browser, its
+/// renderers, its crash handler) is killed when this is dropped, so a
+/// failing or hanging test leaves no browser behind.
+struct Chromium {
+    child: Child,
+    dir: tempfile::TempDir,
+}
+
+impl Chromium {
+    /// At most this long for one page.
+    const LIMIT: Duration = Duration::from_secs(120);
+
+    fn start(exe: &Path, args: &[String]) -> Chromium {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |n: &str| dir.path().join(n);
+        let file = |n: &str| std::fs::File::create(at(n)).unwrap();
+        let child = Command::new(exe)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                "--hide-scrollbars",
+            ])
+            .arg(format!("--user-data-dir={}", at("profile").display()))
+            .args(args)
+            .env("HOME", at("home"))
+            .env("XDG_CONFIG_HOME", at("config"))
+            .env("XDG_CACHE_HOME", at("cache"))
+            .stdin(Stdio::null())
+            .stdout(file("stdout"))
+            .stderr(file("stderr"))
+            .spawn()
+            .expect("chromium starts");
+        Chromium { child, dir }
     }
-    child.wait_with_output().expect("output")
+
+    /// Waits for the browser to end (it is killed after [`Self::LIMIT`]);
+    /// its stdout and stderr.
+    fn output(mut self) -> (String, String) {
+        let start = Instant::now();
+        while self.child.try_wait().expect("wait").is_none() && start.elapsed() < Self::LIMIT {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let read = |n: &str| std::fs::read_to_string(self.dir.path().join(n)).unwrap_or_default();
+        (read("stdout"), read("stderr"))
+    }
+}
+
+impl Drop for Chromium {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let mine = self.dir.path().to_string_lossy().into_owned();
+        for _ in 0..100 {
+            let left = pubsubperf_testkit::process::naming(&mine);
+            if left.is_empty() {
+                break;
+            }
+            left.into_iter()
+                .for_each(pubsubperf_testkit::process::kill9);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// The page at `url` as Chromium parsed it (`--dump-dom`).
+fn rendered_dom(exe: &Path, url: &str) -> String {
+    let (dom, err) = Chromium::start(exe, &["--dump-dom".into(), url.into()]).output();
+    assert!(dom.contains("</html>"), "chromium rendered nothing: {err}");
+    dom
 }
 
 #[test]
@@ -148,8 +192,7 @@ fn report_renders_in_chromium() {
     );
     let url = format!("file://{}", out.display());
     // The DOM as Chromium parsed it: every plot is an svg with data points.
-    let dom = headless(&exe, &["--dump-dom".into(), url.clone()]);
-    let dom = text(&dom.stdout);
+    let dom = rendered_dom(&exe, &url);
     let plots: Vec<&str> = dom.split("<svg").skip(1).collect();
     assert_eq!(plots.len(), svgs.len(), "each plot is inline once");
     for p in &plots {
@@ -159,24 +202,29 @@ fn report_renders_in_chromium() {
             .nth(1)
             .and_then(|s| s.split('"').next())
             .unwrap_or("?");
-        assert!(body.contains("class=\"series\""), "{id}: no line");
+        let bars = body.matches("class=\"bar\"").count();
         assert!(
-            body.matches("class=\"pt\"").count() >= 1,
+            body.contains("class=\"series\"") || bars > 0,
+            "{id}: no line"
+        );
+        assert!(
+            body.matches("class=\"pt\"").count() + bars >= 1,
             "{id}: no data point"
         );
         assert!(!body.contains("no data"), "{id}: empty");
     }
     // The screenshot is not blank: many non-background pixels, many colors.
     let png_path = dir.path().join("shot.png");
-    let shot = headless(
+    let (_, err) = Chromium::start(
         &exe,
         &[
             format!("--screenshot={}", png_path.display()),
             "--window-size=1280,2400".into(),
             url,
         ],
-    );
-    assert!(png_path.exists(), "no screenshot: {}", text(&shot.stderr));
+    )
+    .output();
+    assert!(png_path.exists(), "no screenshot: {err}");
     let decoder = png::Decoder::new(std::io::BufReader::new(
         std::fs::File::open(&png_path).unwrap(),
     ));
@@ -199,6 +247,122 @@ fn report_renders_in_chromium() {
         colors.len() > 50,
         "screenshot has only {} colors",
         colors.len()
+    );
+}
+
+/// Each plot of a rendered page: its id and the texts of its legend (a bar
+/// chart's legend is the names of its bars).
+fn legends(dom: &str) -> Vec<(String, Vec<String>)> {
+    dom.split("<svg")
+        .skip(1)
+        .map(|p| {
+            let body = &p[..p.find("</svg>").expect("closed svg")];
+            let id = body
+                .split("id=\"")
+                .nth(1)
+                .and_then(|s| s.split('"').next())
+                .unwrap_or("?")
+                .to_string();
+            let texts = body
+                .split("<g class=\"legend\">")
+                .nth(1)
+                .map_or(Vec::new(), |g| {
+                    g[..g.find("</g>").expect("closed legend")]
+                        .split("<text")
+                        .skip(1)
+                        .map(|t| {
+                            t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()].to_string()
+                        })
+                        .collect()
+                });
+            (id, texts)
+        })
+        .collect()
+}
+
+/// The quick comparison's report (the main job's `pubsubperf-report.html`,
+/// the first a newcomer opens) as Chromium renders it: every series is
+/// named by its binding, transport, mode and batching, exactly, and no
+/// label holds `=` or `{` (a search's outputs, absent settings, JSON); the
+/// throughput at its one size is a bar chart; the search's trials have a
+/// table of their own. The figures are not checked.
+#[test]
+fn quick_report_legends_in_chromium() {
+    let exe = chromium().expect(
+        "prerequisite missing: chromium, to render the quick report (Debian package chromium; scripts/setup.sh installs it)",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pubsubperf-report.html");
+    let o = bin()
+        .current_dir(dir.path())
+        .env("PUBSUBPERF_DB", dir.path().join("unused.sqlite"))
+        .args(["quick", "-b", "udp,tcp,cyclonedds", "--duration", "200ms"])
+        .args(["--no-save", "--out", out.to_str().unwrap()])
+        .output()
+        .expect("runs");
+    let said = format!("{}{}", text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success() && out.exists(), "quick: {said}");
+    let dom = rendered_dom(&exe, &format!("file://{}", out.display()));
+    let legends = legends(&dom);
+    let legend = |id: &str| -> Vec<&str> {
+        legends
+            .iter()
+            .find(|(i, _)| i == id)
+            .unwrap_or_else(|| panic!("no {id} in the page; quick said: {said}"))
+            .1
+            .iter()
+            .map(String::as_str)
+            .collect()
+    };
+    let (dds, dds_tp) = (
+        "cyclonedds/udp listener",
+        "cyclonedds/udp listener batched 14720 B",
+    );
+    assert_eq!(
+        legend("plot-latency-vs-size"),
+        [dds, "tcp", "udp", "p50", "p99", "max"],
+        "quick said: {said}"
+    );
+    for id in ["plot-throughput-samples", "plot-throughput-mbps"] {
+        assert_eq!(legend(id), [dds_tp, "tcp", "udp"], "{id}");
+    }
+    assert_eq!(
+        legend("plot-cpu-latency"),
+        [dds, "tcp", "udp", "publisher", "subscriber"]
+    );
+    assert_eq!(
+        legend("plot-cpu-throughput"),
+        [
+            format!("{dds_tp} publisher").as_str(),
+            &format!("{dds_tp} subscriber"),
+            "tcp publisher",
+            "tcp subscriber",
+            "udp publisher",
+            "udp subscriber"
+        ]
+    );
+    // One size: bars, one per series, not a line with one x.
+    let tp = dom
+        .split("<svg")
+        .find(|p| p.contains("id=\"plot-throughput-samples\""))
+        .unwrap();
+    let tp = &tp[..tp.find("</svg>").unwrap()];
+    assert_eq!(tp.matches("class=\"bar\"").count(), 3);
+    assert!(!tp.contains("class=\"series\""));
+    for (id, texts) in &legends {
+        for t in texts {
+            assert!(!t.contains(['=', '{']), "{id}: label '{t}'");
+        }
+    }
+    for name in dom.split("data-name=\"").skip(1) {
+        let name = &name[..name.find('"').unwrap()];
+        assert!(!name.contains(['=', '{']), "series named '{name}'");
+    }
+    assert!(
+        dom.contains(
+            "Throughput search: udp (the highest rate with loss ≤ 0.1 %, at most 6 trials)"
+        ),
+        "no table of the search's trials"
     );
 }
 

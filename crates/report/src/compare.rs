@@ -229,19 +229,26 @@ fn environment_differences(a: &Environment, b: &Environment) -> Vec<String> {
     out
 }
 
-/// Short labels of cells: the series label plus the size.
+/// Short labels of cells: the series label, the test when the cells are
+/// of several, and the size.
 pub fn cell_labels(keys: &[CellKey]) -> Vec<String> {
     let series: Vec<_> = keys.iter().map(CellKey::series).collect();
     let mut uniq = series.clone();
     uniq.sort();
     uniq.dedup();
-    let labels = crate::key::series_labels(&uniq);
+    let labels = crate::label::series_labels(&uniq);
+    let tests_differ = keys.iter().any(|k| k.test != keys[0].test);
     keys.iter()
         .zip(&series)
         .map(|(k, s)| {
             let i = uniq.iter().position(|u| u == s).unwrap_or(0);
+            let test = if tests_differ {
+                format!(" {}", k.test)
+            } else {
+                String::new()
+            };
             format!(
-                "{} {}",
+                "{}{test} {}",
                 labels[i],
                 pubsubperf_core::size::format_size(k.size)
             )

@@ -65,6 +65,16 @@ pub enum ReportError {
         /// What is wrong.
         message: String,
     },
+    /// A run's record of the throughput search (`config.find_max`) is
+    /// not the search's JSON.
+    #[error("{context}: config.find_max is not a throughput search's record: {source}")]
+    SearchRecord {
+        /// Which run.
+        context: String,
+        /// The cause.
+        #[source]
+        source: serde_json::Error,
+    },
     /// Runs that cannot be merged (different cells).
     #[error("cannot merge: {0}")]
     Merge(String),

@@ -2,18 +2,23 @@
 //! script, no external resource) that works offline.
 //!
 //! Contents: latency vs size (p50, p99, max; log-log), throughput vs size
-//! (samples/s and Mbit/s), the percentile spectrum of every latency series
-//! (HDR style: x = percentile on a log(1/(1−p)) axis), per-interval time
-//! series, CPU per binding, then the result, environment and configuration
-//! tables. Repetitions of a cell are merged exactly (histograms added)
-//! before anything is drawn; every figure comes from the results given.
+//! (samples/s and Mbit/s) with the trials of each throughput search, the
+//! percentile spectrum of every latency series (HDR style: x = percentile
+//! on a log(1/(1−p)) axis), per-interval time series, CPU per binding, then
+//! the result, environment and configuration tables. A figure over sample
+//! sizes that holds one size is a bar chart. Series are named by what a
+//! reader compares ([`crate::label`]). Repetitions of a cell are merged
+//! exactly (histograms added) before anything is drawn; every figure comes
+//! from the results given.
 
 use crate::error::{ReportError, Result};
-use crate::key::{CellKey, SeriesKey, flatten, series_labels};
+use crate::key::{CellKey, SeriesKey, flatten};
+use crate::label::series_labels;
 use crate::merge::{group_by_cell, merge_runs};
+use crate::search;
 use crate::svg::{Axis, Plot, Scale, Series, Style, StyleKey, Unit, color, esc};
 use crate::text::us;
-use pubsubperf_core::result::{ResultsFile, Run};
+use pubsubperf_core::result::{ResultsFile, Run, SearchRecord};
 use pubsubperf_core::size::format_size;
 use pubsubperf_core::stats::LatencyRecorder;
 use std::collections::BTreeMap;
@@ -52,6 +57,8 @@ struct Cell {
     key: CellKey,
     run: Run,
     reps: usize,
+    /// The throughput search of each repetition that was one.
+    searches: Vec<SearchRecord>,
 }
 
 /// A series (one line per plot) and its cells sorted by size.
@@ -70,46 +77,35 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
     }
     let mut cells = Vec::new();
     for (key, runs) in group_by_cell(all.iter().copied()) {
+        let searches = runs
+            .iter()
+            .filter_map(|r| search::record(r).transpose())
+            .collect::<Result<Vec<_>>>()?;
         cells.push(Cell {
             run: merge_runs(&runs)?,
             reps: runs.len(),
             key,
+            searches,
         });
     }
     // Series: one per series key, sorted by binding then the rest; one color
-    // per series, the same in every plot.
+    // per label, the same in every plot (a binding's latency and throughput
+    // series are named alike and drawn alike).
     let mut skeys: Vec<SeriesKey> = cells.iter().map(|c| c.key.series()).collect();
     skeys.sort();
     skeys.dedup();
-    // The same binding variant gets the same color in the latency and the
-    // throughput plots: color by series key without the test.
-    let mut color_keys: Vec<SeriesKey> = skeys
-        .iter()
-        .map(|k| SeriesKey {
-            test: String::new(),
-            ..k.clone()
-        })
-        .collect();
-    color_keys.sort();
-    color_keys.dedup();
-    let labels = series_labels(
-        &skeys
-            .iter()
-            .map(|k| SeriesKey {
-                test: String::new(),
-                ..k.clone()
-            })
-            .collect::<Vec<_>>(),
-    );
+    let labels = series_labels(&skeys);
+    let mut names: Vec<&String> = Vec::new();
+    for l in &labels {
+        if !names.contains(&l) {
+            names.push(l);
+        }
+    }
     let series: Vec<SeriesData> = skeys
         .iter()
-        .zip(labels)
+        .zip(&labels)
         .map(|(k, label)| {
-            let ck = SeriesKey {
-                test: String::new(),
-                ..k.clone()
-            };
-            let ci = color_keys.iter().position(|c| *c == ck).unwrap_or(0);
+            let ci = names.iter().position(|n| *n == label).unwrap_or(0);
             let mut idx: Vec<usize> = cells
                 .iter()
                 .enumerate()
@@ -119,7 +115,7 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
             idx.sort_by_key(|&i| cells[i].key.size);
             SeriesData {
                 key: k.clone(),
-                label,
+                label: label.clone(),
                 color: color(ci),
                 cells: idx,
             }
@@ -162,18 +158,9 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
             },
             series: Vec::new(),
             style_keys: vec![
-                StyleKey {
-                    text: "p50".into(),
-                    style: Style::Solid,
-                },
-                StyleKey {
-                    text: "p99".into(),
-                    style: Style::Dashed,
-                },
-                StyleKey {
-                    text: "max".into(),
-                    style: Style::Dotted,
-                },
+                StyleKey::new("p50", Style::Solid),
+                StyleKey::new("p99", Style::Dashed),
+                StyleKey::new("max", Style::Dotted),
             ],
         };
         for s in &lat_series {
@@ -189,10 +176,10 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
                         .map(|l| (&cells[i], l))
                 })
                 .collect();
-            for (metric, style, width, name) in [
-                ("p50", Style::Solid, 2.5, s.label.clone()),
-                ("p99", Style::Dashed, 1.8, String::new()),
-                ("max", Style::Dotted, 1.5, String::new()),
+            for (metric, style, width) in [
+                ("p50", Style::Solid, 2.5),
+                ("p99", Style::Dashed, 1.8),
+                ("max", Style::Dotted, 1.5),
             ] {
                 let points: Vec<(f64, f64)> = pts
                     .iter()
@@ -221,7 +208,8 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
                     })
                     .collect();
                 p.series.push(Series {
-                    name,
+                    name: s.label.clone(),
+                    legend: style == Style::Solid,
                     color: s.color.into(),
                     style,
                     width,
@@ -232,6 +220,7 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
                 });
             }
         }
+        p.title = size_title("One-way latency", "", &p);
         let mut html = String::new();
         if let Some(f) = add_plot(
             &mut plots,
@@ -247,23 +236,23 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
     // Throughput vs size.
     if !tp_series.is_empty() {
         let mut html = String::new();
-        for (id, title, ylabel, metric) in [
+        for (id, unit, ylabel, metric) in [
             (
                 "throughput-samples",
-                "Throughput vs sample size: samples/s",
+                ": samples/s",
                 "received samples per second",
                 "samples",
             ),
             (
                 "throughput-mbps",
-                "Throughput vs sample size: Mbit/s",
+                ": Mbit/s",
                 "received Mbit/s (10^6 bit/s)",
                 "mbps",
             ),
         ] {
             let mut p = Plot {
                 id: id.into(),
-                title: title.into(),
+                title: String::new(),
                 x: Axis {
                     label: "sample size (bytes)".into(),
                     scale: Scale::Log,
@@ -319,6 +308,7 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
                     .collect();
                 p.series.push(Series {
                     name: s.label.clone(),
+                    legend: true,
                     color: s.color.into(),
                     style: Style::Solid,
                     width: 2.5,
@@ -328,6 +318,7 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
                     tips,
                 });
             }
+            p.title = size_title("Throughput", unit, &p);
             if let Some(f) = add_plot(
                 &mut plots,
                 &p,
@@ -337,6 +328,7 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
             }
         }
         html.push_str(&throughput_table(&cells, &tp_series));
+        html.push_str(&searches_html(&cells, &tp_series));
         sections.push(("throughput".into(), "Throughput".into(), html));
     }
 
@@ -426,6 +418,7 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
                 .collect();
             p.series.push(Series {
                 name: format!("{} ({} samples)", format_size(c.key.size), l.count),
+                legend: true,
                 color: color(j).into(),
                 style: Style::Solid,
                 width: 2.0,
@@ -515,6 +508,7 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
                 };
                 p.series.push(Series {
                     name,
+                    legend: true,
                     color: color(k).into(),
                     style: Style::Solid,
                     width: 1.8,
@@ -547,7 +541,7 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
         }
         let mut p = Plot {
             id: format!("cpu-{test}"),
-            title: format!("CPU use in the {test} test"),
+            title: String::new(),
             x: Axis {
                 label: "sample size (bytes)".into(),
                 scale: Scale::Log,
@@ -560,14 +554,8 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
             },
             series: Vec::new(),
             style_keys: vec![
-                StyleKey {
-                    text: "publisher".into(),
-                    style: Style::Solid,
-                },
-                StyleKey {
-                    text: "subscriber".into(),
-                    style: Style::Dashed,
-                },
+                StyleKey::new("publisher", Style::Solid),
+                StyleKey::new("subscriber", Style::Dashed),
             ],
         };
         for s in group.iter() {
@@ -598,11 +586,8 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
                     })
                     .collect();
                 p.series.push(Series {
-                    name: if side == "publisher" {
-                        s.label.clone()
-                    } else {
-                        String::new()
-                    },
+                    name: s.label.clone(),
+                    legend: side == "publisher",
                     color: s.color.into(),
                     style,
                     width: 2.0,
@@ -613,6 +598,7 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
                 });
             }
         }
+        p.title = size_title("CPU use", &format!(" in the {test} test"), &p);
         if let Some(f) = add_plot(
             &mut plots,
             &p,
@@ -700,6 +686,44 @@ pub fn slug(s: &str) -> String {
         }
     }
     out.trim_matches('-').to_string()
+}
+
+/// `subject vs sample size detail` over several sizes; over one, drawn as
+/// bars, `subject at 1KiB detail`.
+fn size_title(subject: &str, detail: &str, p: &Plot) -> String {
+    match p.sizes()[..] {
+        [one] => {
+            let size = format_size(one as usize);
+            let unit = if size.ends_with(|c: char| c.is_ascii_digit()) {
+                " B"
+            } else {
+                ""
+            };
+            format!("{subject} at {size}{unit}{detail}")
+        }
+        _ => format!("{subject} vs sample size{detail}"),
+    }
+}
+
+/// The trials of every throughput search, one table per series.
+fn searches_html(cells: &[Cell], series: &[&SeriesData]) -> String {
+    let tables: String = series
+        .iter()
+        .map(|s| {
+            let per_size: Vec<(usize, &[SearchRecord])> = s
+                .cells
+                .iter()
+                .map(|&i| (cells[i].key.size, cells[i].searches.as_slice()))
+                .collect();
+            search::table(&s.label, s.color, &per_size)
+        })
+        .collect();
+    if tables.is_empty() {
+        return tables;
+    }
+    format!(
+        "<h3>Throughput searches</h3>\n<p>A best-effort throughput is the highest offered rate whose loss stayed within the bound (<code>--find-max</code>; the quick comparison searches every best-effort binding). Each trial offered a rate for a while; the figure above is the best trial within the bound.</p>\n{tables}"
+    )
 }
 
 fn latency_table(cells: &[Cell], series: &[&SeriesData]) -> String {
@@ -832,8 +856,12 @@ fn config_html(cells: &[Cell]) -> String {
         .iter()
         .map(|c| {
             let mut f = flatten(&c.run.config);
+            // A search's trials have a table of their own.
             f.retain(|k, _| {
-                !k.ends_with("run_id") && k != "endpoint.max_sample_size" && k != "size"
+                !k.ends_with("run_id")
+                    && k != "endpoint.max_sample_size"
+                    && k != "size"
+                    && k != "find_max.trials"
             });
             f
         })

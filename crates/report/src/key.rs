@@ -10,8 +10,11 @@
 //! how long or where a run measures (duration, count, warm-up, timeouts,
 //! CPU pinning, priority, mlock) are *not* part of the identity: runs
 //! differing only in those still match, and `compare` lists the
-//! differences so that nobody is misled.
+//! differences so that nobody is misled. A throughput search's outputs
+//! (the rate it settled on, its trials) are results, not settings, and not
+//! part of the identity either ([`crate::search::is_output`]).
 
+use crate::search;
 use pubsubperf_core::result::{Run, TestKind};
 use std::collections::BTreeMap;
 
@@ -74,7 +77,10 @@ impl CellKey {
     /// The key of a run.
     pub fn of(run: &Run) -> CellKey {
         let mut essentials = flatten(&run.config);
-        essentials.retain(|k, _| is_essential(k));
+        // A search's outputs are results of the measurement: repetitions of
+        // a search settle on different rates yet measure the same thing.
+        let searched = search::searched(essentials.keys());
+        essentials.retain(|k, _| is_essential(k) && !(searched && search::is_output(k)));
         CellKey {
             binding: run.binding.clone(),
             transport: run.transport.clone(),
@@ -141,55 +147,6 @@ pub fn qos_label(reliable: bool, zero_copy: bool, data_type: &str) -> String {
     s.push(' ');
     s.push_str(data_type);
     s
-}
-
-/// Short labels for a set of series: the binding (and transport when a
-/// binding has several), plus only those attributes that differ between
-/// series of the same binding, so legends stay short.
-pub fn series_labels(keys: &[SeriesKey]) -> Vec<String> {
-    keys.iter()
-        .map(|k| {
-            let same_binding: Vec<&SeriesKey> =
-                keys.iter().filter(|o| o.binding == k.binding).collect();
-            let mut parts = vec![k.binding.clone()];
-            if same_binding.iter().any(|o| o.transport != k.transport) || k.transport != k.binding {
-                parts[0] = format!("{}/{}", k.binding, k.transport);
-            }
-            if same_binding.iter().any(|o| o.test != k.test) {
-                parts.push(k.test.clone());
-            }
-            if same_binding.iter().any(|o| o.reliable != k.reliable) {
-                parts.push(
-                    if k.reliable {
-                        "reliable"
-                    } else {
-                        "best-effort"
-                    }
-                    .into(),
-                );
-            }
-            if same_binding.iter().any(|o| o.zero_copy != k.zero_copy) {
-                parts.push(if k.zero_copy { "zero-copy" } else { "copy" }.into());
-            }
-            if same_binding.iter().any(|o| o.data_type != k.data_type) {
-                parts.push(k.data_type.clone());
-            }
-            let mut names: Vec<&String> = k.essentials.keys().collect();
-            for o in &same_binding {
-                names.extend(o.essentials.keys());
-            }
-            names.sort();
-            names.dedup();
-            for n in names {
-                let mine = k.essentials.get(n);
-                if same_binding.iter().any(|o| o.essentials.get(n) != mine) {
-                    let short = n.rsplit('.').next().unwrap_or(n);
-                    parts.push(format!("{short}={}", mine.map_or("-", String::as_str)));
-                }
-            }
-            parts.join(" ")
-        })
-        .collect()
 }
 
 fn is_essential(k: &str) -> bool {

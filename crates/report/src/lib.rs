@@ -10,12 +10,14 @@
 //! - [`compare`]: BASE versus NEW: matched cells, deltas, Welch's t-test over
 //!   repetitions, `--fail-if` conditions ([`failif`]).
 //! - [`html`]: one self-contained HTML report with inline SVG plots
-//!   ([`svg`]), working offline.
+//!   ([`svg`], [`bars`] for a figure of one sample size), working offline;
+//!   series named by [`label`], a throughput search's trials by [`search`].
 //! - [`csv`], [`text`]: CSV export and the text tables of the CLI.
 //!
 //! This crate knows nothing about command lines: the CLI turns flags into
 //! the plain types here ([`db::Filter`], [`failif::Condition`], ...).
 
+pub mod bars;
 pub mod compare;
 pub mod csv;
 pub mod db;
@@ -23,8 +25,10 @@ pub mod error;
 pub mod failif;
 pub mod html;
 pub mod key;
+pub mod label;
 pub mod merge;
 pub mod profile;
+pub mod search;
 pub mod stat;
 pub mod svg;
 pub mod sweep;

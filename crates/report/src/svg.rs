@@ -2,7 +2,9 @@
 //! line plots with linear, logarithmic and percentile axes, ticks, grid,
 //! axis labels and a legend. Each data point is a `<circle class="pt">`
 //! with a `<title>` tooltip; each line a `<polyline class="series">` with
-//! `data-n` = its number of points (the browser test counts them).
+//! `data-n` = its number of points (the browser test counts them). A plot
+//! over sample sizes that holds a single size is drawn as a bar chart
+//! instead ([`crate::bars`]).
 
 use pubsubperf_core::size::format_size;
 use std::fmt::Write as _;
@@ -79,8 +81,12 @@ impl Style {
 /// One line of a plot.
 #[derive(Debug, Clone)]
 pub struct Series {
-    /// Legend text (empty: not in the legend).
+    /// The series' name: its legend text, and with its style key the
+    /// label of its bar in a bar chart.
     pub name: String,
+    /// Listed in the legend (secondary lines of a series, such as its p99,
+    /// are not).
+    pub legend: bool,
     /// Stroke color.
     pub color: String,
     /// Line style.
@@ -106,6 +112,16 @@ pub struct StyleKey {
     pub style: Style,
 }
 
+impl StyleKey {
+    /// The key of `style`, saying `text`.
+    pub fn new(text: &str, style: Style) -> StyleKey {
+        StyleKey {
+            text: text.into(),
+            style,
+        }
+    }
+}
+
 /// A line plot.
 #[derive(Debug, Clone)]
 pub struct Plot {
@@ -123,11 +139,13 @@ pub struct Plot {
     pub style_keys: Vec<StyleKey>,
 }
 
-const W: f64 = 880.0;
+/// Width of every figure.
+pub(crate) const W: f64 = 880.0;
 const PLOT_H: f64 = 380.0;
 const ML: f64 = 84.0;
 const MR: f64 = 24.0;
-const MT: f64 = 44.0;
+/// Space above the plot area (the title).
+pub(crate) const MT: f64 = 44.0;
 const MB: f64 = 58.0;
 const FONT: &str = "DejaVu Sans, Helvetica, Arial, sans-serif";
 
@@ -204,11 +222,12 @@ pub fn percentile_label(p: f64) -> String {
     format!("{pc:.6}%")
 }
 
-struct Ticks {
-    lo: f64,
-    hi: f64,
-    major: Vec<(f64, String)>,
-    minor: Vec<f64>,
+/// An axis' range (in scale units) and its ticks.
+pub(crate) struct Ticks {
+    pub(crate) lo: f64,
+    pub(crate) hi: f64,
+    pub(crate) major: Vec<(f64, String)>,
+    pub(crate) minor: Vec<f64>,
 }
 
 fn tr(scale: Scale, v: f64) -> f64 {
@@ -229,7 +248,8 @@ fn nice_step(span: f64, max_ticks: f64) -> f64 {
     10.0 * mag
 }
 
-fn ticks(axis: &Axis, lo: f64, hi: f64) -> Ticks {
+/// The range and ticks of `axis` for data from `lo` to `hi`.
+pub(crate) fn ticks(axis: &Axis, lo: f64, hi: f64) -> Ticks {
     match (axis.scale, axis.unit) {
         (Scale::Log, Unit::Bytes) => {
             let a = lo.log2().floor() as i32;
@@ -339,18 +359,56 @@ impl Plot {
             .any(|s| s.points.iter().any(|&(x, y)| self.drawable(x, y)))
     }
 
-    fn drawable(&self, x: f64, y: f64) -> bool {
+    /// True when the point can be drawn on the plot's scales.
+    pub(crate) fn drawable(&self, x: f64, y: f64) -> bool {
         let ok = |a: &Axis, v: f64| v.is_finite() && (a.scale == Scale::Linear || v > 0.0);
         ok(&self.x, x) && ok(&self.y, y)
     }
 
-    /// The plot as a standalone SVG document.
+    /// The distinct sample sizes of the drawable points, ascending (empty
+    /// when x is not a sample size).
+    pub fn sizes(&self) -> Vec<f64> {
+        if self.x.unit != Unit::Bytes {
+            return Vec::new();
+        }
+        let mut xs: Vec<f64> = self
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter())
+            .filter(|&&(x, y)| self.drawable(x, y))
+            .map(|p| p.0)
+            .collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        xs
+    }
+
+    /// True when the plot is drawn as bars: its x axis would hold one size.
+    pub fn is_bars(&self) -> bool {
+        self.sizes().len() == 1
+    }
+
+    /// The start of the SVG document, `h` high: element, title, background
+    /// and the heading centered on `tx`.
+    pub(crate) fn open(&self, h: f64, tx: f64) -> String {
+        format!(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" id=\"plot-{id}\" viewBox=\"0 0 {W} {h}\" width=\"{W}\" height=\"{h}\" font-family=\"{FONT}\" font-size=\"12\" role=\"img\" aria-label=\"{title}\">\n<title>{title}</title>\n<rect width=\"{W}\" height=\"{h}\" fill=\"#fff\"/>\n<text x=\"{tx}\" y=\"26\" font-size=\"16\" font-weight=\"bold\" text-anchor=\"middle\" fill=\"#222\">{title}</text>\n",
+            id = esc(&self.id),
+            title = esc(&self.title),
+        )
+    }
+
+    /// The plot as a standalone SVG document: lines, or bars when it holds
+    /// a single sample size.
     pub fn render(&self) -> String {
+        if self.is_bars() {
+            return crate::bars::render(self);
+        }
         // Legend layout: entries flow in rows under the plot.
         let mut entries: Vec<(String, String, Style)> = self
             .series
             .iter()
-            .filter(|s| !s.name.is_empty())
+            .filter(|s| s.legend && !s.name.is_empty())
             .map(|s| (s.name.clone(), s.color.clone(), s.style))
             .collect();
         entries.extend(
@@ -378,14 +436,7 @@ impl Plot {
         };
         let h = MT + PLOT_H + MB + legend_h;
         let (x0, x1, y0, y1) = (ML, W - MR, MT, MT + PLOT_H);
-        let mut s = String::new();
-        let _ = write!(
-            s,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" id=\"plot-{id}\" viewBox=\"0 0 {W} {h}\" width=\"{W}\" height=\"{h}\" font-family=\"{FONT}\" font-size=\"12\" role=\"img\" aria-label=\"{title}\">\n<title>{title}</title>\n<rect width=\"{W}\" height=\"{h}\" fill=\"#fff\"/>\n<text x=\"{tx}\" y=\"26\" font-size=\"16\" font-weight=\"bold\" text-anchor=\"middle\" fill=\"#222\">{title}</text>\n",
-            id = esc(&self.id),
-            title = esc(&self.title),
-            tx = (x0 + x1) / 2.0,
-        );
+        let mut s = self.open(h, (x0 + x1) / 2.0);
         // Data range over drawable points.
         let pts: Vec<(f64, f64)> = self
             .series
@@ -644,6 +695,7 @@ mod tests {
             },
             series: vec![Series {
                 name: "udp".into(),
+                legend: true,
                 color: color(0).into(),
                 style: Style::Solid,
                 width: 2.0,

@@ -40,6 +40,25 @@ pub fn kill9(pid: u32) {
     unsafe { libc::kill(pid as i32, libc::SIGKILL) };
 }
 
+/// The processes (other than this one) whose command line names `needle`,
+/// such as a temporary directory that only the processes a test started
+/// were given.
+pub fn naming(needle: &str) -> Vec<u32> {
+    let me = std::process::id();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    procs
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid != me)
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
+        })
+        .collect()
+}
+
 /// Sends SIGINT (what Ctrl-C sends) to `pid`.
 pub fn interrupt(pid: u32) {
     // SAFETY: a signal to a process the test started.

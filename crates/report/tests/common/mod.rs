@@ -146,3 +146,59 @@ pub fn sample(reps: u64, latency_scale: f64, throughput_scale: f64) -> ResultsFi
     }
     file(runs)
 }
+
+/// `run` with its config changed by `f`; the transport and zero copy are
+/// read back from the config (as a measured run records them).
+pub fn with_config(mut run: Run, f: impl FnOnce(&mut serde_json::Value)) -> Run {
+    f(&mut run.config);
+    if let Some(t) = run.config["endpoint"]["transport"].as_str() {
+        run.transport = t.to_string();
+    }
+    run
+}
+
+/// A throughput search's record as the quick comparison writes it: the
+/// settled rate and every trial (the first as fast as accepted).
+pub fn searched(run: Run, rate: f64) -> Run {
+    with_config(run, |c| {
+        c["rate"] = json!(rate);
+        c["find_max"] = json!({"max_loss_percent": 0.1, "max_trials": 6, "found": true,
+            "trials": [
+                {"target_rate": 0.0, "sent_per_s": 2.0 * rate, "received_per_s": 1.1 * rate, "lost_percent": 45.08, "ok": false},
+                {"target_rate": 1.1 * rate, "sent_per_s": 1.1 * rate, "received_per_s": 1.05 * rate, "lost_percent": 4.5, "ok": false},
+                {"target_rate": rate, "sent_per_s": rate, "received_per_s": rate, "lost_percent": 0.0, "ok": true}]});
+    })
+}
+
+/// The quick comparison's results: latency at 64 B and 4 KiB, throughput
+/// at 1 KiB, of udp (best effort: the throughput searched), tcp and
+/// cyclonedds (over udp, in the middleware's listener, its throughput
+/// batched in 14720 B packets).
+pub fn quick() -> ResultsFile {
+    let mut runs = Vec::new();
+    for (bi, b) in ["udp", "tcp", "cyclonedds"].into_iter().enumerate() {
+        let dds = |r: Run, batch: u64| {
+            if b != "cyclonedds" {
+                return r;
+            }
+            with_config(r, |c| {
+                c["endpoint"]["transport"] = json!("udp");
+                c["endpoint"]["receive"] = json!("listener");
+                c["endpoint"]["batch_bytes"] = json!(batch);
+            })
+        };
+        for (si, size) in [64usize, 4096].into_iter().enumerate() {
+            let vals = values(8_000 + 2_000 * bi as u64, 2_000, si as u64);
+            let at = format!("2026-11-21T10:0{bi}:0{si}Z");
+            runs.push(dds(latency_run(b, size, &vals, &at), 0));
+        }
+        let at = format!("2026-11-21T10:0{bi}:09Z");
+        let sent = 200_000 + 100_000 * bi as u64;
+        let tp = throughput_run(b, 1024, sent, sent, &at);
+        runs.push(match b {
+            "udp" => searched(tp, sent as f64 / 2.0),
+            _ => dds(tp, 14720),
+        });
+    }
+    file(runs)
+}
