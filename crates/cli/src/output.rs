@@ -82,13 +82,8 @@ pub fn run_banner(r: &Run) -> String {
     let c = &r.config;
     let ep = &c["endpoint"];
     let cpu = |k: &str| c[k].as_u64().map_or("any".to_string(), |v| v.to_string());
-    // Batched runs say so: their figures are not those of one write per sample.
-    let batch = match ep["batch_bytes"].as_u64() {
-        Some(b) if b > 0 => format!(", batched {b} B"),
-        _ => String::new(),
-    };
     format!(
-        "{} over {} ({}), {}, {}{batch}, wait {}{}, cpu pub {} sub {}, {} subscriber(s)",
+        "{} over {} ({}), {}, {}, wait {}{}, cpu pub {} sub {}, {} subscriber(s){}",
         r.test,
         r.binding,
         r.transport,
@@ -111,7 +106,19 @@ pub fn run_banner(r: &Run) -> String {
         cpu("pub_cpu"),
         cpu("sub_cpu"),
         c["subscribers"].as_u64().unwrap_or(1),
+        match deviations(r) {
+            d if d.is_empty() => String::new(),
+            d => format!("; as run: {d}"),
+        },
     )
+}
+
+/// What the run set differently from its middleware's own defaults.
+pub use pubsubperf_report::text::deviation_list;
+
+/// [`deviation_list`], comma separated.
+pub fn deviations(r: &Run) -> String {
+    deviation_list(r).join(", ")
 }
 
 /// Perftest-style latency table: one row per size.

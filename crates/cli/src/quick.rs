@@ -38,6 +38,46 @@ fn measured(r: &Run) -> String {
     }
 }
 
+/// Under the table: what the batching some rows show does to their figures.
+const BATCHED: &str = "AS RUN: the settings unlike the middleware's defaults (its vendor's tool sets them for that test, or a flag did). batched: the writer packs several samples into one packet, as the middleware's own throughput tool does (more samples/s, not one send per sample); --batch 0 (cyclonedds) and --opt express=true (zenoh) turn it off.";
+
+/// A binding's settings that are not its middleware's defaults, over its
+/// runs: those of every run first, then each test's own (`throughput:
+/// batched 14720 B`); `-` when none.
+fn settings<'a>(runs: impl Iterator<Item = &'a Run>) -> String {
+    let per_run: Vec<(TestKind, Vec<String>)> =
+        runs.map(|r| (r.test, output::deviation_list(r))).collect();
+    let common: Vec<String> = per_run
+        .first()
+        .map(|(_, d)| {
+            d.iter()
+                .filter(|x| per_run.iter().all(|(_, o)| o.contains(x)))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut parts = vec![common.join(", ")];
+    for test in [TestKind::Latency, TestKind::Throughput] {
+        let mut own: Vec<&str> = Vec::new();
+        for (_, d) in per_run.iter().filter(|(t, _)| *t == test) {
+            for x in d.iter().filter(|x| !common.contains(x)) {
+                if !own.contains(&x.as_str()) {
+                    own.push(x);
+                }
+            }
+        }
+        if !own.is_empty() {
+            parts.push(format!("{test}: {}", own.join(", ")));
+        }
+    }
+    parts.retain(|p| !p.is_empty());
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join("; ")
+    }
+}
+
 /// One run of the comparison: best-effort throughput through the search
 /// (trials of half the per-test duration), everything else as planned.
 fn measure(session: &mut Session, spec: &RunSpec) -> RunOutcome {
@@ -242,7 +282,7 @@ pub fn table(runs: &[Run]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "\n{:<10} {:<12} {:>12} {:>12} {:>12} {:>12} {:>14} {:>10} {:>8}  1KiB MEASURED",
+        "\n{:<10} {:<12} {:>12} {:>12} {:>12} {:>12} {:>14} {:>10} {:>8}  {:<22}  AS RUN",
         "BINDING",
         "RELIABILITY",
         "p50 64B µs",
@@ -252,6 +292,7 @@ pub fn table(runs: &[Run]) -> String {
         "1KiB samples/s",
         "Mbps",
         "lost %",
+        "1KiB MEASURED",
     );
     let mut names: Vec<&str> = Vec::new();
     for r in runs {
@@ -282,7 +323,7 @@ pub fn table(runs: &[Run]) -> String {
         let (c, d) = lat(4096);
         let _ = writeln!(
             s,
-            "{:<10} {:<12} {:>12} {:>12} {:>12} {:>12} {:>14} {:>10} {:>8}  {}",
+            "{:<10} {:<12} {:>12} {:>12} {:>12} {:>12} {:>14} {:>10} {:>8}  {:<22}  {}",
             n,
             if reliable { "reliable" } else { "best effort" },
             a,
@@ -293,8 +334,10 @@ pub fn table(runs: &[Run]) -> String {
             tp.map_or("-".into(), |t| format!("{:.1}", t.mbps)),
             tp.map_or("-".into(), |t| format!("{:.3}", t.lost_percent)),
             tp_run.map_or("-".into(), measured),
+            settings(runs.iter().filter(|r| r.binding == n)),
         );
     }
+    let _ = writeln!(s, "{BATCHED}");
     // A search's runs were chosen for their loss: no "outran" line for them.
     let throughput: Vec<&Run> = runs
         .iter()
@@ -353,8 +396,8 @@ mod tests {
                 .unwrap_or_else(|| panic!("{t}"))
                 .to_string()
         };
-        assert!(line("udp ").ends_with("max rate, loss ≤ 0.1 %"), "{t}");
-        assert!(line("tcp ").ends_with("as fast as accepted"), "{t}");
+        assert!(line("udp ").contains("max rate, loss ≤ 0.1 %  "), "{t}");
+        assert!(line("tcp ").contains("as fast as accepted  "), "{t}");
         assert!(
             t.contains(
                 "udp, 1024 B: best effort, the highest rate with loss ≤ 0.1 % found in 4 trials of 0.5 s (--find-max --max-loss 0.1): sent 20000/s, received 19990/s; at 37500/s, 3.00 % lost"
@@ -363,6 +406,53 @@ mod tests {
         );
         // The search's run was chosen for its loss: no "outran" line.
         assert!(!t.contains("outran"), "{t}");
+    }
+
+    #[test]
+    fn the_settings_column_names_what_each_test_set() {
+        let tp = |binding: &str, d: &[&str]| {
+            run(binding, true, 1000, 0, serde_json::json!({"deviations": d}))
+        };
+        let mut lat = tp("zenoh", &["express"]);
+        lat.test = TestKind::Latency;
+        let mut cyc_lat = tp(
+            "cyclonedds",
+            &["unicast discovery", "max blocking time 10 s"],
+        );
+        cyc_lat.test = TestKind::Latency;
+        let runs = [
+            lat,
+            tp("zenoh", &["batched"]),
+            cyc_lat,
+            tp(
+                "cyclonedds",
+                &[
+                    "unicast discovery",
+                    "batched 14720 B",
+                    "max blocking time 10 s",
+                ],
+            ),
+            tp("tcp", &[]),
+        ];
+        let t = table(&runs);
+        let row = |name: &str| {
+            t.lines()
+                .find(|l| l.starts_with(name))
+                .unwrap_or_else(|| panic!("{t}"))
+                .to_string()
+        };
+        assert!(
+            row("zenoh ").ends_with("  latency: express; throughput: batched"),
+            "{t}"
+        );
+        assert!(
+            row("cyclonedds ").ends_with(
+                "  unicast discovery, max blocking time 10 s; throughput: batched 14720 B"
+            ),
+            "{t}"
+        );
+        assert!(row("tcp ").ends_with("  -"), "{t}");
+        assert!(t.contains(BATCHED), "{t}");
     }
 
     #[test]

@@ -218,7 +218,10 @@ fn batched_cyclonedds_delivers_every_sample() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains(", batched 8192 B,"), "{out}");
+    assert!(
+        out.contains("; as run: unicast discovery, batched 8192 B,"),
+        "{out}"
+    );
 }
 
 /// udp applies `--multicast-ttl` to its writer's socket (read back in the
@@ -345,7 +348,20 @@ fn cyclonedds_throughput_batches_as_ddsperf_pub_by_default() {
     require_dds("cyclonedds");
     let r = exact_run("cyclonedds", "cyclonedds", 2000, &[]);
     assert_eq!(r["config"]["endpoint"]["batch_bytes"], 14720);
+    // Recorded among the settings unlike CycloneDDS's own defaults.
+    assert_eq!(
+        r["config"]["deviations"],
+        serde_json::json!([
+            "unicast discovery",
+            "batched 14720 B",
+            "max blocking time 10 s"
+        ])
+    );
     let r = exact_run("cyclonedds", "cyclonedds", 500, &["--batch", "0"]);
     let b = &r["config"]["endpoint"]["batch_bytes"];
     assert!(b.is_null() || b == 0, "--batch 0 batched: {b}");
+    assert_eq!(
+        r["config"]["deviations"],
+        serde_json::json!(["unicast discovery", "max blocking time 10 s"])
+    );
 }

@@ -660,6 +660,12 @@ impl BindingError {
     }
 }
 
+/// `batched N B` when `cfg` batches samples into packets of N bytes
+/// (`--batch`, or the binding's [`Binding::default_batch`]).
+pub fn batched(cfg: &EndpointConfig) -> Option<String> {
+    (cfg.batch_bytes > 0).then(|| format!("batched {} B", cfg.batch_bytes))
+}
+
 /// A middleware or raw transport. One value per side per run.
 pub trait Binding: Sized + Send + 'static {
     /// The writer of one topic.
@@ -705,6 +711,17 @@ pub trait Binding: Sized + Send + 'static {
     /// batching the middleware's own tool uses for that test (0: none).
     fn default_batch(_test: crate::result::TestKind, _cfg: &EndpointConfig) -> usize {
         0
+    }
+
+    /// What a run of `test` over `cfg` sets differently from the
+    /// middleware's own defaults (what its vendor's tool sets for that test,
+    /// and what flags asked), one short phrase each with its value
+    /// (`express`, `batched 14720 B`). The harness records them in the
+    /// result's config as `deviations`; the run banner, the quick table and
+    /// `history` print them. By default: [`batched`], the one a binding
+    /// without settings of its own has.
+    fn deviations(_test: crate::result::TestKind, cfg: &EndpointConfig) -> Vec<String> {
+        batched(cfg).into_iter().collect()
     }
 
     /// True when one reader accepts samples from several writers in

@@ -1,4 +1,5 @@
-//! Wall-clock time stamps for results (RFC 3339, UTC), without a date crate.
+//! Wall-clock time stamps for results (RFC 3339, UTC), without a date crate,
+//! and durations as a reader writes them.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -36,6 +37,14 @@ pub fn rfc3339(secs: u64) -> String {
     )
 }
 
+/// Milliseconds as `10 s`, `1.5 s` or `100 ms`.
+pub fn format_millis(ms: u64) -> String {
+    match ms {
+        ms if ms >= 1000 && ms % 100 == 0 => format!("{} s", ms as f64 / 1000.0),
+        ms => format!("{ms} ms"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -43,5 +52,13 @@ mod tests {
         assert_eq!(super::rfc3339(0), "1970-01-01T00:00:00Z");
         assert_eq!(super::rfc3339(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(super::rfc3339(1_795_305_600), "2026-11-22T00:00:00Z");
+    }
+
+    #[test]
+    fn milliseconds_read_as_written() {
+        assert_eq!(super::format_millis(10_000), "10 s");
+        assert_eq!(super::format_millis(1_500), "1.5 s");
+        assert_eq!(super::format_millis(100), "100 ms");
+        assert_eq!(super::format_millis(1_234), "1234 ms");
     }
 }

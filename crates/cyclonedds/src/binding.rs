@@ -150,6 +150,10 @@ impl Binding for CycloneDds {
         }
     }
 
+    fn deviations(_test: TestKind, cfg: &EndpointConfig) -> Vec<String> {
+        crate::deviations::of(cfg)
+    }
+
     fn validate(cfg: &EndpointConfig) -> Result<(), BindingError> {
         availability().map_err(BindingError::Unavailable)?;
         let o = Opts::parse(cfg)?;

@@ -181,6 +181,39 @@ impl Opts {
     }
 }
 
+/// The address readers bind to: `cfg.bind_ip`, loopback when empty.
+fn bind_address(cfg: &EndpointConfig) -> Result<IpAddr, BindingError> {
+    if cfg.bind_ip.is_empty() {
+        return Ok(Ipv4Addr::LOCALHOST.into());
+    }
+    cfg.bind_ip.parse().map_err(|_| {
+        BindingError::Unsupported(format!(
+            "--data-address {}: not an IP address",
+            cfg.bind_ip.escape_debug()
+        ))
+    })
+}
+
+impl Opts {
+    /// Discovery's unicast peers over `bind`: `--opt peers=`, else loopback
+    /// on loopback; on another interface without peers, none (SPDP
+    /// multicast finds the remote host).
+    pub fn peers_on(&self, bind: IpAddr) -> Vec<IpAddr> {
+        if !self.peers.is_empty() {
+            self.peers.clone()
+        } else if bind.is_loopback() {
+            vec![Ipv4Addr::LOCALHOST.into()]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// [`Opts::peers_on`] the run's bind address (none when it is not one).
+    pub fn discovery_peers(&self, cfg: &EndpointConfig) -> Vec<IpAddr> {
+        bind_address(cfg).map_or_else(|_| Vec::new(), |b| self.peers_on(b))
+    }
+}
+
 /// The domain configuration for `dds_create_domain`: a list of entries
 /// separated by commas, each an XML fragment or a file. Ours is one XML
 /// fragment, written with an XML writer from typed values (addresses parsed
@@ -190,25 +223,8 @@ impl Opts {
 /// ([`pubsubperf_core::binding::check_vendor_path`]: no comma, no `<`).
 pub fn domain_xml(cfg: &EndpointConfig, o: &Opts) -> Result<String, BindingError> {
     let shm = cfg.transport == "shm";
-    let bind: IpAddr = if cfg.bind_ip.is_empty() {
-        Ipv4Addr::LOCALHOST.into()
-    } else {
-        cfg.bind_ip.parse().map_err(|_| {
-            BindingError::Unsupported(format!(
-                "--data-address {}: not an IP address",
-                cfg.bind_ip.escape_debug()
-            ))
-        })?
-    };
-    // Discovery: unicast to the peers (loopback by default); on another
-    // interface without peers, SPDP multicast finds the remote host.
-    let peers: Vec<IpAddr> = if !o.peers.is_empty() {
-        o.peers.clone()
-    } else if bind.is_loopback() {
-        vec![Ipv4Addr::LOCALHOST.into()]
-    } else {
-        Vec::new()
-    };
+    let bind = bind_address(cfg)?;
+    let peers = o.peers_on(bind);
     let allow_multicast = match (cfg.multicast, peers.is_empty()) {
         (true, _) => "true",
         (false, true) => "spdp",

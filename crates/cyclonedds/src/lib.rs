@@ -15,6 +15,7 @@
 
 mod binding;
 mod config;
+mod deviations;
 mod domain;
 mod listener;
 pub mod malloc;

@@ -19,6 +19,7 @@
 //! - Shared-memory files of dead Fast DDS processes are removed when a
 //!   participant opens and after it closes (see [`shm`]).
 
+mod deviations;
 mod ffi;
 pub mod options;
 pub mod shm;
@@ -26,6 +27,7 @@ pub mod shm;
 use options::{History, Options};
 use pubsubperf_core::binding::BindingInfo;
 use pubsubperf_core::handoff::Handoff;
+use pubsubperf_core::result::TestKind;
 use pubsubperf_core::{
     Binding, BindingError, CancelToken, Capabilities, DataType, EndpointConfig, Locator,
     ReceiveMode, Reliability, TopicSpec, WaitMode,
@@ -169,7 +171,9 @@ pub(crate) fn caps() -> Capabilities {
         // Between hosts, discovery is SPDP multicast on the run's interface
         // (or unicast to `--opt peers`), see `ppf_open`.
         remote: true,
-        receive: &[ReceiveMode::Thread, ReceiveMode::Listener],
+        // Listener first, the default: every Fast DDS tool (LatencyTest,
+        // ThroughputTest, the examples) receives in on_data_available.
+        receive: &[ReceiveMode::Listener, ReceiveMode::Thread],
     }
 }
 
@@ -556,6 +560,10 @@ impl Binding for FastDds {
 
     fn why_not(flag: &str) -> Option<&'static str> {
         why_not(flag)
+    }
+
+    fn deviations(_test: TestKind, cfg: &EndpointConfig) -> Vec<String> {
+        deviations::of(cfg)
     }
 
     fn validate(cfg: &EndpointConfig) -> Result<(), BindingError> {

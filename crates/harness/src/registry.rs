@@ -119,6 +119,29 @@ pub fn default_batch(
     if of(peer) == ours { ours } else { 0 }
 }
 
+/// [`Binding::deviations`] of binding `name` (publisher) for a run of
+/// `test` over `cfg`, and those of `peer` (subscribers) marked `sub:` where
+/// they differ.
+pub fn deviations(
+    name: &str,
+    peer: &str,
+    test: pubsubperf_core::result::TestKind,
+    cfg: &pubsubperf_core::EndpointConfig,
+) -> Vec<String> {
+    let of = |n: &str| with_binding!(n, B => B::deviations(test, cfg), unknown => Vec::new());
+    let mut d = of(name);
+    if peer != name {
+        d.extend(
+            of(peer)
+                .into_iter()
+                .filter(|x| !d.contains(x))
+                .map(|x| format!("sub: {x}"))
+                .collect::<Vec<_>>(),
+        );
+    }
+    d
+}
+
 /// Facts about one binding.
 pub fn info(name: &str) -> Option<BindingInfo> {
     infos().into_iter().find(|i| i.name == name)

@@ -205,6 +205,13 @@ impl RunSpec {
             if let Some(ep) = o.get_mut("endpoint").and_then(|e| e.as_object_mut()) {
                 ep.remove("bind_ip");
             }
+            let d = crate::registry::deviations(
+                &self.binding,
+                &self.peer_binding,
+                self.test,
+                &self.endpoint,
+            );
+            o.insert("deviations".into(), d.into());
         }
         v
     }

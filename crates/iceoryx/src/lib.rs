@@ -133,6 +133,28 @@ impl Binding for Iceoryx {
         }
     }
 
+    /// Against iceoryx's defaults (DISCARD_OLDEST_DATA, queue 256, RouDi's
+    /// default mempools up to 4 MiB, loans, no waitset): what the run's
+    /// reliability, queue, copies and waits set. iceperf loans and
+    /// busy-polls.
+    fn deviations(_test: pubsubperf_core::result::TestKind, cfg: &EndpointConfig) -> Vec<String> {
+        let mut d = Vec::new();
+        if cfg.reliability == Reliability::Reliable {
+            d.push("WAIT_FOR_CONSUMER and BLOCK_PRODUCER (the publisher blocks)".into());
+        }
+        if cfg.receive_queue > 0 && cfg.receive_queue != MAX_QUEUE {
+            d.push(format!("queue {}", cfg.receive_queue));
+        }
+        d.push("RouDi mempools up to 256 MiB".into());
+        if !cfg.zero_copy {
+            d.push("copied into and out of the chunks".into());
+        }
+        if cfg.wait == WaitMode::Block {
+            d.push("a waitset (blocking wait)".into());
+        }
+        d
+    }
+
     fn validate(cfg: &EndpointConfig) -> Result<(), BindingError> {
         availability().map_err(BindingError::Unavailable)?;
         if cfg.transport != "shm" {

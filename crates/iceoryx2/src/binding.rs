@@ -78,6 +78,24 @@ impl Binding for Iceoryx2 {
         }
     }
 
+    /// Against iceoryx2's defaults (safe overflow, a subscriber buffer of
+    /// 2, loans, no events): what the run's reliability, queue, copies and
+    /// waits set. Its benchmark loans and busy-polls.
+    fn deviations(_test: pubsubperf_core::result::TestKind, cfg: &EndpointConfig) -> Vec<String> {
+        let mut d = Vec::new();
+        if cfg.reliability == Reliability::Reliable {
+            d.push("no safe overflow (the publisher blocks)".into());
+        }
+        d.push(format!("subscriber buffer {}", buffer_size(cfg)));
+        if !cfg.zero_copy {
+            d.push("copied into and out of the loans".into());
+        }
+        if cfg.wait == WaitMode::Block {
+            d.push("an event notified per sample (blocking wait)".into());
+        }
+        d
+    }
+
     fn validate(cfg: &EndpointConfig) -> Result<(), BindingError> {
         let refuse = |m: &str| Err(BindingError::Unsupported(m.to_string()));
         if !cfg.transport.is_empty() && cfg.transport != TRANSPORT {

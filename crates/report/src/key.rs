@@ -39,6 +39,9 @@ pub const NON_ESSENTIAL: &[&str] = &[
     "subscriber_index",
     "merged",
     "sweep",
+    // Derived from the settings above (Binding::deviations), and absent
+    // from results written before it was recorded.
+    "deviations",
 ];
 
 /// Config keys already carried by the run's own fields.

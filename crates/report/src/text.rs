@@ -6,6 +6,7 @@ use crate::db::StoredRun;
 use crate::failif::pct;
 use crate::key::qos_label;
 use crate::stat::TTest;
+use pubsubperf_core::result::Run;
 use pubsubperf_core::size::format_size;
 use std::fmt::Write as _;
 
@@ -224,6 +225,23 @@ pub fn comparison(c: &Comparison) -> String {
     s
 }
 
+/// What a run set differently from its middleware's own defaults
+/// (`config.deviations`, recorded from `Binding::deviations`); a run from
+/// before the record says whether it batched.
+pub fn deviation_list(r: &Run) -> Vec<String> {
+    let c = &r.config;
+    match c["deviations"].as_array() {
+        Some(d) => d
+            .iter()
+            .filter_map(|x| x.as_str().map(String::from))
+            .collect(),
+        None => match c["endpoint"]["batch_bytes"].as_u64() {
+            Some(b) if b > 0 => vec![format!("batched {b} B")],
+            _ => Vec::new(),
+        },
+    }
+}
+
 /// The text of `pubsubperf history`.
 pub fn history(runs: &[StoredRun]) -> String {
     if runs.is_empty() {
@@ -244,6 +262,7 @@ pub fn history(runs: &[StoredRun]) -> String {
             "lost%",
             "SWEEP",
             "GROUP",
+            "AS RUN",
         ]
         .map(String::from)
         .to_vec(),
@@ -275,9 +294,13 @@ pub fn history(runs: &[StoredRun]) -> String {
                 _ => "-".into(),
             },
             r.group.clone(),
+            match deviation_list(run).join(", ") {
+                d if d.is_empty() => "-".into(),
+                d => d,
+            },
         ]);
     }
-    table(&rows, "rlllrlrrrrrll")
+    table(&rows, "rlllrlrrrrrlll")
 }
 
 #[cfg(test)]

@@ -55,6 +55,7 @@ mod options;
 use closing::Held;
 use options::Options;
 use pubsubperf_core::binding::BindingInfo;
+use pubsubperf_core::result::TestKind;
 use pubsubperf_core::{
     Binding, BindingError, Capabilities, DataType, EndpointConfig, Locator, Reliability, TopicSpec,
     WaitMode,
@@ -326,6 +327,11 @@ impl Binding for Zenoh {
                 pubsubperf_core::binding::DEFAULT_BLOCK_TIMEOUT,
                 Duration::from_micros,
             )
+    }
+
+    fn deviations(test: TestKind, cfg: &EndpointConfig) -> Vec<String> {
+        let block = Self::default_block_timeout().as_millis() as u64;
+        Options::parse(cfg).map_or_else(|_| Vec::new(), |o| o.deviations(test, cfg, block))
     }
 
     fn validate(cfg: &EndpointConfig) -> Result<(), BindingError> {

@@ -1,6 +1,7 @@
 //! `--opt KEY=VALUE` options of the zenoh binding.
 
-use pubsubperf_core::{BindingError, EndpointConfig, TopicSpec};
+use pubsubperf_core::result::TestKind;
+use pubsubperf_core::{BindingError, EndpointConfig, Reliability, TopicSpec};
 use zenoh::qos::Priority;
 
 /// The binding's options, parsed and checked.
@@ -72,9 +73,81 @@ impl Options {
         Ok(o)
     }
 
+    /// What a run of `test` with these options sets differently from
+    /// zenoh's defaults ([`pubsubperf_core::Binding::deviations`]): express
+    /// writers (zenoh batches by default; `z_ping`/`z_pong` set express; a
+    /// throughput test's data, batched as zenoh's default, says `batched`), a
+    /// priority other than `data`, a blocking time other than zenoh's
+    /// `wait_before_close` (`default_block_ms`).
+    pub fn deviations(
+        &self,
+        test: TestKind,
+        cfg: &EndpointConfig,
+        default_block_ms: u64,
+    ) -> Vec<String> {
+        let mut d = Vec::new();
+        let data = TopicSpec::data_name(test == TestKind::Latency);
+        // A batched throughput test is zenoh's default, but its figures
+        // depend on it: said too.
+        match self.express.unwrap_or(data == "ping") {
+            true => d.push("express".into()),
+            false if test == TestKind::Throughput => d.push("batched".into()),
+            false => {}
+        }
+        if let Some((name, _)) = PRIORITIES
+            .iter()
+            .find(|(_, p)| *p == self.priority && *p != Priority::Data)
+        {
+            d.push(format!("priority {name}"));
+        }
+        if cfg.reliability == Reliability::Reliable
+            && cfg.reliable_block_timeout_ms != default_block_ms
+        {
+            d.push(format!(
+                "blocking time {}",
+                pubsubperf_core::time::format_millis(cfg.reliable_block_timeout_ms)
+            ));
+        }
+        d
+    }
+
     /// Express mode for a writer of `topic`: `--opt express=`, else as
     /// zenoh's own tools run that topic (see [`Options::express`]).
     pub fn express_for(&self, topic: &TopicSpec) -> bool {
         self.express.unwrap_or(topic.is_ping() || topic.is_echo())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deviations(opts: &[(&str, &str)], test: TestKind, block_ms: u64) -> Vec<String> {
+        let mut c = EndpointConfig::for_test("z");
+        c.transport = "tcp".into();
+        c.reliable_block_timeout_ms = block_ms;
+        for (k, v) in opts {
+            c.options.insert((*k).into(), (*v).into());
+        }
+        Options::parse(&c).unwrap().deviations(test, &c, 5000)
+    }
+
+    #[test]
+    fn latency_is_express_and_throughput_batched_as_zenohs_tools_run_them() {
+        assert_eq!(deviations(&[], TestKind::Latency, 5000), ["express"]);
+        assert_eq!(deviations(&[], TestKind::Throughput, 5000), ["batched"]);
+        assert_eq!(
+            deviations(&[("express", "true")], TestKind::Throughput, 5000),
+            ["express"]
+        );
+        assert!(deviations(&[("express", "false")], TestKind::Latency, 5000).is_empty());
+    }
+
+    #[test]
+    fn a_priority_and_a_blocking_time_of_the_users_are_said() {
+        assert_eq!(
+            deviations(&[("priority", "real-time")], TestKind::Latency, 250),
+            ["express", "priority real-time", "blocking time 250 ms"]
+        );
     }
 }

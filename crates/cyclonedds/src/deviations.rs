@@ -1,0 +1,85 @@
+//! What a cyclonedds run sets differently from CycloneDDS's own defaults
+//! ([`pubsubperf_core::Binding::deviations`]).
+
+use crate::config::Opts;
+use pubsubperf_core::{EndpointConfig, Reliability};
+
+/// CycloneDDS's default RELIABILITY max_blocking_time (100 ms).
+const CYCLONE_MAX_BLOCKING_MS: u64 = 100;
+
+/// The settings of a run over `cfg` that CycloneDDS's defaults do not have:
+/// unicast discovery to the peers, write batching, the writer's blocking
+/// time, socket buffers, the shm transport's iceoryx.
+pub fn of(cfg: &EndpointConfig) -> Vec<String> {
+    let mut d = Vec::new();
+    if cfg.transport == "shm" {
+        d.push("shared memory (iceoryx)".into());
+    }
+    let o = Opts::parse(cfg).ok();
+    if !cfg.multicast
+        && o.as_ref()
+            .is_some_and(|o| !o.discovery_peers(cfg).is_empty())
+    {
+        d.push("unicast discovery".into());
+    }
+    d.extend(pubsubperf_core::binding::batched(cfg));
+    if cfg.reliability == Reliability::Reliable
+        && cfg.reliable_block_timeout_ms != CYCLONE_MAX_BLOCKING_MS
+    {
+        d.push(format!(
+            "max blocking time {}",
+            pubsubperf_core::time::format_millis(cfg.reliable_block_timeout_ms)
+        ));
+    }
+    if cfg.socket_buffer > 0 {
+        d.push(format!("socket buffers {} B", cfg.socket_buffer));
+    }
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> EndpointConfig {
+        let mut c = EndpointConfig::for_test("d");
+        c.transport = "udp".into();
+        c
+    }
+
+    #[test]
+    fn a_loopback_run_says_unicast_discovery_and_its_blocking_time() {
+        assert_eq!(of(&cfg()), ["unicast discovery", "max blocking time 10 s"]);
+    }
+
+    #[test]
+    fn batching_buffers_and_shm_are_said() {
+        let mut c = cfg();
+        c.batch_bytes = 14_720;
+        c.socket_buffer = 1 << 20;
+        c.reliable_block_timeout_ms = CYCLONE_MAX_BLOCKING_MS;
+        assert_eq!(
+            of(&c),
+            [
+                "unicast discovery",
+                "batched 14720 B",
+                "socket buffers 1048576 B"
+            ]
+        );
+        c.transport = "shm".into();
+        c.batch_bytes = 0;
+        c.socket_buffer = 0;
+        assert_eq!(of(&c), ["shared memory (iceoryx)", "unicast discovery"]);
+    }
+
+    #[test]
+    fn multicast_or_another_interface_is_not_unicast_discovery() {
+        let mut c = cfg();
+        c.reliability = Reliability::BestEffort;
+        c.multicast = true;
+        assert!(of(&c).is_empty(), "{:?}", of(&c));
+        c.multicast = false;
+        c.bind_ip = "10.1.2.3".into();
+        assert!(of(&c).is_empty(), "{:?}", of(&c));
+    }
+}
