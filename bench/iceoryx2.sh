@@ -41,7 +41,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 for r in $(seq 1 "$rounds"); do
     "$pp" --size 64 --duration "$secs" --cpu 0,1 --copy > "$tmp/min_$r.txt"
-    "$bin" latency -b iceoryx2 --wait busy --clock monotonic -s 64 --duration "${secs}s" --cpu 0,1 \
+    "$bin" latency -b iceoryx2 --wait busy --clock monotonic --zero-copy false -s 64 --duration "${secs}s" --cpu 0,1 \
         -q --no-save --json "$tmp/pps_$r.json" > /dev/null
     "$pp" --size 64 --duration "$secs" --cpu 0,1 > "$tmp/minz_$r.txt"
     "$bin" latency -b iceoryx2 --wait busy --clock monotonic --zero-copy -s 64 --duration "${secs}s" --cpu 0,1 \

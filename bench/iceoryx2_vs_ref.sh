@@ -18,7 +18,7 @@
 # does not have. In each MODE, both sides are set the same way:
 #   zc-busy    reference default (zero copy, busy polling)  vs --zero-copy --wait busy
 #   zc-block   zero copy, event waits                        vs --zero-copy --wait block
-#   copy-busy  reference --copy (all bytes copied in, out)   vs (no --zero-copy) --wait busy
+#   copy-busy  reference --copy (all bytes copied in, out)   vs --zero-copy false --wait busy
 # 1. latency p50/p99 at SIZES (one-way = RTT/2; both time round trips with
 #    CLOCK_MONOTONIC: ours --clock monotonic);
 # 2. throughput at SIZES, samples/s received.
@@ -49,7 +49,7 @@ mode_flags() {
     case $1 in
         zc-busy) ref=(--wait busy); ours=(--zero-copy --wait busy) ;;
         zc-block) ref=(--wait block); ours=(--zero-copy --wait block) ;;
-        copy-busy) ref=(--copy --wait busy); ours=(--wait busy) ;;
+        copy-busy) ref=(--copy --wait busy); ours=(--zero-copy false --wait busy) ;;
         *) echo "MODES: $1 is not one of zc-busy zc-block copy-busy" >&2; exit 2 ;;
     esac
 }

@@ -178,7 +178,8 @@ pub struct TestRequest {
     pub best_effort: bool,
     pub multicast: bool,
     pub ipv6: bool,
-    pub zero_copy: bool,
+    /// `--zero-copy`; None: the binding's default ([`TestRequest::zero_copy`]).
+    pub zero_copy: Option<bool>,
     pub data_type: Option<DataType>,
     pub subscribers: usize,
     pub publishers: usize,
@@ -186,7 +187,8 @@ pub struct TestRequest {
     pub cpu: Option<String>,
     pub rt_priority: Option<i32>,
     pub mlock: bool,
-    pub wait: WaitMode,
+    /// `--wait`; None: the binding's default ([`TestRequest::wait`]).
+    pub wait: Option<WaitMode>,
     /// `--receive`; None: the binding's default (its fastest).
     pub receive: Option<ReceiveMode>,
     pub check: bool,
@@ -244,7 +246,7 @@ impl Default for TestRequest {
             best_effort: false,
             multicast: false,
             ipv6: false,
-            zero_copy: false,
+            zero_copy: None,
             data_type: None,
             subscribers: 1,
             publishers: 1,
@@ -252,7 +254,7 @@ impl Default for TestRequest {
             cpu: None,
             rt_priority: None,
             mlock: false,
-            wait: WaitMode::Block,
+            wait: None,
             receive: None,
             check: false,
             one_way: false,
@@ -307,6 +309,17 @@ fn flag(name: &str, v: Option<&str>) -> Result<bool, UsageError> {
     }
 }
 
+/// A flag that may also be turned off: no value or `true`, or `false`.
+fn switch(name: &str, v: Option<&str>) -> Result<bool, UsageError> {
+    match v {
+        None | Some("true") => Ok(true),
+        Some("false") => Ok(false),
+        Some(v) => Err(UsageError(format!(
+            "--{name} '{v}': expected true or false"
+        ))),
+    }
+}
+
 /// A value out of a fixed list.
 fn choice<T: Copy>(name: &str, v: Option<&str>, choices: &[(&str, T)]) -> Result<T, UsageError> {
     let v = v.ok_or_else(|| UsageError(format!("--{name}: needs a value")))?;
@@ -334,6 +347,26 @@ fn choice<T: Copy>(name: &str, v: Option<&str>, choices: &[(&str, T)]) -> Result
 pub const DEFAULT_RECOVERY_MS: u64 = 0;
 
 impl TestRequest {
+    /// The subscribers' binding: `--peer-binding`, else `--binding`.
+    fn peer(&self) -> &str {
+        self.peer_binding.as_deref().unwrap_or(&self.binding)
+    }
+
+    /// `--wait`, else the binding's default for `test`
+    /// ([`registry::default_wait`]: iceoryx2 and iceoryx busy-poll as their
+    /// benchmarks do, the others block).
+    pub fn wait(&self, test: TestKind) -> WaitMode {
+        self.wait
+            .unwrap_or_else(|| registry::default_wait(&self.binding, self.peer(), test))
+    }
+
+    /// `--zero-copy`, else the binding's default for `test`
+    /// ([`registry::default_zero_copy`]: iceoryx2 and iceoryx loan).
+    pub fn zero_copy(&self, test: TestKind) -> bool {
+        self.zero_copy
+            .unwrap_or_else(|| registry::default_zero_copy(&self.binding, self.peer(), test))
+    }
+
     /// The publisher's data address (`--data-address ADDR|NIC`) as an
     /// address of this host, for a binding with a network path.
     fn data_address(
@@ -401,7 +434,7 @@ impl TestRequest {
             "best-effort" => self.best_effort = flag(name, v)?,
             "multicast" => self.multicast = flag(name, v)?,
             "ipv6" => self.ipv6 = flag(name, v)?,
-            "zero-copy" => self.zero_copy = flag(name, v)?,
+            "zero-copy" => self.zero_copy = Some(switch(name, v)?),
             "data-type" => {
                 self.data_type = Some(choice(
                     name,
@@ -416,11 +449,11 @@ impl TestRequest {
             "rt-priority" => self.rt_priority = Some(value(name, v)?),
             "mlock" => self.mlock = flag(name, v)?,
             "wait" => {
-                self.wait = choice(
+                self.wait = Some(choice(
                     name,
                     v,
                     &[("busy", WaitMode::Busy), ("block", WaitMode::Block)],
-                )?
+                )?)
             }
             "receive" => {
                 self.receive = Some(choice(
@@ -617,7 +650,7 @@ impl TestRequest {
             return Err(UsageError("--clock: only for 'latency'".into()));
         }
         if self.clock == RoundTripClock::Tsc {
-            if self.wait != WaitMode::Busy {
+            if self.wait(test) != WaitMode::Busy {
                 return Err(UsageError(
                     "--clock tsc: needs --wait busy (across a sleep the TSC may count less than CLOCK_MONOTONIC); use --clock monotonic".into(),
                 ));
@@ -743,7 +776,7 @@ impl TestRequest {
             .clone()
             .unwrap_or_else(|| caps.transports[0].to_string());
         let data_type = self.data_type.unwrap_or(caps.data_types[0]);
-        let receive = self.receive_mode(caps)?;
+        let receive = self.receive_mode(caps, test)?;
         let history: Option<History> = self
             .history
             .as_deref()
@@ -806,10 +839,10 @@ impl TestRequest {
                 run_id: format!("{run_base}s{i}"),
                 transport: transport.clone(),
                 reliability,
-                wait: self.wait,
+                wait: self.wait(test),
                 receive,
                 data_type,
-                zero_copy: self.zero_copy,
+                zero_copy: self.zero_copy(test),
                 max_sample_size: size,
                 subscribers,
                 publishers,

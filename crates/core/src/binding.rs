@@ -713,6 +713,18 @@ pub trait Binding: Sized + Send + 'static {
         0
     }
 
+    /// `--wait` when not given, for a run of `test`: how the middleware's
+    /// own benchmark waits for that test (iceoryx2's and iceoryx's busy-poll).
+    fn default_wait(_test: crate::result::TestKind) -> WaitMode {
+        WaitMode::Block
+    }
+
+    /// `--zero-copy` when not given, for a run of `test`: true where the
+    /// middleware's own benchmark loans its samples for that test.
+    fn default_zero_copy(_test: crate::result::TestKind) -> bool {
+        false
+    }
+
     /// What a run of `test` over `cfg` sets differently from the
     /// middleware's own defaults (what its vendor's tool sets for that test,
     /// and what flags asked), one short phrase each with its value

@@ -119,6 +119,29 @@ pub fn default_batch(
     if of(peer) == ours { ours } else { 0 }
 }
 
+/// `--wait` when not given: [`Binding::default_wait`] of `name` when
+/// `peer` waits alike, else blocking.
+pub fn default_wait(
+    name: &str,
+    peer: &str,
+    test: pubsubperf_core::result::TestKind,
+) -> pubsubperf_core::WaitMode {
+    let of = |n: &str| with_binding!(n, B => B::default_wait(test), unknown => pubsubperf_core::WaitMode::Block);
+    let ours = of(name);
+    if of(peer) == ours {
+        ours
+    } else {
+        pubsubperf_core::WaitMode::Block
+    }
+}
+
+/// `--zero-copy` when not given: [`Binding::default_zero_copy`] of `name`
+/// when `peer` loans alike, else false.
+pub fn default_zero_copy(name: &str, peer: &str, test: pubsubperf_core::result::TestKind) -> bool {
+    let of = |n: &str| with_binding!(n, B => B::default_zero_copy(test), unknown => false);
+    of(name) && of(peer)
+}
+
 /// [`Binding::deviations`] of binding `name` (publisher) for a run of
 /// `test` over `cfg`, and those of `peer` (subscribers) marked `sub:` where
 /// they differ.

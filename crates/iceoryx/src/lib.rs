@@ -155,6 +155,16 @@ impl Binding for Iceoryx {
         d
     }
 
+    /// Busy polling, as iceoryx's `iceperf` waits.
+    fn default_wait(_test: pubsubperf_core::result::TestKind) -> WaitMode {
+        WaitMode::Busy
+    }
+
+    /// Loaned samples, written and read in place, as iceoryx's `iceperf` sends them.
+    fn default_zero_copy(_test: pubsubperf_core::result::TestKind) -> bool {
+        true
+    }
+
     fn validate(cfg: &EndpointConfig) -> Result<(), BindingError> {
         availability().map_err(BindingError::Unavailable)?;
         if cfg.transport != "shm" {

@@ -96,6 +96,16 @@ impl Binding for Iceoryx2 {
         d
     }
 
+    /// Busy polling, as iceoryx2's `benchmark-publish-subscribe` waits.
+    fn default_wait(_test: pubsubperf_core::result::TestKind) -> WaitMode {
+        WaitMode::Busy
+    }
+
+    /// Loaned samples, written and read in place, as iceoryx2's `benchmark-publish-subscribe` sends them.
+    fn default_zero_copy(_test: pubsubperf_core::result::TestKind) -> bool {
+        true
+    }
+
     fn validate(cfg: &EndpointConfig) -> Result<(), BindingError> {
         let refuse = |m: &str| Err(BindingError::Unsupported(m.to_string()));
         if !cfg.transport.is_empty() && cfg.transport != TRANSPORT {

@@ -389,6 +389,12 @@ fn setting_args(k: &str, v: &toml::Value, out: &mut Vec<String>) {
     );
     match v {
         toml::Value::Boolean(true) => out.push(flag),
+        // The one switch whose default a binding sets (iceoryx2 and
+        // iceoryx loan): false says so.
+        toml::Value::Boolean(false) if k == "zero_copy" => {
+            out.push(flag);
+            out.push("false".into());
+        }
         toml::Value::Boolean(false) => {}
         toml::Value::Array(a) => {
             for x in a {

@@ -190,9 +190,11 @@ pub struct TestArgs {
     /// IPv6 instead of IPv4.
     #[arg(long)]
     pub ipv6: bool,
-    /// Loaned shared-memory buffers (bindings with a zero-copy path).
-    #[arg(long)]
-    pub zero_copy: bool,
+    /// Loaned shared-memory buffers (bindings with a zero-copy path);
+    /// `--zero-copy false` copies. Default: as the middleware's own
+    /// benchmark (iceoryx2 and iceoryx loan, the others copy).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub zero_copy: Option<bool>,
     /// Sample representation.
     #[arg(long, value_enum, value_name = "TYPE")]
     pub data_type: Option<DataTypeArg>,
@@ -217,9 +219,10 @@ pub struct TestArgs {
     /// Lock all memory of both sides (mlockall).
     #[arg(long)]
     pub mlock: bool,
-    /// How readers wait: busy-poll or block.
-    #[arg(long, value_enum, default_value = "block")]
-    pub wait: WaitArg,
+    /// How readers wait: busy-poll or block. Default: as the middleware's
+    /// own benchmark (iceoryx2 and iceoryx busy-poll, the others block).
+    #[arg(long, value_enum)]
+    pub wait: Option<WaitArg>,
     /// Which thread runs the subscriber's per-sample code: the middleware's
     /// (a listener, ddsperf's and Perftest's default) or our own receive
     /// thread (Perftest's -useReadThread). Default: the binding's fastest
@@ -530,10 +533,10 @@ impl From<&TestArgs> for TestRequest {
             cpu: a.cpu.clone(),
             rt_priority: a.rt_priority,
             mlock: a.mlock,
-            wait: match a.wait {
+            wait: a.wait.map(|w| match w {
                 WaitArg::Busy => WaitMode::Busy,
                 WaitArg::Block => WaitMode::Block,
-            },
+            }),
             receive: a.receive.map(|r| match r {
                 ReceiveArg::Listener => ReceiveMode::Listener,
                 ReceiveArg::Thread => ReceiveMode::Thread,

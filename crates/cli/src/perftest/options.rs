@@ -396,7 +396,7 @@ impl Invocation {
             }
         }
         // Zero copy works on FlatData samples: Perftest turns it on too.
-        if self.request.zero_copy && self.request.data_type.is_none() {
+        if self.request.zero_copy == Some(true) && self.request.data_type.is_none() {
             self.request.data_type = Some(pubsubperf_core::DataType::Flat);
             self.applied.push(("-zeroCopy", "data-type"));
         }

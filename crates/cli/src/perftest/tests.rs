@@ -46,7 +46,7 @@ fn got(line: &str) -> Expect {
         size: r.size.clone().leak(),
         duration: leak(&r.duration),
         flat: r.data_type == Some(DataType::Flat),
-        zero_copy: r.zero_copy,
+        zero_copy: r.zero_copy == Some(true),
         send_queue: r.send_queue,
         receive_queue: r.receive_queue,
         nic: leak(&r.data_address),

@@ -20,9 +20,13 @@ impl TestRequest {
     /// fastest, unless `--wait busy` asks our thread to poll. Given with
     /// `--wait busy`, a listener still runs the subscriber, and the latency
     /// publisher polls for its echo (z_ping's busy mode beside z_pong).
-    pub(super) fn receive_mode(&self, caps: &Capabilities) -> Result<ReceiveMode, UsageError> {
+    pub(super) fn receive_mode(
+        &self,
+        caps: &Capabilities,
+        test: TestKind,
+    ) -> Result<ReceiveMode, UsageError> {
         let Some(mode) = self.receive else {
-            return Ok(if self.wait == WaitMode::Busy {
+            return Ok(if self.wait(test) == WaitMode::Busy {
                 ReceiveMode::Thread
             } else {
                 caps.receive[0]

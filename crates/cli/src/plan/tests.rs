@@ -110,6 +110,28 @@ fn capability_errors_name_the_flag() {
     assert!(err("latency --binding intra --send-queue 5").starts_with("--send-queue 5"));
 }
 
+/// iceoryx2 and iceoryx loan and busy-poll as their benchmarks do; the
+/// others copy and block; each flag overrides.
+#[test]
+fn shared_memory_middleware_wait_and_loan_as_their_benchmarks() {
+    for b in ["iceoryx2", "iceoryx"] {
+        let e = &plan(&format!("latency --binding {b}"))
+            .unwrap_or_else(|e| panic!("{b} (scripts/setup.sh installs iceoryx): {}", e.0))
+            .specs[0]
+            .endpoint;
+        assert_eq!((e.wait, e.zero_copy), (WaitMode::Busy, true), "{b}");
+        let e = &plan(&format!(
+            "throughput --binding {b} --wait block --zero-copy false"
+        ))
+        .unwrap()
+        .specs[0]
+            .endpoint;
+        assert_eq!((e.wait, e.zero_copy), (WaitMode::Block, false), "{b}");
+    }
+    let e = &plan("latency --binding udp").unwrap().specs[0].endpoint;
+    assert_eq!((e.wait, e.zero_copy), (WaitMode::Block, false));
+}
+
 #[test]
 fn defaults() {
     let p = plan("throughput --binding tcp").unwrap();
