@@ -47,6 +47,11 @@
 # otherwise; first the samples of the Δ and their rate per second of it
 # (the round-trip rate: its inverse is the mean round trip, the figure that
 # needs no percentile method to compare). cpu-us is a time, shown unmarked.
+# Last, a tab-separated line per cell for bench/table.sh (COUNTS=FILE):
+# verdict SUBJECT KIND LABEL REF SIZE ok|MORE:counter,... (LABEL and REF
+# those of the bench script's row of the same mode), judged on the totals
+# (syscalls, futex waits and wakes, switches, faults, allocations): a call by
+# name may trade for another (tcp's sendmsg for sockperf's sendto).
 #
 # usage: [SUBJECTS="udp tcp cyclonedds zenoh iceoryx2 fastdds"] [KINDS="lat tp"]
 #        [SIZES="64 1024"] [NAMES="sendto recvfrom ..."] bench/counts.sh [SHORT LONG]
@@ -221,6 +226,19 @@ for subject in $subjects; do
     esac
 done
 
+# The bench script's mode label and reference name of SUBJECT's KIND cell
+# (bench/lib/table.py joins the verdict lines on them).
+cell_label() {
+    case $1:$2 in
+        udp:lat | tcp:lat) echo "block sockperf" ;;
+        cyclonedds:lat) echo "listener ddsperf" ;;
+        cyclonedds:tp) echo "tp ddsperf" ;;
+        zenoh:*) echo "$2:default zenoh-pingpong" ;;
+        iceoryx2:*) echo "zc-busy iceoryx2-pingpong" ;;
+        fastdds:*) echo "listener fastdds-ref" ;;
+    esac
+}
+
 # cell WHO KIND SIZE: both durations, then "label per-sample" lines.
 cell() {
     local who=$1 kind=$2 size=$3 n1 n2
@@ -251,12 +269,13 @@ for subject in $subjects; do
         for size in $sizes; do
             cell ours "$kind" "$size" > "$tmp/ours.per"
             cell ref "$kind" "$size" > "$tmp/ref.per"
-            python3 - "$subject" "$kind" "$size" "$tmp/ours.per" "$tmp/ref.per" "$((long - short))" <<'PY'
+            python3 - "$subject" "$kind" "$size" "$tmp/ours.per" "$tmp/ref.per" "$((long - short))" "$(cell_label "$subject" "$kind")" <<'PY'
 import math, sys
 s, k, z = sys.argv[1:4]
 o = {l.split()[0]: (float(l.split()[1]), l.split()[2]) for l in open(sys.argv[4])}
 r = {l.split()[0]: (float(l.split()[1]), l.split()[2]) for l in open(sys.argv[5])}
 dt = float(sys.argv[6])
+more = []
 no, nr = int(o["syscalls"][1]), int(r["syscalls"][1])
 print(f"{s:<10} {k:<4} {z:>6} {'samples Δ':<14} {no:>12} {nr:>12}")
 print(f"{s:<10} {k:<4} {z:>6} {'per s':<14} {no / dt:12.0f} {nr / dt:12.0f} {no / nr if nr else float('nan'):8.2f}")
@@ -267,7 +286,13 @@ for c in o:
     ratio = f"{a / b:8.2f}" if abs(b) >= 0.0005 else f"{'-':>8}"
     # CPU time is a time, not a count: shown, never marked.
     ok = "" if c == "cpu-us" else "ok" if a <= b or a - b <= max(0.02 * b, 0.005) else "MORE"
+    # The verdict is on the totals; a call by name may trade for another
+    # (tcp: our sendmsg for sockperf's sendto), shown but not judged.
+    if ok == "MORE" and c in ("syscalls", "futex-wait", "futex-wake", "cs-vol", "cs-invol", "faults", "malloc"):
+        more.append(c)
     print(f"{s:<10} {k:<4} {z:>6} {c:<14} {a:12.3f} {b:12.3f} {ratio} {ok}")
+label, ref = sys.argv[7].split()
+print("\t".join(["verdict", s, k, label, ref, z, "MORE:" + ",".join(more) if more else "ok"]))
 PY
         done
     done

@@ -23,6 +23,13 @@
 # rounds spread wider than 5 %). The first pass's table is kept in
 # OUT/first-pass.md (with RECHECK=0 there is only the one table).
 #
+# COUNTS=1 first counts the work per sample of the scripts' subjects
+# (bench/counts.sh, OUT/counts.txt); COUNTS=FILE takes a counts.sh output
+# already made. The table then says beside each counted cell whether its
+# counts are at or under the reference's, and a cell whose counts are and
+# whose 95 % intervals say met or "holds the goal" is settled: "(settled by
+# counts)" where a ratio missed, and the recheck leaves it out.
+#
 # FASTEST=1 measures only the rows of each reference's fastest mode (the
 # goals are set against it): sockperf busy and its throughput, iperf3,
 # ddsperf listener and throughput, fastdds-ref listener, zenoh lat:busy and
@@ -140,6 +147,26 @@ for s in $scripts; do
     read -r name script parts <<<"$(script_of "$s")"
     run "$name" "$script" "$parts"
 done
+# COUNTS=1: count the work per sample of the scripts' subjects first
+# (bench/counts.sh, into OUT/counts.txt); COUNTS=FILE: a counts.sh output
+# already taken. table.py marks the counted cells and settles those whose
+# counts are at or under the reference's (no recheck for them).
+case ${COUNTS:-} in
+    "") ;;
+    1)
+        subjects=""
+        for s in $scripts; do
+            case $s in sockets) subjects="$subjects udp tcp" ;; iceoryx) ;; *) subjects="$subjects $s" ;; esac
+        done
+        echo "== counts: bench/counts.sh for$subjects, started $(date -u +%H:%M:%S) UTC"
+        SUBJECTS=${subjects# } bash bench/counts.sh > "$out/counts.txt" 2>&1 \
+            || { echo "   FAILED: see $out/counts.txt" >&2; tail -5 "$out/counts.txt" >&2; failed+=(counts); }
+        export BENCH_COUNTS=$out/counts.txt ;;
+    *)
+        [ -f "$COUNTS" ] || { echo "COUNTS=$COUNTS: expected 1 or a bench/counts.sh output file" >&2; exit 2; }
+        cp "$COUNTS" "$out/counts.txt"
+        export BENCH_COUNTS=$out/counts.txt ;;
+esac
 if [ "$recheck" -gt 0 ]; then
     python3 bench/lib/table.py "$BENCH_TABLE" "$ROUNDS" > "$out/first-pass.md"
     python3 bench/lib/table.py --recheck "$BENCH_TABLE" > "$out/recheck.cells"

@@ -22,6 +22,13 @@ round of every report, and it says how many rounds it counts ("(9 rounds)").
 A line without its rounds (a table.tsv written before they were kept) is
 taken as it is, the last such line of a cell winning.
 
+With BENCH_COUNTS naming a bench/counts.sh output (bench/table.sh's
+COUNTS), a cell that was counted says whether its work per sample is at or
+under the reference's ("counts ≤ ref") or which totals are above; a cell
+whose counts are at or under and whose intervals say met or "holds the
+goal" is settled ("(settled by counts)" where a ratio missed) and --recheck
+leaves it out: more rounds of it would only sample the VM's noise.
+
 A ratio whose cell counts six rounds or more has the 95 % interval of its
 median (bench/lib/ratios.py's `median_interval`); when the goal lies inside
 that interval the ratio is marked with a dagger: its rounds do not tell it
@@ -38,6 +45,7 @@ goal on either side, or missing it, gets more rounds before its verdict
 (three rounds on this VM spread by more than the goal's 5 %).
 """
 import math
+import os
 import statistics
 import sys
 
@@ -138,6 +146,40 @@ def read(path):
     return {key: {size: pool(r, 2 if key[1] == "lat" else 1) for size, r in cells.items()} for key, cells in reports.items()}
 
 
+def read_counts(path):
+    """{(subject, kind, label, ref, size): "ok" or "MORE:counter,..."} from the
+    verdict lines of a bench/counts.sh output ($BENCH_COUNTS; {} without one)."""
+    out = {}
+    if not path:
+        return out
+    for line in open(path):
+        f = line.rstrip("\n").split("\t")
+        if len(f) == 7 and f[0] == "verdict":
+            out[(f[1], f[2], f[3], f[4], int(f[5]))] = f[6]
+    return out
+
+
+COUNTS = read_counts(os.environ.get("BENCH_COUNTS"))
+
+
+def counts_mark(key, size):
+    """What the cell's counts say beside its ratio: "" when not counted."""
+    v = COUNTS.get((*key, size))
+    if v is None:
+        return ""
+    return " · counts ≤ ref" if v == "ok" else f" · counts above ref: {v.removeprefix('MORE:')}"
+
+
+def settled(kind, key, size, rounds):
+    """True when counting settles a cell: its counts are at or under the
+    reference's and no series' interval says NOT met (each met or holds the
+    goal). More rounds of it would only sample the VM's noise."""
+    if COUNTS.get((*key, size)) != "ok":
+        return False
+    verdicts = noise_verdicts(kind, rounds)
+    return all(v in ("met", "holds the goal") for v in verdicts)
+
+
 def unsettled(kind, ratios):
     """True when a cell is to be measured again (see the module's text)."""
     if kind == "lat":
@@ -147,8 +189,8 @@ def unsettled(kind, ratios):
 
 def recheck(path):
     for (subject, kind, label, ref), cells in read(path).items():
-        for size, (_, ratios, *_) in sorted(cells.items()):
-            if unsettled(kind, ratios):
+        for size, (_, ratios, _, _, _, rounds) in sorted(cells.items()):
+            if unsettled(kind, ratios) and not settled(kind, (subject, kind, label, ref), size, rounds):
                 print("\t".join([subject, kind, label, ref, str(size)]))
 
 
@@ -181,7 +223,12 @@ def table(rows, used, same, rounds):
                 same_rounds = None if cell_rounds is None else [x for x in cell_rounds if x[1]]
                 line.append(cell(kind, same_ratios, same_n, most, True, pooled, within_noise(kind, same_rounds)))
             else:
-                line.append(cell(kind, ratios, n, most, False, pooled, within_noise(kind, cell_rounds)))
+                text = cell(kind, ratios, n, most, False, pooled, within_noise(kind, cell_rounds))
+                size = next(s for s in cells if column(s) == c)
+                text += counts_mark((subject, kind, label, ref), size)
+                if settled(kind, (subject, kind, label, ref), size, cell_rounds) and not all(map(goal(kind), ratios)):
+                    text += " (settled by counts)"
+                line.append(text)
         out.append("| " + " | ".join(line) + " |")
     return out
 

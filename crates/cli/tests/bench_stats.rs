@@ -180,6 +180,45 @@ fn the_table_marks_a_miss_within_noise_and_counts_the_cells() {
     );
 }
 
+/// With bench/counts.sh's verdicts (BENCH_COUNTS), a counted cell says what
+/// its counts say, and one whose counts are at or under the reference's and
+/// whose intervals hold the goal is settled: no recheck for it.
+#[test]
+fn counts_at_or_under_the_reference_settle_a_cell_within_noise() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir.path().join("table.tsv");
+    for (size, rows) in [
+        ("1024", latency_rows(15, 0.90, 1.10)),
+        ("65536", latency_rows(9, 0.98, 1.00)),
+        ("16777216", latency_rows(3, 0.90, 1.10)),
+    ] {
+        report(&rows, "lat", size, &table);
+    }
+    let counts = dir.path().join("counts.txt");
+    std::fs::write(
+        &counts,
+        "subject kind size counter ours ref\n\
+         verdict\t?\tlat\tbusy\tref\t1024\tMORE:futex-wait\n\
+         verdict\t?\tlat\tbusy\tref\t65536\tok\n\
+         verdict\t?\tlat\tbusy\tref\t16777216\tok\n",
+    )
+    .unwrap();
+    let env = [("BENCH_COUNTS", counts.as_path())];
+    let out = python("table.py", &[table.to_str().unwrap()], &env);
+    assert!(
+        out.contains(
+            "| 1.040† / **1.100** · counts above ref: futex-wait \
+             | **1.060**† / 1.000 (9 of 15) · counts ≤ ref (settled by counts) \
+             | 0.920 / **1.100** (3 of 15) · counts ≤ ref |"
+        ),
+        "{out}"
+    );
+    let again = python("table.py", &["--recheck", table.to_str().unwrap()], &env);
+    let sizes: Vec<&str> = again.lines().map(|l| l.rsplit('\t').next().unwrap()).collect();
+    // 16 MiB's counts are at or under, but three rounds have no interval.
+    assert_eq!(sizes, ["1024", "16777216"], "{again}");
+}
+
 /// `CELLS=FILE bench/table.sh`, refused before anything is measured: a
 /// missing file, a subject no script measures, and CELLS with FASTEST.
 #[test]
