@@ -214,7 +214,10 @@ fn counts_at_or_under_the_reference_settle_a_cell_within_noise() {
         "{out}"
     );
     let again = python("table.py", &["--recheck", table.to_str().unwrap()], &env);
-    let sizes: Vec<&str> = again.lines().map(|l| l.rsplit('\t').next().unwrap()).collect();
+    let sizes: Vec<&str> = again
+        .lines()
+        .map(|l| l.rsplit('\t').next().unwrap())
+        .collect();
     // 16 MiB's counts are at or under, but three rounds have no interval.
     assert_eq!(sizes, ["1024", "16777216"], "{again}");
 }
