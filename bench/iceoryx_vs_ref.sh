@@ -15,9 +15,10 @@
 # nothing is left in /dev/shm or /tmp). So no RouDi may run beforehand
 # (iceoryx allows one per host): the script stops at once if one does.
 # MODES:
-#   block   the reference waiting on a waitset (HAS_DATA state, as iceperf)
-#           vs --zero-copy (--wait block, our default)
-#   busy    the reference polling iox_sub_take_chunk vs --zero-copy --wait busy
+#   block   the reference waiting on a waitset (HAS_DATA state; iceperf
+#           itself never waits: it polls) vs --zero-copy --wait block
+#   busy    the reference polling iox_sub_take_chunk, as iceperf does, vs
+#           --zero-copy --wait busy (our default since 2026-12-02)
 # 1. latency p50/p99 (one-way = RTT/2, both CLOCK_MONOTONIC: ours with
 #    --clock monotonic) at SIZES; 2. throughput (samples/s received; the
 #    reference counts over SECONDS after a 1 s warm-up from its first sample).
