@@ -36,9 +36,9 @@
 # tp:default, iceoryx2 zc-busy, iceoryx busy. DEFAULTS=1 measures only
 # the rows of the references' default modes where those are not their
 # fastest (the issue's other half): sockperf's blocking ping-pong (udp and
-# tcp), zenoh lat:default, iceoryx block (latency and throughput); with
-# SCRIPTS unset it runs the three scripts that have them. ddsperf's,
-# fastdds-ref's and iceoryx2-pingpong's defaults are their fastest modes.
+# tcp) and zenoh lat:default; with SCRIPTS unset it runs the two scripts
+# that have them. ddsperf's, fastdds-ref's, iceoryx2-pingpong's and
+# iceoryx's (iceperf polls) defaults are their fastest modes.
 # CELLS=FILE measures only the cells FILE names, one per line: subject,
 # kind, label, reference, size, tab-separated, as an earlier table's
 # recheck.cells lists them (a field may be a pattern: `*` for every size);
@@ -55,7 +55,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-5}
 if [ "${DEFAULTS:-0}" = 1 ]; then
-    scripts=${SCRIPTS:-sockets zenoh iceoryx}
+    scripts=${SCRIPTS:-sockets zenoh}
 else
     scripts=${SCRIPTS:-sockets cyclonedds fastdds zenoh iceoryx2 iceoryx}
 fi
@@ -92,8 +92,7 @@ case ${FASTEST:-0}/${DEFAULTS:-0} in
         export ONLY_CELLS=$out/defaults.cells
         printf '%s\t%s\t%s\t%s\t*\n' \
             udp lat block sockperf  tcp lat block sockperf \
-            zenoh lat lat:default zenoh-pingpong \
-            iceoryx lat block iox_ref  iceoryx tp block iox_ref > "$ONLY_CELLS" ;;
+            zenoh lat lat:default zenoh-pingpong > "$ONLY_CELLS" ;;
     1/1) echo "FASTEST=1 and DEFAULTS=1: choose one (or neither, for every row)" >&2; exit 2 ;;
     *) echo "FASTEST=${FASTEST:-0} DEFAULTS=${DEFAULTS:-0}: each expects 1 or 0 (FASTEST: only the fastest modes' rows; DEFAULTS: only the default modes that are not the fastest)" >&2; exit 2 ;;
 esac
