@@ -44,6 +44,18 @@ pub const NON_ESSENTIAL: &[&str] = &[
     "deviations",
 ];
 
+/// The setting a cell gains when its middleware batched by its own default
+/// (zenoh's throughput data, `config.deviations` says `batched`), which no
+/// batch size in the config records: such a run measures batched sends.
+pub const BATCHED: &str = "batched";
+
+/// True when the run's recorded deviations say `batched` without a size.
+fn batched_by_default(run: &Run) -> bool {
+    run.config["deviations"]
+        .as_array()
+        .is_some_and(|d| d.iter().any(|x| x.as_str() == Some(BATCHED)))
+}
+
 /// Config keys already carried by the run's own fields.
 const IN_RUN_FIELDS: &[&str] = &[
     "binding",
@@ -84,6 +96,9 @@ impl CellKey {
         // a search settle on different rates yet measure the same thing.
         let searched = search::searched(essentials.keys());
         essentials.retain(|k, _| is_essential(k) && !(searched && search::is_output(k)));
+        if batched_by_default(run) {
+            essentials.insert(BATCHED.into(), "true".into());
+        }
         CellKey {
             binding: run.binding.clone(),
             transport: run.transport.clone(),

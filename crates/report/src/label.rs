@@ -1,7 +1,9 @@
 //! Series labels of plots and tables: a series is named by what a reader
 //! compares. That is the binding (with its transport when it is not the
 //! binding's own name, and the peer of a mixed pair), its mode (zero copy,
-//! the middleware's listener, busy polling), its batching (`batched N B`),
+//! the middleware's listener, busy polling), its batching (`batched N B`;
+//! `batched` where the middleware batches by its own default, zenoh's
+//! throughput),
 //! and its reliability or data type where series of the same binding differ
 //! in them.
 //!
@@ -74,6 +76,9 @@ fn named(k: &SeriesKey, keys: &[SeriesKey]) -> Vec<String> {
         .filter(|b| *b > 0)
     {
         parts.push(format!("batched {b} B"));
+    }
+    if setting(k, crate::key::BATCHED) == Some("true") {
+        parts.push("batched".into());
     }
     parts
 }
@@ -177,6 +182,16 @@ mod tests {
         ("endpoint.batch_bytes", "0"),
         ("rate", "0.0"),
     ];
+
+    #[test]
+    fn a_middleware_batching_by_default_says_batched() {
+        let batched = [("endpoint.wait", "block"), (crate::key::BATCHED, "true")];
+        let keys = [
+            key("zenoh", "tcp", "throughput", &batched),
+            key("zenoh", "tcp", "latency", PLAIN),
+        ];
+        assert_eq!(series_labels(&keys), ["zenoh/tcp batched", "zenoh/tcp"]);
+    }
 
     #[test]
     fn the_quick_comparisons_series_are_named_by_binding() {
