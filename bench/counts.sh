@@ -39,8 +39,8 @@
 #   zenoh      ours defaults, listener       vs bench/zenoh-pingpong (callback, its defaults)
 #   iceoryx2   ours --zero-copy --wait busy  vs bench/iceoryx2-pingpong (its default: loan, busy poll)
 #   fastdds    ours --receive listener       vs bench/fastdds-ref (listener, its default)
-# (iceoryx has no row yet: its RouDi daemon would have to be counted alike
-# on both sides.)
+#   iceoryx    ours --zero-copy --wait busy  vs bench/iceoryx-ref (polling, as iceperf), RouDi
+#              counted on both sides (ours starts its own as a child)
 # A line per counter: subject kind size counter ours ref ours/ref and `ok`
 # when ours <= ref (a count within 2 % of the reference's, or within 0.005
 # per sample, is `ok` too: the Δ of two runs carries that much), `MORE`
@@ -53,13 +53,13 @@
 # (syscalls, futex waits and wakes, switches, faults, allocations): a call by
 # name may trade for another (tcp's sendmsg for sockperf's sendto).
 #
-# usage: [SUBJECTS="udp tcp cyclonedds zenoh iceoryx2 fastdds"] [KINDS="lat tp"]
+# usage: [SUBJECTS="udp tcp cyclonedds zenoh iceoryx2 iceoryx fastdds"] [KINDS="lat tp"]
 #        [SIZES="64 1024"] [NAMES="sendto recvfrom ..."] bench/counts.sh [SHORT LONG]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 short=${1:-3}
 long=${2:-9}
-subjects=${SUBJECTS:-udp tcp cyclonedds zenoh iceoryx2 fastdds}
+subjects=${SUBJECTS:-udp tcp cyclonedds zenoh iceoryx2 iceoryx fastdds}
 kinds=${KINDS:-lat tp}
 sizes=${SIZES:-64 1024}
 names=${NAMES:-sendto sendmsg sendmmsg recvfrom recvmsg recvmmsg read write poll ppoll epoll_wait epoll_pwait select pselect6 nanosleep clock_nanosleep sched_yield}
@@ -211,18 +211,49 @@ ref_fastdds() {
     if [ "$kind" = lat ]; then awk 'NF == 3 { n = $3 } END { print n }' "$d/a.txt"; else sed -n 's/^total \([0-9]*\) lost .*/\1/p' "$d/b.txt" | tail -n 1; fi
 }
 
+ours_iceoryx() { ours_run "$@" --zero-copy --wait busy; }
+# iox_ref with its own RouDi, RouDi counted too (ours starts its RouDi as a
+# child, which perf stat counts with it): WARMUP 0, so that its samples=
+# counts every round trip or sample, as ours does here.
+ref_iceoryx() {
+    local kind=$1 size=$2 secs=$3 d=$4 a=ping b=pong tag=c$RANDOM n real
+    [ "$kind" = tp ] && { a=pub; b=sub; }
+    ROUDI_WRAP=(perf stat -x, -o "$d/roudi.csv" "${ev[@]}" --)
+    roudi_start >&2
+    ROUDI_WRAP=()
+    counted "$d/b.csv" "$iox_ref" "$b" "$tag" "$size" "$secs" 0 1 busy > "$d/b.txt" 2> /dev/null &
+    local peer=$!
+    counted "$d/a.csv" "$iox_ref" "$a" "$tag" "$size" "$secs" 0 0 busy > "$d/a.txt" 2> /dev/null || true
+    wait "$peer" 2>/dev/null || true
+    # RouDi itself ends, so that its perf stat writes; then the usual stop
+    # (reaped, nothing left behind).
+    real=$(pgrep -x iox-roudi | head -n 1)
+    [ -n "$real" ] && kill -TERM "$real" 2>/dev/null
+    for _ in $(seq 50); do kill -0 "$roudi_pid" 2>/dev/null || break; sleep 0.1; done
+    roudi_stop >&2
+    if [ "$kind" = lat ]; then n=$(samples_of "$d/a.txt"); else n=$(samples_of "$d/b.txt"); fi
+    echo "$n"
+}
+
 for subject in $subjects; do
     case $subject in
         udp | tcp) need sockperf sockperf ;;
         cyclonedds) need ddsperf cyclonedds-tools ;;
         zenoh) zenoh_pp=$(build_ref zenoh-pingpong) ;;
         iceoryx2) iox2_pp=$(build_ref iceoryx2-pingpong) ;;
+        iceoryx)
+            need iox-roudi iceoryx
+            . bench/lib/roudi.sh
+            roudi_none
+            iox_ref=$tmp/iox_ref
+            cc -O2 -Wall -Wextra -I/usr/include/iceoryx/v2.0.3 -o "$iox_ref" bench/iceoryx-ref/iox_ref.c -liceoryx_binding_c
+            ;;
         fastdds)
             need g++ g++
             fastdds_ref=$tmp/fastdds-ref
             [ -x "$fastdds_ref" ] || g++ -O2 -std=c++17 -o "$fastdds_ref" bench/fastdds-ref/ref.cpp -lfastrtps -lfastcdr -lpthread
             ;;
-        *) echo "SUBJECTS: no reference known for $subject (udp tcp cyclonedds zenoh iceoryx2 fastdds)" >&2; exit 2 ;;
+        *) echo "SUBJECTS: no reference known for $subject (udp tcp cyclonedds zenoh iceoryx2 iceoryx fastdds)" >&2; exit 2 ;;
     esac
 done
 
@@ -235,6 +266,7 @@ cell_label() {
         cyclonedds:tp) echo "tp ddsperf" ;;
         zenoh:*) echo "$2:default zenoh-pingpong" ;;
         iceoryx2:*) echo "zc-busy iceoryx2-pingpong" ;;
+        iceoryx:*) echo "busy iox_ref" ;;
         fastdds:*) echo "listener fastdds-ref" ;;
     esac
 }

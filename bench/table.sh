@@ -155,7 +155,7 @@ case ${COUNTS:-} in
     1)
         subjects=""
         for s in $scripts; do
-            case $s in sockets) subjects="$subjects udp tcp" ;; iceoryx) ;; *) subjects="$subjects $s" ;; esac
+            case $s in sockets) subjects="$subjects udp tcp" ;; *) subjects="$subjects $s" ;; esac
         done
         echo "== counts: bench/counts.sh for$subjects, started $(date -u +%H:%M:%S) UTC"
         SUBJECTS=${subjects# } bash bench/counts.sh > "$out/counts.txt" 2>&1 \

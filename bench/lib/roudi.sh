@@ -9,7 +9,11 @@
 #   roudi_start     starts it, returns once ready (exit 1 with its log if not)
 #   roudi_stop      stops and reaps it; exit 1 naming what it left behind
 #   roudi_none      exit 1 when any iox-roudi already runs (one per host)
+# With ROUDI_WRAP set (an array: a command and its arguments), RouDi runs
+# under it; roudi_pid is then the wrapper's.
 roudi_pid=
+# A command RouDi runs under (bench/counts.sh: perf stat), none by default.
+ROUDI_WRAP=()
 
 roudi_none() {
     if pgrep -x iox-roudi > /dev/null; then
@@ -29,7 +33,7 @@ roudi_start() {
             printf '\n[[segment.mempool]]\nsize = %s\ncount = %s\n' "$s" "$c"
         done
     } > "$tmp/roudi.toml"
-    setsid iox-roudi -c "$tmp/roudi.toml" -l warning > "$tmp/roudi.log" 2>&1 &
+    setsid "${ROUDI_WRAP[@]}" iox-roudi -c "$tmp/roudi.toml" -l warning > "$tmp/roudi.log" 2>&1 &
     roudi_pid=$!
     peers+=("$roudi_pid")
     local i
