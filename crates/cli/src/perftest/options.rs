@@ -245,7 +245,11 @@ pub(super) fn set_format(inv: &mut Invocation, v: Option<&str>) -> Result<(), Us
 pub(super) fn set_batch(inv: &mut Invocation, v: Option<&str>) -> Result<(), UsageError> {
     let n: i64 = number("-batchSize", v)?;
     match n {
-        0 => Ok(()),
+        // No batching, also where Perftest's default would batch.
+        0 => {
+            inv.request.batch = Some("0".into());
+            Ok(())
+        }
         n if n < 0 => Err(UsageError(format!(
             "-batchSize {n}: must be 0 or more bytes"
         ))),
@@ -372,7 +376,52 @@ pub(crate) fn host_port(host: &str, port: u32) -> String {
     }
 }
 
+/// Perftest's batch for a throughput test without `-batchSize`
+/// (DEFAULT_THROUGHPUT_BATCH_SIZE, 8 kB) and the largest sample it batches
+/// ("Disabled for LatencyTest mode or if dataLen > 4kB").
+pub const PERFTEST_BATCH: usize = 8192;
+/// See [`PERFTEST_BATCH`].
+pub const PERFTEST_BATCH_MAX_DATA: usize = 4096;
+
 impl Invocation {
+    /// `-batchSize` when not given, as Perftest's default build sets it:
+    /// [`PERFTEST_BATCH`] for a throughput test whose samples are all at
+    /// most [`PERFTEST_BATCH_MAX_DATA`], where the middleware batches (its
+    /// binding batches a throughput test by default: cyclonedds over udp);
+    /// none otherwise (a latency test, larger samples, a middleware or raw
+    /// transport that does not batch), also where the binding's own default
+    /// would.
+    fn batch_as_perftest(
+        &mut self,
+        sizes: &[usize],
+        caps: Option<&pubsubperf_core::binding::Capabilities>,
+    ) {
+        if self.request.batch.is_some() {
+            return;
+        }
+        let mut cfg = pubsubperf_core::EndpointConfig::for_test("perftest");
+        cfg.transport = match (&self.request.transport, caps) {
+            (Some(t), _) => t.clone(),
+            (None, Some(c)) => c.transports.first().map_or("", |t| t).to_string(),
+            (None, None) => String::new(),
+        };
+        let peer = self
+            .request
+            .peer_binding
+            .as_deref()
+            .unwrap_or(&self.request.binding);
+        let middleware_batches = pubsubperf_harness::registry::default_batch(
+            &self.request.binding,
+            peer,
+            pubsubperf_core::result::TestKind::Throughput,
+            &cfg,
+        ) > 0;
+        let batches = !self.latency_test
+            && middleware_batches
+            && sizes.iter().all(|&s| s <= PERFTEST_BATCH_MAX_DATA);
+        self.request.batch = Some(if batches { PERFTEST_BATCH } else { 0 }.to_string());
+    }
+
     /// The finished request: middleware, transport, reliability and sizes
     /// settled once every flag is read (Perftest's flags come in any order).
     pub fn finish(&mut self) -> Result<(), UsageError> {
@@ -421,6 +470,7 @@ impl Invocation {
             .collect::<Vec<_>>()
             .join(",");
         self.applied.push(("-dataLen", "size"));
+        self.batch_as_perftest(&sizes, caps.as_ref());
         match (self.latency_test, self.latency_count) {
             (true, Some(n)) if n != 1 => {
                 return Err(UsageError(format!(

@@ -179,6 +179,19 @@ fn seed_lines_plan() {
     assert_eq!((s.binding.as_str(), s.endpoint.batch_bytes), ("udp", 0));
     assert_eq!(s.endpoint.reliability, Reliability::BestEffort);
     spec("-sub -peer 10.45.3.120 -nic 127.0.0.1 -raw -noPrint -datalen 1024");
+    // Without -batchSize, batched as Perftest's default build batches: 8 kB
+    // in a throughput test of samples up to 4 kB where the middleware
+    // batches, else not (a latency test, 8 kB samples, raw udp).
+    let batch = |line: &str| spec(line).endpoint.batch_bytes;
+    assert_eq!(batch("-pub -noPrint -exec 2 -datalen 1024"), 8192);
+    assert_eq!(batch("-pub -noPrint -exec 2 -datalen 4096"), 8192);
+    assert_eq!(batch("-pub -noPrint -exec 2 -datalen 8192"), 0);
+    assert_eq!(batch("-pub -noPrint -exec 2 -datalen 1024 -latencyTest"), 0);
+    assert_eq!(batch("-pub -noPrint -exec 2 -datalen 1024 -batchSize 0"), 0);
+    assert_eq!(
+        batch("-pub -noPrint -exec 2 -datalen 1024 -raw -peer 127.0.0.1"),
+        0
+    );
     spec(
         "-sub -noPrint -transport SHMEM -zerocopy -datalen 63001 -sendqueuesize 1  -receivequeue 5",
     );
