@@ -660,6 +660,11 @@ impl BindingError {
     }
 }
 
+/// The deviation a middleware that batches by its own default records
+/// (zenoh's throughput data): no batch size of ours says so, and the
+/// report names such series by it.
+pub const BATCHED_BY_DEFAULT: &str = "batched";
+
 /// `batched N B` when `cfg` batches samples into packets of N bytes
 /// (`--batch`, or the binding's [`Binding::default_batch`]).
 pub fn batched(cfg: &EndpointConfig) -> Option<String> {

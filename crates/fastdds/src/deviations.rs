@@ -42,11 +42,9 @@ pub fn of(cfg: &EndpointConfig) -> Vec<String> {
                 format_millis(cfg.reliable_block_timeout_ms)
             ));
         }
-        if ms(heartbeat_period(cfg)) != FASTDDS_HEARTBEAT_MS {
-            d.push(format!(
-                "heartbeat {}",
-                format_millis(ms(heartbeat_period(cfg)))
-            ));
+        let heartbeat = ms(heartbeat_period(cfg));
+        if heartbeat != FASTDDS_HEARTBEAT_MS {
+            d.push(format!("heartbeat {}", format_millis(heartbeat)));
         }
         if ms(HEARTBEAT_RESPONSE) != FASTDDS_HEARTBEAT_RESPONSE_MS {
             d.push(format!(

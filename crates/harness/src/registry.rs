@@ -105,9 +105,17 @@ pub fn default_block_timeout(name: &str) -> Duration {
     with_binding!(name, B => B::default_block_timeout(), unknown => pubsubperf_core::binding::DEFAULT_BLOCK_TIMEOUT)
 }
 
+/// `of(name)` when `of(peer)` is the same, else `otherwise`: the defaults
+/// of a vendor's tool hold for a pair of bindings only where both sides
+/// have them (a mixed pair is no vendor tool's run).
+fn alike<T: PartialEq>(name: &str, peer: &str, of: impl Fn(&str) -> T, otherwise: T) -> T {
+    let ours = of(name);
+    if of(peer) == ours { ours } else { otherwise }
+}
+
 /// `--batch` when not given, for binding `name` (publisher) and `peer`
 /// (subscribers): [`Binding::default_batch`] when both sides batch alike,
-/// else none (a mixed pair is no vendor tool's run).
+/// else none.
 pub fn default_batch(
     name: &str,
     peer: &str,
@@ -115,8 +123,7 @@ pub fn default_batch(
     cfg: &pubsubperf_core::EndpointConfig,
 ) -> usize {
     let of = |n: &str| with_binding!(n, B => B::default_batch(test, cfg), unknown => 0);
-    let ours = of(name);
-    if of(peer) == ours { ours } else { 0 }
+    alike(name, peer, of, 0)
 }
 
 /// `--wait` when not given: [`Binding::default_wait`] of `name` when
@@ -126,20 +133,16 @@ pub fn default_wait(
     peer: &str,
     test: pubsubperf_core::result::TestKind,
 ) -> pubsubperf_core::WaitMode {
-    let of = |n: &str| with_binding!(n, B => B::default_wait(test), unknown => pubsubperf_core::WaitMode::Block);
-    let ours = of(name);
-    if of(peer) == ours {
-        ours
-    } else {
-        pubsubperf_core::WaitMode::Block
-    }
+    use pubsubperf_core::WaitMode;
+    let of = |n: &str| with_binding!(n, B => B::default_wait(test), unknown => WaitMode::Block);
+    alike(name, peer, of, WaitMode::Block)
 }
 
 /// `--zero-copy` when not given: [`Binding::default_zero_copy`] of `name`
 /// when `peer` loans alike, else false.
 pub fn default_zero_copy(name: &str, peer: &str, test: pubsubperf_core::result::TestKind) -> bool {
     let of = |n: &str| with_binding!(n, B => B::default_zero_copy(test), unknown => false);
-    of(name) && of(peer)
+    alike(name, peer, of, false)
 }
 
 /// [`Binding::deviations`] of binding `name` (publisher) for a run of

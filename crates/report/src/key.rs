@@ -47,7 +47,7 @@ pub const NON_ESSENTIAL: &[&str] = &[
 /// The setting a cell gains when its middleware batched by its own default
 /// (zenoh's throughput data, `config.deviations` says `batched`), which no
 /// batch size in the config records: such a run measures batched sends.
-pub const BATCHED: &str = "batched";
+pub const BATCHED: &str = pubsubperf_core::binding::BATCHED_BY_DEFAULT;
 
 /// True when the run's recorded deviations say `batched` without a size.
 fn batched_by_default(run: &Run) -> bool {

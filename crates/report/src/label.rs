@@ -78,7 +78,7 @@ fn named(k: &SeriesKey, keys: &[SeriesKey]) -> Vec<String> {
         parts.push(format!("batched {b} B"));
     }
     if setting(k, crate::key::BATCHED) == Some("true") {
-        parts.push("batched".into());
+        parts.push(crate::key::BATCHED.into());
     }
     parts
 }

@@ -86,12 +86,13 @@ impl Options {
         default_block_ms: u64,
     ) -> Vec<String> {
         let mut d = Vec::new();
-        let data = TopicSpec::data_name(test == TestKind::Latency);
-        // A batched throughput test is zenoh's default, but its figures
+        // As express_for: a latency test's pings and echoes are express. A
+        // batched throughput test is zenoh's default, but its figures
         // depend on it: said too.
-        match self.express.unwrap_or(data == "ping") {
+        let latency = test == TestKind::Latency;
+        match self.express.unwrap_or(latency) {
             true => d.push("express".into()),
-            false if test == TestKind::Throughput => d.push("batched".into()),
+            false if !latency => d.push(pubsubperf_core::binding::BATCHED_BY_DEFAULT.into()),
             false => {}
         }
         if let Some((name, _)) = PRIORITIES
