@@ -7,12 +7,20 @@
 #                                              bash/zsh/fish completions (scripts/install.sh;
 #                                              DIR defaults to /usr/local)
 #   scripts/setup.sh --no-build                only the packages (scripts/test.sh builds next)
+#   scripts/setup.sh --with-connext ...        also RTI Connext's libraries for the connext
+#                                              binding (opt in: RTI's licence, see
+#                                              scripts/connext.sh), before any of the above
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 install=0
 build=1
+connext=0
 install_args=()
+if [ "${1:-}" = "--with-connext" ]; then
+  connext=1
+  shift
+fi
 if [ "${1:-}" = "--no-build" ]; then
   build=0
 elif [ "${1:-}" = "--install" ]; then
@@ -20,7 +28,7 @@ elif [ "${1:-}" = "--install" ]; then
   install=1
   install_args=("$@")
 elif [ $# -gt 0 ]; then
-  echo "setup.sh: unknown argument '$1' (use --install [--prefix DIR], or --no-build)" >&2
+  echo "setup.sh: unknown argument '$1' (use --with-connext, then --install [--prefix DIR] or --no-build)" >&2
   exit 2
 fi
 
@@ -73,6 +81,9 @@ if command -v rustup >/dev/null 2>&1; then
   for c in rustfmt clippy; do
     grep -q "^$c" <<<"$(rustup component list --installed 2>/dev/null)" || rustup component add "$c" >&2
   done
+fi
+if [ $connext = 1 ]; then
+  scripts/connext.sh
 fi
 if [ $build = 1 ]; then
   cargo build --release --locked -p pubsubperf >&2

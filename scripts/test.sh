@@ -131,7 +131,7 @@ print_steps() {
   echo "$(printf '%6d s' "$SECONDS")  in all"
 }
 
-step ./scripts/setup.sh --no-build
+step ./scripts/setup.sh --with-connext --no-build
 export PATH="$HOME/.cargo/bin:$PATH"
 
 # What the builds for other targets and the packages need is downloaded and

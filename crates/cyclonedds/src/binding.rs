@@ -44,12 +44,7 @@ pub(crate) fn shm_fits(cfg: &EndpointConfig, max_payload: usize) -> Result<usize
 
 impl CycloneDds {
     pub(crate) fn topic_name(&self, topic: &str) -> String {
-        let clean = |s: &str| -> String {
-            s.chars()
-                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-                .collect()
-        };
-        format!("pp_{}_{}", clean(&self.cfg.run_id), clean(topic))
+        pubsubperf_core::binding::dds_topic(&self.cfg.run_id, topic)
     }
 
     pub(crate) fn topic(&self, name: &str) -> Result<i32, BindingError> {

@@ -170,14 +170,8 @@ impl Opts {
     /// The domain id: `domain=ID`, or one derived from the run id so that
     /// concurrent runs on a host do not meet.
     pub fn domain_id(&self, run_id: &str) -> u32 {
-        self.domain.unwrap_or_else(|| {
-            let mut h: u32 = 2166136261;
-            for b in run_id.bytes() {
-                h = (h ^ u32::from(b)).wrapping_mul(16777619);
-            }
-            // 1..=MAX_DOMAIN: domain 0 is left to other DDS applications.
-            1 + h % MAX_DOMAIN
-        })
+        self.domain
+            .unwrap_or_else(|| pubsubperf_core::binding::dds_domain(run_id, MAX_DOMAIN))
     }
 }
 

@@ -180,12 +180,7 @@ pub(crate) fn caps() -> Capabilities {
 /// The DDS topic name of a harness topic in a run: shared with the
 /// `cyclonedds` binding for cross-vendor runs. Only `[A-Za-z0-9_]`.
 pub fn dds_topic(run_id: &str, topic: &str) -> String {
-    let clean = |s: &str| -> String {
-        s.chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-            .collect()
-    };
-    format!("pp_{}_{}", clean(run_id), clean(topic))
+    pubsubperf_core::binding::dds_topic(run_id, topic)
 }
 
 /// The DDS type name used for a run (`Keyed...` with `--instances`).

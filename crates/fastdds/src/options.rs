@@ -56,13 +56,8 @@ impl Options {
     /// The domain id: `--domain`, or 1-230 derived from the run id (FNV-1a,
     /// as the `cyclonedds` binding does).
     pub fn domain_id(&self, run_id: &str) -> u32 {
-        self.domain.unwrap_or_else(|| {
-            let mut h: u32 = 2166136261;
-            for b in run_id.bytes() {
-                h = (h ^ u32::from(b)).wrapping_mul(16777619);
-            }
-            1 + h % MAX_DOMAIN
-        })
+        self.domain
+            .unwrap_or_else(|| pubsubperf_core::binding::dds_domain(run_id, MAX_DOMAIN))
     }
 
     /// Reads the QoS flags of `cfg` and parses the binding's keys out of

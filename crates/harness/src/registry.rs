@@ -72,6 +72,7 @@ bindings! {$
     "iceoryx" => pubsubperf_iceoryx::Iceoryx,
     "fastdds" => pubsubperf_fastdds::FastDds,
     "zenoh" => pubsubperf_zenoh::Zenoh,
+    "connext" => pubsubperf_connext::Connext,
     "mock" => pubsubperf_mock::Mock,
 }
 
@@ -170,7 +171,7 @@ pub fn deviations(
 
 /// Facts about one binding.
 pub fn info(name: &str) -> Option<BindingInfo> {
-    infos().into_iter().find(|i| i.name == name)
+    with_binding!(name, B => Some(B::info()), unknown => None)
 }
 
 /// The error for a binding name that is not in this build: one the table

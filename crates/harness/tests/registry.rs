@@ -71,9 +71,13 @@ fn knobs_are_mapped_only_where_applied() {
             .filter(|n| registry::qos_flags(n).contains(&flag))
             .collect()
     };
-    assert_eq!(with("--no-positive-acks"), ["fastdds"]);
-    assert_eq!(with("--bandwidth-limit"), ["fastdds"]);
-    assert!(with("--no-push-on-write").is_empty());
-    assert_eq!(with("--multicast-ttl"), ["udp", "cyclonedds", "fastdds"]);
-    assert_eq!(with("--history"), ["cyclonedds", "fastdds"]);
+    assert_eq!(with("--no-positive-acks"), ["fastdds", "connext"]);
+    assert_eq!(with("--bandwidth-limit"), ["fastdds", "connext"]);
+    assert_eq!(with("--no-push-on-write"), ["connext"]);
+    assert_eq!(
+        with("--multicast-ttl"),
+        ["udp", "cyclonedds", "fastdds", "connext"]
+    );
+    assert_eq!(with("--history"), ["cyclonedds", "fastdds", "connext"]);
+    assert_eq!(with("--qos-file"), ["cyclonedds", "fastdds"]);
 }
