@@ -16,7 +16,16 @@ pub fn of(cfg: &EndpointConfig) -> Vec<String> {
         "one participant per endpoint".to_string(),
         "type pubsubperf::Bytes".to_string(),
         "quick discovery and teardown".to_string(),
+        "readers unordered".to_string(),
     ];
+    let loopback = cfg.bind_ip.is_empty()
+        || cfg
+            .bind_ip
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|a| a.is_loopback());
+    if loopback && !cfg.multicast {
+        d.push("unicast discovery".into());
+    }
     d.extend(pubsubperf_core::binding::batched(cfg));
     if cfg.reliability == Reliability::Reliable {
         d.push(format!(
@@ -46,6 +55,8 @@ mod tests {
                 "one participant per endpoint",
                 "type pubsubperf::Bytes",
                 "quick discovery and teardown",
+                "readers unordered",
+                "unicast discovery",
                 "max blocking time 10 s"
             ]
         );
@@ -59,6 +70,8 @@ mod tests {
                 "one participant per endpoint",
                 "type pubsubperf::Bytes",
                 "quick discovery and teardown",
+                "readers unordered",
+                "unicast discovery",
                 "batched 8192 B",
                 "send queue 200"
             ]

@@ -55,6 +55,10 @@ pub const BANDWIDTH_MIN: u64 = 100 * 1024;
 pub const BANDWIDTH_MAX: u64 = 100 * 1024 * i32::MAX as u64;
 /// The flow controller `--bandwidth-limit` defines.
 pub const FLOW_CONTROLLER: &str = "dds.flow_controller.token_bucket.pubsubperf";
+/// Participant indices a participant on loopback announces itself to
+/// (Connext's default peers reach 0-4; a run has a participant per
+/// endpoint, and the other vendors' participants of the host).
+pub const LOOPBACK_PEERS: u32 = 32;
 /// Perftest's multicast groups: its Throughput and Latency topics.
 pub const DATA_GROUP: &str = "239.255.1.1";
 pub const ECHO_GROUP: &str = "239.255.1.2";
@@ -276,6 +280,14 @@ impl Plan {
                 .bind_ip
                 .parse::<std::net::IpAddr>()
                 .is_ok_and(|a| a.is_loopback());
+        // UDPv4 on the run's interface only, as the other DDS bindings
+        // bind theirs. On loopback, Connext would otherwise leave the
+        // loopback interface out and announce only the host's other
+        // addresses, which a CycloneDDS or Fast DDS participant bound to
+        // 127.0.0.1 never reaches; discovery is then unicast to the
+        // participants of this host (loopback has no multicast). A
+        // multicast run on one host keeps Connext's interfaces.
+        let mut initial_peers = Vec::new();
         if !loopback {
             let ip: std::net::Ipv4Addr = cfg.bind_ip.parse().map_err(|_| {
                 unsupported(format!(
@@ -287,11 +299,24 @@ impl Plan {
                 "dds.transport.UDPv4.builtin.parent.allow_interfaces",
                 ip,
             ));
+        } else if !cfg.multicast {
+            participant_properties.push(prop(
+                "dds.transport.UDPv4.builtin.parent.allow_interfaces",
+                std::net::Ipv4Addr::LOCALHOST,
+            ));
+            participant_properties.push(prop(
+                "dds.transport.UDPv4.builtin.ignore_loopback_interface",
+                0,
+            ));
+            initial_peers = vec![
+                "builtin.shmem://".to_string(),
+                format!("{LOOPBACK_PEERS}@builtin.udpv4://127.0.0.1"),
+            ];
         }
         Ok(Plan {
             domain: domain_id(cfg),
             transport_mask,
-            initial_peers: Vec::new(),
+            initial_peers,
             participant_properties,
             reliability: cfg.reliability,
             durability: cfg.durability.unwrap_or(Durability::Volatile),

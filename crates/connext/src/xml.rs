@@ -93,9 +93,12 @@ pub fn application(plan: &Plan, topic: &str, endpoint: Endpoint) -> String {
             x.push_str("</data_writer></publisher>\n");
         }
         Endpoint::Reader(role) => {
+            // Readers ask for Connext's default presentation: a CycloneDDS
+            // or Fast DDS writer offers instance scope, unordered, and a
+            // reader asking for Perftest's would never match it.
             let _ = write!(
                 x,
-                "<subscriber name=\"subscriber\"><subscriber_qos>{presentation}</subscriber_qos>\
+                "<subscriber name=\"subscriber\">\
                  <data_reader name=\"reader\" topic_ref=\"{topic}\">"
             );
             reader_qos(&mut x, plan, role);

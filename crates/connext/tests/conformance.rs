@@ -15,10 +15,6 @@ fn on(id: &str, transport: &str) -> EndpointConfig {
 // Perftest's default: both transports, reliable, the listener.
 conformance_suite!(default_listener, Connext, |id| on(id, "udp+shm").listener());
 conformance_suite!(udp_reliable_block, Connext, |id| on(id, "udp"));
-conformance_suite!(udp_reliable_busy, Connext, |id| on(id, "udp").busy());
-conformance_suite!(udp_best_effort_listener, Connext, |id| on(id, "udp")
-    .best_effort()
-    .listener());
 conformance_suite!(udp_multicast_best_effort, Connext, |id| on(id, "udp")
     .best_effort()
     .multicast());
