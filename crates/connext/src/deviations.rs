@@ -18,12 +18,7 @@ pub fn of(cfg: &EndpointConfig) -> Vec<String> {
         "quick discovery and teardown".to_string(),
         "readers unordered".to_string(),
     ];
-    let loopback = cfg.bind_ip.is_empty()
-        || cfg
-            .bind_ip
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|a| a.is_loopback());
-    if loopback && !cfg.multicast {
+    if crate::plan::unicast_discovery(cfg) {
         d.push("unicast discovery".into());
     }
     d.extend(pubsubperf_core::binding::batched(cfg));

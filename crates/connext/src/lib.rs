@@ -39,25 +39,21 @@ use pubsubperf_core::{
     Binding, BindingError, Capabilities, DataType, EndpointConfig, Locator, ReceiveMode,
     Reliability, TopicSpec, WaitMode,
 };
-use std::time::Duration;
 
 pub use reader::ConnextReader;
 pub use writer::ConnextWriter;
 
-/// The QoS flags the binding maps: all but `--qos-file` (Connector takes
-/// one XML application, which the binding writes).
-pub const QOS_FLAGS: &[&str] = &[
-    "--history",
-    "--durability",
-    "--async",
-    "--domain",
-    "--instances",
-    "--multicast-ttl",
-    "--multicast-address",
-    "--no-positive-acks",
-    "--bandwidth-limit",
-    "--no-push-on-write",
-];
+/// The QoS flags the binding maps: all of core's but `--qos-file`
+/// (Connector takes one XML application, which the binding writes).
+pub fn qos_flags() -> &'static [&'static str] {
+    static FLAGS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+        pubsubperf_core::binding::QOS_FLAGS
+            .into_iter()
+            .filter(|f| *f != "--qos-file")
+            .collect()
+    });
+    &FLAGS
+}
 
 /// Perftest's default batch (`-batchSize`, DEFAULT_THROUGHPUT_BATCH_SIZE).
 pub const PERFTEST_BATCH: usize = 8192;
@@ -95,29 +91,10 @@ pub(crate) fn caps() -> Capabilities {
 /// The DDS topic name of a harness topic in a run: the `cyclonedds` and
 /// `fastdds` bindings' (`pp_<run id>_<topic>`, only `[A-Za-z0-9_]`).
 pub fn dds_topic(run_id: &str, topic: &str) -> String {
-    pubsubperf_core::binding::dds_topic(run_id, topic)
+    pubsubperf_core::dds::topic(run_id, topic)
 }
 
-/// Polls `matched` every 5 ms until it reaches `want`; the last count on
-/// timeout or cancel.
-pub(crate) fn wait_count(
-    want: usize,
-    timeout: Duration,
-    cancel: &pubsubperf_core::CancelToken,
-    mut matched: impl FnMut() -> i32,
-) -> Result<(), i32> {
-    let start = std::time::Instant::now();
-    loop {
-        let n = matched();
-        if n >= 0 && n as usize >= want {
-            return Ok(());
-        }
-        if cancel.is_cancelled() || start.elapsed() >= timeout {
-            return Err(n);
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
+pub(crate) use pubsubperf_core::dds::wait_count;
 
 /// The `connext` binding: one Connector (participant) per endpoint.
 pub struct Connext {
@@ -157,7 +134,7 @@ impl Binding for Connext {
     }
 
     fn qos_flags() -> &'static [&'static str] {
-        QOS_FLAGS
+        qos_flags()
     }
 
     fn why_not(flag: &str) -> Option<&'static str> {

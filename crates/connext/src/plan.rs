@@ -130,7 +130,7 @@ pub struct Plan {
 /// concurrent runs stay apart and cross-vendor runs meet.
 pub fn domain_id(cfg: &EndpointConfig) -> u32 {
     cfg.domain
-        .unwrap_or_else(|| pubsubperf_core::binding::dds_domain(&cfg.run_id, MAX_DOMAIN))
+        .unwrap_or_else(|| pubsubperf_core::dds::domain(&cfg.run_id, MAX_DOMAIN))
 }
 
 fn unsupported(msg: String) -> BindingError {
@@ -275,11 +275,7 @@ impl Plan {
             flow_controller = FLOW_CONTROLLER.to_string();
             participant_properties.extend(token_bucket(cfg.bandwidth_limit));
         }
-        let loopback = cfg.bind_ip.is_empty()
-            || cfg
-                .bind_ip
-                .parse::<std::net::IpAddr>()
-                .is_ok_and(|a| a.is_loopback());
+        let loopback = on_loopback(cfg);
         // UDPv4 on the run's interface only, as the other DDS bindings
         // bind theirs. On loopback, Connext would otherwise leave the
         // loopback interface out and announce only the host's other
@@ -299,7 +295,7 @@ impl Plan {
                 "dds.transport.UDPv4.builtin.parent.allow_interfaces",
                 ip,
             ));
-        } else if !cfg.multicast {
+        } else if unicast_discovery(cfg) {
             participant_properties.push(prop(
                 "dds.transport.UDPv4.builtin.parent.allow_interfaces",
                 std::net::Ipv4Addr::LOCALHOST,
@@ -358,6 +354,21 @@ impl Plan {
             (self.send_queue / 10).max(1)
         }
     }
+}
+
+/// True when the run's address is loopback (or none).
+fn on_loopback(cfg: &EndpointConfig) -> bool {
+    cfg.bind_ip.is_empty()
+        || cfg
+            .bind_ip
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|a| a.is_loopback())
+}
+
+/// True when discovery is unicast to this host's participants: a run on
+/// loopback without multicast (see [`Plan::of`]).
+pub fn unicast_discovery(cfg: &EndpointConfig) -> bool {
+    on_loopback(cfg) && !cfg.multicast
 }
 
 fn prop(name: &str, value: impl std::fmt::Display) -> (String, String) {

@@ -356,6 +356,5 @@ mod tests {
             std::mem::size_of::<ReaderListener>(),
             8 * std::mem::size_of::<*const c_void>()
         );
-        let _ = RETCODE_TIMEOUT;
     }
 }

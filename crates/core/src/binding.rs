@@ -660,30 +660,6 @@ impl BindingError {
     }
 }
 
-/// The DDS topic name of a harness topic in a run, shared by the DDS
-/// bindings so that they meet across vendors: `pp_<run id>_<topic>`, only
-/// `[A-Za-z0-9_]`.
-pub fn dds_topic(run_id: &str, topic: &str) -> String {
-    let clean = |s: &str| -> String {
-        s.chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-            .collect()
-    };
-    format!("pp_{}_{}", clean(run_id), clean(topic))
-}
-
-/// The DDS domain of a run without `--domain`, shared by the DDS bindings
-/// (so that cross-vendor runs meet and concurrent runs stay apart):
-/// 1..=`max` from a hash of the run id (domain 0 is left to other DDS
-/// applications).
-pub fn dds_domain(run_id: &str, max: u32) -> u32 {
-    let mut h: u32 = 2166136261;
-    for b in run_id.bytes() {
-        h = (h ^ u32::from(b)).wrapping_mul(16777619);
-    }
-    1 + h % max
-}
-
 /// The deviation a middleware that batches by its own default records
 /// (zenoh's throughput data): no batch size of ours says so, and the
 /// report names such series by it.

@@ -19,6 +19,7 @@ pub mod binding;
 pub mod busy;
 pub mod calibrate;
 pub mod clock;
+pub mod dds;
 pub mod environment;
 pub mod handoff;
 pub mod helper;

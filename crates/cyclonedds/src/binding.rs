@@ -44,7 +44,7 @@ pub(crate) fn shm_fits(cfg: &EndpointConfig, max_payload: usize) -> Result<usize
 
 impl CycloneDds {
     pub(crate) fn topic_name(&self, topic: &str) -> String {
-        pubsubperf_core::binding::dds_topic(&self.cfg.run_id, topic)
+        pubsubperf_core::dds::topic(&self.cfg.run_id, topic)
     }
 
     pub(crate) fn topic(&self, name: &str) -> Result<i32, BindingError> {

@@ -171,7 +171,7 @@ impl Opts {
     /// concurrent runs on a host do not meet.
     pub fn domain_id(&self, run_id: &str) -> u32 {
         self.domain
-            .unwrap_or_else(|| pubsubperf_core::binding::dds_domain(run_id, MAX_DOMAIN))
+            .unwrap_or_else(|| pubsubperf_core::dds::domain(run_id, MAX_DOMAIN))
     }
 }
 

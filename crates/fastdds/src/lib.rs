@@ -29,14 +29,14 @@ use pubsubperf_core::binding::BindingInfo;
 use pubsubperf_core::handoff::Handoff;
 use pubsubperf_core::result::TestKind;
 use pubsubperf_core::{
-    Binding, BindingError, CancelToken, Capabilities, DataType, EndpointConfig, Locator,
-    ReceiveMode, Reliability, TopicSpec, WaitMode,
+    Binding, BindingError, Capabilities, DataType, EndpointConfig, Locator, ReceiveMode,
+    Reliability, TopicSpec, WaitMode,
 };
 use std::ffi::{CStr, CString};
 use std::os::raw::c_char;
 use std::os::unix::net::UnixDatagram;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod readback;
 mod reader;
@@ -180,7 +180,7 @@ pub(crate) fn caps() -> Capabilities {
 /// The DDS topic name of a harness topic in a run: shared with the
 /// `cyclonedds` binding for cross-vendor runs. Only `[A-Za-z0-9_]`.
 pub fn dds_topic(run_id: &str, topic: &str) -> String {
-    pubsubperf_core::binding::dds_topic(run_id, topic)
+    pubsubperf_core::dds::topic(run_id, topic)
 }
 
 /// The DDS type name used for a run (`Keyed...` with `--instances`).
@@ -716,25 +716,7 @@ impl Binding for FastDds {
     }
 }
 
-/// Polls `matched` until it reaches `want`, `timeout` passes or `cancel` is set.
-pub(crate) fn wait_count(
-    want: i32,
-    timeout: Duration,
-    cancel: &CancelToken,
-    mut matched: impl FnMut() -> i32,
-) -> Result<(), i32> {
-    let start = Instant::now();
-    loop {
-        let n = matched();
-        if n >= want {
-            return Ok(());
-        }
-        if cancel.is_cancelled() || start.elapsed() >= timeout {
-            return Err(n);
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
+pub(crate) use pubsubperf_core::dds::wait_count;
 
 #[cfg(test)]
 mod tests;

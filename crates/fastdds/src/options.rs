@@ -57,7 +57,7 @@ impl Options {
     /// as the `cyclonedds` binding does).
     pub fn domain_id(&self, run_id: &str) -> u32 {
         self.domain
-            .unwrap_or_else(|| pubsubperf_core::binding::dds_domain(run_id, MAX_DOMAIN))
+            .unwrap_or_else(|| pubsubperf_core::dds::domain(run_id, MAX_DOMAIN))
     }
 
     /// Reads the QoS flags of `cfg` and parses the binding's keys out of

@@ -81,7 +81,7 @@ impl Writer for FastWriter {
     fn wait_matched(&mut self, readers: usize, timeout: Duration) -> Result<(), BindingError> {
         let raw = self.raw;
         // SAFETY: raw is a live writer.
-        wait_count(readers as i32, timeout, &self.cancel, || unsafe {
+        wait_count(readers, timeout, &self.cancel, || unsafe {
             ffi::ppf_writer_matched(raw)
         })
         .map_err(|n| {
