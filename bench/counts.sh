@@ -41,6 +41,8 @@
 #   fastdds    ours --receive listener       vs bench/fastdds-ref (listener, its default)
 #   iceoryx    ours --zero-copy --wait busy  vs bench/iceoryx-ref (polling, as iceperf), RouDi
 #              counted on both sides (ours starts its own as a child)
+#   connext    ours --receive listener       vs bench/connext-ref (listener, on the XML
+#              applications the binding wrote for the same test)
 # A line per counter: subject kind size counter ours ref ours/ref and `ok`
 # when ours <= ref (a count within 2 % of the reference's, or within 0.005
 # per sample, is `ok` too: the Δ of two runs carries that much), `MORE`
@@ -53,13 +55,13 @@
 # (syscalls, futex waits and wakes, switches, faults, allocations): a call by
 # name may trade for another (tcp's sendmsg for sockperf's sendto).
 #
-# usage: [SUBJECTS="udp tcp cyclonedds zenoh iceoryx2 iceoryx fastdds"] [KINDS="lat tp"]
+# usage: [SUBJECTS="udp tcp cyclonedds zenoh iceoryx2 iceoryx fastdds connext"] [KINDS="lat tp"]
 #        [SIZES="64 1024"] [NAMES="sendto recvfrom ..."] bench/counts.sh [SHORT LONG]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 short=${1:-3}
 long=${2:-9}
-subjects=${SUBJECTS:-udp tcp cyclonedds zenoh iceoryx2 iceoryx fastdds}
+subjects=${SUBJECTS:-udp tcp cyclonedds zenoh iceoryx2 iceoryx fastdds connext}
 kinds=${KINDS:-lat tp}
 sizes=${SIZES:-64 1024}
 names=${NAMES:-sendto sendmsg sendmmsg recvfrom recvmsg recvmmsg read write poll ppoll epoll_wait epoll_pwait select pselect6 nanosleep clock_nanosleep sched_yield}
@@ -235,6 +237,32 @@ ref_iceoryx() {
     echo "$n"
 }
 
+ours_connext() { ours_run "$@" --receive listener; }
+# connext_ref (bench/connext-ref, Connector's native path, a listener as
+# the binding's default) on the XML applications a short uncounted run of
+# ours wrote for the same test (as bench/connext_vs_ref.sh), WARMUP 0.
+ref_connext() {
+    local kind=$1 size=$2 secs=$3 d=$4 test=latency a=ping b=pong x aw ar bw br
+    [ "$kind" = tp ] && { test=throughput; a=pub; b=sub; }
+    x=$tmp/connext-xml-$kind-$size
+    if [ ! -d "$x" ]; then
+        mkdir -p "$x"
+        PUBSUBPERF_CONNEXT_XML_DIR=$x "$bin" "$test" -b connext --receive listener --size "$size" \
+            --duration 1s --warmup 0s --cpu 0,1 -q --no-save > /dev/null 2>&1
+    fi
+    if [ "$kind" = lat ]; then
+        aw=$(echo "$x"/*_ping.writer.xml) ar=$(echo "$x"/*_echo0.reader.xml)
+        bw=$(echo "$x"/*_echo0.writer.xml) br=$(echo "$x"/*_ping.reader.xml)
+    else
+        aw=$(echo "$x"/*_data.writer.xml) ar=- bw=- br=$(echo "$x"/*_data.reader.xml)
+    fi
+    counted "$d/b.csv" "$connext_ref" "$b" "$size" "$secs" 0 1 listener "$bw" "$br" > "$d/b.txt" 2> /dev/null &
+    local peer=$!
+    counted "$d/a.csv" "$connext_ref" "$a" "$size" "$secs" 0 0 listener "$aw" "$ar" > "$d/a.txt" 2> /dev/null || true
+    wait "$peer" 2>/dev/null || true
+    if [ "$kind" = lat ]; then samples_of "$d/a.txt"; else samples_of "$d/b.txt"; fi
+}
+
 for subject in $subjects; do
     case $subject in
         udp | tcp) need sockperf sockperf ;;
@@ -253,7 +281,11 @@ for subject in $subjects; do
             fastdds_ref=$tmp/fastdds-ref
             [ -x "$fastdds_ref" ] || g++ -O2 -std=c++17 -o "$fastdds_ref" bench/fastdds-ref/ref.cpp -lfastrtps -lfastcdr -lpthread
             ;;
-        *) echo "SUBJECTS: no reference known for $subject (udp tcp cyclonedds zenoh iceoryx2 iceoryx fastdds)" >&2; exit 2 ;;
+        connext)
+            connext_ref=$tmp/connext_ref
+            connext_ref_build "$connext_ref"
+            ;;
+        *) echo "SUBJECTS: no reference known for $subject (udp tcp cyclonedds zenoh iceoryx2 iceoryx fastdds connext)" >&2; exit 2 ;;
     esac
 done
 
@@ -268,6 +300,7 @@ cell_label() {
         iceoryx2:*) echo "zc-busy iceoryx2-pingpong" ;;
         iceoryx:*) echo "busy iox_ref" ;;
         fastdds:*) echo "listener fastdds-ref" ;;
+        connext:*) echo "listener connext_ref" ;;
     esac
 }
 

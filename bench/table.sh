@@ -7,7 +7,8 @@
 #   sockets_vs_sockperf.sh   parts 1-4 (udp and tcp latency and throughput)
 #   cyclonedds_vs_ddsperf.sh parts 1 and 3 (latency in both modes, throughput)
 #   fastdds_vs_ref.sh        parts 1 and 2 (latency and throughput, both modes)
-#   zenoh_vs_ref.sh, iceoryx2_vs_ref.sh, iceoryx_vs_ref.sh (all their modes)
+#   zenoh_vs_ref.sh, iceoryx2_vs_ref.sh, iceoryx_vs_ref.sh, connext_vs_ref.sh
+#                            (all their modes)
 # The scripts' other parts (zero-copy flatness, floors, information rows)
 # give no ratio against a reference and are left to the scripts themselves.
 # Each script builds its reference first (before any measurement), so no
@@ -33,7 +34,8 @@
 # FASTEST=1 measures only the rows of each reference's fastest mode (the
 # goals are set against it): sockperf busy and its throughput, iperf3,
 # ddsperf listener and throughput, fastdds-ref listener, zenoh lat:busy and
-# tp:default, iceoryx2 zc-busy, iceoryx busy. DEFAULTS=1 measures only
+# tp:default, iceoryx2 zc-busy, iceoryx busy, connext_ref waitset (the
+# native path's fastest wait, issue 48). DEFAULTS=1 measures only
 # the rows of the references' default modes where those are not their
 # fastest (the issue's other half): sockperf's blocking ping-pong (udp and
 # tcp) and zenoh lat:default; with SCRIPTS unset it runs the two scripts
@@ -46,7 +48,7 @@
 # RECHECK=0 and ROUNDS=15 it settles a table's open cells with more rounds.
 #
 # usage: [OUT=DIR] [ROUNDS=3] [RECHECK=6] [FASTEST=1 | DEFAULTS=1 | CELLS=FILE]
-#        [SCRIPTS="sockets cyclonedds fastdds zenoh iceoryx2 iceoryx"]
+#        [SCRIPTS="sockets cyclonedds fastdds zenoh iceoryx2 iceoryx connext"]
 #        bench/table.sh [SECONDS]
 #   OUT defaults to bench-results/table-<UTC time>; PUBSUBPERF=binary as for
 #   the scripts; SIZES and MODES are the scripts' own defaults; RECHECK=0
@@ -57,7 +59,7 @@ secs=${1:-5}
 if [ "${DEFAULTS:-0}" = 1 ]; then
     scripts=${SCRIPTS:-sockets zenoh}
 else
-    scripts=${SCRIPTS:-sockets cyclonedds fastdds zenoh iceoryx2 iceoryx}
+    scripts=${SCRIPTS:-sockets cyclonedds fastdds zenoh iceoryx2 iceoryx connext}
 fi
 cells=${CELLS:-}
 if [ -n "$cells" ]; then
@@ -87,7 +89,8 @@ case ${FASTEST:-0}/${DEFAULTS:-0} in
             fastdds lat listener fastdds-ref  fastdds tp listener fastdds-ref \
             zenoh lat lat:busy zenoh-pingpong  zenoh tp tp:default zenoh-pingpong \
             iceoryx2 lat zc-busy iceoryx2-pingpong  iceoryx2 tp zc-busy iceoryx2-pingpong \
-            iceoryx lat busy iox_ref  iceoryx tp busy iox_ref > "$ONLY_CELLS" ;;
+            iceoryx lat busy iox_ref  iceoryx tp busy iox_ref \
+            connext lat waitset connext_ref  connext tp waitset connext_ref > "$ONLY_CELLS" ;;
     0/1)
         export ONLY_CELLS=$out/defaults.cells
         printf '%s\t%s\t%s\t%s\t*\n' \
@@ -117,7 +120,7 @@ script_of() {
         sockets | udp | tcp) echo "sockets sockets_vs_sockperf.sh 1 2 3 4" ;;
         cyclonedds) echo "cyclonedds cyclonedds_vs_ddsperf.sh 1 3" ;;
         fastdds) echo "fastdds fastdds_vs_ref.sh 1 2" ;;
-        zenoh | iceoryx2 | iceoryx) echo "$1 ${1}_vs_ref.sh" ;;
+        zenoh | iceoryx2 | iceoryx | connext) echo "$1 ${1}_vs_ref.sh" ;;
         *) return 1 ;;
     esac
 }
@@ -132,7 +135,7 @@ if [ -n "$cells" ]; then
         while IFS=$'\t' read -r subject _; do
             [ -n "$subject" ] || continue
             s=$(script_name "$subject") \
-                || { echo "CELLS=$cells: subject '$subject' is not one of udp tcp cyclonedds fastdds zenoh iceoryx2 iceoryx" >&2; exit 2; }
+                || { echo "CELLS=$cells: subject '$subject' is not one of udp tcp cyclonedds fastdds zenoh iceoryx2 iceoryx connext" >&2; exit 2; }
             [[ " $scripts " == *" $s "* ]] || scripts="$scripts $s"
         done < "$cells"
     fi
@@ -140,7 +143,7 @@ fi
 echo "pubsubperf $(git describe --always --dirty 2>/dev/null || echo '?'), binary ${PUBSUBPERF:-${CARGO_TARGET_DIR:-target}/release/pubsubperf}, ${secs} s per run, ${ROUNDS} rounds, $(date -u '+%Y-%m-%d %H:%M') UTC"
 for s in $scripts; do
     [ "$(script_name "$s")" = "$s" ] \
-        || { echo "SCRIPTS: '$s' is not one of sockets cyclonedds fastdds zenoh iceoryx2 iceoryx" >&2; exit 2; }
+        || { echo "SCRIPTS: '$s' is not one of sockets cyclonedds fastdds zenoh iceoryx2 iceoryx connext" >&2; exit 2; }
 done
 for s in $scripts; do
     read -r name script parts <<<"$(script_of "$s")"

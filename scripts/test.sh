@@ -167,39 +167,94 @@ wait_for_preparation() {
 
 step cargo fmt --all --check
 step cargo build --release --locked -p pubsubperf
-step cargo clippy --release --workspace --all-targets --locked -- -D warnings
 step cargo test --release --workspace --locked --no-run
 wait_for_preparation
+# The host's package: its build step is this machine's binary, which the
+# tests run, so it is made before them (fresh, it rebuilds nothing).
+step ./scripts/package.sh
 
-# The builds the install tests check (crates/cli/tests/emulated.rs,
-# install.rs and static_build.rs; docs/install.md): the aarch64 and armhf
-# cross builds, run under qemu-user; the amd64, arm64 and armhf Debian
-# packages; the static builds.
+# The builds for other targets and their packages, which only the tests of
+# crates/builds check (emulated.rs, install.rs, static_build.rs;
+# docs/install.md): the aarch64 and armhf cross builds (run under
+# qemu-user), their Debian packages, the static builds; and the lints. They
+# run beside the other tests at the idle scheduling class (chrt --idle,
+# ionice idle): on the CPU only when the tests leave it idle (their waits,
+# sleeps and timeouts), so the tests' own work and timing keep the machine;
+# crates/builds's tests run once they are done.
 #
 # Those tests check what the builds hold and that they run, not how fast:
 # the builds for other targets are made at optimization level 0, to keep the
 # suite inside CI's time (the measured times: docs/tests.md). The scripts run
 # by hand build at level 3, as released.
 opt0() { CARGO_PROFILE_RELEASE_OPT_LEVEL=0 "$@"; }
-step opt0 ./scripts/cross.sh aarch64
-step opt0 ./scripts/cross.sh armhf
-step ./scripts/package.sh
-step opt0 ./scripts/package.sh aarch64
-step opt0 ./scripts/package.sh armhf
-step opt0 ./scripts/static.sh
-step opt0 ./scripts/static.sh aarch64
+other_builds() {
+  local t rc
+  for cmd in \
+    "cargo clippy --release --workspace --all-targets --locked -- -D warnings" \
+    "opt0 ./scripts/cross.sh aarch64" \
+    "opt0 ./scripts/cross.sh armhf" \
+    "opt0 ./scripts/package.sh aarch64" \
+    "opt0 ./scripts/package.sh armhf" \
+    "opt0 ./scripts/static.sh" \
+    "opt0 ./scripts/static.sh aarch64"; do
+    t=$SECONDS
+    echo "== $cmd" >&2
+    rc=0
+    eval "$cmd" >target/other-builds.out 2>&2 || rc=$?
+    if [ "$rc" != 0 ]; then
+      echo "== FAILED ($rc) after $((SECONDS - t)) s: $cmd; its output:" >&2
+      tail -n 40 target/other-builds.out >&2
+      return 1
+    fi
+    printf '%6d s  %s (beside the tests)\n' $((SECONDS - t)) "$cmd" >>target/other-builds.took
+  done
+}
 
 # This machine runs nothing but the suite: a test whose check needs a quiet
-# machine (netns.rs, the relay's 1 ms known answer) fails if it was busy
-# instead of passing unchecked.
+# machine (the relay's 1 ms known answer in netns.rs) fails if it was busy
+# instead of passing unchecked; it runs last, after the builds.
 export PUBSUBPERF_TEST_QUIET_MACHINE=1
+quiet_test=relay_delay_of_1ms_is_measured_as_1ms
 log="${PUBSUBPERF_TEST_LOG:-target/test.log}"
 mkdir -p "$(dirname "$log")"
+: >"$log"
 # Every test binary runs even after a failure, so the summary is complete.
 status=0
 t=$SECONDS
-cargo test --release --workspace --locked --no-fail-fast 2>&1 | tee "$log" || status=$?
-timed $((SECONDS - t)) "cargo test --release --workspace --locked --no-fail-fast (running the tests)"
+rm -f target/other-builds.took
+cargo test --release --workspace --locked --no-fail-fast --exclude pubsubperf-builds \
+  -- --skip "$quiet_test" >>"$log" 2>&1 &
+tests_pid=$!
+# The builds start once cargo runs the tests (it has let go of the build
+# directory's lock by then: were the builds first, the tests would wait).
+until grep -q '^ *Running ' "$log" || ! kill -0 "$tests_pid" 2>/dev/null; do sleep 1; done
+(
+  ionice -c 3 -p $BASHPID >/dev/null 2>&1 || true
+  exec chrt --idle 0 bash -c "$(declare -f opt0 other_builds); other_builds"
+) 2>target/other-builds.log &
+builds_pid=$!
+tail -n +1 -f "$log" --pid "$tests_pid" &
+tail_pid=$!
+wait "$tests_pid" || status=$?
+wait "$tail_pid" || true
+timed $((SECONDS - t)) "cargo test --release --workspace --locked --no-fail-fast --exclude pubsubperf-builds (the tests but the builds' and the quiet one)"
+t=$SECONDS
+if ! wait "$builds_pid"; then
+  echo "test.sh: the builds for other targets failed; target/other-builds.log:" >&2
+  tail -n 45 target/other-builds.log >&2
+  status=1
+fi
+while read -r line; do steps+=("$line"); done <target/other-builds.took
+timed $((SECONDS - t)) "waiting for those builds after the tests"
+t=$SECONDS
+last_tests() {
+  local rc=0
+  cargo test --release --locked --no-fail-fast -p pubsubperf-builds || rc=1
+  cargo test --release --locked --no-fail-fast -p pubsubperf --test netns -- --exact "$quiet_test" || rc=1
+  return $rc
+}
+last_tests 2>&1 | tee -a "$log" || status=1
+timed $((SECONDS - t)) "cargo test -p pubsubperf-builds, and the quiet test ($quiet_test)"
 summary "$log"
 print_steps
 if [ "$status" != 0 ]; then

@@ -15,6 +15,10 @@
 #   build_ref NAME     build the reference cargo project bench/NAME (not a
 #                      workspace member) into $CARGO_TARGET_DIR/NAME; prints
 #                      the path of its binary
+#   connext_ref_build OUT  compile bench/connext-ref/connext_ref.c into OUT
+#                      against RTI Connector's libraries (those of
+#                      scripts/setup.sh --with-connext, or $PUBSUBPERF_CONNEXT_LIB);
+#                      exit 1 naming the command when they are missing
 #   ref_lat FILE       "p50 p99" in us from a reference's "p50_ns=N p99_ns=N"
 #                      line; ref_tp FILE: N from its "per_s=N" line; both
 #                      print nan when FILE has no such line (a failed run)
@@ -176,4 +180,11 @@ alternate() {
             _alt_tries=0
         fi
     done
+}
+connext_ref_build() {
+    local lib=${PUBSUBPERF_CONNEXT_LIB:-/usr/local/lib/pubsubperf/connext/linux-x64}
+    [ -f "$lib/librtiddsconnector.so" ] \
+        || { echo "RTI Connector's libraries missing in $lib: scripts/setup.sh --with-connext (or PUBSUBPERF_CONNEXT_LIB=DIR)" >&2; exit 1; }
+    cc -O2 -Wall -Wextra -o "$1" "$bench_dir/connext-ref/connext_ref.c" \
+        -L"$lib" -lrtiddsconnector -lnddsc -lnddscore -Wl,-rpath,"$lib" -lpthread
 }

@@ -17,6 +17,7 @@ mod plan;
 mod quick;
 mod ramp;
 mod relay;
+mod rti_default;
 mod sweep;
 mod throughput_example;
 

@@ -43,14 +43,16 @@ fn connext_runs_with_the_other_vendors_both_ways() {
 }
 
 /// The QoS knobs connext maps: each run delivers every sample and records
-/// its setting.
+/// its setting. Keep-last history is paced (5000 samples/s): a reliable
+/// keep-last writer overwrites what its reader has not taken when it runs
+/// ahead (DDS's rule; on a loaded machine 1940 of 2000 arrived flat out).
 #[test]
 fn connext_knobs_deliver_every_sample() {
     require_dds("connext");
     for extra in [
         &["--no-push-on-write"][..],
         &["--no-positive-acks"],
-        &["--history", "keep-last:64"],
+        &["--history", "keep-last:64", "--rate", "5000"],
         &["--bandwidth-limit", "20MB"],
         &["--instances", "4"],
         &["--async"],
@@ -93,6 +95,9 @@ fn connext_refuses_what_connector_cannot_do() {
         assert_eq!(o.status.code(), Some(2), "{a:?}: {e}");
         assert_eq!(e.trim_end().lines().count(), 1, "{a:?}: {e}");
         assert!(e.contains(start), "{a:?}: {e}");
+        if start == "--zero-copy" || start == "--data-type" {
+            assert!(e.contains("rtiddsgen"), "the reason: {e}");
+        }
     }
 }
 

@@ -200,6 +200,8 @@ fn bad_demands_are_one_line_exit_2() {
     usage_error(
         &[
             "throughput-example",
+            "-middleware",
+            "cyclonedds",
             "-demand",
             "1:1:2",
             "-no_push_on_write",
@@ -213,30 +215,61 @@ fn bad_demands_are_one_line_exit_2() {
 }
 
 /// Seed 003's "1-1 BE over UDP unicast" pair on this host, shortened (1 s
-/// per demand, 1000:1000:3000): the subscriber (-participantId 1) first,
-/// then the publisher, which reaches it through -peer and prints both of
-/// the example's tables; the subscriber serves that session and exits.
+/// per demand, 1000:1000:3000), on the default middleware (RTI Connext, as
+/// the example's: scripts/test.sh installs it): the subscriber
+/// (-participantId 1) first, then the publisher, which reaches it through
+/// -peer and prints both of the example's tables; the subscriber serves
+/// that session and exits.
 #[test]
 fn throughput_example_pair_over_udp() {
+    let stdout = example_pair(
+        "-domainId 88 -participantId 1 -nic 127.0.0.1 -transport 1 -peer 127.0.0.1",
+        "-domainId 88 -nic 127.0.0.1 -transport 1 -peer 127.0.0.1 -subscribers 1 -duration 1 -size 1024 -demand 1000:1000:3000",
+    );
+    tables(&stdout, 1024, &["1000", "2000", "3000"]);
+}
+
+/// Seed 003's "1-1 pull SR over shmem" pair (reliable, the writer does not
+/// push: Connext's pull-mode reliability), shortened, on Connext.
+#[test]
+fn throughput_example_pull_pair_over_shmem_on_connext() {
+    let stdout = example_pair(
+        "-domainId 88 -participantId 1 -nic 127.0.0.1 -transport 2 -peer shmem:// -reliable",
+        "-domainId 88 -nic 127.0.0.1 -transport 2 -peer shmem:// -subscribers 1 -duration 1 -size 1024 -demand 1000:1000:2000 -reliable -no_push_on_write",
+    );
+    tables(&stdout, 1024, &["1000", "2000"]);
+}
+
+/// Runs one subscriber then one publisher of the example, both on the
+/// default middleware, which must be Connext; the publisher's stdout.
+fn example_pair(sub: &str, publisher: &str) -> String {
     let p = Pair::new("throughput-example");
-    let sub = "-domainId 88 -participantId 1 -nic 127.0.0.1 -transport 1 -peer 127.0.0.1";
-    let publisher = "-domainId 88 -nic 127.0.0.1 -transport 1 -peer 127.0.0.1 -subscribers 1 -duration 1 -size 1024 -demand 1000:1000:3000";
     let (mut child, lines) = p.sub(sub);
     let out = p.run(publisher);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let status = exits_within(&mut child, Duration::from_secs(15), sub);
     let said: Vec<String> = lines.try_iter().collect();
     assert!(
         out.status.success(),
-        "{publisher}: {:?}\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
+        "{publisher}: {:?}\n{stdout}\n{stderr}",
+        out.status
     );
     assert!(status.success(), "{sub}: {status:?}: {said:?}");
     assert!(
         said.iter().any(|l| l.contains("session 1 ended")),
         "the subscriber served no session: {said:?}"
     );
+    assert!(
+        !stderr.contains("no -middleware given, so cyclonedds"),
+        "prerequisite missing: RTI Connext's libraries (scripts/setup.sh --with-connext): {stderr}"
+    );
+    stdout
+}
+
+/// The example's publisher and subscriber tables: one row per demand of
+/// `size` bytes, every field a number.
+fn tables(stdout: &str, size: usize, demands: &[&str]) {
     let rows = |title: &str, header: &str| -> Vec<Vec<String>> {
         let lines: Vec<&str> = stdout.lines().collect();
         let at = lines
@@ -258,13 +291,20 @@ fn throughput_example_pair_over_udp() {
         "Subscriber 1 (-participantId 1):",
         "bytes\tdemand\tsamples\tlost(A)\tNreject\tlost(N)\tMbit/s\tduration\tCPU %\tmemory",
     );
-    assert_eq!(pubs.len(), 3, "{stdout}");
-    assert_eq!(subs.len(), 3, "{stdout}");
-    for (k, d) in ["1000", "2000", "3000"].iter().enumerate() {
+    assert_eq!(pubs.len(), demands.len(), "{stdout}");
+    assert_eq!(subs.len(), demands.len(), "{stdout}");
+    let size = size.to_string();
+    for (k, d) in demands.iter().enumerate() {
         assert_eq!(pubs[k].len(), 7, "{:?}", pubs[k]);
-        assert_eq!((pubs[k][0].as_str(), pubs[k][4].as_str()), ("1024", *d));
+        assert_eq!(
+            (pubs[k][0].as_str(), pubs[k][4].as_str()),
+            (size.as_str(), *d)
+        );
         assert_eq!(subs[k].len(), 10, "{:?}", subs[k]);
-        assert_eq!((subs[k][0].as_str(), subs[k][1].as_str()), ("1024", *d));
+        assert_eq!(
+            (subs[k][0].as_str(), subs[k][1].as_str()),
+            (size.as_str(), *d)
+        );
         for v in pubs[k].iter().chain(&subs[k]) {
             assert!(v.parse::<f64>().is_ok(), "not a number: {v:?} in\n{stdout}");
         }

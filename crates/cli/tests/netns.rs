@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 #[test]
 fn every_networked_binding_runs_between_two_namespaces() {
     require_netns();
-    let _serial = serial();
+    let _labs = shared();
     let bindings = networked_bindings();
     assert!(bindings.iter().any(|b| b.0 == "udp") && bindings.iter().any(|b| b.0 == "tcp"));
     let (mut lab, a, b) = Lab::two_hosts();
@@ -106,7 +106,7 @@ fn every_networked_binding_runs_between_two_namespaces() {
 #[test]
 fn data_goes_over_the_interface_each_side_chose() {
     require_netns();
-    let _serial = serial();
+    let _labs = shared();
     let (mut lab, a, b) = Lab::two_hosts();
     lab.link(&a, "pq0", "198.18.3.1/24", &b, "pq1", "198.18.3.2/24");
     let sub_at = format!("198.18.0.2:{CTRL}");
@@ -260,7 +260,7 @@ fn udp_20000(lab: &Lab, ns: &str, sub_at: &str, json: &std::path::Path) -> std::
 #[test]
 fn udp_loss_equals_the_nftables_drop_counter() {
     require_netns();
-    let _serial = serial();
+    let _labs = shared();
     let (mut lab, a, b) = Lab::two_hosts();
     drop_rule(&b, "udp", 10);
     let sub_at = format!("198.18.0.2:{CTRL}");
@@ -297,7 +297,7 @@ fn remove_rules(ns: &str) {
 #[test]
 fn sends_a_sender_side_firewall_refuses_are_counted_as_rejected() {
     require_netns();
-    let _serial = serial();
+    let _labs = shared();
     let (mut lab, a, b) = Lab::two_hosts();
     refuse_rule(&a, "udp", 30);
     let sub_at = format!("198.18.0.2:{CTRL}");
@@ -375,7 +375,7 @@ fn sends_a_sender_side_firewall_refuses_are_counted_as_rejected() {
 #[test]
 fn pings_a_sender_side_firewall_refuses_are_counted_as_rejected() {
     require_netns();
-    let _serial = serial();
+    let _labs = shared();
     let (mut lab, a, b) = Lab::two_hosts();
     refuse_rule(&a, "udp", 30);
     let sub_at = format!("198.18.0.2:{CTRL}");
@@ -422,7 +422,7 @@ fn pings_a_sender_side_firewall_refuses_are_counted_as_rejected() {
 #[test]
 fn reliable_bindings_deliver_everything_in_order_through_loss() {
     require_netns();
-    let _serial = serial();
+    let _labs = shared();
     for (name, reliable, _) in networked_bindings() {
         if !reliable {
             continue;
@@ -685,7 +685,7 @@ fn relay_delay_of_1ms_is_measured_as_1ms() {
     require_netns();
     require::command("sockperf", "sockperf");
     require::command("taskset", "util-linux");
-    let _serial = serial();
+    let _labs = alone();
     // How busy the machine is while we measure: other work that competes
     // for the two cores with the spinning endpoints and the relay stretches
     // the figures.
@@ -807,7 +807,7 @@ impl LongRun {
 #[test]
 fn killed_subscriber_ends_the_run_and_keeps_results() {
     require_netns();
-    let _serial = serial();
+    let _labs = shared();
     for (test, binding) in [("latency", "tcp"), ("throughput", "udp")] {
         let mut run = LongRun::start(test, binding, &[]);
         std::thread::sleep(Duration::from_millis(1500));
@@ -832,7 +832,7 @@ fn killed_subscriber_ends_the_run_and_keeps_results() {
 #[test]
 fn killed_publisher_releases_the_subscriber_and_keeps_finished_runs() {
     require_netns();
-    let _serial = serial();
+    let _labs = shared();
     let (mut lab, a, b) = Lab::two_hosts();
     let sub_at = format!("198.18.0.2:{CTRL}");
     lab.sub(&b, &sub_at);
@@ -959,7 +959,7 @@ fn gap(r: &serde_json::Value) -> (f64, u64) {
 #[test]
 fn stopped_subscriber_or_link_down_for_2s_shows_as_a_gap() {
     require_netns();
-    let _serial = serial();
+    let _labs = shared();
     for fault in ["stop", "link"] {
         for binding in ["udp", "tcp"] {
             let r = run_through_fault(binding, fault);
@@ -994,7 +994,7 @@ fn stopped_subscriber_or_link_down_for_2s_shows_as_a_gap() {
 #[test]
 fn perftest_subs_on_two_hosts_each_print_their_own_lines() {
     require_netns();
-    let _serial = serial();
+    let _labs = shared();
     let mut lab = Lab::new();
     let a = lab.ns("a");
     let b = lab.ns("b");
@@ -1109,7 +1109,7 @@ fn a_blocked_link_ends_a_middleware_run_within_the_documented_seconds() {
 /// sides end within [`SILENCE_ENDS_WITHIN`] of the block.
 fn blocked_link_ends_within(cells: &[(&str, &str)]) {
     require_netns();
-    let _serial = serial();
+    let _labs = shared();
     for &(test, binding) in cells {
         let mut run = LongRun::start(test, binding, &["-s", "64", "--rate", "2000"]);
         std::thread::sleep(Duration::from_secs(3));

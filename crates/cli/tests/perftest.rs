@@ -1,6 +1,9 @@
 //! `pubsubperf perftest` as Perftest's users run it: the seed documents'
 //! `perftest_cpp` pairs as two processes on this host (a `-sub`, then a
-//! `-pub`), with the default middleware; and our output against Perftest's
+//! `-pub`), with the default middleware (RTI Connext, as RTI's Perftest:
+//! scripts/test.sh installs it) and, for the lines that need what
+//! Connext's dynamic types have not (FlatData, Zero Copy), CycloneDDS;
+//! and our output against Perftest's
 //! documented formats (golden: CSV column names, legacy line shapes, JSON
 //! keys). No figure is asserted, only shapes and that runs finish.
 //!
@@ -75,13 +78,84 @@ fn summary(stdout: &str, size: usize) -> Vec<String> {
     row
 }
 
-/// Seed 000, "Throughput Test" and "Latency Test" over UDPv4 (regular and
-/// FlatData data): CycloneDDS, reliable.
+/// Whether RTI Connext runs here (the default middleware then, as in RTI's
+/// Perftest). scripts/test.sh installs it: without it this fails, naming
+/// the command that does.
+fn connext_runs() {
+    let o = pair::bin().args(["bindings", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ok = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|b| b["name"] == "connext" && b["available"].get("Ok").is_some());
+    assert!(
+        ok,
+        "prerequisite missing: RTI Connext's libraries (scripts/setup.sh --with-connext)"
+    );
+}
+
+/// The seed's -flatData and -zeroCopy lines on the default middleware,
+/// Connext: refused, one line naming the flag and why (FlatData and Zero
+/// Copy need rtiddsgen's generated types), and which middleware have them.
 #[test]
-fn seed_000_udp_pairs() {
-    let sub = "-sub -nic 127.0.0.1 -noPrint -flatData -datalen 63001 -sendqueuesize 5";
+fn seed_000_flat_data_and_zero_copy_are_refused_on_connext() {
+    connext_runs();
+    let p = Pair::new("perftest");
+    for (flag, line) in [
+        (
+            "-flatData",
+            "-pub -nic 127.0.0.1 -noPrint -exec 1 -flatData -datalen 63001 -sendqueuesize 5",
+        ),
+        (
+            "-zerocopy",
+            "-pub -noPrint -transport SHMEM -exec 1 -zerocopy -datalen 63001 -sendqueuesize 5  -receivequeue 1",
+        ),
+    ] {
+        let out = p.run(line);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{line}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        // The flag as Perftest spells it (`-zeroCopy`), whatever the case typed.
+        assert!(
+            err.to_lowercase()
+                .starts_with(&format!("pubsubperf: {}:", flag.to_lowercase())),
+            "{err}"
+        );
+        assert!(
+            err.contains("connext") && err.contains("rtiddsgen"),
+            "{err}"
+        );
+    }
+}
+
+/// Seed 000, "Throughput Test" and "Latency Test" over UDPv4, regular data
+/// (the seed's comparison for FlatData: its lines without -flatData) on
+/// the default middleware, Connext.
+#[test]
+fn seed_000_regular_data_pairs_on_connext() {
+    connext_runs();
+    let sub = "-sub -nic 127.0.0.1 -noPrint -datalen 63001 -sendqueuesize 5";
+    let publisher = "-pub -nic 127.0.0.1 -noPrint -exec 1 -datalen 63001 -sendqueuesize 5";
+    let (tp, sub_tp) = pair(sub, publisher);
+    summary(&tp, 63001);
+    sub_summary(&sub_tp, false, 63001);
+    let (lat, _) = pair(sub, &format!("{publisher} -latencyTest"));
+    assert!(lat.starts_with("Sample Size (Bytes), Ave (μs),"), "{lat}");
+    summary(&lat, 63001);
+    // Over SHMEM, as the seed's Zero Copy lines without -zerocopy.
+    let sub = "-sub -noPrint -transport SHMEM -datalen 63001 -sendqueuesize 1  -receivequeue 5";
     let publisher =
-        "-pub -nic 127.0.0.1 -noPrint -exec 1 -flatData -datalen 63001 -sendqueuesize 5";
+        "-pub -noPrint -transport SHMEM -exec 1 -datalen 63001 -sendqueuesize 5  -receivequeue 1";
+    summary(&pair(sub, &format!("{publisher} -latencytest")).0, 63001);
+}
+
+/// Seed 000's lines as written, FlatData and Zero Copy included, with
+/// `-middleware cyclonedds` (which has a flat type and loans): UDPv4.
+#[test]
+fn seed_000_udp_pairs_on_cyclonedds() {
+    let sub = "-sub -nic 127.0.0.1 -noPrint -flatData -datalen 63001 -sendqueuesize 5 -middleware cyclonedds";
+    let publisher = "-pub -nic 127.0.0.1 -noPrint -exec 1 -flatData -datalen 63001 -sendqueuesize 5 -middleware cyclonedds";
     let (tp, sub_tp) = pair(sub, publisher);
     assert!(
         tp.starts_with("Sample Size (Bytes), Total Samples,"),
@@ -95,12 +169,12 @@ fn seed_000_udp_pairs() {
     sub_summary(&sub_lat, true, 63001);
 }
 
-/// Seed 000 over SHMEM with Zero Copy (FlatData implied, as Perftest).
+/// Seed 000 over SHMEM with Zero Copy (FlatData implied, as Perftest), on
+/// cyclonedds.
 #[test]
-fn seed_000_shmem_zero_copy_pairs() {
-    let sub =
-        "-sub -noPrint -transport SHMEM -zerocopy -datalen 63001 -sendqueuesize 1  -receivequeue 5";
-    let publisher = "-pub -noPrint -transport SHMEM -exec 1 -zerocopy -datalen 63001 -sendqueuesize 5  -receivequeue 1";
+fn seed_000_shmem_zero_copy_pairs_on_cyclonedds() {
+    let sub = "-sub -noPrint -transport SHMEM -zerocopy -datalen 63001 -sendqueuesize 1  -receivequeue 5 -middleware cyclonedds";
+    let publisher = "-pub -noPrint -transport SHMEM -exec 1 -zerocopy -datalen 63001 -sendqueuesize 5  -receivequeue 1 -middleware cyclonedds";
     let (tp, sub_tp) = pair(sub, publisher);
     summary(&tp, 63001);
     sub_summary(&sub_tp, false, 63001);
@@ -163,8 +237,10 @@ fn qos_files_apply_on_each_side_by_name() {
     };
     let ((sub_xml, sub_log), (pub_xml, pub_log)) = (side("sub"), side("pub"));
     pair(
-        &format!("-sub -nic 127.0.0.1 -noPrint -qosFile {sub_xml}"),
-        &format!("-pub -nic 127.0.0.1 -noPrint -exec 1 -dataLen 64 -qosFile {pub_xml}"),
+        &format!("-sub -nic 127.0.0.1 -noPrint -middleware cyclonedds -qosFile {sub_xml}"),
+        &format!(
+            "-pub -nic 127.0.0.1 -noPrint -exec 1 -dataLen 64 -middleware cyclonedds -qosFile {pub_xml}"
+        ),
     );
     for (side, log) in [("-sub", sub_log), ("-pub", pub_log)] {
         let traced = std::fs::metadata(&log).map_or(0, |m| m.len());

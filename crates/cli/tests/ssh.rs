@@ -147,13 +147,13 @@ struct SshLab {
     a: String,
     b: String,
     sshd: Sshd,
-    _serial: std::sync::MutexGuard<'static, ()>,
+    _alone: std::sync::RwLockWriteGuard<'static, ()>,
 }
 
 impl SshLab {
     fn new() -> SshLab {
         require_netns();
-        let serial = serial();
+        let alone = alone();
         let (mut lab, a, b) = Lab::two_hosts();
         let sshd = sshd(&mut lab, &b, &a);
         SshLab {
@@ -161,7 +161,7 @@ impl SshLab {
             a,
             b,
             sshd,
-            _serial: serial,
+            _alone: alone,
         }
     }
 }

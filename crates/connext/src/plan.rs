@@ -96,6 +96,9 @@ pub struct Plan {
     /// `transport_builtin/mask`.
     pub transport_mask: &'static str,
     pub initial_peers: Vec<String>,
+    /// No multicast at all, discovery's included (a run on loopback
+    /// without `--multicast`: see [`unicast_discovery`]).
+    pub no_multicast: bool,
     pub participant_properties: Vec<(String, String)>,
     pub reliability: Reliability,
     pub durability: Durability,
@@ -308,10 +311,15 @@ impl Plan {
                 "builtin.shmem://".to_string(),
                 format!("{LOOPBACK_PEERS}@builtin.udpv4://127.0.0.1"),
             ];
+            // Loopback has no multicast: none is used, so none is set up
+            // (under qemu-user, Connext's multicast socket options fail and
+            // the participant with them).
+            participant_properties.push(prop("dds.transport.UDPv4.builtin.multicast_enabled", 0));
         }
         Ok(Plan {
             domain: domain_id(cfg),
             transport_mask,
+            no_multicast: unicast_discovery(cfg),
             initial_peers,
             participant_properties,
             reliability: cfg.reliability,

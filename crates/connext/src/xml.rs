@@ -10,7 +10,7 @@ use crate::plan::{
     ANNOUNCE_MAX, ANNOUNCE_MIN, DATA_READER_INITIAL, DATA_READER_SAMPLES, ECHO_READER_SAMPLES,
     Endpoint, FAST_HEARTBEAT, HEARTBEAT, KEEP_DURATION, Plan, Role, SHUTDOWN_CLEANUP,
 };
-use pubsubperf_core::{Durability, History, Reliability};
+use pubsubperf_core::{BindingError, Durability, History, Reliability};
 use std::fmt::Write;
 
 /// The type's module and names, the same as the `cyclonedds` and `fastdds`
@@ -34,6 +34,30 @@ pub const READER: &std::ffi::CStr = c"subscriber::reader";
 /// The type's name within [`MODULE`].
 pub fn type_name(keyed: bool) -> &'static str {
     if keyed { "KeyedBytes" } else { "Bytes" }
+}
+
+/// The environment variable naming a folder where each endpoint's XML
+/// application is written as it is given to Connector (`TOPIC.writer.xml`,
+/// `TOPIC.reader.xml`): to read the QoS a run used, or to run another
+/// program on the same (bench/connext_vs_ref.sh).
+pub const KEEP_ENV: &str = "PUBSUBPERF_CONNEXT_XML_DIR";
+
+/// Writes `xml`, the application of `endpoint` on `topic`, into the folder
+/// [`KEEP_ENV`] names, if it names one. `topic` is a DDS topic name of the
+/// binding's (only `[A-Za-z0-9_]`), so the file stays in that folder.
+pub fn keep(topic: &str, endpoint: Endpoint, xml: &str) -> Result<(), BindingError> {
+    let Some(dir) = std::env::var_os(KEEP_ENV).filter(|d| !d.is_empty()) else {
+        return Ok(());
+    };
+    let kind = match endpoint {
+        Endpoint::Writer(_) => "writer",
+        Endpoint::Reader(_) => "reader",
+    };
+    let path = std::path::Path::new(&dir).join(format!("{topic}.{kind}.xml"));
+    std::fs::write(&path, xml).map_err(|source| BindingError::Io {
+        context: format!("{KEEP_ENV}: writing {}", path.display()),
+        source,
+    })
 }
 
 /// `s` with XML's five special characters escaped.
@@ -139,7 +163,11 @@ fn participant_qos(x: &mut String, plan: &Plan) {
         for p in &plan.initial_peers {
             let _ = write!(x, "<element>{}</element>", escape(p));
         }
-        x.push_str("</initial_peers></discovery>");
+        x.push_str("</initial_peers>");
+        if plan.no_multicast {
+            x.push_str("<multicast_receive_addresses/>");
+        }
+        x.push_str("</discovery>");
     }
     // Only a participant's start and end, never the measured path:
     // announcements every 10-100 ms while it starts (Connext's 1 s made

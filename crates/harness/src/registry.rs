@@ -232,18 +232,23 @@ pub fn validate(spec: &RunSpec, remote: bool) -> Result<(), String> {
                 with.join(", ")
             ));
         }
+        let why_not = |flag| with_binding!(name.as_str(), B => B::why_not(flag), unknown => None);
         if ep.zero_copy && !c.zero_copy {
-            return Err(format!("--zero-copy: {name} has no zero-copy path"));
+            return Err(match why_not("--zero-copy") {
+                Some(why) => format!("--zero-copy: {why}"),
+                None => format!("--zero-copy: {name} has no zero-copy path"),
+            });
         }
         if ep.batch_bytes > 0 && !c.batching {
-            return Err(
-                match with_binding!(name.as_str(), B => B::why_not("--batch"), unknown => None) {
-                    Some(why) => format!("--batch {}: {why}", ep.batch_bytes),
-                    None => format!("--batch: {name} does not batch"),
-                },
-            );
+            return Err(match why_not("--batch") {
+                Some(why) => format!("--batch {}: {why}", ep.batch_bytes),
+                None => format!("--batch: {name} does not batch"),
+            });
         }
         if !c.data_types.contains(&ep.data_type) {
+            if let Some(why) = why_not("--data-type") {
+                return Err(format!("--data-type: {why}"));
+            }
             return Err(format!(
                 "--data-type {}: {name} offers {}",
                 serde_json::to_value(ep.data_type)

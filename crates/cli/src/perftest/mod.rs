@@ -25,9 +25,23 @@ pub fn sub_port() -> u16 {
         .unwrap_or(7400)
 }
 
-/// Reads a Perftest command line into a finished invocation.
+/// Reads a Perftest command line into a finished invocation; without
+/// `-middleware` (and `-raw`) it measures this machine's default
+/// ([`crate::rti_default`]: Connext where it can run).
 pub fn read(args: &[String]) -> Result<Invocation, UsageError> {
+    read_with(args, crate::rti_default::middleware)
+}
+
+/// [`read`], the default middleware from `default` (asked only when the
+/// line names none).
+pub fn read_with(
+    args: &[String],
+    default: impl FnOnce() -> (&'static str, Option<String>),
+) -> Result<Invocation, UsageError> {
     let mut inv = options::parse(args)?;
+    if inv.middleware.is_none() && !inv.raw {
+        inv.default_middleware = default();
+    }
     inv.finish()?;
     Ok(inv)
 }
@@ -52,6 +66,9 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
     match inv.role {
         Role::Sub => sub(&inv),
         Role::Pub => {
+            if let (_, Some(why)) = &inv.default_middleware {
+                eprintln!("{}", crate::rti_default::fallback_note("perftest", why));
+            }
             if inv.peers.is_empty() && servable(&inv.request.binding) && sub_waiting(sub_port()) {
                 let addr = format!("127.0.0.1:{}", sub_port());
                 eprintln!(

@@ -25,9 +25,6 @@ pub enum Format {
     Legacy,
 }
 
-/// The middleware when `-middleware` is not given.
-pub const DEFAULT_MIDDLEWARE: &str = "cyclonedds";
-
 /// Perftest 2.x's `-scan` sizes, used when `-scan` has no list.
 pub const SCAN_SIZES: &[usize] = &[
     32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 63000,
@@ -42,6 +39,9 @@ pub struct Invocation {
     pub request: TestRequest,
     /// `-middleware` as given (None: the default, or `udp`/`shm` for `-raw`).
     pub middleware: Option<String>,
+    /// The middleware without `-middleware` ([`crate::rti_default`]), and
+    /// why it is not Connext when it is not.
+    pub default_middleware: (&'static str, Option<String>),
     /// `-transport` as given (Perftest's name).
     pub transport: Option<String>,
     pub raw: bool,
@@ -73,6 +73,7 @@ impl Default for Invocation {
             latency_test: false,
             request: TestRequest::default(),
             middleware: None,
+            default_middleware: (crate::rti_default::FALLBACK, None),
             transport: None,
             raw: false,
             format: Format::Csv,
@@ -527,7 +528,7 @@ impl Invocation {
                     _ => "udp".into(),
                 },
             ),
-            (None, false) => Ok(DEFAULT_MIDDLEWARE.into()),
+            (None, false) => Ok(self.default_middleware.0.into()),
         }
     }
 

@@ -91,7 +91,7 @@ pub const OPTIONS: &[Opt] = &[
         Arg::Value("<name>"),
         "`--binding NAME`",
         set_middleware,
-        "ours: the middleware to measure (default cyclonedds; `pubsubperf bindings` lists them)",
+        "ours: the middleware to measure (default connext where RTI Connext runs, as Perftest measures it, else cyclonedds; `pubsubperf bindings` lists them)",
     ),
     map(
         PROFILE_FLAG,

@@ -3,9 +3,38 @@
 //! users wrote them, `$DATALEN` given a value of their loops), the option
 //! table's rules, and docs/perftest.md's table against the code's.
 
-use super::options::{self, Format, OPTIONS, PROFILE_FLAG, Role};
-use super::read;
+use super::options::{self, Format, Invocation, OPTIONS, PROFILE_FLAG, Role};
+use crate::plan::UsageError;
 use pubsubperf_core::DataType;
+
+/// A line read as on a machine without Connext, whose default is
+/// CycloneDDS: the expectations below name it. The default where Connext
+/// runs is [`default_middleware_is_asked_only_without_middleware_or_raw`]'s
+/// and crates/cli/tests/perftest.rs's.
+fn read(args: &[String]) -> Result<Invocation, UsageError> {
+    super::read_with(args, || (crate::rti_default::FALLBACK, None))
+}
+
+#[test]
+fn default_middleware_is_asked_only_without_middleware_or_raw() {
+    let connext = || ("connext", None);
+    let inv = super::read_with(&words("-pub -dataLen 64"), connext).unwrap();
+    assert_eq!(inv.request.binding, "connext");
+    let never = || -> (&'static str, Option<String>) { panic!("the default was asked") };
+    let inv = super::read_with(&words("-pub -middleware fastdds"), never).unwrap();
+    assert_eq!(inv.request.binding, "fastdds");
+    let inv = super::read_with(&words("-pub -raw"), never).unwrap();
+    assert_eq!(inv.request.binding, "udp");
+    let fallback = || ("cyclonedds", Some("not installed".to_string()));
+    let inv = super::read_with(&words("-pub"), fallback).unwrap();
+    assert_eq!(
+        (
+            inv.request.binding.as_str(),
+            inv.default_middleware.1.as_deref()
+        ),
+        ("cyclonedds", Some("not installed"))
+    );
+}
 
 fn words(line: &str) -> Vec<String> {
     line.split_whitespace().map(String::from).collect()

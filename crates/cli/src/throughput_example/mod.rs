@@ -17,9 +17,25 @@ use options::{Invocation, Role, SAME_HOST};
 use pubsubperf_core::result::TestKind;
 use std::process::ExitCode;
 
-/// Reads an example command line into a finished invocation.
+/// Reads an example command line into a finished invocation; without
+/// `-middleware` it measures this machine's default
+/// ([`crate::rti_default`]: Connext where it can run).
 pub fn read(args: &[String]) -> Result<Invocation, UsageError> {
+    read_with(args, crate::rti_default::middleware)
+}
+
+/// [`read`], the default middleware from `default` (asked only when the
+/// line names none).
+pub fn read_with(
+    args: &[String],
+    default: impl FnOnce() -> (&'static str, Option<String>),
+) -> Result<Invocation, UsageError> {
     let mut inv = options::parse(args)?;
+    if !inv.applied.iter().any(|(flag, _)| *flag == "-middleware") {
+        let (middleware, note) = default();
+        inv.request.binding = middleware.into();
+        inv.default_note = note;
+    }
     inv.finish(sub_port())?;
     Ok(inv)
 }
@@ -42,6 +58,12 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
     match inv.role() {
         Role::Sub => subscribe(&inv),
         Role::Pub => {
+            if let Some(why) = &inv.default_note {
+                eprintln!(
+                    "{}",
+                    crate::rti_default::fallback_note("throughput-example", why)
+                );
+            }
             let local = inv.peers.iter().all(|p| p == SAME_HOST);
             if local && servable(&inv.request.binding) && sub_waiting(sub_port()) {
                 let n = inv.request.subscribers;

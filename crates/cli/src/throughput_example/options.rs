@@ -12,9 +12,6 @@ pub enum Role {
     Sub,
 }
 
-/// The middleware when `-middleware` is not given.
-pub const DEFAULT_MIDDLEWARE: &str = "cyclonedds";
-
 /// The value `-peer` takes for "the same host" (the example's shared
 /// memory peer).
 pub const SAME_HOST: &str = "shmem://";
@@ -61,7 +58,7 @@ pub const FLAGS: &[Flag] = &[
             i.applied.push(("-middleware", "binding"));
             Ok(())
         }),
-        doc: "pubsubperf's binding (default cyclonedds)",
+        doc: "pubsubperf's binding (default connext where RTI Connext runs, else cyclonedds)",
     },
     Flag {
         name: "-domainId",
@@ -173,7 +170,7 @@ pub const FLAGS: &[Flag] = &[
         name: "-no_push_on_write",
         value: None,
         how: How::Map(|i, v| set(i, "-no_push_on_write", "no-push-on-write", v)),
-        doc: "--no-push-on-write, which every binding refuses (neither CycloneDDS 0.10 nor Fast DDS 2.9 has pull-mode reliability)",
+        doc: "--no-push-on-write: connext (Connext's pull-mode reliability, push_on_write off); CycloneDDS 0.10 and Fast DDS 2.9 have none and refuse it",
     },
     Flag {
         name: "-bw_limit",
@@ -192,13 +189,13 @@ pub const FLAGS: &[Flag] = &[
             set(i, "-multicast_ttl", "multicast", None)?;
             set(i, "-multicast_ttl", "multicast-ttl", v)
         }),
-        doc: "--multicast --multicast-ttl # (the example's multicast test; udp, cyclonedds, fastdds)",
+        doc: "--multicast --multicast-ttl # (the example's multicast test; udp, cyclonedds, fastdds, connext)",
     },
     Flag {
         name: "-mcast_recv_addr",
         value: Some("IP"),
         how: How::Map(|i, v| set_mcast_addr(i, "-mcast_recv_addr", v)),
-        doc: "--multicast --multicast-address IP: on a subscriber, the group its readers join (udp, cyclonedds, fastdds; the publisher needs -multicast_ttl); on the publisher, that of its own subscribers",
+        doc: "--multicast --multicast-address IP: on a subscriber, the group its readers join (udp, cyclonedds, fastdds, connext; the publisher needs -multicast_ttl); on the publisher, that of its own subscribers",
     },
     Flag {
         name: "-mcast_rcv_addr",
@@ -249,6 +246,9 @@ pub struct Invocation {
     pub applied: Vec<(&'static str, &'static str)>,
     /// `-help`.
     pub help: bool,
+    /// Why the default middleware is not Connext, when it is not
+    /// ([`crate::rti_default`]).
+    pub default_note: Option<String>,
 }
 
 impl Default for Invocation {
@@ -257,7 +257,7 @@ impl Default for Invocation {
             role_flag: None,
             participant: None,
             request: TestRequest {
-                binding: DEFAULT_MIDDLEWARE.into(),
+                binding: crate::rti_default::FALLBACK.into(),
                 ..TestRequest::default()
             },
             transport: None,
@@ -265,6 +265,7 @@ impl Default for Invocation {
             reliable: false,
             applied: Vec::new(),
             help: false,
+            default_note: None,
         }
     }
 }

@@ -3,8 +3,27 @@
 //! the plan each publisher line builds, the refusals, and
 //! docs/throughput-example.md's flag table against the code's.
 
-use super::options::{self, Role};
-use super::{plan, read};
+use super::options::{self, Invocation, Role};
+use super::plan;
+use crate::plan::UsageError;
+
+/// A line read as on a machine without Connext, whose default is
+/// CycloneDDS: the expectations below name it.
+fn read(args: &[String]) -> Result<Invocation, UsageError> {
+    super::read_with(args, || (crate::rti_default::FALLBACK, None))
+}
+
+#[test]
+fn default_middleware_is_asked_only_without_middleware() {
+    let inv = super::read_with(&line("-pub -transport 1 -demand 1:1:2"), || {
+        ("connext", None)
+    })
+    .unwrap();
+    assert_eq!(inv.request.binding, "connext");
+    let never = || -> (&'static str, Option<String>) { panic!("the default was asked") };
+    let inv = super::read_with(&line("-pub -middleware udp -demand 1:1:2"), never).unwrap();
+    assert_eq!(inv.request.binding, "udp");
+}
 use pubsubperf_core::Reliability;
 
 /// Seed 003's placeholders as addresses.

@@ -355,11 +355,20 @@ impl Drop for Lab {
     }
 }
 
-/// Namespace tests run one at a time: they start several processes each,
-/// and the delay known answer must not share the machine with the others.
-pub fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+static LABS_LOCK: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// Namespace tests share the machine (as many at once as the test
+/// threads), each in labs of its own: most of their time is waits, for
+/// timeouts, silences and discovery. See [`alone`] for the one that may
+/// not share it.
+pub fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
+    LABS_LOCK.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The delay known answer runs with no other namespace test beside it: its
+/// spinning endpoints and relay need the two cores.
+pub fn alone() -> std::sync::RwLockWriteGuard<'static, ()> {
+    LABS_LOCK.write().unwrap_or_else(|e| e.into_inner())
 }
 
 pub fn stderr(o: &Output) -> String {

@@ -1,13 +1,15 @@
 //! The ARM builds run: the binaries that `scripts/cross.sh aarch64` and
 //! `scripts/cross.sh armhf` cross-compile (scripts/test.sh builds them
-//! before the tests) are run under qemu-user, through binfmt_misc so that
+//! before these tests) are run under qemu-user, through binfmt_misc so that
 //! the subscriber process they start is emulated too. aarch64: `bindings`,
 //! `calibrate`, and a latency and a throughput run over udp, shm, intra and
-//! cyclonedds; armhf: `bindings` and the runs over udp, shm and cyclonedds.
+//! cyclonedds, and a connext latency run; armhf: `bindings`, the runs over
+//! udp, shm and cyclonedds, and a connext latency run.
 //! Each results file must say that it was measured on that architecture
 //! under emulation. Figures are only checked to exist: under emulation
 //! they are qemu's, not ARM's.
 
+use pubsubperf_builds::target_dir;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -42,10 +44,6 @@ const ARMHF: Board = Board {
     arch: "arm",
     sysroot: Some("armhf"),
 };
-
-fn target_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target")
-}
 
 /// The cross-built binary, and the kernel's qemu handler that runs it; the
 /// test fails naming whichever is missing.
@@ -136,12 +134,17 @@ fn emulated_calibrate_measures_the_floors() {
     );
 }
 
-/// One latency and one throughput run of `binding`: complete, with figures,
+/// One latency and one throughput run of `binding` (see [`runs`]).
+fn latency_and_throughput(board: &Board, binding: &str) {
+    runs(board, binding, &[("latency", "64"), ("throughput", "1KiB")]);
+}
+
+/// Runs of `binding`, each a test and its size: complete, with figures,
 /// recorded as the board's architecture under emulation, and saying so
 /// under the table.
-fn latency_and_throughput(board: &Board, binding: &str) {
+fn runs(board: &Board, binding: &str, tests: &[(&str, &str)]) {
     let dir = tempfile::tempdir().unwrap();
-    for (test, size) in [("latency", "64"), ("throughput", "1KiB")] {
+    for &(test, size) in tests {
         let file = dir.path().join(format!("{test}.json"));
         let printed = run(
             board,
@@ -198,6 +201,14 @@ fn emulated_cyclonedds_runs() {
     latency_and_throughput(&AARCH64, "cyclonedds");
 }
 
+/// RTI Connext's linux-arm64 libraries from RTI Connector's wheel
+/// (scripts/setup.sh --with-connext installs every platform's), opened by
+/// the aarch64 build under qemu: a latency run.
+#[test]
+fn emulated_connext_latency_runs() {
+    runs(&AARCH64, "connext", &[("latency", "64")]);
+}
+
 /// The armhf build (ARMv7, 32-bit: another word size, another atomics
 /// path), its libraries from the sysroot: every binding is there.
 #[test]
@@ -234,4 +245,11 @@ fn emulated_armhf_shm_runs() {
 #[test]
 fn emulated_armhf_cyclonedds_runs() {
     latency_and_throughput(&ARMHF, "cyclonedds");
+}
+
+/// The wheel's linux-arm libraries, opened by the armhf build under qemu:
+/// a latency run.
+#[test]
+fn emulated_armhf_connext_latency_runs() {
+    runs(&ARMHF, "connext", &[("latency", "64")]);
 }

@@ -1,5 +1,5 @@
 //! The static builds (`scripts/static.sh` and `scripts/static.sh aarch64`,
-//! which scripts/test.sh runs before the tests): one file with no dynamic
+//! which scripts/test.sh runs before these tests): one file with no dynamic
 //! loader and no shared library, with the bindings written in Rust and
 //! SQLite compiled in. The aarch64 one runs under qemu-user (binfmt_misc,
 //! `scripts/cross.sh --emulation aarch64`).
@@ -13,8 +13,7 @@ const TARGETS: [(&str, &str); 2] = [
 ];
 
 fn static_binary(triple: &str, arg: &str) -> PathBuf {
-    let bin = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../target")
+    let bin = pubsubperf_builds::target_dir()
         .join(triple)
         .join("release/pubsubperf");
     assert!(

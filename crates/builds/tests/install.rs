@@ -1,15 +1,12 @@
 //! Installing: `scripts/install.sh` into a prefix, and the Debian package
-//! that `scripts/package.sh` builds (scripts/test.sh builds it before the
+//! that `scripts/package.sh` builds (scripts/test.sh builds it before these
 //! tests) inspected with dpkg-deb and installed with apt into a clean
 //! Debian root made by debootstrap, where `pubsubperf bindings` must find
 //! every binding's library through the package's declared dependencies.
 
-use std::path::{Path, PathBuf};
+use pubsubperf_builds::{host_binary, root, target_dir};
+use std::path::PathBuf;
 use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn ok(what: &str, out: Output) -> String {
     assert!(
@@ -35,7 +32,9 @@ fn install_script_puts_binary_man_pages_and_completions_under_the_prefix() {
     let printed = sh(
         "scripts/install.sh",
         Command::new(root().join("scripts/install.sh"))
-            .args(["--binary", env!("CARGO_BIN_EXE_pubsubperf"), "--prefix"])
+            .arg("--binary")
+            .arg(host_binary())
+            .arg("--prefix")
             .arg(prefix.path()),
     );
     for file in [
@@ -61,7 +60,7 @@ fn install_script_puts_binary_man_pages_and_completions_under_the_prefix() {
 /// The packages of this version for `arch` (Debian's name), as
 /// `scripts/package.sh [aarch64|armhf]` names them.
 fn packages(arch: &str) -> (PathBuf, PathBuf) {
-    let dir = root().join("target/debian");
+    let dir = target_dir().join("debian");
     let version = env!("CARGO_PKG_VERSION");
     let deb = dir.join(format!("pubsubperf_{version}-1_{arch}.deb"));
     let dbgsym = dir.join(format!("pubsubperf-dbgsym_{version}-1_{arch}.ddeb"));
