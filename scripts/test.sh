@@ -244,7 +244,7 @@ if ! wait "$builds_pid"; then
   tail -n 45 target/other-builds.log >&2
   status=1
 fi
-while read -r line; do steps+=("$line"); done <target/other-builds.took
+while IFS= read -r line; do steps+=("$line"); done <target/other-builds.took
 timed $((SECONDS - t)) "waiting for those builds after the tests"
 t=$SECONDS
 last_tests() {

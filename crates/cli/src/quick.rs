@@ -39,7 +39,7 @@ fn measured(r: &Run) -> String {
 }
 
 /// Under the table: what the batching some rows show does to their figures.
-const BATCHED: &str = "AS RUN: the settings unlike the middleware's defaults (its vendor's tool sets them for that test, or a flag did). batched: the writer packs several samples into one packet, as the middleware's own throughput tool does (more samples/s, not one send per sample); --batch 0 (cyclonedds) and --opt express=true (zenoh) turn it off.";
+const BATCHED: &str = "AS RUN: the settings unlike the middleware's defaults (its vendor's tool sets them for that test, or a flag did). batched: the writer packs several samples into one packet, as the middleware's own throughput tool does (more samples/s, not one send per sample); --batch 0 (cyclonedds, connext) and --opt express=true (zenoh) turn it off.";
 
 /// A binding's settings that are not its middleware's defaults, over its
 /// runs: those of every run first, then each test's own (`throughput:
