@@ -282,10 +282,17 @@ static void on_data(uint64_t seq) {
 
 static void (*handle)(uint64_t);
 
+/* One take at a time: the listener's, or this thread's first one (the
+ * loaned sequences are one pair). Uncontended but for that first take. */
+static pthread_mutex_t taking = PTHREAD_MUTEX_INITIALIZER;
+
 static void on_data_available(void *data, void *r) {
   (void)data;
   (void)r;
-  if (take(handle) > 0) atomic_store(&last_ns, now_ns());
+  pthread_mutex_lock(&taking);
+  int n = take(handle);
+  pthread_mutex_unlock(&taking);
+  if (n > 0) atomic_store(&last_ns, now_ns());
 }
 
 /* Delivers samples to `handle` until it says the run is over, or nothing
@@ -299,7 +306,9 @@ static void receive(const char *mode) {
     if (DDS_DataReader_set_listener(r_native, &l, DATA_AVAILABLE_STATUS) != RETCODE_OK) die("set_listener");
     listening = 1;
     /* Samples that came before the listener was set. */
+    pthread_mutex_lock(&taking);
     take(handle);
+    pthread_mutex_unlock(&taking);
     pthread_mutex_lock(&lock);
     while (!atomic_load(&done)) {
       struct timespec t;
