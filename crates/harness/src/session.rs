@@ -44,6 +44,9 @@ pub struct SubConn {
     /// the subscriber has been silent for [`PEER_SILENCE`]: a writer
     /// blocked on a full link wakes then, not after its own timeout.
     running: Arc<Mutex<Option<CancelToken>>>,
+    /// Why the reader thread stopped, when the connection failed rather
+    /// than ended (a read error), for the message that says it is gone.
+    failed: Arc<Mutex<Option<String>>>,
     /// The subscriber host's environment.
     pub environment: Environment,
     /// Where it is (for messages).
@@ -90,7 +93,8 @@ impl SubConn {
         let last = Arc::new(AtomicU64::new(pubsubperf_core::clock::now_ns()));
         let rd = s.try_clone().map_err(|e| Fault::Peer(e.to_string()))?;
         let running: Arc<Mutex<Option<CancelToken>>> = Arc::default();
-        let (a, l, r) = (alive.clone(), last.clone(), running.clone());
+        let failed: Arc<Mutex<Option<String>>> = Arc::default();
+        let (a, l, r, why) = (alive.clone(), last.clone(), running.clone(), failed.clone());
         pubsubperf_core::helper::spawn_helper(rd, move |rd| {
             loop {
                 match rd.recv(Some(Duration::from_millis(500))) {
@@ -109,7 +113,11 @@ impl SubConn {
                             c.cancel();
                         }
                     }
-                    Err(_) => break,
+                    Err(ControlError::Closed) => break,
+                    Err(e) => {
+                        *why.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
+                        break;
+                    }
                 }
             }
             a.store(false, Ordering::Release);
@@ -123,6 +131,7 @@ impl SubConn {
             last_heard_ns: last,
             last_told_ns: AtomicU64::new(0),
             running,
+            failed,
             environment,
             peer,
             seen_from,
@@ -141,6 +150,20 @@ impl SubConn {
             "{} {} ({}) is gone: {why}",
             self.role, self.index, self.peer
         ))
+    }
+
+    /// The fault for a control connection that ended: closed by the other
+    /// side, or failed here (the error said).
+    fn gone(&self) -> Fault {
+        match self
+            .failed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_deref()
+        {
+            Some(e) => self.dead(&format!("its control connection failed here ({e})")),
+            None => self.dead("it closed the control connection (process died?)"),
+        }
     }
 
     /// Receives the next message within `timeout`.
@@ -165,7 +188,7 @@ impl SubConn {
                 }
                 Ok(m) => return Ok(m),
                 Err(RecvTimeoutError::Disconnected) => {
-                    return Err(self.dead("it closed the control connection (process died?)"));
+                    return Err(self.gone());
                 }
                 Err(RecvTimeoutError::Timeout) => {
                     if INTERRUPTED.load(Ordering::Relaxed) {
@@ -209,7 +232,7 @@ impl SubConn {
     /// Checks that the subscriber is alive and has spoken recently.
     fn check_heard(&self, now_ns: u64) -> Result<(), Fault> {
         if !self.alive.load(Ordering::Acquire) {
-            return Err(self.dead("it closed the control connection (process died?)"));
+            return Err(self.gone());
         }
         let last = self.last_heard_ns.load(Ordering::Acquire);
         if now_ns.saturating_sub(last) > PEER_SILENCE.as_nanos() as u64 {
