@@ -41,38 +41,12 @@ export BENCH_SUBJECT=connext # the row name in bench/table.sh's table
 ref=$tmp/connext_ref
 connext_ref_build "$ref"
 
-# The XML applications of one cell's endpoints, from a short run of ours
-# that keeps them: KIND SIZE MODE; prints the folder.
-xml_of() {
-    local dir=$tmp/xml-$1-$2-$3 test=latency receive=listener
-    [ "$1" = tp ] && test=throughput
-    [ "$3" = waitset ] && receive=thread
-    if [ ! -d "$dir" ]; then
-        mkdir -p "$dir"
-        PUBSUBPERF_CONNEXT_XML_DIR=$dir "$bin" "$test" -b connext --receive "$receive" --size "$2" \
-            --duration 1s --warmup 0s --cpu 0,1 -q --no-save > /dev/null 2> "$tmp/xml.err" \
-            || { cat "$tmp/xml.err" >&2; exit 1; }
-    fi
-    echo "$dir"
-}
-# The one file of DIR whose name ends with SUFFIX.
-one() {
-    local f=("$1"/*"$2")
-    [ ${#f[@]} = 1 ] && [ -f "${f[0]}" ] || { echo "connext_vs_ref: expected one $2 in $1: ${f[*]}" >&2; exit 1; }
-    echo "${f[0]}"
-}
-
 # One reference run: KIND (lat|tp) SIZE MODE; prints "p50 p99" in us or
 # samples/s ("nan" when it failed).
 ref_run() {
-    local kind=$1 size=$2 mode=$3 dir a=ping b=pong aw ar bw br ok=1
-    dir=$(xml_of "$kind" "$size" "$mode")
-    if [ "$kind" = lat ]; then
-        aw=$(one "$dir" _ping.writer.xml) ar=$(one "$dir" _echo0.reader.xml)
-        bw=$(one "$dir" _echo0.writer.xml) br=$(one "$dir" _ping.reader.xml)
-    else
-        a=pub b=sub aw=$(one "$dir" _data.writer.xml) ar=- bw=- br=$(one "$dir" _data.reader.xml)
-    fi
+    local kind=$1 size=$2 mode=$3 a=ping b=pong aw ar bw br ok=1
+    [ "$kind" = tp ] && { a=pub; b=sub; }
+    read -r aw ar bw br <<<"$(connext_xml "$kind" "$size" "$mode")"
     "$ref" "$b" "$size" "$secs" 1 1 "$mode" "$bw" "$br" > "$tmp/ref_b.txt" 2> >(tail -n 5 > "$tmp/ref_b.err") &
     local peer=$!
     peers+=("$peer")

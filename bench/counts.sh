@@ -242,20 +242,9 @@ ours_connext() { ours_run "$@" --receive listener; }
 # the binding's default) on the XML applications a short uncounted run of
 # ours wrote for the same test (as bench/connext_vs_ref.sh), WARMUP 0.
 ref_connext() {
-    local kind=$1 size=$2 secs=$3 d=$4 test=latency a=ping b=pong x aw ar bw br
-    [ "$kind" = tp ] && { test=throughput; a=pub; b=sub; }
-    x=$tmp/connext-xml-$kind-$size
-    if [ ! -d "$x" ]; then
-        mkdir -p "$x"
-        PUBSUBPERF_CONNEXT_XML_DIR=$x "$bin" "$test" -b connext --receive listener --size "$size" \
-            --duration 1s --warmup 0s --cpu 0,1 -q --no-save > /dev/null 2>&1
-    fi
-    if [ "$kind" = lat ]; then
-        aw=$(echo "$x"/*_ping.writer.xml) ar=$(echo "$x"/*_echo0.reader.xml)
-        bw=$(echo "$x"/*_echo0.writer.xml) br=$(echo "$x"/*_ping.reader.xml)
-    else
-        aw=$(echo "$x"/*_data.writer.xml) ar=- bw=- br=$(echo "$x"/*_data.reader.xml)
-    fi
+    local kind=$1 size=$2 secs=$3 d=$4 a=ping b=pong aw ar bw br
+    [ "$kind" = tp ] && { a=pub; b=sub; }
+    read -r aw ar bw br <<<"$(connext_xml "$kind" "$size" listener)"
     counted "$d/b.csv" "$connext_ref" "$b" "$size" "$secs" 0 1 listener "$bw" "$br" > "$d/b.txt" 2> /dev/null &
     local peer=$!
     counted "$d/a.csv" "$connext_ref" "$a" "$size" "$secs" 0 0 listener "$aw" "$ar" > "$d/a.txt" 2> /dev/null || true

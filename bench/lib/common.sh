@@ -19,6 +19,12 @@
 #                      against RTI Connector's libraries (those of
 #                      scripts/setup.sh --with-connext, or $PUBSUBPERF_CONNEXT_LIB);
 #                      exit 1 naming the command when they are missing
+#   connext_xml KIND SIZE MODE   the XML applications of one connext cell
+#                      (KIND lat|tp, MODE listener|waitset), from a short run
+#                      of ours that keeps them (PUBSUBPERF_CONNEXT_XML_DIR),
+#                      made once per cell: prints "AW AR BW BR", the writer
+#                      and reader files of side a (ping, pub) and side b
+#                      (pong, sub), "-" for none
 #   ref_lat FILE       "p50 p99" in us from a reference's "p50_ns=N p99_ns=N"
 #                      line; ref_tp FILE: N from its "per_s=N" line; both
 #                      print nan when FILE has no such line (a failed run)
@@ -187,4 +193,25 @@ connext_ref_build() {
         || { echo "RTI Connector's libraries missing in $lib: scripts/setup.sh --with-connext (or PUBSUBPERF_CONNEXT_LIB=DIR)" >&2; exit 1; }
     cc -O2 -Wall -Wextra -o "$1" "$bench_dir/connext-ref/connext_ref.c" \
         -L"$lib" -lrtiddsconnector -lnddsc -lnddscore -Wl,-rpath,"$lib" -lpthread
+}
+connext_xml() {
+    local kind=$1 size=$2 mode=$3 dir=$tmp/connext-xml-$1-$2-$3 test=latency receive=listener
+    [ "$kind" = tp ] && test=throughput
+    [ "$mode" = waitset ] && receive=thread
+    if [ ! -d "$dir" ]; then
+        mkdir -p "$dir"
+        PUBSUBPERF_CONNEXT_XML_DIR=$dir "$bin" "$test" -b connext --receive "$receive" --size "$size" \
+            --duration 1s --warmup 0s --cpu 0,1 -q --no-save > /dev/null 2> "$dir.err" \
+            || { cat "$dir.err" >&2; exit 1; }
+    fi
+    _connext_one() {
+        local f=("$dir"/*"$1")
+        [ ${#f[@]} = 1 ] && [ -f "${f[0]}" ] || { echo "connext_xml: expected one *$1 in $dir: ${f[*]}" >&2; exit 1; }
+        echo "${f[0]}"
+    }
+    if [ "$kind" = lat ]; then
+        echo "$(_connext_one _ping.writer.xml) $(_connext_one _echo0.reader.xml) $(_connext_one _echo0.writer.xml) $(_connext_one _ping.reader.xml)"
+    else
+        echo "$(_connext_one _data.writer.xml) - - $(_connext_one _data.reader.xml)"
+    fi
 }

@@ -134,19 +134,19 @@ fn emulated_calibrate_measures_the_floors() {
     );
 }
 
-/// One latency and one throughput run of `binding` (see [`runs`]).
+/// One latency and one throughput run of `binding` (see [`runs_with`]).
 fn latency_and_throughput(board: &Board, binding: &str) {
-    runs(board, binding, &[("latency", "64"), ("throughput", "1KiB")]);
+    runs_with(
+        board,
+        binding,
+        &[("latency", "64"), ("throughput", "1KiB")],
+        &[],
+    );
 }
 
-/// Runs of `binding`, each a test and its size: complete, with figures,
-/// recorded as the board's architecture under emulation, and saying so
-/// under the table.
-fn runs(board: &Board, binding: &str, tests: &[(&str, &str)]) {
-    runs_with(board, binding, tests, &[]);
-}
-
-/// [`runs`] with more flags.
+/// Runs of `binding` with the flags `extra`, each a test and its size:
+/// complete, with figures, recorded as the board's architecture under
+/// emulation, and saying so under the table.
 fn runs_with(board: &Board, binding: &str, tests: &[(&str, &str)], extra: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     for &(test, size) in tests {

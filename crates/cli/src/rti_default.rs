@@ -11,24 +11,53 @@ pub const CONNEXT: &str = "connext";
 /// The one measured when Connext cannot be.
 pub const FALLBACK: &str = "cyclonedds";
 
-/// The default middleware on this machine, and, when it is not Connext,
-/// why not.
-pub fn middleware() -> (&'static str, Option<String>) {
+/// The middleware a line without `-middleware` measures, and, when it is
+/// not Connext, why not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RtiDefault {
+    pub middleware: &'static str,
+    pub fallback_reason: Option<String>,
+}
+
+impl RtiDefault {
+    /// A default with no fallback to tell (Connext, or another middleware
+    /// a caller chose).
+    pub fn of(middleware: &'static str) -> RtiDefault {
+        RtiDefault {
+            middleware,
+            fallback_reason: None,
+        }
+    }
+
+    /// Prints, on stderr, why a publishing side of `tool` measures
+    /// [`FALLBACK`], if it does for want of Connext.
+    pub fn say(&self, tool: &str) {
+        if let Some(why) = &self.fallback_reason {
+            eprintln!("{}", fallback_note(tool, why));
+        }
+    }
+}
+
+/// This machine's default: Connext where it runs, else [`FALLBACK`].
+pub fn middleware() -> RtiDefault {
+    let fallback = |why: String| RtiDefault {
+        middleware: FALLBACK,
+        fallback_reason: Some(why),
+    };
     match pubsubperf_harness::registry::info(CONNEXT) {
         Some(info) => match info.available {
-            Ok(()) => (CONNEXT, None),
-            Err(why) => (FALLBACK, Some(why)),
+            Ok(()) => RtiDefault::of(CONNEXT),
+            Err(why) => fallback(why),
         },
-        None => (
-            FALLBACK,
-            Some("the connext binding is not compiled into this build (cargo feature pubsubperf-harness/connext)".into()),
+        None => fallback(
+            "the connext binding is not compiled into this build (cargo feature pubsubperf-harness/connext)".into(),
         ),
     }
 }
 
 /// What a publishing side prints when it measures [`FALLBACK`] for want
 /// of Connext.
-pub fn fallback_note(tool: &str, why: &str) -> String {
+fn fallback_note(tool: &str, why: &str) -> String {
     format!(
         "pubsubperf {tool}: no -middleware given, so {FALLBACK}: RTI Connext, which RTI's tool measures, cannot run here ({why})"
     )

@@ -286,6 +286,7 @@ impl Plan {
         // 127.0.0.1 never reaches; discovery is then unicast to the
         // participants of this host (loopback has no multicast). A
         // multicast run on one host keeps Connext's interfaces.
+        let no_multicast = unicast_discovery(cfg);
         let mut initial_peers = Vec::new();
         if !loopback {
             let ip: std::net::Ipv4Addr = cfg.bind_ip.parse().map_err(|_| {
@@ -298,7 +299,7 @@ impl Plan {
                 "dds.transport.UDPv4.builtin.parent.allow_interfaces",
                 ip,
             ));
-        } else if unicast_discovery(cfg) {
+        } else if no_multicast {
             participant_properties.push(prop(
                 "dds.transport.UDPv4.builtin.parent.allow_interfaces",
                 std::net::Ipv4Addr::LOCALHOST,
@@ -319,7 +320,7 @@ impl Plan {
         Ok(Plan {
             domain: domain_id(cfg),
             transport_mask,
-            no_multicast: unicast_discovery(cfg),
+            no_multicast,
             initial_peers,
             participant_properties,
             reliability: cfg.reliability,

@@ -42,13 +42,30 @@ pub fn type_name(keyed: bool) -> &'static str {
 /// program on the same (bench/connext_vs_ref.sh).
 pub const KEEP_ENV: &str = "PUBSUBPERF_CONNEXT_XML_DIR";
 
+/// The longest topic name [`keep`] makes a file of (its name, with the
+/// suffix, stays under the usual 255-byte limit).
+pub const KEEP_NAME_MAX: usize = 200;
+
 /// Writes `xml`, the application of `endpoint` on `topic`, into the folder
 /// [`KEEP_ENV`] names, if it names one. `topic` is a DDS topic name of the
-/// binding's (only `[A-Za-z0-9_]`), so the file stays in that folder.
+/// binding's, made from the run's id, which a publisher sends: it must be
+/// `[A-Za-z0-9_]` only and at most [`KEEP_NAME_MAX`] bytes, so that the
+/// file is one plain name in that folder, or nothing is written.
 pub fn keep(topic: &str, endpoint: Endpoint, xml: &str) -> Result<(), BindingError> {
     let Some(dir) = std::env::var_os(KEEP_ENV).filter(|d| !d.is_empty()) else {
         return Ok(());
     };
+    if topic.is_empty()
+        || topic.len() > KEEP_NAME_MAX
+        || !topic
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    {
+        return Err(BindingError::Unsupported(format!(
+            "{KEEP_ENV}: the topic {} is not a plain file name ([A-Za-z0-9_], at most {KEEP_NAME_MAX} bytes)",
+            topic.escape_debug()
+        )));
+    }
     let kind = match endpoint {
         Endpoint::Writer(_) => "writer",
         Endpoint::Reader(_) => "reader",
@@ -396,6 +413,22 @@ fn reader_qos(x: &mut String, plan: &Plan, role: Role) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kept_files_are_plain_names_only() {
+        let dir = std::env::temp_dir().join(format!("pp-keep-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // SAFETY: this test alone reads or writes the variable.
+        unsafe { std::env::set_var(KEEP_ENV, &dir) };
+        let w = Endpoint::Writer(Role::Data);
+        assert!(keep("pp_run_data", w, "<dds/>").is_ok());
+        assert!(dir.join("pp_run_data.writer.xml").is_file());
+        for bad in ["../x", "a/b", "", &"x".repeat(KEEP_NAME_MAX + 1)] {
+            assert!(keep(bad, w, "<dds/>").is_err(), "{bad}");
+        }
+        unsafe { std::env::remove_var(KEEP_ENV) };
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     use pubsubperf_core::EndpointConfig;
 

@@ -46,7 +46,7 @@ pub struct SubConn {
     running: Arc<Mutex<Option<CancelToken>>>,
     /// Why the reader thread stopped, when the connection failed rather
     /// than ended (a read error), for the message that says it is gone.
-    failed: Arc<Mutex<Option<String>>>,
+    failed: Arc<std::sync::OnceLock<String>>,
     /// The subscriber host's environment.
     pub environment: Environment,
     /// Where it is (for messages).
@@ -93,7 +93,7 @@ impl SubConn {
         let last = Arc::new(AtomicU64::new(pubsubperf_core::clock::now_ns()));
         let rd = s.try_clone().map_err(|e| Fault::Peer(e.to_string()))?;
         let running: Arc<Mutex<Option<CancelToken>>> = Arc::default();
-        let failed: Arc<Mutex<Option<String>>> = Arc::default();
+        let failed: Arc<std::sync::OnceLock<String>> = Arc::default();
         let (a, l, r, why) = (alive.clone(), last.clone(), running.clone(), failed.clone());
         pubsubperf_core::helper::spawn_helper(rd, move |rd| {
             loop {
@@ -115,7 +115,7 @@ impl SubConn {
                     }
                     Err(ControlError::Closed) => break,
                     Err(e) => {
-                        *why.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
+                        let _ = why.set(e.to_string());
                         break;
                     }
                 }
@@ -155,12 +155,7 @@ impl SubConn {
     /// The fault for a control connection that ended: closed by the other
     /// side, or failed here (the error said).
     fn gone(&self) -> Fault {
-        match self
-            .failed
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_deref()
-        {
+        match self.failed.get() {
             Some(e) => self.dead(&format!("its control connection failed here ({e})")),
             None => self.dead("it closed the control connection (process died?)"),
         }

@@ -36,7 +36,7 @@ pub fn read(args: &[String]) -> Result<Invocation, UsageError> {
 /// line names none).
 pub fn read_with(
     args: &[String],
-    default: impl FnOnce() -> (&'static str, Option<String>),
+    default: impl FnOnce() -> crate::rti_default::RtiDefault,
 ) -> Result<Invocation, UsageError> {
     let mut inv = options::parse(args)?;
     if inv.middleware.is_none() && !inv.raw {
@@ -66,9 +66,7 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
     match inv.role {
         Role::Sub => sub(&inv),
         Role::Pub => {
-            if let (_, Some(why)) = &inv.default_middleware {
-                eprintln!("{}", crate::rti_default::fallback_note("perftest", why));
-            }
+            inv.default_middleware.say("perftest");
             if inv.peers.is_empty() && servable(&inv.request.binding) && sub_waiting(sub_port()) {
                 let addr = format!("127.0.0.1:{}", sub_port());
                 eprintln!(

@@ -41,7 +41,7 @@ pub struct Invocation {
     pub middleware: Option<String>,
     /// The middleware without `-middleware` ([`crate::rti_default`]), and
     /// why it is not Connext when it is not.
-    pub default_middleware: (&'static str, Option<String>),
+    pub default_middleware: crate::rti_default::RtiDefault,
     /// `-transport` as given (Perftest's name).
     pub transport: Option<String>,
     pub raw: bool,
@@ -73,7 +73,7 @@ impl Default for Invocation {
             latency_test: false,
             request: TestRequest::default(),
             middleware: None,
-            default_middleware: (crate::rti_default::FALLBACK, None),
+            default_middleware: crate::rti_default::RtiDefault::of(crate::rti_default::FALLBACK),
             transport: None,
             raw: false,
             format: Format::Csv,
@@ -528,7 +528,7 @@ impl Invocation {
                     _ => "udp".into(),
                 },
             ),
-            (None, false) => Ok(self.default_middleware.0.into()),
+            (None, false) => Ok(self.default_middleware.middleware.into()),
         }
     }
 

@@ -5,6 +5,7 @@
 
 use super::options::{self, Format, Invocation, OPTIONS, PROFILE_FLAG, Role};
 use crate::plan::UsageError;
+use crate::rti_default::{FALLBACK, RtiDefault};
 use pubsubperf_core::DataType;
 
 /// A line read as on a machine without Connext, whose default is
@@ -12,25 +13,28 @@ use pubsubperf_core::DataType;
 /// runs is [`default_middleware_is_asked_only_without_middleware_or_raw`]'s
 /// and crates/cli/tests/perftest.rs's.
 fn read(args: &[String]) -> Result<Invocation, UsageError> {
-    super::read_with(args, || (crate::rti_default::FALLBACK, None))
+    super::read_with(args, || RtiDefault::of(FALLBACK))
 }
 
 #[test]
 fn default_middleware_is_asked_only_without_middleware_or_raw() {
-    let connext = || ("connext", None);
+    let connext = || RtiDefault::of("connext");
     let inv = super::read_with(&words("-pub -dataLen 64"), connext).unwrap();
     assert_eq!(inv.request.binding, "connext");
-    let never = || -> (&'static str, Option<String>) { panic!("the default was asked") };
+    let never = || -> RtiDefault { panic!("the default was asked") };
     let inv = super::read_with(&words("-pub -middleware fastdds"), never).unwrap();
     assert_eq!(inv.request.binding, "fastdds");
     let inv = super::read_with(&words("-pub -raw"), never).unwrap();
     assert_eq!(inv.request.binding, "udp");
-    let fallback = || ("cyclonedds", Some("not installed".to_string()));
+    let fallback = || RtiDefault {
+        middleware: "cyclonedds",
+        fallback_reason: Some("not installed".to_string()),
+    };
     let inv = super::read_with(&words("-pub"), fallback).unwrap();
     assert_eq!(
         (
             inv.request.binding.as_str(),
-            inv.default_middleware.1.as_deref()
+            inv.default_middleware.fallback_reason.as_deref()
         ),
         ("cyclonedds", Some("not installed"))
     );

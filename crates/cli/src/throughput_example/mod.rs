@@ -28,13 +28,12 @@ pub fn read(args: &[String]) -> Result<Invocation, UsageError> {
 /// line names none).
 pub fn read_with(
     args: &[String],
-    default: impl FnOnce() -> (&'static str, Option<String>),
+    default: impl FnOnce() -> crate::rti_default::RtiDefault,
 ) -> Result<Invocation, UsageError> {
     let mut inv = options::parse(args)?;
     if !inv.applied.iter().any(|(flag, _)| *flag == "-middleware") {
-        let (middleware, note) = default();
-        inv.request.binding = middleware.into();
-        inv.default_note = note;
+        inv.default_middleware = default();
+        inv.request.binding = inv.default_middleware.middleware.into();
     }
     inv.finish(sub_port())?;
     Ok(inv)
@@ -58,12 +57,7 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
     match inv.role() {
         Role::Sub => subscribe(&inv),
         Role::Pub => {
-            if let Some(why) = &inv.default_note {
-                eprintln!(
-                    "{}",
-                    crate::rti_default::fallback_note("throughput-example", why)
-                );
-            }
+            inv.default_middleware.say("throughput-example");
             let local = inv.peers.iter().all(|p| p == SAME_HOST);
             if local && servable(&inv.request.binding) && sub_waiting(sub_port()) {
                 let n = inv.request.subscribers;

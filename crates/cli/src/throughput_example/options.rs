@@ -246,9 +246,9 @@ pub struct Invocation {
     pub applied: Vec<(&'static str, &'static str)>,
     /// `-help`.
     pub help: bool,
-    /// Why the default middleware is not Connext, when it is not
-    /// ([`crate::rti_default`]).
-    pub default_note: Option<String>,
+    /// The middleware without `-middleware` ([`crate::rti_default`]), and
+    /// why it is not Connext when it is not.
+    pub default_middleware: crate::rti_default::RtiDefault,
 }
 
 impl Default for Invocation {
@@ -265,7 +265,7 @@ impl Default for Invocation {
             reliable: false,
             applied: Vec::new(),
             help: false,
-            default_note: None,
+            default_middleware: crate::rti_default::RtiDefault::of(crate::rti_default::FALLBACK),
         }
     }
 }

@@ -6,21 +6,22 @@
 use super::options::{self, Invocation, Role};
 use super::plan;
 use crate::plan::UsageError;
+use crate::rti_default::{FALLBACK, RtiDefault};
 
 /// A line read as on a machine without Connext, whose default is
 /// CycloneDDS: the expectations below name it.
 fn read(args: &[String]) -> Result<Invocation, UsageError> {
-    super::read_with(args, || (crate::rti_default::FALLBACK, None))
+    super::read_with(args, || RtiDefault::of(FALLBACK))
 }
 
 #[test]
 fn default_middleware_is_asked_only_without_middleware() {
     let inv = super::read_with(&line("-pub -transport 1 -demand 1:1:2"), || {
-        ("connext", None)
+        RtiDefault::of("connext")
     })
     .unwrap();
     assert_eq!(inv.request.binding, "connext");
-    let never = || -> (&'static str, Option<String>) { panic!("the default was asked") };
+    let never = || -> RtiDefault { panic!("the default was asked") };
     let inv = super::read_with(&line("-pub -middleware udp -demand 1:1:2"), never).unwrap();
     assert_eq!(inv.request.binding, "udp");
 }
