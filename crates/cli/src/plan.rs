@@ -867,6 +867,7 @@ impl TestRequest {
                 multicast_address: knobs.multicast_address.clone(),
                 options: options.clone(),
                 cancel: CancelToken::new(),
+                sample_key: None,
             };
             if batch.is_none() {
                 endpoint.batch_bytes =

@@ -361,6 +361,13 @@ pub struct EndpointConfig {
     /// Set when the run must stop; never serialized.
     #[serde(skip)]
     pub cancel: CancelToken,
+    /// The run's key, bytes 16..24 of every sample
+    /// ([`crate::sample::Header`]), when the harness runs the endpoints;
+    /// never serialized (the results never show it). A binding may accept
+    /// the peer that first sends it and no other: `udp` connects its
+    /// reader to that sender, so the kernel drops strangers' datagrams.
+    #[serde(skip)]
+    pub sample_key: Option<u64>,
 }
 
 fn one() -> usize {
@@ -438,6 +445,7 @@ impl EndpointConfig {
             multicast_address: None,
             options: Default::default(),
             cancel: CancelToken::new(),
+            sample_key: None,
         }
     }
 }

@@ -30,7 +30,7 @@ pub fn serve_publisher<B: Binding>(
     setup_timeout: Duration,
 ) -> Result<(), Fault> {
     // The serving side set `bind_ip` (crate::serve).
-    let cfg = spec.endpoint.clone();
+    let cfg = spec.keyed_endpoint();
     if let Some(p) = spec.rt_priority {
         sys::set_rt_priority(p).map_err(Fault::Config)?;
     }

@@ -191,6 +191,15 @@ impl RunSpec {
         Ok(spec)
     }
 
+    /// The endpoints' configuration for this run: [`RunSpec::endpoint`]
+    /// with the run's key, so that a binding can accept the peer that
+    /// sends it ([`EndpointConfig::sample_key`]).
+    pub fn keyed_endpoint(&self) -> EndpointConfig {
+        let mut cfg = self.endpoint.clone();
+        cfg.sample_key = (self.run_key != 0).then_some(self.run_key);
+        cfg
+    }
+
     /// [`measured_span_ns`] of this run.
     pub fn measured_ns(&self) -> Option<u64> {
         measured_span_ns(self.duration_ns, self.count, self.rate)

@@ -46,7 +46,7 @@ pub fn serve_run<B: Binding>(
     watch: crate::serve::Watch,
 ) -> Result<(), Fault> {
     // The serving side set `bind_ip` (crate::serve).
-    let cfg = spec.endpoint.clone();
+    let cfg = spec.keyed_endpoint();
     if let Some(cpu) = spec.sub_cpu {
         sys::pin_to_cpu(cpu).map_err(Fault::Config)?;
     }

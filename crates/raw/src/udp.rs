@@ -2,11 +2,20 @@
 //! `--batch`. IPv4 or IPv6 (`--ipv6`), unicast or multicast (`--multicast`,
 //! group 239.255.x.y / ff15::x derived from the run id). Best effort only:
 //! UDP has no retransmission, so the subscriber's sequence gaps are the loss.
+//!
+//! The writer's socket is connected to its one reader. A unicast reader
+//! fed by one writer is connected to the sender of the first datagram that
+//! carries the run's key ([`EndpointConfig::sample_key`]): from then on
+//! the kernel drops every other sender's datagrams. It is the sender as
+//! the reader sees it, so a relay or NAT on the path (`pubsubperf relay`,
+//! a container's bridge) is the peer, not the writer's own address; a
+//! sender the reader's host has no route back to leaves it open to all.
 
 use crate::wait::{Deadline, POLL, is_wait, retry};
 use pubsubperf_core::Received;
 use pubsubperf_core::binding::BindingInfo;
 use pubsubperf_core::environment::kernel_release;
+use pubsubperf_core::sample::Header;
 use pubsubperf_core::{
     Binding, BindingError, Capabilities, DataType, EndpointConfig, Locator, Reader, Refusal,
     Reliability, TopicSpec, WaitMode, Writer,
@@ -97,6 +106,13 @@ fn bind_ip(cfg: &EndpointConfig) -> Result<IpAddr, BindingError> {
         (false, IpAddr::V6(v6)) if v6.is_loopback() => IpAddr::V4(Ipv4Addr::LOCALHOST),
         (_, ip) => ip,
     })
+}
+
+/// Whether a reader of `topic` is fed by one sender, which it can then be
+/// connected to: not a multicast group's, nor a data topic with several
+/// publishers (an echo topic has one writer, its subscriber's).
+fn connects_to_sender(cfg: &EndpointConfig, topic: &TopicSpec) -> bool {
+    !cfg.multicast && (cfg.publishers <= 1 || topic.is_echo())
 }
 
 fn io(ctx: &str) -> impl FnOnce(std::io::Error) -> BindingError + '_ {
@@ -243,6 +259,7 @@ impl Binding for Udp {
         let reader = UdpReader {
             socket,
             buf: vec![0; MAX_DATAGRAM + 64],
+            awaiting: cfg.sample_key.filter(|_| connects_to_sender(cfg, topic)),
             batched: cfg.batch_bytes > 0,
             wait: cfg.wait,
             cancel: cfg.cancel.clone(),
@@ -439,6 +456,10 @@ impl Writer for UdpWriter {
 pub struct UdpReader {
     socket: UdpSocket,
     buf: Vec<u8>,
+    /// The run's key while the reader still takes datagrams from anyone,
+    /// until one carries it; None once connected to that datagram's sender,
+    /// or when the reader is never connected ([`connects_to_sender`]).
+    awaiting: Option<u64>,
     batched: bool,
     wait: WaitMode,
     cancel: pubsubperf_core::CancelToken,
@@ -453,8 +474,13 @@ impl Reader for UdpReader {
     ) -> Result<usize, BindingError> {
         let socket = &self.socket;
         let buf = &mut self.buf;
+        let (awaiting, batched) = (&mut self.awaiting, self.batched);
         let got = retry(&mut Deadline::new(timeout, self.wait), &self.cancel, || {
-            match crate::sys::recv(socket, buf, 0) {
+            let took = match *awaiting {
+                None => crate::sys::recv(socket, buf, 0),
+                Some(key) => take_and_connect(socket, buf, key, batched, awaiting),
+            };
+            match took {
                 Ok(n) => Ok(Some(n)),
                 Err(e) if is_wait(&e) => Ok(None),
                 // A previous send to a closed port can surface here; not our data.
@@ -484,6 +510,32 @@ impl Reader for UdpReader {
         }
         Ok(count)
     }
+}
+
+/// Receives one datagram from any sender; when it carries the run's `key`,
+/// connects the socket to its sender and clears `awaiting`. A sender this
+/// host has no route back to (connect's ENETUNREACH: a writer sending to
+/// several subnets from the address of one) leaves the reader open to all,
+/// the key still sorting what comes.
+#[cold]
+fn take_and_connect(
+    socket: &UdpSocket,
+    buf: &mut [u8],
+    key: u64,
+    batched: bool,
+    awaiting: &mut Option<u64>,
+) -> std::io::Result<usize> {
+    let (n, from) = socket.recv_from(buf)?;
+    let first = if batched {
+        &buf[FRAME.min(n)..n]
+    } else {
+        &buf[..n]
+    };
+    if Header::read(first).is_some_and(|h| h.key == key) {
+        *awaiting = None;
+        let _unroutable = socket.connect(from);
+    }
+    Ok(n)
 }
 
 #[cfg(test)]

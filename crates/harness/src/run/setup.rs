@@ -18,7 +18,7 @@ pub(super) fn setup<B: Binding>(s: &mut Session, spec: &RunSpec) -> Result<Endpo
     // it started by a subscriber process that exits first, it would be
     // left to a watcher and end as an orphan (a zombie without a parent
     // that waits for it).
-    let mut cfg = spec.endpoint.clone();
+    let mut cfg = spec.keyed_endpoint();
     cfg.bind_ip = s.data_ip(spec.data_address.as_deref());
     let bind = |e: BindingError| Fault::Binding(format!("{}: {e}", spec.binding));
     let mut binding = B::open(&cfg).map_err(bind)?;
