@@ -18,6 +18,7 @@ mod quick;
 mod ramp;
 mod relay;
 mod rti_default;
+mod side_print;
 mod sweep;
 mod throughput_example;
 
@@ -186,13 +187,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 match settings.print.as_deref() {
                     None => pubsubperf_harness::serve::serve_stdin(&settings, keys, &mut |_, _| {}),
                     Some(p) => {
-                        let mut sub = perftest::sub_print::SubPrint::open(p)?;
+                        let mut sub = side_print::SidePrint::open(p)?;
                         let r = pubsubperf_harness::serve::serve_stdin(
                             &settings,
                             keys,
                             &mut |spec, msg| sub.show(spec, msg),
                         );
-                        sub.finish();
+                        sub.finish(r.is_ok());
                         r
                     }
                 }

@@ -320,6 +320,7 @@ mod tests {
         Msg::Stop {
             sent,
             sent_by: vec![],
+            rejected: 0,
         }
     }
 

@@ -103,6 +103,12 @@ pub enum Msg {
         /// only publisher 0, which sent `sent`).
         #[serde(default)]
         sent_by: Vec<u64>,
+        /// Measured sends the publishers' middleware or kernel refused (best
+        /// effort; not sent): a subscriber's result carries them, for the
+        /// front ends whose subscriber prints them (the Throughput example's
+        /// Nreject).
+        #[serde(default)]
+        rejected: u64,
     },
     /// Publisher → an extra publisher process: set up one run as publisher
     /// `publisher`, writing to the subscribers' `data` readers.
@@ -199,6 +205,7 @@ mod tests {
         let m = Msg::Stop {
             sent: 42,
             sent_by: vec![],
+            rejected: 0,
         };
         let f = encode(&m);
         assert_eq!(

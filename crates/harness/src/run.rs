@@ -212,7 +212,15 @@ fn run_over<B: Binding>(
     });
     let mut rejected = m.rejected;
     let sent_by = collect_publishers(s, spec, m.sent, &mut rejected, &mut m.fault);
-    let peers = collect_subscribers(s, spec, &sent_by, &mut intervals, on_interval, &mut m.fault);
+    let peers = collect_subscribers(
+        s,
+        spec,
+        &sent_by,
+        rejected,
+        &mut intervals,
+        on_interval,
+        &mut m.fault,
+    );
     keep_late_intervals(s, spec, &mut intervals);
     spec.endpoint.cancel.cancel();
     drop(ep);

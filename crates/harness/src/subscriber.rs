@@ -26,6 +26,8 @@ struct Shared {
     stopped: AtomicBool,
     /// Samples sent per publisher id, set before `stopped`.
     sent_by: std::sync::Mutex<Vec<u64>>,
+    /// Sends the publishers had refused, set before `stopped`.
+    rejected: std::sync::atomic::AtomicU64,
     /// Set when the control connection closed, or went silent.
     gone: AtomicBool,
     /// Set when it went silent for [`crate::session::PEER_SILENCE`].
@@ -117,13 +119,18 @@ pub fn serve_run<B: Binding>(
                 heard = std::time::Instant::now();
             }
             match msg {
-                Ok(Msg::Stop { sent, sent_by }) => {
+                Ok(Msg::Stop {
+                    sent,
+                    sent_by,
+                    rejected,
+                }) => {
                     let by = if sent_by.is_empty() {
                         vec![sent]
                     } else {
                         sent_by
                     };
                     *sh.sent_by.lock().unwrap_or_else(|e| e.into_inner()) = by;
+                    sh.rejected.store(rejected, Ordering::Relaxed);
                     sh.stopped.store(true, Ordering::Release);
                     return;
                 }
@@ -475,6 +482,7 @@ fn measure<B: Binding>(
         tp.out_of_order += t.out_of_order;
     }
     tp.sent = sent_by.iter().sum();
+    tp.rejected = shared.rejected.load(Ordering::Relaxed);
     tp.bytes = tp.received * size;
     tp.finish_window(seconds, window.total());
     if by_publisher.len() < 2 {

@@ -22,7 +22,7 @@ use std::path::PathBuf;
 
 /// The `-sub`'s output options, handed to the session process.
 #[derive(Debug, Serialize, Deserialize)]
-struct Request {
+pub struct Request {
     format: Format,
     headers: bool,
     intervals: bool,
@@ -42,21 +42,18 @@ pub struct SubPrint {
 impl SubPrint {
     /// The settings' `print` of a `-sub` invocation.
     pub fn request(inv: &Invocation) -> String {
-        serde_json::to_string(&Request {
+        crate::side_print::Request::Perftest(Request {
             format: inv.format,
             headers: inv.headers,
             intervals: inv.intervals,
             cpu: inv.cpu,
             output_file: inv.output_file.clone(),
         })
-        .expect("plain data serializes")
+        .encode()
     }
 
-    /// The printer a session process's settings ask for.
-    pub fn open(request: &str) -> anyhow::Result<SubPrint> {
-        let r: Request = serde_json::from_str(request).map_err(|e| {
-            anyhow::anyhow!("--session: print settings: {e} (this option is the agent's)")
-        })?;
+    /// The printer of a `-sub`'s request.
+    pub fn open(r: Request) -> anyhow::Result<SubPrint> {
         let out = super::output(r.output_file.as_deref())?;
         Ok(SubPrint {
             printer: Printer::new(r.format, r.headers, r.intervals, r.cpu, out),
@@ -128,7 +125,12 @@ mod tests {
         let mut spec = super::super::plan(&inv).unwrap().specs.remove(0);
         // The second subscriber of the run: it prints its own lines.
         spec.subscriber_index = 1;
-        (SubPrint::open(&SubPrint::request(&inv)).unwrap(), spec)
+        let crate::side_print::Request::Perftest(r) =
+            serde_json::from_str(&SubPrint::request(&inv)).unwrap()
+        else {
+            panic!("a -sub asks for Perftest's lines")
+        };
+        (SubPrint::open(r).unwrap(), spec)
     }
 
     fn interval(t_s: f64, received: u64) -> Msg {

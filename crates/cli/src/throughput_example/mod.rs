@@ -94,14 +94,14 @@ fn subscribe(inv: &Invocation) -> anyhow::Result<ExitCode> {
         ))
     })?;
     eprintln!(
-        "pubsubperf throughput-example: subscriber {n} serving one publisher on port {port}; the publisher sends the test's settings and prints both tables (this side's flags are checked, not used, except -nic and -mcast_recv_addr)"
+        "pubsubperf throughput-example: subscriber {n} serving one publisher on port {port}; the publisher sends the test's settings, this process prints its own table (this side's flags are checked, not used, except -nic and -mcast_recv_addr)"
     );
     serve_once(
         inv.request.data_address.clone(),
         inv.request.multicast_address.clone(),
         None,
         port,
-        None,
+        Some(crate::side_print::Request::ThroughputExample.encode()),
     )
 }
 
@@ -115,12 +115,13 @@ fn publish(inv: &Invocation) -> anyhow::Result<ExitCode> {
     let failure = crate::execute(&plan, &mut sink, None)?;
     let runs: Vec<&pubsubperf_core::result::Run> = sink.file.runs.iter().collect();
     print!("{}", printer::publisher_table(&runs));
-    print!("{}", printer::subscriber_tables(&runs));
-    for run in &runs {
-        print!("{}", pubsubperf_report::profile::text(run));
-    }
     if failure.is_none() {
         println!("\nTest Completed.");
+    }
+    // Ours, not the example's: on standard error.
+    eprint!("{}", printer::subscriber_tables(&runs));
+    for run in &runs {
+        eprint!("{}", pubsubperf_report::profile::text(run));
     }
     crate::failure_exit(failure, !runs.is_empty())
 }

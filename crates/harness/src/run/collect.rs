@@ -21,6 +21,7 @@ pub(super) fn collect_publishers(
             let _ = p.send(&Msg::Stop {
                 sent: 0,
                 sent_by: Vec::new(),
+                rejected: 0,
             });
         }
         let deadline = std::time::Instant::now() + pub_wait;
@@ -79,13 +80,15 @@ fn counts_beyond_sent(subscriber: usize, t: &Throughput) -> Option<Fault> {
     })
 }
 
-/// Tells every live subscriber how many samples were sent and collects its
-/// result (it may already be gone); interval reports that arrive meanwhile
-/// are kept in throughput runs.
+/// Tells every live subscriber how many samples were sent (and how many
+/// sends were `rejected`) and collects its result (it may already be
+/// gone); interval reports that arrive meanwhile are kept in throughput
+/// runs.
 pub(super) fn collect_subscribers(
     s: &mut Session,
     spec: &RunSpec,
     sent_by: &[u64],
+    rejected: u64,
     intervals: &mut Vec<Interval>,
     on_interval: &mut dyn FnMut(&Interval),
     fault: &mut Option<Fault>,
@@ -98,6 +101,7 @@ pub(super) fn collect_subscribers(
         } else {
             Vec::new()
         },
+        rejected,
     };
     // Reliable subscribers may drain a backlog (they stop after 5 s of quiet).
     let wait = Duration::from_secs(if spec.endpoint.reliability == Reliability::Reliable {
