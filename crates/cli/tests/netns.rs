@@ -978,7 +978,15 @@ fn stopped_subscriber_or_link_down_for_2s_shows_as_a_gap() {
                 "{binding} {fault}: no gap in {r}"
             );
             if binding == "udp" {
-                assert!(u(&t["lost"]) > 0, "{fault}: 2 s at 20000/s lost nothing");
+                // A stopped reader's socket buffer overflows, so datagrams
+                // are lost. A link that goes down is another matter: the
+                // sender's queue may hold or refuse the datagrams for the
+                // 2 s and send them when the link is back (CI saw 120001
+                // sent, 120001 received and an interval with none), so
+                // only the gap above is asked of it.
+                if fault == "stop" {
+                    assert!(u(&t["lost"]) > 0, "{fault}: 2 s at 20000/s lost nothing");
+                }
             } else {
                 assert_eq!(u(&t["lost"]), 0, "{fault}: tcp lost samples");
             }
