@@ -14,7 +14,13 @@ pub struct Sink {
     pub file: ResultsFile,
     json: Option<std::path::PathBuf>,
     csv: Option<std::path::PathBuf>,
+    /// Told of each run as it is added (a front end printing a run's
+    /// summary as soon as it ends).
+    on_push: Option<OnPush>,
 }
+
+/// What a [`Sink`] tells of each run it adds.
+pub type OnPush = Box<dyn FnMut(&Run)>;
 
 impl Sink {
     /// A sink writing to the given files (either may be absent).
@@ -31,13 +37,23 @@ impl Sink {
             },
             json: json.map(Path::to_path_buf),
             csv: csv.map(Path::to_path_buf),
+            on_push: None,
         }
+    }
+
+    /// Calls `f` with each run as it is added, after it is written.
+    pub fn on_push(&mut self, f: OnPush) {
+        self.on_push = Some(f);
     }
 
     /// Adds a run and rewrites the files.
     pub fn push(&mut self, run: Run) -> anyhow::Result<()> {
         self.file.runs.push(run);
-        self.write()
+        let written = self.write();
+        if let (Some(f), Some(run)) = (self.on_push.as_mut(), self.file.runs.last()) {
+            f(run);
+        }
+        written
     }
 
     /// Writes the files (atomically: a temporary file, then rename).

@@ -49,17 +49,15 @@ fn pair(sub: &str, publisher: &str) -> (String, String) {
 }
 
 /// A `-sub` prints its own subscriber's throughput summary, as Perftest's
-/// does (the seeds read throughput there); nothing in a latency test.
-fn sub_summary(sub_out: &str, latency: bool, size: usize) {
-    if latency {
-        assert_eq!(sub_out, "", "a latency test's -sub printed");
-    } else {
-        assert!(
-            sub_out.starts_with("Sample Size (Bytes), Total Samples,"),
-            "{sub_out}"
-        );
-        summary(sub_out, size);
-    }
+/// does (the seeds read throughput there), in a latency test too (the
+/// pings it echoed).
+fn sub_summary(sub_out: &str, size: usize) {
+    assert!(
+        sub_out.starts_with("Sample Size (Bytes), Total Samples,"),
+        "{sub_out}"
+    );
+    parse_default_build(sub_out);
+    summary(sub_out, size);
 }
 
 /// The summary line of a CSV output printed with `-noPrint` (its header,
@@ -139,7 +137,7 @@ fn seed_000_regular_data_pairs_on_connext() {
     let publisher = "-pub -nic 127.0.0.1 -noPrint -exec 1 -datalen 63001 -sendqueuesize 5";
     let (tp, sub_tp) = pair(sub, publisher);
     summary(&tp, 63001);
-    sub_summary(&sub_tp, false, 63001);
+    sub_summary(&sub_tp, 63001);
     let (lat, _) = pair(sub, &format!("{publisher} -latencyTest"));
     assert!(lat.starts_with("Sample Size (Bytes), Ave (μs),"), "{lat}");
     summary(&lat, 63001);
@@ -157,16 +155,14 @@ fn seed_000_udp_pairs_on_cyclonedds() {
     let sub = "-sub -nic 127.0.0.1 -noPrint -flatData -datalen 63001 -sendqueuesize 5 -middleware cyclonedds";
     let publisher = "-pub -nic 127.0.0.1 -noPrint -exec 1 -flatData -datalen 63001 -sendqueuesize 5 -middleware cyclonedds";
     let (tp, sub_tp) = pair(sub, publisher);
-    assert!(
-        tp.starts_with("Sample Size (Bytes), Total Samples,"),
-        "{tp}"
-    );
+    // Perftest's publisher prints the latency of one sample in 10000.
+    assert!(tp.starts_with("Sample Size (Bytes), Ave (μs),"), "{tp}");
     summary(&tp, 63001);
-    sub_summary(&sub_tp, false, 63001);
+    sub_summary(&sub_tp, 63001);
     let (lat, sub_lat) = pair(sub, &format!("{publisher} -latencyTest"));
     assert!(lat.starts_with("Sample Size (Bytes), Ave (μs),"), "{lat}");
     summary(&lat, 63001);
-    sub_summary(&sub_lat, true, 63001);
+    sub_summary(&sub_lat, 63001);
 }
 
 /// Seed 000 over SHMEM with Zero Copy (FlatData implied, as Perftest), on
@@ -177,7 +173,7 @@ fn seed_000_shmem_zero_copy_pairs_on_cyclonedds() {
     let publisher = "-pub -noPrint -transport SHMEM -exec 1 -zerocopy -datalen 63001 -sendqueuesize 5  -receivequeue 1 -middleware cyclonedds";
     let (tp, sub_tp) = pair(sub, publisher);
     summary(&tp, 63001);
-    sub_summary(&sub_tp, false, 63001);
+    sub_summary(&sub_tp, 63001);
     summary(&pair(sub, &format!("{publisher} -latencytest")).0, 63001);
 }
 
@@ -191,7 +187,7 @@ fn seed_001_raw_pairs() {
         "-pub -peer 127.0.0.1 -nic 127.0.0.1 -raw -pub -noPrint -exec 1 -datalen 1024 -batchSize 0",
     );
     summary(&tp, 1024);
-    sub_summary(&sub_tp, false, 1024);
+    sub_summary(&sub_tp, 1024);
     let (lat, _) = pair(
         sub,
         "-pub -peer 127.0.0.1 -nic 127.0.0.1 -raw -pub -noPrint -exec 1 -datalen 1024 -latencyTest",
@@ -248,11 +244,13 @@ fn qos_files_apply_on_each_side_by_name() {
     }
 }
 
-// ---- Golden format: Perftest's documented output, as patterns. ----
+// ---- Golden format: Perftest's output, as its users' parsers read it. ----
+// (The lines' exact bytes are checked against Perftest's own printf
+// formats in the unit tests of src/perftest/formats.rs.)
 
 /// Does `line` have the shape of `pattern`? Both are split at whitespace;
 /// a pattern word equals the line's word, or has a `#` standing for a
-/// number (or `nan`) between the same prefix and suffix.
+/// number between the same prefix and suffix.
 fn shaped(line: &str, pattern: &str) -> bool {
     let (l, p): (Vec<&str>, Vec<&str>) = (words(line), words(pattern));
     l.len() == p.len()
@@ -266,7 +264,7 @@ fn shaped(line: &str, pattern: &str) -> bool {
 }
 
 fn is_number(s: &str) -> bool {
-    s == "nan" || s.parse::<f64>().is_ok()
+    s.parse::<f64>().is_ok_and(f64::is_finite)
 }
 
 /// A CSV header's columns and a row of numbers of the same width.
@@ -280,20 +278,132 @@ fn csv_row(line: &str, width: usize) {
     assert!(fields.iter().all(|f| is_number(f)), "{line}");
 }
 
-fn stdout_of(line: &str) -> String {
-    let out = Pair::new("perftest").run(line);
-    assert!(out.status.success(), "perftest {line}: {out:?}");
-    String::from_utf8(out.stdout).unwrap()
+/// The columns RTI's default build prints as whole numbers, by header name.
+const WHOLE: &[&str] = &[
+    "Length (Bytes)",
+    "Sample Size (Bytes)",
+    "Latency (μs)",
+    "Ave (μs)",
+    "Min (μs)",
+    "Max (μs)",
+    "50% (μs)",
+    "90% (μs)",
+    "99% (μs)",
+    "99.99% (μs)",
+    "99.9999% (μs)",
+    "Total Samples",
+    "Samples/s",
+    "Avg Samples/s",
+    "Lost Samples",
+];
+
+/// Reads a CSV output as a user's parser of the default build does: find
+/// each header (a line whose first column is a length), split the rows
+/// under it on commas, read the columns by name, and take the whole-number
+/// columns as integers (`int()`), the rest as floats. Returns the rows
+/// read.
+fn parse_default_build(text: &str) -> usize {
+    let mut header: Option<Vec<String>> = None;
+    let mut rows = 0;
+    for line in text.lines() {
+        let cols = csv_columns(line);
+        if matches!(cols[0].as_str(), "Length (Bytes)" | "Sample Size (Bytes)") {
+            header = Some(cols);
+            continue;
+        }
+        let Some(h) = &header else { continue };
+        if line.trim().is_empty() || !line.contains(',') {
+            header = None;
+            continue;
+        }
+        assert_eq!(cols.len(), h.len(), "{line} under {h:?}");
+        for (name, v) in h.iter().zip(&cols) {
+            if WHOLE.contains(&name.as_str()) {
+                assert!(v.parse::<u64>().is_ok(), "int({v:?}) of {name} in {line:?}");
+            } else {
+                assert!(is_number(v), "float({v:?}) of {name} in {line:?}");
+            }
+        }
+        rows += 1;
+    }
+    rows
 }
 
-/// Perftest's CSV with intervals and `-cpu`: for each size a titled
-/// interval table, then a titled summary table (throughput; latency).
+/// A `-pub` alone: its standard output, then its standard error (where
+/// the subscriber's lines go when the `-pub` started it itself).
+fn outputs_of(line: &str) -> (String, String) {
+    let out = Pair::new("perftest").run(line);
+    assert!(out.status.success(), "perftest {line}: {out:?}");
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn stdout_of(line: &str) -> String {
+    outputs_of(line).0
+}
+
+const LATENCY_INTERVAL_COLUMNS: [&str; 7] = [
+    "Length (Bytes)",
+    "Latency (μs)",
+    "Ave (μs)",
+    "Std (μs)",
+    "Min (μs)",
+    "Max (μs)",
+    "CPU (%)",
+];
+
+const LATENCY_SUMMARY_COLUMNS: [&str; 11] = [
+    "Sample Size (Bytes)",
+    "Ave (μs)",
+    "Std (μs)",
+    "Min (μs)",
+    "Max (μs)",
+    "50% (μs)",
+    "90% (μs)",
+    "99% (μs)",
+    "99.99% (μs)",
+    "99.9999% (μs)",
+    "CPU (%)",
+];
+
+/// A titled latency table: the interval rows, then the summary; returns
+/// how many interval rows.
+fn latency_block(lat: &str) -> usize {
+    let l: Vec<&str> = lat.lines().collect();
+    assert_eq!(l[0], "", "{lat}");
+    assert_eq!(l[1], "Intervals One-Way Latency for 64 Bytes:", "{lat}");
+    assert_eq!(csv_columns(l[2]), LATENCY_INTERVAL_COLUMNS);
+    let summary_at = l
+        .iter()
+        .position(|x| *x == "One-way Latency Summary:")
+        .expect(lat);
+    for row in &l[3..summary_at - 1] {
+        csv_row(row, LATENCY_INTERVAL_COLUMNS.len());
+    }
+    assert_eq!(l[summary_at - 1], "");
+    assert_eq!(csv_columns(l[summary_at + 1]), LATENCY_SUMMARY_COLUMNS);
+    csv_row(l[summary_at + 2], LATENCY_SUMMARY_COLUMNS.len());
+    assert_eq!(parse_default_build(lat), summary_at - 4 + 1);
+    summary_at - 4
+}
+
+/// Perftest's CSV with intervals and `-cpu`: the publisher's latency table
+/// (a latency test's every round trip, a throughput test's one sample in
+/// 10000), the subscriber's throughput table (here on the `-pub`'s
+/// standard error: it started its subscriber itself).
 #[test]
 fn golden_csv() {
-    let tp = stdout_of("-pub -raw -dataLen 64 -exec 2 -cpu");
-    let l: Vec<&str> = tp.lines().collect();
-    assert_eq!(l[0], "");
-    assert_eq!(l[1], "Interval Throughput for 64 Bytes:");
+    let lat = stdout_of("-pub -raw -latencyTest -dataLen 64 -exec 2 -cpu");
+    assert!(latency_block(&lat) > 0, "no interval row: {lat}");
+
+    let (tp, sub) = outputs_of("-pub -raw -dataLen 64 -exec 2 -cpu");
+    latency_block(&tp);
+    let at = sub
+        .find("\nInterval Throughput for 64 Bytes:\n")
+        .expect(&sub);
+    let l: Vec<&str> = sub[at + 1..].lines().collect();
     let cols = [
         "Length (Bytes)",
         "Total Samples",
@@ -305,16 +415,15 @@ fn golden_csv() {
         "Lost Samples (%)",
         "CPU (%)",
     ];
-    assert_eq!(csv_columns(l[2]), cols);
+    assert_eq!(csv_columns(l[1]), cols);
     let summary_at = l
         .iter()
         .position(|x| *x == "Throughput Summary:")
-        .expect(&tp);
-    assert!(summary_at > 3, "no interval row: {tp}");
-    for row in &l[3..summary_at - 1] {
+        .expect(&sub);
+    assert!(summary_at > 3, "no interval row: {sub}");
+    for row in &l[2..summary_at - 1] {
         csv_row(row, cols.len());
     }
-    assert_eq!(l[summary_at - 1], "");
     assert_eq!(
         csv_columns(l[summary_at + 1]),
         [
@@ -328,61 +437,75 @@ fn golden_csv() {
         ]
     );
     csv_row(l[summary_at + 2], 7);
+    assert_eq!(parse_default_build(&sub[at..]), summary_at - 3 + 1);
 
-    let lat = stdout_of("-pub -raw -latencyTest -dataLen 64 -exec 2 -cpu");
-    let l: Vec<&str> = lat.lines().collect();
-    assert_eq!(l[1], "Intervals One-Way Latency for 64 Bytes:");
-    let cols = [
-        "Length (Bytes)",
-        "Latency (μs)",
-        "Ave (μs)",
-        "Std (μs)",
-        "Min (μs)",
-        "Max (μs)",
-        "CPU (%)",
-    ];
-    assert_eq!(csv_columns(l[2]), cols);
-    let summary_at = l
-        .iter()
-        .position(|x| *x == "One-way Latency Summary:")
-        .expect(&lat);
-    for row in &l[3..summary_at - 1] {
-        csv_row(row, cols.len());
-    }
-    let cols = [
-        "Sample Size (Bytes)",
-        "Ave (μs)",
-        "Std (μs)",
-        "Min (μs)",
-        "Max (μs)",
-        "50% (μs)",
-        "90% (μs)",
-        "99% (μs)",
-        "99.99% (μs)",
-        "99.9999% (μs)",
-        "CPU (%)",
-    ];
-    assert_eq!(csv_columns(l[summary_at + 1]), cols);
-    csv_row(l[summary_at + 2], cols.len());
     // -noOutputHeaders: rows only.
     let bare = stdout_of("-pub -raw -latencyTest -dataLen 64 -exec 1 -noPrint -noOutputHeaders");
     let rows: Vec<&str> = bare.lines().filter(|x| !x.is_empty()).collect();
     assert_eq!(rows.len(), 1, "{bare}");
     csv_row(rows[0], 10);
+    // -noPrint in a throughput test: the latency header once, its row.
+    let quiet = stdout_of("-pub -raw -dataLen 64 -exec 1 -noPrint");
+    let rows: Vec<&str> = quiet.lines().collect();
+    assert_eq!(rows.len(), 2, "{quiet}");
+    assert_eq!(csv_columns(rows[0]), LATENCY_SUMMARY_COLUMNS[..10]);
+    assert_eq!(parse_default_build(&quiet), 1);
+    // -latencyHighResolution: three decimals, as the high-resolution build.
+    let fine =
+        stdout_of("-pub -raw -latencyTest -dataLen 64 -exec 1 -noPrint -latencyHighResolution");
+    let row = csv_columns(fine.lines().nth(1).expect(&fine));
+    assert!(
+        row[1..]
+            .iter()
+            .all(|v| v.split_once('.').is_some_and(|(_, d)| d.len() == 3)),
+        "{fine}"
+    );
+}
+
+/// Perftest 4.0/4.1's `-scan`: each size's block whole (its intervals,
+/// then its summary) before the next size's.
+#[test]
+fn scan_prints_each_size_whole() {
+    let out = stdout_of("-pub -raw -latencyTest -exec 1 -pubsubperfVersion 4.1 -scan 32:64");
+    let titles: Vec<&str> = out.lines().filter(|l| l.ends_with(':')).collect();
+    assert_eq!(
+        titles,
+        [
+            "Intervals One-Way Latency for 32 Bytes:",
+            "One-way Latency Summary:",
+            "Intervals One-Way Latency for 64 Bytes:",
+            "One-way Latency Summary:"
+        ],
+        "{out}"
+    );
+    let p = Pair::new("perftest");
+    let started = std::time::Instant::now();
+    let out = p.run("-scan");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(started.elapsed() < Duration::from_secs(5));
 }
 
 /// Perftest's legacy lines.
 #[test]
 fn golden_legacy() {
-    let tp = stdout_of("-pub -raw -dataLen 64 -exec 2 -cpu -outputFormat legacy");
+    let (tp, sub) = outputs_of("-pub -raw -dataLen 64 -exec 2 -cpu -outputFormat legacy");
     let l: Vec<&str> = tp.lines().collect();
     assert_eq!(
         &l[..3],
         ["", "", "********** New data length is 64"],
         "{tp}"
     );
-    let (last, intervals) = l[3..].split_last().expect(&tp);
-    assert!(!intervals.is_empty(), "{tp}");
+    assert!(
+        shaped(
+            l.last().unwrap(),
+            "Length: # Latency: Ave # μs Std # μs Min # μs Max # μs 50% # μs 90% # μs 99% # μs 99.99% # μs 99.9999% # μs CPU # (%)"
+        ),
+        "{tp}"
+    );
+    let at = sub.find("********** New data length is 64").expect(&sub);
+    let l: Vec<&str> = sub[at..].lines().filter(|x| !x.is_empty()).collect();
+    let (last, intervals) = l[1..].split_last().expect(&sub);
+    assert!(!intervals.is_empty(), "{sub}");
     for x in intervals {
         assert!(
             shaped(
@@ -411,6 +534,11 @@ fn golden_legacy() {
             ),
             "{x}"
         );
+        // The default build's whole microseconds.
+        let w = words(x);
+        for i in [2, 5, 11, 14] {
+            assert!(w[i].parse::<u64>().is_ok(), "{x}");
+        }
     }
     assert!(
         shaped(
@@ -421,52 +549,25 @@ fn golden_legacy() {
     );
 }
 
-/// Perftest's JSON document and keys.
+/// Perftest's JSON document: its tabs and key order, whole numbers where
+/// Perftest writes integers (a typed decoder reads them as such).
 #[test]
 fn golden_json() {
-    let tp = stdout_of("-pub -raw -dataLen 64 -exec 2 -cpu -outputFormat json");
-    let v: serde_json::Value = serde_json::from_str(&tp).expect(&tp);
+    let lat = stdout_of("-pub -raw -latencyTest -dataLen 64 -exec 2 -cpu -outputFormat json");
+    assert!(lat.starts_with("{\"perftest\":\n\t[\n\t\t{\n\t\t\t\"length\":64,\n\t\t\t\"intervals\":[\n\n\t\t\t\t{\n\t\t\t\t\t\"latency\": "), "{lat}");
+    assert!(lat.ends_with("\n\t\t\t}\n\t\t}\n\t]\n}\n"), "{lat}");
+    let v: serde_json::Value = serde_json::from_str(&lat).expect(&lat);
     let run = &v["perftest"][0];
     assert_eq!(run["length"], 64);
     let i = &run["intervals"][0];
-    for k in [
-        "length",
-        "packets",
-        "packets/s",
-        "packets/s_ave",
-        "mbps",
-        "mbps_ave",
-        "lost",
-        "lost_percent",
-        "CPU",
-    ] {
+    let keys: Vec<&String> = i.as_object().unwrap().keys().collect();
+    for k in ["latency", "latency_min", "latency_max"] {
+        assert!(i[k].is_u64(), "{k}: {i}");
+    }
+    for k in ["latency_ave", "latency_std", "CPU"] {
         assert!(i[k].is_number(), "{k}: {i}");
     }
     for k in [
-        "packets",
-        "packets/sAve",
-        "mbpsAve",
-        "lost",
-        "lostPercent",
-        "CPU",
-    ] {
-        assert!(run["summary"][k].is_number(), "{k}: {run}");
-    }
-    let lat = stdout_of("-pub -raw -latencyTest -dataLen 64 -exec 2 -outputFormat json");
-    let v: serde_json::Value = serde_json::from_str(&lat).expect(&lat);
-    let run = &v["perftest"][0];
-    let i = &run["intervals"][0];
-    for k in ["latency", "latency_ave", "latency_max"] {
-        assert!(i[k].is_number(), "{k}: {i}");
-    }
-    // Not measured per interval: null, not made up.
-    assert!(
-        i["latency_std"].is_null() && i["latency_min"].is_null(),
-        "{i}"
-    );
-    for k in [
-        "latency_ave",
-        "latency_std",
         "latency_min",
         "latency_max",
         "latency_50",
@@ -475,6 +576,35 @@ fn golden_json() {
         "latency_99.99",
         "latency_99.9999",
     ] {
+        assert!(run["summary"][k].is_u64(), "{k}: {run}");
+    }
+    // Perftest's key order, kept (serde_json's map keeps insertion order
+    // only with its preserve_order feature: compare the text instead).
+    let at = |k: &str| lat.find(&format!("\"{k}\"")).expect(k);
+    assert!(
+        at("latency") < at("latency_ave")
+            && at("latency_ave") < at("latency_std")
+            && at("latency_std") < at("latency_min"),
+        "{keys:?}"
+    );
+
+    let (tp, sub) = outputs_of("-pub -raw -dataLen 64 -exec 2 -cpu -outputFormat json");
+    let v: serde_json::Value = serde_json::from_str(&tp).expect(&tp);
+    assert!(v["perftest"][0]["summary"]["latency_50"].is_u64(), "{tp}");
+    let doc = &sub[sub.find("{\"perftest\":").expect(&sub)..];
+    let v: serde_json::Value = serde_json::from_str(doc).expect(doc);
+    let run = &v["perftest"][0];
+    let i = &run["intervals"][0];
+    for k in ["length", "packets", "packets/s", "lost"] {
+        assert!(i[k].is_u64(), "{k}: {i}");
+    }
+    for k in ["packets/s_ave", "mbps", "mbps_ave", "lost_percent", "CPU"] {
+        assert!(i[k].is_number(), "{k}: {i}");
+    }
+    for k in ["packets", "packets/sAve", "lost"] {
+        assert!(run["summary"][k].is_u64(), "{k}: {run}");
+    }
+    for k in ["mbpsAve", "lostPercent", "CPU"] {
         assert!(run["summary"][k].is_number(), "{k}: {run}");
     }
 }

@@ -238,7 +238,9 @@ pub struct Interval {
     pub samples_per_s: f64,
     /// Megabits per second in the interval.
     pub mbps: f64,
-    /// Subscriber CPU % in the interval.
+    /// CPU % (of one core) in the interval of the process that measured
+    /// it: the subscriber's in a throughput test, the publisher's in a
+    /// latency test.
     #[serde(default)]
     pub cpu_percent: f64,
     /// Latency test: mean one-way latency in the interval, ns.
@@ -247,6 +249,17 @@ pub struct Interval {
     /// Latency test: largest one-way latency in the interval, ns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_max_ns: Option<u64>,
+    /// Latency test: smallest one-way latency in the interval, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_min_ns: Option<u64>,
+    /// Latency test: population standard deviation of the interval's
+    /// one-way latencies, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_std_ns: Option<f64>,
+    /// Latency test: the interval's last round trip's one-way latency, ns
+    /// (the pong Perftest's interval line shows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_last_ns: Option<u64>,
     /// Latency test: median one-way latency of the interval's round trips,
     /// ns (from the interval's own histogram, as the run's percentiles are
     /// from the run's: see `stats`).

@@ -4,6 +4,7 @@
 //! runs the test and prints Perftest's formats (`printer`); `-sub` serves
 //! one run of a `-pub` as an agent does (`pubsubperf sub --listen`).
 
+pub mod formats;
 pub mod options;
 pub mod printer;
 pub mod sub_print;
@@ -163,23 +164,69 @@ pub(crate) fn output(
     })
 }
 
-/// `-pub`: the test, printed in Perftest's format.
+/// `-pub`: the test, printed in Perftest's format. Its standard output is
+/// what Perftest's publisher prints: the latency lines (of every sample in
+/// a latency test, of one in `-latencyCount` in a throughput test), a
+/// size's summary as soon as its run ends. A throughput test's subscriber
+/// lines are the `-sub`'s to print; when this side started its subscriber
+/// itself, they go to standard error.
 fn publish(inv: &Invocation) -> anyhow::Result<ExitCode> {
+    use std::cell::RefCell;
+    use std::rc::Rc;
     let plan = plan(inv)?;
-    let out = output(inv.output_file.as_deref())?;
-    let mut printer = printer::Printer::new(inv.format, inv.headers, inv.intervals, inv.cpu, out);
+    let style = inv.style();
+    let out = Rc::new(RefCell::new(printer::Printer::new(
+        style,
+        output(inv.output_file.as_deref())?,
+    )));
+    let alone = inv.request.connect.is_none();
+    let subs = alone.then(|| {
+        Rc::new(RefCell::new(printer::Printer::new(
+            style,
+            Box::new(std::io::stderr()),
+        )))
+    });
     crate::interrupt::install(crate::interrupt::Notice::Say);
     let mut sink = crate::output::Sink::new(crate::bindings_env(&plan.specs), None, None);
-    let mut print_error = None;
+    let print_error: Rc<RefCell<Option<std::io::Error>>> = Rc::default();
+    {
+        let (out, subs, print_error) = (out.clone(), subs.clone(), print_error.clone());
+        sink.on_push(Box::new(move |run| {
+            let mut r = out.borrow_mut().run(run);
+            if run.latency_ns.is_none() {
+                eprintln!(
+                    "pubsubperf perftest -pub: no pong came back for {} B, so no latency lines",
+                    run.size
+                );
+            }
+            if let (Some(p), Some(t)) = (&subs, &run.throughput) {
+                let s = p.borrow_mut().throughput_result(
+                    run.size,
+                    t,
+                    run.resources.subscriber.cpu_percent,
+                );
+                r = r.and(s);
+            }
+            if let Err(e) = r {
+                print_error.borrow_mut().get_or_insert(e);
+            }
+        }));
+    }
     let failure = crate::execute_with(&plan, &mut sink, None, &mut |spec, i| {
-        if let Err(e) = printer.interval(spec.test, spec.size, i) {
-            print_error.get_or_insert(e);
+        let r = match spec.test {
+            TestKind::Latency => out.borrow_mut().latency_interval(spec.size, i),
+            TestKind::Throughput => subs
+                .as_ref()
+                .map_or(Ok(()), |p| p.borrow_mut().throughput_interval(spec.size, i)),
+        };
+        if let Err(e) = r {
+            print_error.borrow_mut().get_or_insert(e);
         }
     })?;
-    for run in &sink.file.runs {
-        printer.run(run)?;
+    out.borrow_mut().finish()?;
+    if let Some(p) = &subs {
+        p.borrow_mut().finish()?;
     }
-    printer.finish()?;
     // Ours, not Perftest's: under the output, but off a JSON document.
     for run in &sink.file.runs {
         let t = pubsubperf_report::profile::text(run);
@@ -189,7 +236,7 @@ fn publish(inv: &Invocation) -> anyhow::Result<ExitCode> {
             print!("{t}");
         }
     }
-    if let Some(e) = print_error {
+    if let Some(e) = print_error.take() {
         return Err(anyhow::anyhow!("writing the output: {e}"));
     }
     crate::failure_exit(failure, !sink.file.runs.is_empty())

@@ -25,6 +25,9 @@ pub enum Format {
     Legacy,
 }
 
+/// Perftest's `-latencyCount` in a throughput test when none is given.
+pub const DEFAULT_LATENCY_COUNT: u64 = 10_000;
+
 /// Perftest 2.x's `-scan` sizes, used when `-scan` has no list.
 pub const SCAN_SIZES: &[usize] = &[
     32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 63000,
@@ -46,6 +49,11 @@ pub struct Invocation {
     pub transport: Option<String>,
     pub raw: bool,
     pub format: Format,
+    /// Which Perftest build's number formats (`-latencyHighResolution`).
+    pub clock: super::formats::Clock,
+    /// `-pubsubperfVersion 4.0|4.1`: Perftest 4.0/4.1's behaviour where
+    /// 4.2 changed it (`-scan`).
+    pub before_4_2: bool,
     pub headers: bool,
     pub intervals: bool,
     pub cpu: bool,
@@ -77,6 +85,8 @@ impl Default for Invocation {
             transport: None,
             raw: false,
             format: Format::Csv,
+            clock: super::formats::Clock::Micro,
+            before_4_2: false,
             headers: true,
             intervals: true,
             cpu: false,
@@ -237,6 +247,19 @@ pub(super) fn set_format(inv: &mut Invocation, v: Option<&str>) -> Result<(), Us
         other => {
             return Err(UsageError(format!(
                 "-outputFormat '{other}': expected csv, json or legacy"
+            )));
+        }
+    };
+    Ok(())
+}
+
+pub(super) fn set_version(inv: &mut Invocation, v: Option<&str>) -> Result<(), UsageError> {
+    inv.before_4_2 = match v.unwrap_or_default() {
+        "4.0" | "4.1" | "4.1.1" => true,
+        "4.2" | "4.3" => false,
+        other => {
+            return Err(UsageError(format!(
+                "-pubsubperfVersion '{other}': expected 4.0, 4.1, 4.2 or 4.3"
             )));
         }
     };
@@ -455,6 +478,11 @@ impl Invocation {
         if !self.request.best_effort && caps.as_ref().is_some_and(|c| c.reliable) {
             self.request.reliable = true;
         }
+        if self.scan.is_some() && !self.before_4_2 {
+            return Err(UsageError(
+                "-scan: removed in Perftest 4.2; give one size per run (-dataLen N), or add -pubsubperfVersion 4.1 for Perftest 4.0/4.1's -scan".into(),
+            ));
+        }
         let sizes: Vec<usize> = match (&self.scan, self.data_len) {
             (Some(_), Some(_)) => {
                 return Err(UsageError(
@@ -479,6 +507,9 @@ impl Invocation {
                 )));
             }
             (false, Some(n)) => self.set_latency_every(n)?,
+            // Perftest's throughput test echoes one sample in 10000 by
+            // default, and its publisher prints that latency.
+            (false, None) => self.set_latency_every(DEFAULT_LATENCY_COUNT)?,
             _ => {}
         }
         if !self.peers.is_empty() && self.role == Role::Pub {
@@ -529,6 +560,17 @@ impl Invocation {
                 },
             ),
             (None, false) => Ok(self.default_middleware.middleware.into()),
+        }
+    }
+
+    /// The output options.
+    pub fn style(&self) -> super::printer::Style {
+        super::printer::Style {
+            format: self.format,
+            clock: self.clock,
+            headers: self.headers,
+            intervals: self.intervals,
+            cpu: self.cpu,
         }
     }
 

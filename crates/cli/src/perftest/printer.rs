@@ -1,465 +1,494 @@
-//! Perftest's output formats (`-outputFormat csv|json|legacy`) from our
-//! measured results, so that parsers of Perftest's output read ours. Times
-//! are microseconds with three decimals (Perftest's nanosecond-clock
-//! build). What we do not measure is printed as `nan` (JSON `null`), never
-//! made up: the latency intervals' minimum and standard deviation (our
-//! intervals keep a mean and a maximum). docs/perftest.md says what each
-//! column is here.
+//! Perftest's output (`-outputFormat csv|json|legacy`) from our measured
+//! results, in the order and shape Perftest's printer writes it: for each
+//! size a header, the interval lines as they are measured, then the size's
+//! summary. The publishing side prints latency lines, the subscribing side
+//! throughput lines, as Perftest's sides do. The numbers of each line are
+//! written by [`super::formats`] in the formats of the build the user
+//! reads ([`Clock`]).
+//!
+//! Perftest prints a latency line per pong; our publisher measures in
+//! report intervals (one a second), so a latency line is one interval: its
+//! last round trip's latency (the pong Perftest would print at that
+//! moment), then the size's running mean, standard deviation, minimum and
+//! maximum over every round trip so far, as Perftest's running figures.
+//! A throughput line is one interval, as Perftest's subscriber prints one
+//! a second: its rate, the mean of the intervals' rates so far, the loss
+//! so far. CPU is this process's CPU time over the wall time, divided by
+//! the processors `/proc/cpuinfo` lists, as Perftest's CpuMonitor: over the
+//! interval in interval lines, over the run in summaries.
 
+use super::formats::{self, Clock, LatencyLine, ThroughputLine};
 use super::options::Format;
-use pubsubperf_core::result::{Interval, Run, TestKind, Throughput};
+use pubsubperf_core::result::{Interval, Run, Throughput};
 use pubsubperf_core::stats::LatencySummary;
-use serde_json::{Map, Value, json};
 use std::io::Write;
 
-/// One interval line's figures, cumulative ones included.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Row {
-    pub length: usize,
-    // Throughput.
-    pub total: u64,
-    pub per_s: f64,
-    pub per_s_ave: f64,
-    pub mbps: f64,
-    pub mbps_ave: f64,
-    pub lost: u64,
-    pub lost_percent: f64,
-    // Latency (µs).
-    pub latency: f64,
-    pub latency_ave: f64,
-    pub latency_max: f64,
-    pub cpu: f64,
+/// Which of Perftest's tables a block of lines belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lines {
+    /// The publisher's one-way latency.
+    Latency,
+    /// The subscriber's throughput.
+    Throughput,
 }
 
-/// Running totals over one subscriber's intervals of a run (a Perftest
-/// subscriber prints its own).
+/// The running figures of a size's latency lines, from its intervals.
 #[derive(Debug, Default)]
-pub struct Acc {
-    size: usize,
-    subscriber: usize,
-    t_s: f64,
-    received: u64,
-    lost: u64,
-    pings: u64,
-    latency_sum_ns: f64,
-    latency_max_ns: u64,
+struct LatencyAcc {
+    count: u64,
+    sum_ns: f64,
+    sum_sq_ns: f64,
+    min_ns: Option<u64>,
+    max_ns: u64,
 }
 
-impl Acc {
-    /// Totals of `subscriber`'s intervals of a run of `size`-byte samples.
-    pub fn new(size: usize, subscriber: usize) -> Acc {
-        Acc {
-            size,
-            subscriber,
-            ..Default::default()
+impl LatencyAcc {
+    /// Adds an interval; its line, or None for an interval without
+    /// latency.
+    fn push(&mut self, i: &Interval, cpu: f64) -> Option<LatencyLine> {
+        let mean = i.latency_mean_ns?;
+        let n = i.received as f64;
+        let std = i.latency_std_ns.unwrap_or(0.0);
+        self.count += i.received;
+        self.sum_ns += mean * n;
+        self.sum_sq_ns += n * (std * std + mean * mean);
+        if let Some(m) = i.latency_min_ns {
+            self.min_ns = Some(self.min_ns.map_or(m, |x| x.min(m)));
         }
+        self.max_ns = self.max_ns.max(i.latency_max_ns.unwrap_or(0));
+        let (ave_ns, std_ns) = self.mean_std();
+        Some(LatencyLine {
+            latency_ns: i.latency_last_ns.unwrap_or(mean as u64),
+            ave_ns,
+            std_ns,
+            min_ns: self.min_ns.unwrap_or(0),
+            max_ns: self.max_ns,
+            cpu,
+        })
     }
 
-    /// The row of the next interval; None for other subscribers'.
-    pub fn push(&mut self, i: &Interval) -> Option<Row> {
-        if i.subscriber != self.subscriber {
-            return None;
+    fn mean_std(&self) -> (f64, f64) {
+        if self.count == 0 {
+            return (0.0, 0.0);
         }
-        self.t_s = i.t_s;
+        let n = self.count as f64;
+        let mean = self.sum_ns / n;
+        (mean, (self.sum_sq_ns / n - mean * mean).max(0.0).sqrt())
+    }
+}
+
+/// The running figures of a size's throughput lines, from one
+/// subscriber's intervals.
+#[derive(Debug, Default)]
+pub(crate) struct ThroughputAcc {
+    pub(crate) received: u64,
+    pub(crate) lost: u64,
+    intervals: u64,
+    per_s_ave: f64,
+    bytes_per_s_ave: f64,
+    /// Seconds from the start of the measurement to the last interval.
+    pub(crate) t_s: f64,
+}
+
+impl ThroughputAcc {
+    fn push(&mut self, size: usize, i: &Interval, cpu: f64) -> ThroughputLine {
         self.received += i.received;
         self.lost += i.lost;
-        let mut row = Row {
-            length: self.size,
+        self.t_s = i.t_s;
+        let per_s = i.samples_per_s.max(0.0) as u64;
+        let bytes_per_s = (i.samples_per_s.max(0.0) * size as f64) as u64;
+        // Perftest's running means of the intervals' rates.
+        self.intervals += 1;
+        let k = self.intervals as f64;
+        self.per_s_ave += (per_s as f64 - self.per_s_ave) / k;
+        self.bytes_per_s_ave += (bytes_per_s as f64 - self.bytes_per_s_ave) / k;
+        ThroughputLine {
+            length: size,
             total: self.received,
-            per_s: i.samples_per_s,
-            mbps: i.mbps,
+            per_s,
+            per_s_ave: self.per_s_ave,
+            bytes_per_s,
+            bytes_per_s_ave: self.bytes_per_s_ave,
             lost: self.lost,
-            cpu: i.cpu_percent,
-            ..Default::default()
-        };
-        if self.t_s > 0.0 {
-            row.per_s_ave = self.received as f64 / self.t_s;
-            row.mbps_ave = (self.received * self.size as u64) as f64 * 8.0 / self.t_s / 1e6;
-        }
-        let seen = self.received + self.lost;
-        if seen > 0 {
-            row.lost_percent = self.lost as f64 * 100.0 / seen as f64;
-        }
-        if let Some(mean) = i.latency_mean_ns {
-            self.pings += i.received;
-            self.latency_sum_ns += mean * i.received as f64;
-            row.latency = mean / 1e3;
-        }
-        if let Some(max) = i.latency_max_ns {
-            self.latency_max_ns = self.latency_max_ns.max(max);
-        }
-        if self.pings > 0 {
-            row.latency_ave = self.latency_sum_ns / self.pings as f64 / 1e3;
-        }
-        row.latency_max = self.latency_max_ns as f64 / 1e3;
-        Some(row)
-    }
-}
-
-/// What a run's summary lines are printed from: a whole run (`-pub`), or
-/// one subscriber's part of it (`-sub`).
-pub struct Summary<'a> {
-    pub test: TestKind,
-    pub size: usize,
-    /// Whose intervals are printed.
-    pub subscriber: usize,
-    pub intervals: &'a [Interval],
-    pub throughput: Option<&'a Throughput>,
-    pub latency: Option<&'a LatencySummary>,
-    /// CPU % of the publisher (latency lines) and of the subscriber
-    /// (throughput lines).
-    pub publisher_cpu: f64,
-    pub subscriber_cpu: f64,
-}
-
-impl<'a> From<&'a Run> for Summary<'a> {
-    fn from(run: &'a Run) -> Summary<'a> {
-        Summary {
-            test: run.test,
-            size: run.size,
-            subscriber: 0,
-            intervals: &run.intervals,
-            throughput: run.throughput.as_ref(),
-            latency: run.latency_ns.as_ref(),
-            publisher_cpu: run.resources.publisher.cpu_percent,
-            subscriber_cpu: run.resources.subscriber.cpu_percent,
+            lost_percent: lost_percent(self.received, self.lost),
+            cpu,
         }
     }
 }
 
-/// Writes one format: interval lines as they come, a summary per run.
+/// Perftest's loss percentage: lost over received and lost, a `float`.
+pub(crate) fn lost_percent(received: u64, lost: u64) -> f32 {
+    if received + lost == 0 {
+        return 0.0;
+    }
+    ((lost as f64 * 100.0) / f64::from((received + lost) as f32)) as f32
+}
+
+/// The size whose lines are being printed, and its running figures.
+#[derive(Debug)]
+struct Block {
+    lines: Lines,
+    size: usize,
+    latency: LatencyAcc,
+    throughput: ThroughputAcc,
+}
+
+/// What the JSON document has written so far.
+#[derive(Debug, Default)]
+struct JsonState {
+    /// `{"perftest":` and the first element's brace are out.
+    started: bool,
+    /// A size's element was opened (the next one needs its comma).
+    elements: usize,
+    /// The open element's intervals array has no member yet.
+    first_interval: bool,
+}
+
+/// Writes one format, a size's lines as they come.
 pub struct Printer {
     format: Format,
+    clock: Clock,
     headers: bool,
     intervals: bool,
     cpu: bool,
     out: Box<dyn Write>,
-    /// The summary header of CSV without intervals is printed once.
-    summary_header_done: bool,
-    /// (test, size) of the run whose intervals are being printed.
-    current: Option<(TestKind, usize)>,
-    acc: Acc,
-    /// Whose intervals are printed (0 unless [`Printer::follow`]).
+    /// Without intervals, a CSV summary's columns are printed once per
+    /// table (Perftest prints them once).
+    summary_header_done: [bool; 2],
+    block: Option<Block>,
+    /// Whose throughput intervals are printed (0 unless
+    /// [`Printer::follow`]).
     subscriber: usize,
-    json_runs: Vec<Value>,
+    json: JsonState,
 }
 
-fn us(ns: u64) -> f64 {
-    ns as f64 / 1e3
+/// The output options of a Perftest side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Style {
+    pub format: Format,
+    pub clock: Clock,
+    pub headers: bool,
+    pub intervals: bool,
+    pub cpu: bool,
 }
 
 impl Printer {
-    pub fn new(
-        format: Format,
-        headers: bool,
-        intervals: bool,
-        cpu: bool,
-        out: Box<dyn Write>,
-    ) -> Printer {
+    pub fn new(style: Style, out: Box<dyn Write>) -> Printer {
         Printer {
-            format,
-            headers,
-            intervals,
-            cpu,
+            format: style.format,
+            clock: style.clock,
+            headers: style.headers,
+            intervals: style.intervals,
+            cpu: style.cpu,
             out,
-            summary_header_done: false,
-            current: None,
-            acc: Acc::default(),
+            summary_header_done: [false; 2],
+            block: None,
             subscriber: 0,
-            json_runs: Vec::new(),
+            json: JsonState::default(),
         }
     }
 
-    /// Prints the intervals of `subscriber` from now on (a `-sub` prints
-    /// its own, whatever its index in the run).
+    /// Prints the throughput intervals of `subscriber` from now on (a
+    /// `-sub` prints its own, whatever its index in the run).
     pub fn follow(&mut self, subscriber: usize) {
         self.subscriber = subscriber;
     }
 
-    fn cpu_csv(&self, v: f64) -> String {
-        if self.cpu {
-            format!(",{v:8.2}")
-        } else {
-            String::new()
-        }
-    }
-
-    fn cpu_legacy(&self, v: f64) -> String {
-        if self.cpu {
-            format!(" CPU {v:.2} (%)")
-        } else {
-            String::new()
-        }
+    fn cpu_of(&self, percent_of_one_core: f64) -> Option<f64> {
+        self.cpu
+            .then(|| formats::of_all_processors(percent_of_one_core))
     }
 
     fn cpu_header(&self) -> &'static str {
         if self.cpu { ", CPU (%)" } else { "" }
     }
 
-    /// The header before a run's first interval (or its summary).
-    fn begin(&mut self, test: TestKind, size: usize) -> std::io::Result<()> {
-        if self.current == Some((test, size)) {
-            return Ok(());
+    /// JSON's opening, once: `{"perftest":` with the first element's brace.
+    fn json_start(&mut self) -> std::io::Result<()> {
+        if !self.json.started {
+            self.json.started = true;
+            write!(self.out, "{{\"perftest\":\n\t[\n\t\t{{\n")?;
         }
-        self.current = Some((test, size));
-        self.acc = Acc::new(size, self.subscriber);
-        if !(self.headers && self.intervals) {
-            return Ok(());
-        }
-        match (self.format, test) {
-            (Format::Csv, TestKind::Latency) => write!(
-                self.out,
-                "\nIntervals One-Way Latency for {size} Bytes:\nLength (Bytes), Latency (μs), Ave (μs), Std (μs), Min (μs), Max (μs){}\n",
-                self.cpu_header()
-            ),
-            (Format::Csv, TestKind::Throughput) => write!(
-                self.out,
-                "\nInterval Throughput for {size} Bytes:\nLength (Bytes), Total Samples,  Samples/s, Avg Samples/s,     Mbps,  Avg Mbps, Lost Samples, Lost Samples (%){}\n",
-                self.cpu_header()
-            ),
-            (Format::Legacy, _) => write!(self.out, "\n\n********** New data length is {size}\n"),
-            (Format::Json, _) => Ok(()),
-        }
+        Ok(())
     }
 
-    /// One interval, as it is measured.
-    pub fn interval(&mut self, test: TestKind, size: usize, i: &Interval) -> std::io::Result<()> {
-        if !self.intervals || self.format == Format::Json {
+    /// The header of a size's `lines`, when they are not the ones being
+    /// printed.
+    fn begin(&mut self, lines: Lines, size: usize) -> std::io::Result<()> {
+        if self
+            .block
+            .as_ref()
+            .is_some_and(|b| b.lines == lines && b.size == size)
+        {
             return Ok(());
         }
-        self.begin(test, size)?;
-        let Some(r) = self.acc.push(i) else {
-            return Ok(());
-        };
-        let line = match (self.format, test) {
-            (Format::Csv, TestKind::Latency) => format!(
-                "{:14},{:13.3},{:9.3},{:>9},{:>9},{:9.3}{}",
-                r.length,
-                r.latency,
-                r.latency_ave,
-                "nan",
-                "nan",
-                r.latency_max,
-                self.cpu_csv(r.cpu)
-            ),
-            (Format::Csv, TestKind::Throughput) => format!(
-                "{:14},{:14},{:11.0},{:14.0},{:9.1},{:10.1}, {:12}, {:16.2}{}",
-                r.length,
-                r.total,
-                r.per_s,
-                r.per_s_ave,
-                r.mbps,
-                r.mbps_ave,
-                r.lost,
-                r.lost_percent,
-                self.cpu_csv(r.cpu)
-            ),
-            (Format::Legacy, TestKind::Latency) => format!(
-                "One-Way Latency: {:9.3} μs Ave {:9.3} μs Std {:>9} μs Min {:>9} μs Max {:9.3} μs{}",
-                r.latency,
-                r.latency_ave,
-                "nan",
-                "nan",
-                r.latency_max,
-                self.cpu_legacy(r.cpu)
-            ),
-            (Format::Legacy, TestKind::Throughput) => format!(
-                "Packets: {:8}  Packets/s: {:7.0}  Packets/s(ave): {:7.0}  Mbps: {:7.1}  Mbps(ave): {:7.1}  Lost: {:5} ({:.2}%){}",
-                r.total,
-                r.per_s,
-                r.per_s_ave,
-                r.mbps,
-                r.mbps_ave,
-                r.lost,
-                r.lost_percent,
-                self.cpu_legacy(r.cpu)
-            ),
-            (Format::Json, _) => return Ok(()),
-        };
-        writeln!(self.out, "{line}")
-    }
-
-    /// A finished run's summary lines (throughput, then latency when
-    /// measured).
-    pub fn run(&mut self, run: &Run) -> std::io::Result<()> {
-        self.summary(&Summary::from(run))
-    }
-
-    /// The summary lines of `run` (throughput, then latency when measured).
-    pub fn summary(&mut self, run: &Summary) -> std::io::Result<()> {
-        if self.format == Format::Json {
-            self.json_runs.push(json_run(run, self.intervals, self.cpu));
-            return Ok(());
-        }
-        self.begin(run.test, run.size)?;
-        if let Some(t) = run.throughput {
-            let cpu = run.subscriber_cpu;
-            if self.format == Format::Csv {
-                self.summary_header("\nThroughput Summary:\n", "Sample Size (Bytes), Total Samples, Avg Samples/s,    Avg Mbps, Lost Samples, Lost Samples (%)")?;
-                writeln!(
+        self.block = Some(Block {
+            lines,
+            size,
+            latency: LatencyAcc::default(),
+            throughput: ThroughputAcc::default(),
+        });
+        match self.format {
+            Format::Json => {
+                self.json_start()?;
+                if self.json.elements > 0 {
+                    write!(self.out, ",\n\t\t{{\n")?;
+                }
+                self.json.elements += 1;
+                writeln!(self.out, "\t\t\t\"length\":{size},")?;
+                if self.intervals {
+                    writeln!(self.out, "\t\t\t\"intervals\":[")?;
+                    self.json.first_interval = true;
+                }
+                Ok(())
+            }
+            _ if !(self.headers && self.intervals) => Ok(()),
+            Format::Csv => match lines {
+                Lines::Latency => write!(
                     self.out,
-                    "{:19},{:14},{:14.0},{:12.1}, {:12}, {:16.2}{}",
-                    run.size,
-                    t.received,
-                    t.samples_per_s,
-                    t.mbps,
-                    t.lost,
-                    t.lost_percent,
-                    self.cpu_csv(cpu)
-                )?;
-            } else {
-                writeln!(
+                    "\nIntervals One-Way Latency for {size} Bytes:\n{}{}\n",
+                    formats::CSV_LATENCY_COLUMNS,
+                    self.cpu_header()
+                ),
+                Lines::Throughput => write!(
                     self.out,
-                    "Length: {:5}  Packets: {:8}  Packets/s(ave): {:7.0}  Mbps(ave): {:7.1}  Lost: {:5} ({:.2}%){}",
-                    run.size,
-                    t.received,
-                    t.samples_per_s,
-                    t.mbps,
-                    t.lost,
-                    t.lost_percent,
-                    self.cpu_legacy(cpu)
-                )?;
+                    "\nInterval Throughput for {size} Bytes:\n{}{}\n",
+                    formats::CSV_THROUGHPUT_COLUMNS,
+                    self.cpu_header()
+                ),
+            },
+            Format::Legacy => write!(self.out, "\n\n********** New data length is {size}\n"),
+        }
+    }
+
+    /// An interval line's end: its CPU, and JSON's closing brace.
+    fn end_interval(&mut self, line: String, cpu: Option<f64>) -> std::io::Result<()> {
+        match self.format {
+            Format::Csv => writeln!(self.out, "{line}{}", formats::csv_cpu(cpu)),
+            Format::Legacy => writeln!(self.out, "{line}{}", formats::legacy_cpu(cpu)),
+            Format::Json => {
+                if !std::mem::take(&mut self.json.first_interval) {
+                    write!(self.out, ",")?;
+                }
+                write!(self.out, "{line}{}\n\t\t\t\t}}", formats::json_cpu(cpu, 5))
             }
         }
-        if let Some(l) = run.latency {
-            let cpu = run.publisher_cpu;
-            if self.format == Format::Csv {
-                self.summary_header("\nOne-way Latency Summary:\n", "Sample Size (Bytes), Ave (μs), Std (μs), Min (μs), Max (μs), 50% (μs), 90% (μs), 99% (μs), 99.99% (μs), 99.9999% (μs)")?;
-                writeln!(
-                    self.out,
-                    "{:19},{:9.3},{:9.3},{:9.3},{:9.3},{:9.3},{:9.3},{:9.3},{:12.3},{:14.3}{}",
-                    run.size,
-                    l.mean / 1e3,
-                    l.std / 1e3,
-                    us(l.min),
-                    us(l.max),
-                    us(l.p50),
-                    us(l.p90),
-                    us(l.p99),
-                    us(l.p99_99),
-                    us(l.p99_9999),
-                    self.cpu_csv(cpu)
-                )?;
-            } else {
-                writeln!(
-                    self.out,
-                    "Length: {:5} Latency: Ave {:9.3} μs Std {:9.3} μs Min {:9.3} μs Max {:9.3} μs 50% {:9.3} μs 90% {:9.3} μs 99% {:9.3} μs 99.99% {:9.3} μs 99.9999% {:9.3} μs{}",
-                    run.size,
-                    l.mean / 1e3,
-                    l.std / 1e3,
-                    us(l.min),
-                    us(l.max),
-                    us(l.p50),
-                    us(l.p90),
-                    us(l.p99),
-                    us(l.p99_99),
-                    us(l.p99_9999),
-                    self.cpu_legacy(cpu)
-                )?;
-            }
+    }
+
+    /// One of the publisher's latency intervals, as it is measured.
+    pub fn latency_interval(&mut self, size: usize, i: &Interval) -> std::io::Result<()> {
+        self.begin(Lines::Latency, size)?;
+        let cpu = self.cpu_of(i.cpu_percent);
+        let Some(block) = self.block.as_mut() else {
+            return Ok(());
+        };
+        let Some(l) = block.latency.push(i, cpu.unwrap_or(0.0)) else {
+            return Ok(());
+        };
+        if !self.intervals {
+            return Ok(());
         }
-        self.current = None;
+        let line = match self.format {
+            Format::Csv => formats::csv_latency(self.clock, size, &l),
+            Format::Legacy => formats::legacy_latency(self.clock, &l),
+            Format::Json => formats::json_latency(self.clock, &l),
+        };
+        self.end_interval(line, cpu)?;
+        self.out.flush()
+    }
+
+    /// One of a subscriber's throughput intervals, as it is measured;
+    /// other subscribers' than the followed one are left out.
+    pub fn throughput_interval(&mut self, size: usize, i: &Interval) -> std::io::Result<()> {
+        if i.subscriber != self.subscriber {
+            return Ok(());
+        }
+        self.begin(Lines::Throughput, size)?;
+        let cpu = self.cpu_of(i.cpu_percent);
+        let Some(block) = self.block.as_mut() else {
+            return Ok(());
+        };
+        let t = block.throughput.push(size, i, cpu.unwrap_or(0.0));
+        if !self.intervals {
+            return Ok(());
+        }
+        let line = match self.format {
+            Format::Csv => formats::csv_throughput(&t),
+            Format::Legacy => formats::legacy_throughput(&t),
+            Format::Json => formats::json_throughput(&t),
+        };
+        self.end_interval(line, cpu)?;
         self.out.flush()
     }
 
     /// A CSV summary's header: with intervals, a title and the columns
-    /// before each summary; without, the columns once.
-    fn summary_header(&mut self, title: &str, columns: &str) -> std::io::Result<()> {
-        if !self.headers || (!self.intervals && self.summary_header_done) {
+    /// before each summary; without, the columns once per table.
+    fn summary_header(&mut self, lines: Lines) -> std::io::Result<()> {
+        let done = &mut self.summary_header_done[lines as usize];
+        if !self.headers || (!self.intervals && *done) {
             return Ok(());
         }
-        self.summary_header_done = true;
+        *done = true;
+        let (title, columns) = match lines {
+            Lines::Latency => (
+                "\nOne-way Latency Summary:\n",
+                formats::CSV_LATENCY_SUMMARY_COLUMNS,
+            ),
+            Lines::Throughput => (
+                "\nThroughput Summary:\n",
+                formats::CSV_THROUGHPUT_SUMMARY_COLUMNS,
+            ),
+        };
         if self.intervals {
             write!(self.out, "{title}")?;
         }
         writeln!(self.out, "{columns}{}", self.cpu_header())
     }
 
-    /// The end of the output (JSON is written whole here).
+    /// A size's one-way latency summary (the publisher's); `cpu` is this
+    /// process's CPU over the run, percent of one core.
+    pub fn latency_summary(
+        &mut self,
+        size: usize,
+        l: &LatencySummary,
+        cpu: f64,
+    ) -> std::io::Result<()> {
+        self.begin(Lines::Latency, size)?;
+        let cpu = self.cpu_of(cpu);
+        let s = formats::LatencySummaryLine {
+            length: size,
+            ave_ns: l.mean,
+            std_ns: l.std,
+            min_ns: l.min,
+            max_ns: l.max,
+            percentiles_ns: [l.p50, l.p90, l.p99, l.p99_99, l.p99_9999],
+            cpu: cpu.unwrap_or(0.0),
+        };
+        match self.format {
+            Format::Csv => {
+                self.summary_header(Lines::Latency)?;
+                let line = formats::csv_latency_summary(self.clock, &s);
+                writeln!(self.out, "{line}{}", formats::csv_cpu(cpu))?;
+            }
+            Format::Legacy => {
+                let line = formats::legacy_latency_summary(self.clock, &s);
+                writeln!(self.out, "{line}{}", formats::legacy_cpu(cpu))?;
+            }
+            Format::Json => {
+                if self.intervals {
+                    write!(self.out, "\n\t\t\t],\n")?;
+                }
+                let line = formats::json_latency_summary(self.clock, &s);
+                write!(
+                    self.out,
+                    "{line}{}\n\t\t\t}}\n\t\t}}",
+                    formats::json_cpu(cpu, 4)
+                )?;
+            }
+        }
+        self.block = None;
+        self.out.flush()
+    }
+
+    /// A size's throughput summary (a subscriber's): `packets` received
+    /// and `lost` over `time_us`; `cpu` is this process's CPU over the run,
+    /// percent of one core.
+    pub fn throughput_summary(
+        &mut self,
+        size: usize,
+        packets: u64,
+        lost: u64,
+        time_us: u64,
+        cpu: f64,
+    ) -> std::io::Result<()> {
+        self.begin(Lines::Throughput, size)?;
+        let cpu = self.cpu_of(cpu);
+        let s = formats::ThroughputSummaryLine {
+            length: size,
+            packets,
+            time_us,
+            bytes: packets * size as u64,
+            lost,
+            lost_percent: lost_percent(packets, lost),
+            cpu: cpu.unwrap_or(0.0),
+        };
+        match self.format {
+            Format::Csv => {
+                self.summary_header(Lines::Throughput)?;
+                let line = formats::csv_throughput_summary(&s);
+                writeln!(self.out, "{line}{}", formats::csv_cpu(cpu))?;
+            }
+            Format::Legacy => {
+                let line = formats::legacy_throughput_summary(&s);
+                writeln!(self.out, "{line}{}", formats::legacy_cpu(cpu))?;
+            }
+            Format::Json => {
+                // Perftest closes a throughput element's intervals without
+                // a new line first.
+                if self.intervals {
+                    writeln!(self.out, "\t\t\t],")?;
+                }
+                let line = formats::json_throughput_summary(&s);
+                write!(
+                    self.out,
+                    "{line}{}\n\t\t\t}}\n\t\t}}",
+                    formats::json_cpu(cpu, 4)
+                )?;
+            }
+        }
+        self.block = None;
+        self.out.flush()
+    }
+
+    /// The summary of a subscriber's `Throughput` (its run's measured
+    /// window).
+    pub fn throughput_result(
+        &mut self,
+        size: usize,
+        t: &Throughput,
+        cpu: f64,
+    ) -> std::io::Result<()> {
+        self.throughput_summary(size, t.received, t.lost, window_us(t), cpu)
+    }
+
+    /// The summary of the followed subscriber's throughput from the
+    /// intervals printed so far (a latency test's subscriber counts the
+    /// pings it echoed).
+    pub fn throughput_from_intervals(&mut self, size: usize, cpu: f64) -> std::io::Result<()> {
+        let (received, lost, t_s) = self
+            .block
+            .as_ref()
+            .filter(|b| b.lines == Lines::Throughput && b.size == size)
+            .map_or((0, 0, 0.0), |b| {
+                (b.throughput.received, b.throughput.lost, b.throughput.t_s)
+            });
+        self.throughput_summary(size, received, lost, (t_s * 1e6) as u64, cpu)
+    }
+
+    /// A finished run's lines as its publisher prints them: the latency
+    /// summary where latency was measured.
+    pub fn run(&mut self, run: &Run) -> std::io::Result<()> {
+        if let Some(l) = &run.latency_ns {
+            self.latency_summary(run.size, l, run.resources.publisher.cpu_percent)?;
+        }
+        Ok(())
+    }
+
+    /// The end of the output (JSON's closing brackets).
     pub fn finish(&mut self) -> std::io::Result<()> {
         if self.format == Format::Json {
-            let doc = json!({ "perftest": self.json_runs });
-            writeln!(
-                self.out,
-                "{}",
-                serde_json::to_string_pretty(&doc).unwrap_or_default()
-            )?;
+            self.json_start()?;
+            write!(self.out, "\n\t]\n}}\n")?;
         }
         self.out.flush()
     }
 }
 
-/// A number for JSON (NaN is not JSON: null).
-fn num(v: f64) -> Value {
-    serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
-}
-
-fn json_run(run: &Summary, intervals: bool, cpu: bool) -> Value {
-    let mut o = Map::new();
-    o.insert("length".into(), json!(run.size));
-    if intervals {
-        let mut acc = Acc::new(run.size, run.subscriber);
-        let rows: Vec<Value> = run
-            .intervals
-            .iter()
-            .filter_map(|i| acc.push(i))
-            .map(|r| json_interval(run.test, &r, cpu))
-            .collect();
-        o.insert("intervals".into(), Value::Array(rows));
+/// A throughput's measured window, microseconds: received over the rate.
+fn window_us(t: &Throughput) -> u64 {
+    if t.samples_per_s > 0.0 {
+        (t.received as f64 / t.samples_per_s * 1e6).round() as u64
+    } else {
+        0
     }
-    let mut s = Map::new();
-    if let Some(t) = run.throughput {
-        s.insert("packets".into(), json!(t.received));
-        s.insert("packets/sAve".into(), num(t.samples_per_s));
-        s.insert("mbpsAve".into(), num(t.mbps));
-        s.insert("lost".into(), json!(t.lost));
-        s.insert("lostPercent".into(), num(t.lost_percent));
-    }
-    if let Some(l) = run.latency {
-        s.insert("latency_ave".into(), num(l.mean / 1e3));
-        s.insert("latency_std".into(), num(l.std / 1e3));
-        s.insert("latency_min".into(), num(us(l.min)));
-        s.insert("latency_max".into(), num(us(l.max)));
-        s.insert("latency_50".into(), num(us(l.p50)));
-        s.insert("latency_90".into(), num(us(l.p90)));
-        s.insert("latency_99".into(), num(us(l.p99)));
-        s.insert("latency_99.99".into(), num(us(l.p99_99)));
-        s.insert("latency_99.9999".into(), num(us(l.p99_9999)));
-    }
-    if cpu {
-        let c = match run.test {
-            TestKind::Latency => run.publisher_cpu,
-            TestKind::Throughput => run.subscriber_cpu,
-        };
-        s.insert("CPU".into(), num(c));
-    }
-    o.insert("summary".into(), Value::Object(s));
-    Value::Object(o)
-}
-
-fn json_interval(test: TestKind, r: &Row, cpu: bool) -> Value {
-    let mut o = Map::new();
-    match test {
-        TestKind::Latency => {
-            o.insert("latency".into(), num(r.latency));
-            o.insert("latency_ave".into(), num(r.latency_ave));
-            o.insert("latency_std".into(), Value::Null);
-            o.insert("latency_min".into(), Value::Null);
-            o.insert("latency_max".into(), num(r.latency_max));
-        }
-        TestKind::Throughput => {
-            o.insert("length".into(), json!(r.length));
-            o.insert("packets".into(), json!(r.total));
-            o.insert("packets/s".into(), num(r.per_s));
-            o.insert("packets/s_ave".into(), num(r.per_s_ave));
-            o.insert("mbps".into(), num(r.mbps));
-            o.insert("mbps_ave".into(), num(r.mbps_ave));
-            o.insert("lost".into(), json!(r.lost));
-            o.insert("lost_percent".into(), num(r.lost_percent));
-        }
-    }
-    if cpu {
-        o.insert("CPU".into(), num(r.cpu));
-    }
-    Value::Object(o)
 }

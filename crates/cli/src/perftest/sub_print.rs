@@ -1,20 +1,19 @@
 //! What a `perftest -sub` prints: its own subscriber's throughput lines
 //! (intervals, then the summary), in its own `-outputFormat`,
-//! `-noPrintIntervals`, `-noOutputHeaders`, `-cpu` and `-outputFile`, as
-//! Perftest's subscriber prints them. The seeds read throughput on the
-//! subscriber's side ("the information displayed here is only what the
-//! subscriber side showed"); with several subscribers, each `-sub` prints
-//! its own.
+//! `-latencyHighResolution`, `-noPrintIntervals`, `-noOutputHeaders`,
+//! `-cpu` and `-outputFile`, as Perftest's subscriber prints them, in
+//! every test: in a latency test it counts the pings it echoes, as
+//! Perftest's does. The seeds read throughput on the subscriber's side
+//! ("the information displayed here is only what the subscriber side
+//! showed"); with several subscribers, each `-sub` prints its own.
 //!
 //! The run is served by an agent's session process, which the `-sub`
 //! starts with this module's [`SubPrint::request`] in its settings; that
-//! process prints through [`SubPrint::show`]. A latency test's subscriber
-//! measures no throughput (it echoes), so it prints nothing there: the
-//! `-pub` prints the latency.
+//! process prints through [`SubPrint::show`].
 
-use super::options::{Format, Invocation};
-use super::printer::{Printer, Summary};
-use pubsubperf_core::result::{Interval, TestKind};
+use super::options::Invocation;
+use super::printer::{Printer, Style};
+use pubsubperf_core::result::TestKind;
 use pubsubperf_harness::protocol::Msg;
 use pubsubperf_harness::spec::RunSpec;
 use serde::{Deserialize, Serialize};
@@ -23,18 +22,13 @@ use std::path::PathBuf;
 /// The `-sub`'s output options, handed to the session process.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Request {
-    format: Format,
-    headers: bool,
-    intervals: bool,
-    cpu: bool,
+    style: Style,
     output_file: Option<PathBuf>,
 }
 
 /// The session process's printer of its own subscriber's lines.
 pub struct SubPrint {
     printer: Printer,
-    /// This run's intervals (the JSON document holds them in its summary).
-    intervals: Vec<Interval>,
     /// The first write error; the run goes on, the process reports it.
     error: Option<std::io::Error>,
 }
@@ -43,10 +37,7 @@ impl SubPrint {
     /// The settings' `print` of a `-sub` invocation.
     pub fn request(inv: &Invocation) -> String {
         crate::side_print::Request::Perftest(Request {
-            format: inv.format,
-            headers: inv.headers,
-            intervals: inv.intervals,
-            cpu: inv.cpu,
+            style: inv.style(),
             output_file: inv.output_file.clone(),
         })
         .encode()
@@ -56,41 +47,33 @@ impl SubPrint {
     pub fn open(r: Request) -> anyhow::Result<SubPrint> {
         let out = super::output(r.output_file.as_deref())?;
         Ok(SubPrint {
-            printer: Printer::new(r.format, r.headers, r.intervals, r.cpu, out),
-            intervals: Vec::new(),
+            printer: Printer::new(r.style, out),
             error: None,
         })
     }
 
     /// One interval or the result of a run this process serves.
     pub fn show(&mut self, spec: &RunSpec, msg: &Msg) {
-        if spec.test != TestKind::Throughput {
-            return;
-        }
         let r = match msg {
             Msg::Interval { interval } => {
                 self.printer.follow(spec.subscriber_index);
-                self.intervals.push(interval.clone());
-                self.printer.interval(spec.test, spec.size, interval)
+                self.printer.throughput_interval(spec.size, interval)
             }
             Msg::Result {
                 throughput,
                 resources,
                 ..
-            } => {
-                let r = self.printer.summary(&Summary {
-                    test: spec.test,
-                    size: spec.size,
-                    subscriber: spec.subscriber_index,
-                    intervals: &self.intervals,
-                    throughput: throughput.as_ref(),
-                    latency: None,
-                    publisher_cpu: f64::NAN,
-                    subscriber_cpu: resources.cpu_percent,
-                });
-                self.intervals.clear();
-                r
-            }
+            } => match (spec.test, throughput) {
+                (TestKind::Throughput, Some(t)) => {
+                    self.printer
+                        .throughput_result(spec.size, t, resources.cpu_percent)
+                }
+                // A latency test's subscriber measures no throughput of its
+                // own: its summary is the pings of its intervals.
+                _ => self
+                    .printer
+                    .throughput_from_intervals(spec.size, resources.cpu_percent),
+            },
             _ => Ok(()),
         };
         if let Err(e) = r {
@@ -114,7 +97,7 @@ impl SubPrint {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pubsubperf_core::result::Throughput;
+    use pubsubperf_core::result::{Interval, Throughput};
 
     fn sub_print(line: &str, file: &std::path::Path) -> (SubPrint, RunSpec) {
         let args: Vec<String> = format!("{line} -outputFile {}", file.display())
@@ -192,25 +175,34 @@ mod tests {
     }
 
     #[test]
-    fn a_sub_prints_nothing_of_a_latency_test_and_its_json_holds_its_intervals() {
+    fn a_sub_prints_the_pings_of_a_latency_test_and_its_json_holds_its_intervals() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("lat.txt");
-        let (mut p, spec) = sub_print("-sub -dataLen 64 -latencyTest", &file);
+        let (mut p, spec) = sub_print("-sub -dataLen 64 -latencyTest -noPrint", &file);
         p.show(&spec, &interval(1.0, 100));
-        p.show(&spec, &result(100));
+        p.show(&spec, &interval(2.0, 300));
+        p.show(&spec, &result(0));
         p.finish();
-        assert_eq!(std::fs::read_to_string(&file).unwrap_or_default(), "");
+        let out = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(
+            out,
+            "Sample Size (Bytes), Total Samples, Avg Samples/s,    Avg Mbps, Lost Samples, Lost Samples (%)\n                 64,           400,           200,         0.1,            0,             0.00\n"
+        );
 
         let file = dir.path().join("tp.json");
         let (mut p, spec) = sub_print("-sub -dataLen 64 -outputFormat json", &file);
         p.show(&spec, &interval(1.0, 100));
         p.show(&spec, &result(100));
         p.finish();
-        let doc: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&text).expect(&text);
         let run = &doc["perftest"][0];
         assert_eq!(run["length"], 64);
         assert_eq!(run["intervals"][0]["packets"], 100);
         assert_eq!(run["summary"]["packets"], 100);
+        assert!(
+            text.starts_with("{\"perftest\":\n\t[\n\t\t{\n\t\t\t\"length\":64,"),
+            "{text}"
+        );
     }
 }

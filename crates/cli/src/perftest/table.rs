@@ -79,6 +79,9 @@ const N: Arg = Arg::None;
 /// prefix that named one of Perftest's options still names it (a test
 /// checks).
 pub const PROFILE_FLAG: &str = "-pubsubperfProfile";
+/// Our choice of Perftest version where versions differ (named as
+/// [`PROFILE_FLAG`] is).
+pub const VERSION_FLAG: &str = "-pubsubperfVersion";
 const CONNEXT: &str = "a Connext feature with no counterpart in the measured middleware";
 
 /// Every option of Perftest 4.x's C++ front end (its documentation's
@@ -99,6 +102,23 @@ pub const OPTIONS: &[Opt] = &[
         "`--profile`",
         |i, v| set(i, PROFILE_FLAG, "profile", v),
         "ours: each side's system calls, context switches and CPU per sample, printed under the output (on standard error with `-outputFormat json`); see [profiling](profiling.md)",
+    ),
+    map(
+        "-latencyHighResolution",
+        N,
+        "(Perftest's formats)",
+        |i, _| {
+            i.clock = super::formats::Clock::Nano;
+            Ok(())
+        },
+        "ours: latencies as Perftest's high-resolution build prints them (`build.sh --latency-high-resolution`: microseconds with three decimals); without it, as its default build (whole microseconds, Std with one decimal)",
+    ),
+    map(
+        VERSION_FLAG,
+        Arg::Value("<version>"),
+        "(Perftest's behaviour)",
+        set_version,
+        "ours: `4.0` or `4.1` accepts `-scan`, which Perftest 4.2 removed; `4.2`, `4.3` (the default) refuse it",
     ),
     map(
         "-help",
@@ -153,7 +173,7 @@ pub const OPTIONS: &[Opt] = &[
         Arg::Optional("<size>:<size>:..."),
         "`--size A,B,...`",
         set_scan,
-        "Perftest 2.x: one run per size; without a list 32 B to 63000 B",
+        "Perftest 2.x to 4.1 (removed in 4.2): with `-pubsubperfVersion 4.1`, one run per size; without a list 32 B to 63000 B",
     ),
     map(
         "-executionTime",
@@ -174,7 +194,7 @@ pub const OPTIONS: &[Opt] = &[
         Arg::Value("<count>"),
         "`--latency-every N`",
         set_latency_count,
-        "throughput tests; in a latency test only 1 (every sample is a ping)",
+        "throughput tests (default 10000, as Perftest: the publisher prints that latency); in a latency test only 1 (every sample is a ping)",
     ),
     map(
         "-pubRate",

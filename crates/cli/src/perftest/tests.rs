@@ -4,6 +4,7 @@
 //! table's rules, and docs/perftest.md's table against the code's.
 
 use super::options::{self, Format, Invocation, OPTIONS, PROFILE_FLAG, Role};
+use super::table::VERSION_FLAG;
 use crate::plan::UsageError;
 use crate::rti_default::{FALLBACK, RtiDefault};
 use pubsubperf_core::DataType;
@@ -351,7 +352,7 @@ fn plan_errors_name_the_perftest_flag() {
 #[test]
 fn other_mappings() {
     let inv = read(&words(
-        "-pub -scan 32:1024 -bestEffort -keyed -pubRate 1000 -latencyCount 100 -outputFormat JSON -cpu -noOutputHeaders -middleware udp",
+        "-pub -pubsubperfVersion 4.1 -scan 32:1024 -bestEffort -keyed -pubRate 1000 -latencyCount 100 -outputFormat JSON -cpu -noOutputHeaders -middleware udp",
     ))
     .unwrap();
     let r = &inv.request;
@@ -367,10 +368,45 @@ fn other_mappings() {
     );
     assert_eq!(read(&words("-pub")).unwrap().request.size, "100");
     assert_eq!(read(&words("")).unwrap().role, Role::Sub);
-    let scan = read(&words("-pub -scan")).unwrap().request.size;
+    let scan = read(&words("-pub -scan -pubsubperfVersion 4.0"))
+        .unwrap()
+        .request
+        .size;
     assert!(
         scan.starts_with("32,64,") && scan.ends_with(",63000"),
         "{scan}"
+    );
+    // Perftest 4.2 removed -scan: refused, on either side, at once.
+    for line in [
+        "-scan",
+        "-pub -scan 32:64",
+        "-sub -scan -pubsubperfVersion 4.3",
+    ] {
+        assert!(
+            err(line).starts_with("-scan: removed in Perftest 4.2;"),
+            "{line}"
+        );
+    }
+    assert!(err("-pub -pubsubperfVersion 5").starts_with("-pubsubperfVersion '5': expected"));
+    // A throughput test echoes one sample in 10000 unless told.
+    assert_eq!(
+        read(&words("-pub")).unwrap().request.latency_every,
+        Some(options::DEFAULT_LATENCY_COUNT)
+    );
+    assert_eq!(
+        read(&words("-pub -latencyTest"))
+            .unwrap()
+            .request
+            .latency_every,
+        None
+    );
+    assert_eq!(
+        read(&words("-pub -latencyHighResolution")).unwrap().clock,
+        super::formats::Clock::Nano
+    );
+    assert_eq!(
+        read(&words("-pub")).unwrap().clock,
+        super::formats::Clock::Micro
     );
     let v6 = read(&words("-pub -transport UDPv6")).unwrap().request;
     assert_eq!((v6.transport.as_deref(), v6.ipv6), (Some("udp"), true));
@@ -438,13 +474,14 @@ fn knob_mappings() {
 /// Our `-pubsubperfProfile` takes no prefix from Perftest's options: every
 /// prefix (2 characters or more after the dash) that named one of them
 /// without it names the same option with it, and the flag and any unique
-/// prefix of its own (`-pubs`) turn `--profile` on.
+/// prefix of its own (`-pubsubperfP`) turn `--profile` on; so for
+/// `-pubsubperfVersion`.
 #[test]
 fn profile_flag_leaves_perftests_prefixes_alone() {
     let theirs: Vec<&str> = OPTIONS
         .iter()
         .map(|o| o.name)
-        .filter(|n| *n != PROFILE_FLAG && *n != "-middleware")
+        .filter(|n| ![PROFILE_FLAG, VERSION_FLAG, "-middleware"].contains(n))
         .collect();
     for name in &theirs {
         for end in 2..=name.len() {
@@ -467,7 +504,7 @@ fn profile_flag_leaves_perftests_prefixes_alone() {
             }
         }
     }
-    for w in [PROFILE_FLAG, "-pubsubperfprofile", "-pubs"] {
+    for w in [PROFILE_FLAG, "-pubsubperfprofile", "-pubsubperfP"] {
         let r = read(&words(&format!("-pub {w}"))).unwrap().request;
         assert!(r.profile, "{w}");
     }
