@@ -998,7 +998,8 @@ fn stopped_subscriber_or_link_down_for_2s_shows_as_a_gap() {
 /// `perftest -sub` on each of two hosts, one `-pub` naming both with
 /// `-peer` and `-numSubscribers 2`. Each `-sub` prints its own
 /// subscriber's throughput summary (here into its `-outputFile`), as
-/// Perftest's subscribers do; the `-pub` prints the summary over both.
+/// Perftest's subscribers do; the `-pub` prints the latency (none here:
+/// across several `-peer` hosts it echoes none unless told).
 #[test]
 fn perftest_subs_on_two_hosts_each_print_their_own_lines() {
     require_netns();
@@ -1065,15 +1066,15 @@ fn perftest_subs_on_two_hosts_each_print_their_own_lines() {
             .parse::<u64>()
             .unwrap_or_else(|_| panic!("{file}: {text}"));
     }
-    // The publisher's summary counts both subscribers' samples.
-    let total: u64 = stdout
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .nth(1)
-        .and_then(|l| l.split(',').nth(1))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no summary row: {stdout}"));
-    assert_eq!(total, received, "{stdout}");
+    assert!(received > 0, "no sample reached either -sub");
+    // The publisher prints the latency, as Perftest's; across several
+    // -peer hosts it echoes none unless -latencyCount is given, and says so.
+    assert_eq!(stdout.trim(), "", "{stdout}");
+    assert!(
+        stderr(&out).contains("no pong came back for 1024 B"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// The seconds a silent peer may take to end a run, on either side: the

@@ -191,12 +191,18 @@ fn publish(inv: &Invocation) -> anyhow::Result<ExitCode> {
     let print_error: Rc<RefCell<Option<std::io::Error>>> = Rc::default();
     {
         let (out, subs, print_error) = (out.clone(), subs.clone(), print_error.clone());
+        let echoes = inv.request.latency_every.is_some();
         sink.on_push(Box::new(move |run| {
             let mut r = out.borrow_mut().run(run);
             if run.latency_ns.is_none() {
                 eprintln!(
-                    "pubsubperf perftest -pub: no pong came back for {} B, so no latency lines",
-                    run.size
+                    "pubsubperf perftest -pub: no pong came back for {} B, so no latency lines ({})",
+                    run.size,
+                    if run.test == TestKind::Throughput && !echoes {
+                        "across several -peer hosts no sample is echoed unless -latencyCount is given"
+                    } else {
+                        "fewer samples than -latencyCount were sent"
+                    }
                 );
             }
             if let (Some(p), Some(t)) = (&subs, &run.throughput) {

@@ -508,8 +508,14 @@ impl Invocation {
             }
             (false, Some(n)) => self.set_latency_every(n)?,
             // Perftest's throughput test echoes one sample in 10000 by
-            // default, and its publisher prints that latency.
-            (false, None) => self.set_latency_every(DEFAULT_LATENCY_COUNT)?,
+            // default, and its publisher prints that latency; not across
+            // several -peer hosts, whose echoes would each need the
+            // publisher's address on its own link (one echo address is
+            // offered to all: an agent refuses it where it is not the
+            // address it sees the publisher at).
+            (false, None) if self.peers.len() <= 1 => {
+                self.set_latency_every(DEFAULT_LATENCY_COUNT)?
+            }
             _ => {}
         }
         if !self.peers.is_empty() && self.role == Role::Pub {

@@ -400,6 +400,14 @@ fn other_mappings() {
             .latency_every,
         None
     );
+    // Not across several -peer hosts (one echo address cannot serve both).
+    assert_eq!(
+        read(&words("-pub -peer 192.0.2.1 -peer 192.0.2.2"))
+            .unwrap()
+            .request
+            .latency_every,
+        None
+    );
     assert_eq!(
         read(&words("-pub -latencyHighResolution")).unwrap().clock,
         super::formats::Clock::Nano
