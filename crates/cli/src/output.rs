@@ -383,10 +383,12 @@ pub fn summary_table(runs: &[Run]) -> String {
     s
 }
 
-/// One live line per interval (stderr).
+/// One live line per interval (stderr): the publisher's latency (a
+/// latency test's, or a throughput test's echoes), or a subscriber's
+/// throughput.
 pub fn interval_line(test: TestKind, size: usize, i: &Interval) -> String {
-    match test {
-        TestKind::Latency => format!(
+    if test == TestKind::Latency || i.latency_mean_ns.is_some() {
+        format!(
             "  [{:>6.1}s] size {}: {} pings, p50 {} µs, p99 {} µs, mean {} µs, max {} µs",
             i.t_s,
             format_size(size),
@@ -395,8 +397,9 @@ pub fn interval_line(test: TestKind, size: usize, i: &Interval) -> String {
             i.latency_p99_ns.map_or("-".into(), us),
             i.latency_mean_ns.map_or("-".into(), usf),
             i.latency_max_ns.map_or("-".into(), us)
-        ),
-        TestKind::Throughput => format!(
+        )
+    } else {
+        format!(
             "  [{:>6.1}s] size {} sub {}: {:.0} samples/s, {:.3} Mbps, lost {}, CPU {:.1}%",
             i.t_s,
             format_size(size),
@@ -405,7 +408,7 @@ pub fn interval_line(test: TestKind, size: usize, i: &Interval) -> String {
             i.mbps,
             i.lost,
             i.cpu_percent
-        ),
+        )
     }
 }
 

@@ -399,7 +399,7 @@ fn golden_csv() {
     assert!(latency_block(&lat) > 0, "no interval row: {lat}");
 
     let (tp, sub) = outputs_of("-pub -raw -dataLen 64 -exec 2 -cpu");
-    latency_block(&tp);
+    assert!(latency_block(&tp) > 0, "no interval row: {tp}");
     let at = sub
         .find("\nInterval Throughput for 64 Bytes:\n")
         .expect(&sub);

@@ -51,6 +51,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 mod collect;
+mod interval_books;
 mod latency;
 mod setup;
 mod throughput;
@@ -58,6 +59,7 @@ mod throughput;
 use collect::{
     assemble, collect_publishers, collect_subscribers, keep_late_intervals, total_throughput,
 };
+use interval_books::IntervalBooks;
 use latency::latency_loop;
 use setup::{Endpoints, interval_store, start};
 use throughput::throughput_loop;

@@ -219,11 +219,13 @@ fn publish(inv: &Invocation) -> anyhow::Result<ExitCode> {
         }));
     }
     let failure = crate::execute_with(&plan, &mut sink, None, &mut |spec, i| {
-        let r = match spec.test {
-            TestKind::Latency => out.borrow_mut().latency_interval(spec.size, i),
-            TestKind::Throughput => subs
-                .as_ref()
-                .map_or(Ok(()), |p| p.borrow_mut().throughput_interval(spec.size, i)),
+        // The publisher's own intervals carry latency (a throughput
+        // test's echoes too); the subscribers' do not.
+        let r = if i.latency_mean_ns.is_some() {
+            out.borrow_mut().latency_interval(spec.size, i)
+        } else {
+            subs.as_ref()
+                .map_or(Ok(()), |p| p.borrow_mut().throughput_interval(spec.size, i))
         };
         if let Err(e) = r {
             print_error.borrow_mut().get_or_insert(e);

@@ -3,22 +3,10 @@
 
 use super::*;
 
-/// One latency report interval's books: its own recorder (ddsperf prints
-/// each second's percentiles; comparing its figures needs ours per second
-/// too), its last round trip, and the publisher's CPU use since the
-/// previous interval.
-struct IntervalBooks {
-    rec: LatencyRecorder,
-    last_ns: u64,
-    usage: pubsubperf_core::sys::Usage,
-}
-
 /// Ends a latency run's report interval at `t_ns` into the measurement:
-/// its line (when it saw an echo) with its count, mean, standard
-/// deviation, minimum, maximum, percentiles and last round trip from the
-/// interval's books, which are then emptied, and this process's CPU
-/// share over the interval; and the subscribers' heartbeats read and
-/// dropped (their figures are not needed here).
+/// its line (when it saw an echo) from the interval's books; and the
+/// subscribers' heartbeats read and dropped (their figures are not needed
+/// here).
 #[cold]
 fn report_interval(
     s: &Session,
@@ -28,29 +16,10 @@ fn report_interval(
     intervals: &mut Vec<Interval>,
     on_interval: &mut dyn FnMut(&Interval),
 ) {
-    let usage = pubsubperf_core::sys::Usage::now();
-    let rec = &mut books.rec;
-    if rec.count() > 0 {
-        let summary = rec.summary();
-        let iv = Interval {
-            t_s: t_ns as f64 / 1e9,
-            received: summary.count,
-            samples_per_s: summary.count as f64 * 1e9 / interval_ns as f64,
-            cpu_percent: usage.since(&books.usage).cpu_percent,
-            latency_mean_ns: Some(summary.mean),
-            latency_max_ns: Some(summary.max),
-            latency_min_ns: Some(summary.min),
-            latency_std_ns: Some(summary.std),
-            latency_last_ns: Some(books.last_ns),
-            latency_p50_ns: Some(rec.quantile(0.50)),
-            latency_p99_ns: Some(rec.quantile(0.99)),
-            ..Default::default()
-        };
+    if let Some(iv) = books.close(t_ns, interval_ns) {
         on_interval(&iv);
         intervals.push(iv);
     }
-    rec.reset();
-    books.usage = usage;
     for sub in &s.subs {
         while sub.try_recv().is_some() {}
     }
@@ -336,11 +305,7 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
     let mut next_send = start;
     let interval_ns = spec.interval_ms.max(1) * 1_000_000;
     let mut next_report = sched.warm_end + interval_ns;
-    let mut books = IntervalBooks {
-        rec: LatencyRecorder::new(),
-        last_ns: 0,
-        usage: pubsubperf_core::sys::Usage::now(),
-    };
+    let mut books = IntervalBooks::new();
     let mut checked_at = start;
     // A ping the echo callback already sent.
     let mut pending: Option<Ping> = None;
@@ -376,7 +341,7 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
                 if let Some(t) = sched.started.take() {
                     next_send = t;
                     next_report = t + interval_ns;
-                    books.usage = pubsubperf_core::sys::Usage::now();
+                    books.restart_cpu();
                 }
                 if period > 0 && !sched.warm {
                     B::wait_until(next_send);
@@ -446,7 +411,7 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
         // The callback's pings may have started the measurement.
         if let Some(t) = sched.started.take() {
             next_report = t + interval_ns;
-            books.usage = pubsubperf_core::sys::Usage::now();
+            books.restart_cpu();
         }
         for e in &got[..n] {
             if e.flags & FLAG_WARMUP != 0 {
@@ -459,8 +424,7 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
             } else {
                 rec.record(v);
             }
-            books.rec.record(v);
-            books.last_ns = v;
+            books.record(v);
         }
         if let Some(e) = failed
             && let Some(f) = refused(e, s, spec, sched.warm, &mut rejected, &mut first_refusal)

@@ -11,15 +11,22 @@ pub(super) fn throughput_loop<B: Binding>(
     on_interval: &mut dyn FnMut(&Interval),
 ) -> Measured {
     let every = spec.latency_every;
-    // Latency under load: a thread records echoes while this one sends.
+    // Latency under load: a thread records echoes while this one sends,
+    // and hands this one an interval of them each report interval.
     let stop = Arc::new(AtomicBool::new(false));
+    let (tx, echo_intervals) = std::sync::mpsc::channel::<Interval>();
     let spec_key = spec.run_key;
+    let interval_ns = spec.interval_ms.max(1) * 1_000_000;
     let echo_thread = if every > 0 {
         let mut readers = std::mem::take(&mut ep.echo);
         let stop = stop.clone();
         Some(std::thread::spawn(move || {
             // Left unpinned: it shares the publisher's core budget.
             let (mut rec, mut foreign) = (LatencyRecorder::new(), 0u64);
+            let mut books = IntervalBooks::new();
+            // The first measured echo's time, and the next report's.
+            let mut first: Option<u64> = None;
+            let mut next_report = u64::MAX;
             let key = spec_key;
             let slice = Duration::from_millis(if readers.len() > 1 { 1 } else { 20 });
             while !stop.load(Ordering::Acquire) {
@@ -27,17 +34,46 @@ pub(super) fn throughput_loop<B: Binding>(
                     let _ = r.recv(slice, &mut |b: Received| match Header::read(b.head()) {
                         Some(h) if h.key == key => {
                             if h.flags & FLAG_WARMUP == 0 {
-                                rec.record((B::now_ns().saturating_sub(h.timestamp)) / 2);
+                                let now = B::now_ns();
+                                let v = now.saturating_sub(h.timestamp) / 2;
+                                rec.record(v);
+                                books.record(v);
+                                if first.is_none() {
+                                    first = Some(now);
+                                    next_report = now + interval_ns;
+                                    books.restart_cpu();
+                                }
                             }
                         }
                         _ => foreign += 1,
                     });
+                }
+                let now = B::now_ns();
+                if now >= next_report {
+                    let t = now - first.unwrap_or(now);
+                    if let Some(iv) = books.close(t, interval_ns) {
+                        let _ = tx.send(iv);
+                    }
+                    next_report += interval_ns;
+                }
+            }
+            if let Some(f) = first {
+                let now = B::now_ns();
+                if let Some(iv) = books.close(now - f, interval_ns) {
+                    let _ = tx.send(iv);
                 }
             }
             (rec, foreign, readers)
         }))
     } else {
         None
+    };
+    // The echo thread's intervals go to the caller only (the run's
+    // intervals are its subscribers').
+    let pass_echoes = |on_interval: &mut dyn FnMut(&Interval)| {
+        for iv in echo_intervals.try_iter() {
+            on_interval(&iv);
+        }
     };
     let streamed = send_stream::<B>(
         &mut ep.writer,
@@ -47,6 +83,7 @@ pub(super) fn throughput_loop<B: Binding>(
         &mut || {
             check_peers(s)?;
             drain_intervals(s, true, intervals, on_interval);
+            pass_echoes(on_interval);
             Ok(Poll::Go)
         },
         &|e| send_fault(e, s),
@@ -64,6 +101,7 @@ pub(super) fn throughput_loop<B: Binding>(
         foreign = not_ours;
         rec
     });
+    pass_echoes(on_interval);
     Measured {
         rec,
         sent: streamed.sent,
