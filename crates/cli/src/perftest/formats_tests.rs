@@ -4,23 +4,8 @@
 //! the `RTI_PERFTEST_NANO_CLOCK` build), byte for byte.
 
 use super::*;
-use std::ffi::{CString, c_char, c_double, c_int, c_ulong, c_ulonglong};
-
-/// C's `snprintf` of one format.
-macro_rules! c {
-    ($fmt:expr $(, $arg:expr)* $(,)?) => {{
-        let fmt = CString::new($fmt).unwrap();
-        let mut buf = vec![0u8; 4096];
-        // SAFETY: buf is writable for its length; the format's conversions
-        // take exactly the arguments given, each of the type it names.
-        let n = unsafe {
-            libc::snprintf(buf.as_mut_ptr() as *mut c_char, buf.len(), fmt.as_ptr() $(, $arg)*)
-        };
-        assert!(n >= 0 && (n as usize) < buf.len());
-        buf.truncate(n as usize);
-        String::from_utf8(buf).unwrap()
-    }};
-}
+use crate::c;
+use std::ffi::{c_double, c_int, c_ulong, c_ulonglong};
 
 fn ul(ns: u64) -> c_ulong {
     (ns / 1000) as c_ulong

@@ -4,6 +4,8 @@
 //! runs the test and prints Perftest's formats (`printer`); `-sub` serves
 //! one run of a `-pub` as an agent does (`pubsubperf sub --listen`).
 
+#[cfg(test)]
+mod c_printf;
 pub mod formats;
 pub mod options;
 pub mod printer;

@@ -309,7 +309,8 @@ impl Printer {
             return Ok(());
         };
         let t = block.throughput.push(size, i, cpu.unwrap_or(0.0));
-        if !self.intervals {
+        // Perftest's subscriber prints no line while nothing came.
+        if !self.intervals || t.total == 0 {
             return Ok(());
         }
         let line = match self.format {
@@ -492,3 +493,7 @@ fn window_us(t: &Throughput) -> u64 {
         0
     }
 }
+
+#[cfg(test)]
+#[path = "printer_tests.rs"]
+mod tests;
