@@ -9,6 +9,7 @@ mod agent;
 mod analysis;
 mod calibrate;
 mod cli;
+mod doctor;
 mod find_max;
 mod interrupt;
 mod output;
@@ -138,6 +139,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             sweep::run(&a)
         }
         Some(Command::Calibrate(a)) => calibrate::run(&a),
+        Some(Command::Doctor(a)) => doctor::run(&a),
         Some(Command::Bindings(a)) => {
             let infos = registry::infos();
             if a.json {
@@ -292,6 +294,10 @@ pub fn peers_for(
 pub fn bindings_env(specs: &[pubsubperf_harness::spec::RunSpec]) -> Environment {
     let mut env = Environment::detect();
     env.calibration = calibrate::load();
+    if let Some(s) = specs.first() {
+        let cores: Vec<usize> = [s.pub_cpu, s.sub_cpu].into_iter().flatten().collect();
+        env.doctor = doctor::quiet(&cores);
+    }
     for s in specs {
         for b in [&s.binding, &s.peer_binding] {
             if let Some(i) = registry::info(b) {

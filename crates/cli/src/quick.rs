@@ -141,6 +141,10 @@ pub fn run(q: &QuickArgs) -> anyhow::Result<ExitCode> {
         q.json.as_deref(),
         None,
     );
+    // The quick comparison pins as a test does by default.
+    let (a, b) = crate::plan::parse_cpu(None, pubsubperf_core::sys::cores())?;
+    sink.file.environment.doctor =
+        crate::doctor::quiet(&[a, b].into_iter().flatten().collect::<Vec<_>>());
     println!(
         "pubsubperf {}: quick comparison, {} per test, latency at 64 B and 4 KiB, throughput at 1 KiB (best effort: the highest rate with loss ≤ {BEST_EFFORT_MAX_LOSS} %, at most {SEARCH_TRIALS} trials)",
         env!("CARGO_PKG_VERSION"),
@@ -189,6 +193,9 @@ pub fn run(q: &QuickArgs) -> anyhow::Result<ExitCode> {
         }
     }
     print!("{}", table(&runs));
+    if let Some(line) = crate::doctor::flag_line(&sink.file.environment.doctor) {
+        println!("{line}");
+    }
     if let Some(p) = &q.json {
         println!("results: {}", p.display());
     }

@@ -51,6 +51,10 @@ pub struct Environment {
     /// Machine floors from `pubsubperf calibrate`, if measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<serde_json::Value>,
+    /// `pubsubperf doctor`'s file checks of this host, run before the
+    /// measurement (what can skew the figures, and the fix).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub doctor: Vec<pubsubperf_doctor::Finding>,
 }
 
 /// A network interface of a host.
@@ -136,6 +140,7 @@ impl Environment {
             data_address: None,
             subscriber_host: None,
             calibration: None,
+            doctor: Vec::new(),
         }
     }
 }

@@ -34,6 +34,8 @@ mod shim_fns;
 pub mod size;
 pub mod stats;
 pub mod sys;
+
+pub use pubsubperf_doctor as doctor;
 pub mod time;
 
 pub use binding::{

@@ -263,6 +263,7 @@ pub fn history(runs: &[StoredRun]) -> String {
             "SWEEP",
             "GROUP",
             "AS RUN",
+            "MACHINE",
         ]
         .map(String::from)
         .to_vec(),
@@ -298,9 +299,13 @@ pub fn history(runs: &[StoredRun]) -> String {
                 d if d.is_empty() => "-".into(),
                 d => d,
             },
+            match pubsubperf_core::doctor::tally(&r.environment.doctor) {
+                t if t.is_empty() => "-".into(),
+                t => t,
+            },
         ]);
     }
-    table(&rows, "rlllrlrrrrrlll")
+    table(&rows, "rlllrlrrrrrllll")
 }
 
 #[cfg(test)]

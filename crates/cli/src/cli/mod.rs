@@ -5,12 +5,14 @@
 
 mod analysis;
 mod calibrate;
+mod doctor;
 mod generate;
 mod relay;
 mod sweep;
 
 pub use analysis::*;
 pub use calibrate::*;
+pub use doctor::*;
 pub use generate::*;
 pub use relay::*;
 pub use sweep::*;
@@ -69,6 +71,10 @@ pub enum Command {
     /// Measure this machine's floors: clock cost, cross-core cache-line round
     /// trip, memcpy bandwidth (saved and attached to later results).
     Calibrate(CalibrateArgs),
+    /// Check the machine under the figures: clock source, frequency, SMT,
+    /// isolation, interrupts, limits, virtualisation, containers; each
+    /// check with why it matters and the fix (docs/machine.md).
+    Doctor(DoctorArgs),
     /// Forward UDP and TCP with a delay added to each direction (a netem stand-in).
     Relay(RelayArgs),
     /// Write an HTML report (plots as inline SVG) from results files or the database.

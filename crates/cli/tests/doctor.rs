@@ -1,0 +1,151 @@
+//! `pubsubperf doctor` as a user runs it: on a fake tree (`--root`) with
+//! known verdicts, `--strict`'s exit code, `--json`, a bad `--root`; on
+//! this machine; and the findings a measuring command keeps in its
+//! results' environment.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pubsubperf"))
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A container whose cpuset lacks core 1, on a machine whose clock source
+/// is HPET.
+fn tree(root: &Path) {
+    for (path, body) in [
+        (
+            "proc/cpuinfo",
+            "processor\t: 0\nflags\t\t: fpu tsc constant_tsc nonstop_tsc\n",
+        ),
+        (
+            "sys/devices/system/clocksource/clocksource0/current_clocksource",
+            "hpet\n",
+        ),
+        (
+            "sys/devices/system/clocksource/clocksource0/available_clocksource",
+            "tsc hpet\n",
+        ),
+        ("proc/self/cgroup", "0::/c\n"),
+        ("sys/fs/cgroup/c/cpuset.cpus.effective", "0\n"),
+    ] {
+        let p = root.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, body).unwrap();
+    }
+}
+
+#[test]
+fn a_fake_tree_gives_its_verdicts_and_strict_fails_on_a_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    tree(dir.path());
+    let root = dir.path().to_str().unwrap();
+    let o = run(&["doctor", "--root", root, "--cpu", "0,1"]);
+    assert!(o.status.success(), "{o:?}");
+    let out = text(&o.stdout);
+    let pad = " ".repeat(23);
+    let first: Vec<&str> = out.lines().take(3).collect();
+    assert_eq!(
+        first,
+        [
+            "fail  clocksource      hpet (available: tsc hpet)".to_string(),
+            format!(
+                "{pad}why: clock_gettime becomes a system call of about a microsecond: every timestamp costs that, and latencies read high"
+            ),
+            format!(
+                "{pad}fix: echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource (and tsc=reliable clocksource=tsc on the kernel command line to keep it)"
+            ),
+        ],
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l == "fail  cpuset           cpu 1 outside the cpuset 0"),
+        "{out}"
+    );
+
+    let o = run(&["doctor", "--root", root, "--cpu", "0,1", "--strict"]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+
+    let o = run(&["doctor", "--root", root, "--cpu", "0,1", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let checks: Vec<(&str, &str)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["check"].as_str().unwrap(), f["verdict"].as_str().unwrap()))
+        .collect();
+    assert_eq!(checks[0], ("clocksource", "fail"));
+    assert_eq!(checks[1], ("tsc", "ok"));
+    assert!(checks.contains(&("cpuset", "fail")), "{checks:?}");
+}
+
+#[test]
+fn bad_input_is_one_line_exit_2() {
+    for (args, starts) in [
+        (
+            vec!["doctor", "--root", "/no/such/dir"],
+            "pubsubperf: --root /no/such/dir: not a directory",
+        ),
+        (
+            vec!["doctor", "--cpu", "7"],
+            "pubsubperf: --cpu '7': expected",
+        ),
+        (
+            vec!["doctor", "--interface", "192.0.2.99"],
+            "pubsubperf: --interface 192.0.2.99: no interface",
+        ),
+    ] {
+        let o = run(&args);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with(starts), "{err}");
+    }
+}
+
+#[test]
+fn this_machine_is_examined_and_a_run_keeps_the_findings() {
+    let o = run(&["doctor", "--no-link"]);
+    assert!(o.status.success(), "{o:?}");
+    let out = text(&o.stdout);
+    let verdicts: Vec<&str> = out
+        .lines()
+        .filter(|l| !l.starts_with(' '))
+        .map(|l| l.split_whitespace().next().unwrap_or(""))
+        .collect();
+    assert_eq!(verdicts.len(), 17, "{out}");
+    assert!(
+        verdicts.iter().all(|v| ["ok", "warn", "fail"].contains(v)),
+        "{out}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let o = run(&[
+        "latency",
+        "-b",
+        "udp",
+        "--count",
+        "200",
+        "--warmup",
+        "0s",
+        "--no-save",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let doctor = v["environment"]["doctor"].as_array().expect("findings");
+    assert_eq!(doctor.len(), 17, "{doctor:?}");
+    assert_eq!(doctor[0]["check"], "clocksource");
+}

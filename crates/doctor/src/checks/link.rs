@@ -1,0 +1,102 @@
+//! What links the two sides: the core-to-core link's stability on one
+//! host, the NIC's speed and the clocks' synchronisation across hosts.
+
+use crate::{Finding, Host, Options, Verdict};
+
+/// Two readings of the core-to-core link farther apart than this share
+/// are a link that changes under the run.
+const LINK_DRIFT: f64 = 0.25;
+
+pub(crate) fn check(host: &Host, opts: &Options, out: &mut Vec<Finding>) {
+    if let Some(l) = opts.link {
+        out.push(core_link(l.first_ns, l.second_ns));
+    }
+    if let Some(i) = &opts.interface {
+        out.push(nic(host, i));
+        out.push(clock_sync(host, opts));
+    }
+}
+
+fn core_link(a: f64, b: f64) -> Finding {
+    let value = format!("round trip {a:.0} ns, then {b:.0} ns");
+    let (lo, hi) = (a.min(b), a.max(b));
+    if lo > 0.0 && (hi - lo) / lo <= LINK_DRIFT {
+        return Finding::ok("core-link", value);
+    }
+    Finding::bad(
+        "core-link",
+        Verdict::Warn,
+        value,
+        "the link between the two cores changed between two readings a moment apart (a VM's vCPUs moved between physical cores): sub-microsecond latencies are not comparable from run to run",
+        "pin the VM's vCPUs to physical cores, or measure on bare metal; compare runs only with their calibrate figure beside them",
+    )
+}
+
+fn nic(host: &Host, name: &str) -> Finding {
+    let check = "nic";
+    let base = format!("/sys/class/net/{name}");
+    if !host.exists(&base) {
+        return Finding::bad(
+            check,
+            Verdict::Fail,
+            format!("{name}: no such interface"),
+            "the run's data address is on no interface of this host",
+            "ip -br addr (then --data-address with one of its addresses)",
+        );
+    }
+    let speed = host.read(&format!("{base}/speed"));
+    let state = host
+        .read(&format!("{base}/operstate"))
+        .unwrap_or_else(|| "unknown".into());
+    match speed.as_deref().and_then(|s| s.parse::<i64>().ok()) {
+        Some(s) if s > 0 && state == "up" => Finding::ok(check, format!("{name} up, {s} Mbit/s")),
+        _ if state != "up" && state != "unknown" => Finding::bad(
+            check,
+            Verdict::Fail,
+            format!("{name} {state}"),
+            "the link is down",
+            format!("ip link set {name} up, and check the cable or the switch port"),
+        ),
+        _ => Finding::bad(
+            check,
+            Verdict::Warn,
+            format!("{name} {state}, speed unknown"),
+            "without the link's speed, throughput cannot be read against the line rate",
+            format!("ethtool {name} (a virtual NIC reports none)"),
+        ),
+    }
+}
+
+/// Clock synchronisation daemons, by their process name.
+const SYNC_DAEMONS: &[&str] = &["chronyd", "ptp4l", "phc2sys", "ntpd", "systemd-timesyn"];
+
+fn clock_sync(host: &Host, opts: &Options) -> Finding {
+    let running: Vec<String> = host
+        .list("/proc")
+        .into_iter()
+        .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
+        .filter_map(|p| host.read(&format!("/proc/{p}/comm")))
+        .filter(|c| SYNC_DAEMONS.contains(&c.as_str()))
+        .collect();
+    let daemons = if running.is_empty() {
+        "no synchronisation daemon".to_string()
+    } else {
+        running.join(", ")
+    };
+    match opts.clock {
+        Some(c) if c.synchronised => Finding::ok(
+            "clock-sync",
+            format!(
+                "synchronised, estimated error {} µs ({daemons})",
+                c.est_error_us
+            ),
+        ),
+        _ => Finding::bad(
+            "clock-sync",
+            Verdict::Warn,
+            format!("not synchronised ({daemons})"),
+            "one-way latency across hosts needs the two clocks' offset: an unsynchronised clock drifts during the run",
+            "apt-get install chrony (or linuxptp for PTP: ptp4l and phc2sys) on both hosts",
+        ),
+    }
+}
