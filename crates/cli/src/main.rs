@@ -12,6 +12,7 @@ mod cli;
 mod doctor;
 mod find_max;
 mod interrupt;
+mod load;
 mod output;
 mod perftest;
 mod plan;
@@ -372,6 +373,10 @@ pub fn execute_with(
     }
     let quiet = plan.quiet;
     let mut failure: Option<Fault> = None;
+    let _stressors = match &plan.load {
+        Some(l) => Some(load::Stressors::start(l, load_limit(plan))?),
+        None => None,
+    };
     for (n, spec) in plan.specs.iter().enumerate() {
         if n > 0 && plan.specs[n - 1].recovery_ms > 0 {
             // The ramp's pause after the previous demand.
@@ -392,7 +397,10 @@ pub fn execute_with(
             ),
             None => pubsubperf_harness::run::run(&mut session, spec, &mut |i| on_interval(spec, i)),
         };
-        if let Some(run) = outcome.run {
+        if let Some(mut run) = outcome.run {
+            if let (Some(l), Some(c)) = (&plan.load, run.config.as_object_mut()) {
+                c.insert("load".into(), l.record());
+            }
             sink.push(run)?;
         }
         if let Some(f) = outcome.fault {
@@ -406,6 +414,20 @@ pub fn execute_with(
         drop(session);
     }
     Ok(failure)
+}
+
+/// The stressors' own time limit, should this process die without ending
+/// them: twice the plan's planned time and a minute, or an hour when runs
+/// are counted in samples.
+fn load_limit(plan: &plan::TestPlan) -> std::time::Duration {
+    let mut ns = 0u64;
+    for s in &plan.specs {
+        if s.duration_ns == 0 {
+            return std::time::Duration::from_secs(3600);
+        }
+        ns += s.warmup_ns + s.duration_ns;
+    }
+    std::time::Duration::from_nanos(ns.saturating_mul(2)) + std::time::Duration::from_secs(60)
 }
 
 /// `--recovery-time`: waits `ms` between two demands of a ramp; Ctrl-C

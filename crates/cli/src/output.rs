@@ -99,7 +99,7 @@ pub fn run_banner(r: &Run) -> String {
     let ep = &c["endpoint"];
     let cpu = |k: &str| c[k].as_u64().map_or("any".to_string(), |v| v.to_string());
     format!(
-        "{} over {} ({}), {}, {}, wait {}{}, cpu pub {} sub {}, {} subscriber(s){}",
+        "{} over {} ({}), {}, {}, wait {}{}, cpu pub {} sub {}, {} subscriber(s){}{}",
         r.test,
         r.binding,
         r.transport,
@@ -126,7 +126,23 @@ pub fn run_banner(r: &Run) -> String {
             d if d.is_empty() => String::new(),
             d => format!("; as run: {d}"),
         },
+        load_note(c),
     )
+}
+
+/// The banner's load, when the run was under one (`--load`).
+fn load_note(config: &serde_json::Value) -> String {
+    let l = &config["load"];
+    match (l["profile"].as_str(), l["cores"].as_str()) {
+        (Some(p), Some(cores)) => {
+            let cmd: Vec<&str> = l["command"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+                .unwrap_or_default();
+            format!("; under load: {p} on cores {cores} ({})", cmd.join(" "))
+        }
+        _ => String::new(),
+    }
 }
 
 /// What the run set differently from its middleware's own defaults.

@@ -56,6 +56,8 @@ pub struct TestPlan {
     pub quiet: bool,
     /// Maximum throughput search, with its loss bound in percent.
     pub find_max: Option<f64>,
+    /// `--load`: the stressors run beside the measurement.
+    pub load: Option<crate::load::Load>,
 }
 
 /// An error of a plan built from another tool's command line, reported
@@ -225,6 +227,8 @@ pub struct TestRequest {
     pub quiet: bool,
     pub find_max: bool,
     pub max_loss: Option<f64>,
+    pub load: Option<String>,
+    pub load_cpu: Option<String>,
 }
 
 impl Default for TestRequest {
@@ -290,6 +294,8 @@ impl Default for TestRequest {
             quiet: false,
             find_max: false,
             max_loss: None,
+            load: None,
+            load_cpu: None,
         }
     }
 }
@@ -518,6 +524,8 @@ impl TestRequest {
             "quiet" => self.quiet = flag(name, v)?,
             "find-max" => self.find_max = flag(name, v)?,
             "max-loss" => self.max_loss = Some(value(name, v)?),
+            "load" => self.load = Some(text(v)?),
+            "load-cpu" => self.load_cpu = Some(text(v)?),
             _ => {
                 return Err(UsageError(format!(
                     "--{name}: not an option of 'latency' or 'throughput' (see 'pubsubperf latency --help')"
@@ -932,7 +940,19 @@ impl TestRequest {
                 "--insecure: presents no token; drop --token-file, or --insecure".into(),
             ));
         }
+        if self.load_cpu.is_some() && self.load.is_none() {
+            return Err(UsageError("--load-cpu: only with --load PROFILE".into()));
+        }
+        let load = match &self.load {
+            Some(p) => Some(crate::load::Load::plan(
+                p,
+                self.load_cpu.as_deref(),
+                pubsubperf_core::sys::cores(),
+            )?),
+            None => None,
+        };
         Ok(TestPlan {
+            load,
             specs,
             connect,
             token_file: self.token_file.clone(),

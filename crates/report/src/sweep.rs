@@ -15,6 +15,7 @@
 //! wait = ["block"]                    # "block", "busy", "default"
 //! rate = ["default"]                  # samples/s, or "default"
 //! subscribers = [1]
+//! load = ["none", "cpu"]              # --load profiles, "none" for no load
 //!
 //! [settings]                # every cell: any CLI option, without dashes
 //! duration = "2s"
@@ -228,6 +229,9 @@ struct RawMatrix {
     /// the inventory.
     #[serde(default)]
     publisher_hosts: Vec<String>,
+    /// `--load` profiles (`none`: no load).
+    #[serde(default)]
+    load: Vec<String>,
     /// Settings for this matrix only (override [settings]).
     #[serde(default)]
     settings: toml::Table,
@@ -245,6 +249,7 @@ const AXIS_FLAGS: &[&str] = &[
     "wait",
     "rate",
     "subscribers",
+    "load",
     "json",
     "csv",
     "connect",
@@ -354,7 +359,7 @@ fn check_settings(at: &str, t: &toml::Table, per_test: bool) -> std::result::Res
         }
         if AXIS_FLAGS.contains(&k.as_str()) || k == "best-effort" || k == "zero-copy" {
             return Err(format!(
-                "{at}.{k}: set by the matrix (use the matrix's axes: bindings, sizes, transports, reliability, zero_copy, data_type, wait, rate, subscribers, hosts)"
+                "{at}.{k}: set by the matrix (use the matrix's axes: bindings, sizes, transports, reliability, zero_copy, data_type, wait, rate, subscribers, load, hosts)"
             ));
         }
         if k.is_empty()
@@ -619,7 +624,28 @@ fn expand(
             }
         }
     }
-    Ok(cells)
+    Ok(with_load_axis(cells, &m.load))
+}
+
+/// Each cell once per `load` profile (`none`: no `--load`), the profile in
+/// its key; the cells as they are without the axis.
+fn with_load_axis(cells: Vec<Cell>, loads: &[String]) -> Vec<Cell> {
+    if loads.is_empty() {
+        return cells;
+    }
+    let mut out = Vec::new();
+    for c in cells {
+        for l in loads {
+            let mut c = c.clone();
+            c.key = format!("{}/load={l}", c.key);
+            if l != "none" {
+                c.args.extend(["--load".into(), l.clone()]);
+            }
+            c.digest = fnv1a(&c.args.join("\u{1f}"));
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn transports_for(
@@ -796,6 +822,36 @@ latency_every = 10
 [binding.tcp]
 socket_buffer = "1MiB"
 "#;
+
+    #[test]
+    fn a_load_axis_runs_each_cell_under_each_profile() {
+        let s = parse(
+            "[matrix]\nbindings = [\"udp\"]\nsizes = [64]\nload = [\"none\", \"cpu\"]\n",
+            "x",
+        )
+        .unwrap();
+        let keys: Vec<&str> = s.cells.iter().map(|c| c.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "latency/udp/transport=default/size=64/load=none",
+                "latency/udp/transport=default/size=64/load=cpu"
+            ]
+        );
+        assert!(!s.cells[0].args.contains(&"--load".to_string()));
+        assert!(
+            s.cells[1]
+                .args
+                .ends_with(&["--load".to_string(), "cpu".to_string()])
+        );
+        assert_ne!(s.cells[0].digest, s.cells[1].digest);
+        let e = parse(
+            "[matrix]\nbindings = [\"udp\"]\nsizes = [64]\n[settings]\nload = \"cpu\"\n",
+            "x",
+        )
+        .unwrap_err();
+        assert!(e.contains("settings.load: set by the matrix"), "{e}");
+    }
 
     #[test]
     fn expands_matrix_repetition_major() {

@@ -361,6 +361,14 @@ pub struct TestArgs {
     /// Throughput with --find-max: acceptable loss in percent.
     #[arg(long, value_name = "PCT", requires = "find_max")]
     pub max_loss: Option<f64>,
+    /// Run under a standard load: stress-ng's stressors of PROFILE (cpu,
+    /// memory, cache, irq, network, io, all) on --load-cpu for the whole
+    /// command, recorded in each run (docs/machine.md).
+    #[arg(long, value_name = "PROFILE")]
+    pub load: Option<String>,
+    /// The cores the load runs on (a CPU list: 0-1, 0,2); default every core.
+    #[arg(long, value_name = "LIST", requires = "load")]
+    pub load_cpu: Option<String>,
     /// Results database options.
     #[command(flatten)]
     pub save: SaveArgs,
@@ -588,6 +596,8 @@ impl From<&TestArgs> for TestRequest {
             quiet: a.quiet,
             find_max: a.find_max,
             max_loss: a.max_loss,
+            load: a.load.clone(),
+            load_cpu: a.load_cpu.clone(),
         }
     }
 }

@@ -1,0 +1,164 @@
+//! `--load PROFILE` as a user runs it: the stressors run during the test,
+//! the run records them, Ctrl-C keeps the results and ends every
+//! stressor, bad profiles are one line with exit 2. Needs stress-ng
+//! (scripts/setup.sh installs it): without it the run fails saying so.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pubsubperf"))
+}
+
+/// The pids of processes whose name begins with stress-ng.
+fn stressors() -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|c| c.starts_with("stress-ng"))
+        })
+        .collect()
+}
+
+fn until(within: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + within;
+    while Instant::now() < end {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    f()
+}
+
+/// The `--temp-path` of a running stress-ng (its private directory).
+fn temp_path() -> Option<std::path::PathBuf> {
+    stressors().into_iter().find_map(|pid| {
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+        let i = args.iter().position(|a| *a == b"--temp-path")?;
+        Some(std::path::PathBuf::from(
+            String::from_utf8_lossy(args.get(i + 1)?).into_owned(),
+        ))
+    })
+}
+
+/// Kills the child if the test fails before it ends.
+struct Reap(std::process::Child);
+
+impl Drop for Reap {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_run_under_load_records_it_and_ctrl_c_ends_every_stressor() {
+    let out = Command::new("stress-ng").arg("--version").output();
+    assert!(
+        out.is_ok_and(|o| o.status.success()),
+        "prerequisite missing: stress-ng (apt-get install stress-ng; scripts/setup.sh installs it)"
+    );
+    assert!(
+        stressors().is_empty(),
+        "stress-ng runs already: {:?}",
+        stressors()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let child = bin()
+        .args([
+            "latency",
+            "-b",
+            "udp",
+            "--duration",
+            "30s",
+            "--warmup",
+            "0s",
+            "--no-save",
+            "--load",
+            "io",
+            "--json",
+        ])
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut child = Reap(child);
+    let mut private = None;
+    assert!(
+        until(Duration::from_secs(10), || {
+            private = temp_path();
+            private.is_some()
+        }),
+        "no stressor started"
+    );
+    let private = private.unwrap();
+    assert!(private.is_dir(), "{}", private.display());
+    // A second of measurement and more, then Ctrl-C.
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(child.0.id() as i32, libc::SIGINT) };
+    assert!(
+        until(Duration::from_secs(10), || child
+            .0
+            .try_wait()
+            .unwrap()
+            .is_some()),
+        "pubsubperf did not end on Ctrl-C"
+    );
+    let mut banner = String::new();
+    std::io::Read::read_to_string(&mut child.0.stdout.take().unwrap(), &mut banner).unwrap();
+    assert!(
+        until(Duration::from_secs(3), || stressors().is_empty()),
+        "stressors left behind: {:?}",
+        stressors()
+    );
+    assert!(!private.exists(), "{} left behind", private.display());
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("results kept")).unwrap();
+    let load = &v["runs"][0]["config"]["load"];
+    assert_eq!(load["profile"], "io", "{v}");
+    assert_eq!(load["command"][0], "stress-ng", "{v}");
+    assert!(banner.contains("; under load: io on cores 0-"), "{banner}");
+}
+
+#[test]
+fn bad_loads_are_one_line_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, starts) in [
+        (
+            vec!["latency", "-b", "udp", "--no-save", "--load", "heavy"],
+            "pubsubperf: --load 'heavy': not a load profile",
+        ),
+        (
+            vec![
+                "latency",
+                "-b",
+                "udp",
+                "--no-save",
+                "--load",
+                "cpu",
+                "--load-cpu",
+                "0-",
+            ],
+            "pubsubperf: --load-cpu '0-': expected a CPU list",
+        ),
+    ] {
+        let o = bin().args(&args).current_dir(dir.path()).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with(starts), "{err}");
+    }
+    let o = bin()
+        .args(["latency", "-b", "udp", "--load-cpu", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}
