@@ -12,6 +12,7 @@ mod cli;
 mod doctor;
 mod find_max;
 mod interrupt;
+mod limit;
 mod load;
 mod output;
 mod perftest;
@@ -401,6 +402,7 @@ pub fn execute_with(
             if let (Some(l), Some(c)) = (&plan.load, run.config.as_object_mut()) {
                 c.insert("load".into(), l.record());
             }
+            run.limit = limit::of(&run, &sink.file.environment);
             sink.push(run)?;
         }
         if let Some(f) = outcome.fault {
@@ -451,15 +453,16 @@ pub fn print_tables(runs: &[Run], env: &Environment) {
         match r.test {
             TestKind::Latency => {
                 print!("{}", output::latency_table(&refs));
-                if let Some(floor) = env.calibration.as_ref().and_then(calibrate::floor_ns) {
-                    print!("{}", output::floor_lines(&refs, floor));
-                }
+                print!("{}", limit::lines(&refs));
             }
             TestKind::Throughput if ramp::demand_of(r).is_some() => {
                 print!("{}", ramp::table(&refs));
                 print!("{}", output::loss_lines(&refs));
             }
-            TestKind::Throughput => print!("{}", output::throughput_table(&refs)),
+            TestKind::Throughput => {
+                print!("{}", output::throughput_table(&refs));
+                print!("{}", limit::lines(&refs));
+            }
         }
         for r in runs {
             print!("{}", pubsubperf_report::profile::text(r));

@@ -224,22 +224,6 @@ pub fn latency_table(runs: &[&Run]) -> String {
     s
 }
 
-/// Latency p50 as a multiple of the machine's floor (the one-way
-/// cross-core cache-line latency measured by `pubsubperf calibrate`).
-pub fn floor_lines(runs: &[&Run], floor_ns: f64) -> String {
-    let mut s = format!(
-        "p50 as a multiple of this machine's floor (cache-line one-way {floor_ns:.1} ns, from 'pubsubperf calibrate'):\n"
-    );
-    for r in runs {
-        if let Some(l) = &r.latency_ns
-            && floor_ns > 0.0
-        {
-            let _ = writeln!(s, "{:>10} {:>10.1}x", r.size, l.p50 as f64 / floor_ns);
-        }
-    }
-    s
-}
-
 /// Perftest-style throughput table: one row per size, with CPU and peak
 /// RSS (MiB) of both sides.
 pub fn throughput_table(runs: &[&Run]) -> String {

@@ -143,6 +143,7 @@ pub fn run(q: &QuickArgs) -> anyhow::Result<ExitCode> {
     );
     // The quick comparison pins as a test does by default.
     let (a, b) = crate::plan::parse_cpu(None, pubsubperf_core::sys::cores())?;
+    sink.file.environment.calibration = crate::calibrate::load();
     sink.file.environment.doctor =
         crate::doctor::quiet(&[a, b].into_iter().flatten().collect::<Vec<_>>());
     println!(
@@ -177,7 +178,8 @@ pub fn run(q: &QuickArgs) -> anyhow::Result<ExitCode> {
             };
             for spec in &plan.specs {
                 let o = measure(&mut session, spec);
-                if let Some(r) = o.run {
+                if let Some(mut r) = o.run {
+                    r.limit = crate::limit::of(&r, &sink.file.environment);
                     sink.push(r.clone())?;
                     runs.push(r);
                 }

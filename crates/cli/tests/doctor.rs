@@ -149,3 +149,73 @@ fn this_machine_is_examined_and_a_run_keeps_the_findings() {
     assert_eq!(doctor.len(), 17, "{doctor:?}");
     assert_eq!(doctor[0]["check"], "clocksource");
 }
+
+/// Each result beside its physical limit: on one host, shared-memory
+/// throughput against calibrate's memcpy bandwidth and latency against its
+/// cache-line floor, in the table and the JSON; without a calibration,
+/// none (nothing guessed).
+#[test]
+fn results_are_read_against_this_machines_limits() {
+    let data = tempfile::tempdir().unwrap();
+    let with_data = |args: &[&str]| {
+        bin()
+            .args(args)
+            .env("XDG_DATA_HOME", data.path())
+            .output()
+            .expect("runs")
+    };
+    let json = data.path().join("tp.json");
+    let tp = [
+        "throughput",
+        "-b",
+        "shm",
+        "--size",
+        "1KiB",
+        "--duration",
+        "1s",
+        "--no-save",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    let o = with_data(&tp);
+    assert!(o.status.success(), "{o:?}");
+    assert!(!text(&o.stdout).contains("limit:"), "{}", text(&o.stdout));
+
+    let o = with_data(&["calibrate"]);
+    assert!(o.status.success(), "{o:?}");
+    let o = with_data(&tp);
+    let out = text(&o.stdout);
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("limit: 1KiB: ") && l.contains("% of the memcpy of 64KiB (")),
+        "{out}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let limit = &v["runs"][0]["limit"];
+    assert_eq!(limit["what"], "memcpy of 64KiB", "{v}");
+    assert_eq!(limit["unit"], "Mbit/s");
+    assert!(
+        limit["percent"].as_f64().is_some_and(|p| p > 0.0),
+        "{limit}"
+    );
+
+    let o = with_data(&[
+        "latency",
+        "-b",
+        "udp",
+        "--count",
+        "500",
+        "--warmup",
+        "0s",
+        "--no-save",
+        "-q",
+    ]);
+    let out = text(&o.stdout);
+    assert!(
+        out.lines().any(|l| l.starts_with("limit: 64 B: p50 ")
+            && l.contains("x the cache-line one-way (")),
+        "{out}"
+    );
+}

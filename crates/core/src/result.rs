@@ -53,6 +53,27 @@ impl std::fmt::Display for TestKind {
     }
 }
 
+/// The physical limit a run is read against, and where the run stands:
+/// across hosts the line rate of the NIC the data went through; on one host
+/// `pubsubperf calibrate`'s memcpy bandwidth (throughput through shared
+/// memory) or cache-line round trip (latency).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Limit {
+    /// What the limit is (`line rate of eth1`, `memcpy of 64 KiB`,
+    /// `cache-line one-way`).
+    pub what: String,
+    /// Its value, in `unit`.
+    pub value: f64,
+    /// `Mbit/s` or `ns`.
+    pub unit: String,
+    /// Throughput: the run's payload Mbit/s as a percentage of the limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percent: Option<f64>,
+    /// Latency: the run's p50 as a multiple of the limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multiple: Option<f64>,
+}
+
 /// One measured run: one binding, one test, one size.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Run {
@@ -132,6 +153,9 @@ pub struct Run {
     /// sweeps with a `hosts` or `publisher_hosts` axis.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hosts: Option<RunHosts>,
+    /// The physical limit the run is read against, where one is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<Limit>,
     /// Measured duration in seconds (warm-up excluded).
     #[serde(default)]
     pub duration_s: f64,
@@ -388,6 +412,7 @@ mod tests {
                 error: None,
                 started_at: String::new(),
                 hosts: None,
+                limit: None,
                 duration_s: 1.0,
             }],
         }

@@ -295,6 +295,7 @@ pub(super) fn assemble(
         error: fault.as_ref().map(|f| f.to_string()),
         started_at,
         hosts: None,
+        limit: None,
         duration_s: m.duration_ns as f64 / 1e9,
     }
 }

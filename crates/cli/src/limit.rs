@@ -1,0 +1,190 @@
+//! The physical limit beside each result (`Run::limit`): a figure is read
+//! against what the machine can do at best. Across hosts, throughput
+//! against the line rate of the NIC that carries the data address (the
+//! kernel's `/sys/class/net/NAME/speed`, in the environment). On one host,
+//! throughput through shared memory against `pubsubperf calibrate`'s
+//! memcpy bandwidth at the smallest calibrated size at least the sample's
+//! (each sample is written once and read once: a copy is the floor), and
+//! latency against its cache-line one-way time (two cores handing one line
+//! back and forth: nothing between two cores is faster). Without a
+//! calibration or a known speed there is no limit; no figure is guessed.
+
+use pubsubperf_core::environment::Environment;
+use pubsubperf_core::result::{Limit, Run, TestKind};
+
+/// The limit of `run`, measured on the host `env` describes.
+pub fn of(run: &Run, env: &Environment) -> Option<Limit> {
+    match run.test {
+        TestKind::Throughput if env.subscriber_host.is_some() => line_rate(run, env),
+        TestKind::Throughput if matches!(run.transport.as_str(), "shm" | "intra") => {
+            memcpy(run, env)
+        }
+        TestKind::Latency if env.subscriber_host.is_none() => cache_line(run, env),
+        _ => None,
+    }
+}
+
+fn line_rate(run: &Run, env: &Environment) -> Option<Limit> {
+    let addr = env.data_address.as_deref()?;
+    let nic = env
+        .interfaces
+        .iter()
+        .find(|i| i.addresses.iter().any(|a| a == addr))?;
+    let speed = nic.speed_mbps.filter(|s| *s > 0)? as f64;
+    let t = run.throughput.as_ref()?;
+    Some(Limit {
+        what: format!("line rate of {}", nic.name),
+        value: speed,
+        unit: "Mbit/s".into(),
+        percent: Some(t.mbps * 100.0 / speed),
+        multiple: None,
+    })
+}
+
+fn memcpy(run: &Run, env: &Environment) -> Option<Limit> {
+    let cal = env.calibration.as_ref()?;
+    let (size, gb_per_s) = cal["memcpy"]
+        .as_array()?
+        .iter()
+        .filter_map(|m| Some((m["size"].as_u64()? as usize, m["gb_per_s"].as_f64()?)))
+        .filter(|(s, _)| *s >= run.size)
+        .min_by_key(|(s, _)| *s)?;
+    let mbps = gb_per_s * 8000.0;
+    let t = run.throughput.as_ref()?;
+    Some(Limit {
+        what: format!("memcpy of {}", pubsubperf_core::size::format_size(size)),
+        value: mbps,
+        unit: "Mbit/s".into(),
+        percent: Some(t.mbps * 100.0 / mbps),
+        multiple: None,
+    })
+}
+
+fn cache_line(run: &Run, env: &Environment) -> Option<Limit> {
+    let floor = crate::calibrate::floor_ns(env.calibration.as_ref()?).filter(|f| *f > 0.0)?;
+    let l = run.latency_ns.as_ref()?;
+    Some(Limit {
+        what: "cache-line one-way".into(),
+        value: floor,
+        unit: "ns".into(),
+        percent: None,
+        multiple: Some(l.p50 as f64 / floor),
+    })
+}
+
+/// The lines under a table: each run's figure against its limit.
+pub fn lines(runs: &[&Run]) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    for r in runs {
+        let Some(l) = &r.limit else { continue };
+        let mut size = pubsubperf_core::size::format_size(r.size);
+        if size.bytes().all(|b| b.is_ascii_digit()) {
+            size.push_str(" B");
+        }
+        let _ = match (l.percent, l.multiple) {
+            (Some(p), _) => writeln!(
+                s,
+                "limit: {size}: {:.1} % of the {} ({:.0} {})",
+                p, l.what, l.value, l.unit
+            ),
+            (None, Some(m)) => writeln!(
+                s,
+                "limit: {size}: p50 {:.1}x the {} ({:.1} {}, from 'pubsubperf calibrate')",
+                m, l.what, l.value, l.unit
+            ),
+            (None, None) => Ok(()),
+        };
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pubsubperf_core::environment::Interface;
+
+    fn run(test: TestKind, transport: &str, size: usize, json: serde_json::Value) -> Run {
+        let mut v = serde_json::json!({
+            "binding": "x", "transport": transport, "test": test.to_string(), "size": size,
+            "zero_copy": false, "data_type": "bytes", "reliable": true, "config": {},
+            "resources": {
+                "publisher": {"cpu_percent": 0.0, "max_rss_kib": 0, "voluntary_cs": 0, "involuntary_cs": 0},
+                "subscriber": {"cpu_percent": 0.0, "max_rss_kib": 0, "voluntary_cs": 0, "involuntary_cs": 0}
+            },
+            "intervals": [], "complete": true
+        });
+        for (k, x) in json.as_object().unwrap() {
+            v[k] = x.clone();
+        }
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn throughput(mbps: f64) -> serde_json::Value {
+        serde_json::json!({"throughput": {"sent": 1, "received": 1, "bytes": 1, "samples_per_s": 1.0,
+            "mbps": mbps, "lost": 0, "lost_percent": 0.0, "duplicates": 0, "out_of_order": 0}})
+    }
+
+    #[test]
+    fn each_run_is_read_against_its_limit() {
+        let cal = serde_json::json!({
+            "clock_ns": 20.0,
+            "cache_line": {"cores": [0, 1], "rtt_p50_ns": 130.0, "rtt_min_ns": 120.0, "one_way_p50_ns": 65.0, "round_trips": 1},
+            "memcpy": [{"size": 65536, "gb_per_s": 20.0}, {"size": 1048576, "gb_per_s": 10.0}]
+        });
+        let mut env = Environment {
+            calibration: Some(cal),
+            ..Environment::default()
+        };
+        // Shared memory at 1 KiB against memcpy of 64 KiB: 16 Gbit/s of 160.
+        let l = of(
+            &run(TestKind::Throughput, "shm", 1024, throughput(16_000.0)),
+            &env,
+        )
+        .unwrap();
+        assert_eq!(
+            (l.what.as_str(), l.value, l.percent),
+            ("memcpy of 64KiB", 160_000.0, Some(10.0))
+        );
+        // A larger sample: the next calibrated size.
+        let l = of(
+            &run(TestKind::Throughput, "shm", 100_000, throughput(8_000.0)),
+            &env,
+        )
+        .unwrap();
+        assert_eq!((l.value, l.percent), (80_000.0, Some(10.0)));
+        // Beyond every calibrated size, or over udp on one host: none.
+        assert!(
+            of(
+                &run(TestKind::Throughput, "shm", 2 << 20, throughput(1.0)),
+                &env
+            )
+            .is_none()
+        );
+        assert!(of(&run(TestKind::Throughput, "udp", 64, throughput(1.0)), &env).is_none());
+        // Latency: p50 as a multiple of the cache-line one-way time.
+        let lat = serde_json::json!({"latency_ns": {"count": 1, "mean": 650.0, "std": 0.0, "min": 650, "max": 650,
+            "p50": 650, "p90": 650, "p99": 650, "p99_9": 650, "p99_99": 650, "p99_9999": 650, "histogram": ""}});
+        let l = of(&run(TestKind::Latency, "udp", 64, lat.clone()), &env).unwrap();
+        assert_eq!((l.value, l.multiple), (65.0, Some(10.0)));
+        // Across hosts: the line rate of the data address's NIC.
+        env.subscriber_host = Some(Box::new(Environment::default()));
+        env.data_address = Some("192.0.2.1".into());
+        env.interfaces = vec![Interface {
+            name: "eth1".into(),
+            addresses: vec!["192.0.2.1".into()],
+            speed_mbps: Some(1000),
+            driver: String::new(),
+        }];
+        let r = run(TestKind::Throughput, "udp", 1024, throughput(960.0));
+        let l = of(&r, &env).unwrap();
+        assert_eq!(
+            (l.what.as_str(), l.value, l.percent),
+            ("line rate of eth1", 1000.0, Some(96.0))
+        );
+        // No speed known, or a latency across hosts: none.
+        env.interfaces[0].speed_mbps = None;
+        assert!(of(&r, &env).is_none());
+        assert!(of(&run(TestKind::Latency, "udp", 64, lat), &env).is_none());
+    }
+}
