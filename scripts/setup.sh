@@ -61,7 +61,7 @@ missing=()
 for need in ip:iproute2 nft:nftables sysctl:procps iox-roudi:iceoryx chromium:chromium \
   sockperf:sockperf idlc:cyclonedds-tools ddsperf:cyclonedds-tools fastdds:fastdds-tools \
   pkg-config:pkg-config ssh:openssh-client ssh-keygen:openssh-client sshd:openssh-server \
-  debootstrap:debootstrap stress-ng:stress-ng; do
+  debootstrap:debootstrap stress-ng:stress-ng ethtool:ethtool; do
   command -v "${need%%:*}" >/dev/null 2>&1 || missing+=("${need%%:*} (${need#*:})")
 done
 ldconfig=$(command -v ldconfig || echo /sbin/ldconfig)

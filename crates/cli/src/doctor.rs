@@ -7,7 +7,7 @@
 
 use crate::cli::DoctorArgs;
 use crate::plan::UsageError;
-use pubsubperf_doctor::{ClockState, Finding, Host, LinkReadings, Options, Verdict};
+use pubsubperf_doctor::{ClockState, Ethtool, Finding, Host, LinkReadings, Options, Verdict};
 use std::process::ExitCode;
 
 /// Runs `pubsubperf doctor`.
@@ -34,6 +34,7 @@ pub fn run(a: &DoctorArgs) -> anyhow::Result<ExitCode> {
             .then(|| link(&cores))
             .flatten(),
         clock: (here && interface.is_some()).then(clock_state),
+        ethtool: interface.as_deref().filter(|_| here).map(ethtool),
         interface,
         cores,
     };
@@ -79,6 +80,27 @@ fn link(cores: &[usize]) -> Option<LinkReadings> {
         first_ns: first.rtt_p50_ns,
         second_ns: second.rtt_p50_ns,
     })
+}
+
+/// What `ethtool -k NAME` and `ethtool -c NAME` print (standard output
+/// and error), or None each when ethtool cannot be run. The name is this
+/// host's own interface, passed as one argument.
+fn ethtool(name: &str) -> Ethtool {
+    let run = |flag: &str| {
+        std::process::Command::new("ethtool")
+            .args([flag, name])
+            .output()
+            .ok()
+            .map(|o| {
+                let mut t = String::from_utf8_lossy(&o.stdout).into_owned();
+                t.push_str(&String::from_utf8_lossy(&o.stderr));
+                t
+            })
+    };
+    Ethtool {
+        features: run("-k"),
+        coalesce: run("-c"),
+    }
 }
 
 /// The kernel clock's discipline, from `adjtimex` (read only: modes 0).

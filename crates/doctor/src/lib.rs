@@ -96,6 +96,15 @@ pub struct ClockState {
     pub est_error_us: i64,
 }
 
+/// What `ethtool -k NAME` and `ethtool -c NAME` printed for the run's
+/// interface (None: ethtool could not be run; the text of an error when it
+/// failed, e.g. "Operation not supported" on a virtual NIC).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Ethtool {
+    pub features: Option<String>,
+    pub coalesce: Option<String>,
+}
+
 /// What the checks look at.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -109,6 +118,9 @@ pub struct Options {
     pub interface: Option<String>,
     /// The clock's state (a run across hosts).
     pub clock: Option<ClockState>,
+    /// The interface's offloads and interrupt coalescing (a run across
+    /// hosts).
+    pub ethtool: Option<Ethtool>,
 }
 
 /// Every check of `host`, in a fixed order.

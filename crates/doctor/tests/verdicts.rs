@@ -2,7 +2,9 @@
 //! measuring, and a busy virtual machine in a container, each verdict and
 //! value exactly.
 
-use pubsubperf_doctor::{ClockState, Host, LinkReadings, Options, Verdict, examine, worst};
+use pubsubperf_doctor::{
+    ClockState, Ethtool, Host, LinkReadings, Options, Verdict, examine, worst,
+};
 use std::path::Path;
 
 fn write(root: &Path, files: &[(&str, &str)]) {
@@ -119,6 +121,10 @@ fn a_host_tuned_for_measuring_is_ok_throughout() {
             synchronised: true,
             est_error_us: 12,
         }),
+        ethtool: Some(Ethtool {
+            features: Some("Features for eth1:\ngeneric-receive-offload: off\nlarge-receive-offload: off [fixed]\n".into()),
+            coalesce: Some("Coalesce parameters for eth1:\nAdaptive RX: off  TX: n/a\nrx-usecs: 0\nrx-frames: 1\n".into()),
+        }),
     };
     let got = verdicts(r, &opts);
     assert_eq!(
@@ -147,6 +153,12 @@ fn a_host_tuned_for_measuring_is_ok_throughout() {
             row("steal", Verdict::Ok, "0.00 % since boot"),
             row("core-link", Verdict::Ok, "round trip 64 ns, then 70 ns"),
             row("nic", Verdict::Ok, "eth1 up, 10000 Mbit/s"),
+            row("nic-offloads", Verdict::Ok, "receive offloads off"),
+            row(
+                "nic-coalescing",
+                Verdict::Ok,
+                "eth1: adaptive rx off, rx-usecs 0"
+            ),
             row(
                 "clock-sync",
                 Verdict::Ok,
@@ -248,6 +260,10 @@ fn a_busy_vm_in_a_container_is_told_what_to_fix() {
             synchronised: false,
             est_error_us: 16_000_000,
         }),
+        ethtool: Some(Ethtool {
+            features: Some("Features for eth1:\ngeneric-receive-offload: on\nlarge-receive-offload: off [fixed]\n".into()),
+            coalesce: Some("Coalesce parameters for eth1:\nAdaptive RX: on  TX: on\nrx-usecs: 64\n".into()),
+        }),
     };
     let got = verdicts(r, &opts);
     assert_eq!(
@@ -300,6 +316,16 @@ fn a_busy_vm_in_a_container_is_told_what_to_fix() {
             row("steal", Verdict::Warn, "4.99 % since boot"),
             row("core-link", Verdict::Warn, "round trip 31 ns, then 307 ns"),
             row("nic", Verdict::Fail, "eth1 down"),
+            row(
+                "nic-offloads",
+                Verdict::Warn,
+                "eth1: generic-receive-offload on"
+            ),
+            row(
+                "nic-coalescing",
+                Verdict::Warn,
+                "eth1: adaptive rx on, rx-usecs 64"
+            ),
             row(
                 "clock-sync",
                 Verdict::Warn,

@@ -13,8 +13,88 @@ pub(crate) fn check(host: &Host, opts: &Options, out: &mut Vec<Finding>) {
     }
     if let Some(i) = &opts.interface {
         out.push(nic(host, i));
+        let e = opts.ethtool.clone().unwrap_or_default();
+        out.push(offloads(i, e.features.as_deref()));
+        out.push(coalescing(i, e.coalesce.as_deref()));
         out.push(clock_sync(host, opts));
     }
+}
+
+/// The `name: value` lines of ethtool's output.
+fn ethtool_value<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        (k.trim() == name).then(|| v.trim())
+    })
+}
+
+/// ethtool's answer was an error (not supported, no such device).
+fn ethtool_unusable(text: &str) -> bool {
+    !text
+        .lines()
+        .any(|l| l.contains(':') && !l.starts_with("Cannot") && !l.contains("not supported"))
+}
+
+fn offloads(name: &str, features: Option<&str>) -> Finding {
+    let Some(text) = features else {
+        return missing_ethtool("nic-offloads");
+    };
+    if ethtool_unusable(text) {
+        return Finding::ok("nic-offloads", "not reported by the driver");
+    }
+    let on: Vec<&str> = ["generic-receive-offload", "large-receive-offload"]
+        .into_iter()
+        .filter(|f| ethtool_value(text, f).is_some_and(|v| v.starts_with("on")))
+        .collect();
+    if on.is_empty() {
+        return Finding::ok("nic-offloads", "receive offloads off");
+    }
+    Finding::bad(
+        "nic-offloads",
+        Verdict::Warn,
+        format!("{name}: {} on", on.join(", ")),
+        "the receive path holds packets to merge them: more throughput, and a small sample may wait for the next one",
+        format!("ethtool -K {name} gro off lro off (for latency runs; keep them for throughput)"),
+    )
+}
+
+fn coalescing(name: &str, coalesce: Option<&str>) -> Finding {
+    let Some(text) = coalesce else {
+        return missing_ethtool("nic-coalescing");
+    };
+    if ethtool_unusable(text) {
+        return Finding::ok("nic-coalescing", "not reported by the driver");
+    }
+    let adaptive = text
+        .lines()
+        .find(|l| l.starts_with("Adaptive RX:"))
+        .is_some_and(|l| l["Adaptive RX:".len()..].trim_start().starts_with("on"));
+    let usecs = ethtool_value(text, "rx-usecs").and_then(|v| v.parse::<u64>().ok());
+    let value = format!(
+        "{name}: adaptive rx {}, rx-usecs {}",
+        if adaptive { "on" } else { "off" },
+        usecs.map_or("n/a".to_string(), |u| u.to_string())
+    );
+    if !adaptive && usecs.unwrap_or(0) == 0 {
+        return Finding::ok("nic-coalescing", value);
+    }
+    Finding::bad(
+        "nic-coalescing",
+        Verdict::Warn,
+        value,
+        "the NIC delays its interrupt to gather packets: each sample may wait up to that long before the kernel sees it",
+        format!("ethtool -C {name} adaptive-rx off rx-usecs 0 (for latency runs)"),
+    )
+}
+
+fn missing_ethtool(check: &str) -> Finding {
+    Finding::bad(
+        check,
+        Verdict::Warn,
+        "unknown (ethtool did not run)",
+        "the NIC's offloads and interrupt coalescing set the latency floor of a run across hosts",
+        "apt-get install ethtool",
+    )
 }
 
 fn core_link(a: f64, b: f64) -> Finding {
