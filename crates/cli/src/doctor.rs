@@ -7,7 +7,8 @@
 
 use crate::cli::DoctorArgs;
 use crate::plan::UsageError;
-use pubsubperf_doctor::{ClockState, Ethtool, Finding, Host, LinkReadings, Options, Verdict};
+use pubsubperf_doctor::probe;
+use pubsubperf_doctor::{Finding, Host, LinkReadings, Options, Verdict};
 use std::process::ExitCode;
 
 /// Runs `pubsubperf doctor`.
@@ -33,8 +34,8 @@ pub fn run(a: &DoctorArgs) -> anyhow::Result<ExitCode> {
         link: (here && !a.no_link && cores.len() == 2)
             .then(|| link(&cores))
             .flatten(),
-        clock: (here && interface.is_some()).then(clock_state),
-        ethtool: interface.as_deref().filter(|_| here).map(ethtool),
+        clock: (here && interface.is_some()).then(probe::clock_state),
+        ethtool: interface.as_deref().filter(|_| here).map(probe::ethtool),
         interface,
         cores,
     };
@@ -55,18 +56,14 @@ pub fn run(a: &DoctorArgs) -> anyhow::Result<ExitCode> {
 
 /// The interface named, or the one holding the address given.
 fn interface_of(s: &str) -> Result<String, UsageError> {
-    let Ok(ip) = s.parse::<std::net::IpAddr>() else {
+    if s.parse::<std::net::IpAddr>().is_err() {
         return Ok(s.to_string());
-    };
-    pubsubperf_core::sys::interface_addresses()
-        .into_iter()
-        .find(|(_, a)| *a == ip)
-        .map(|(name, _)| name)
-        .ok_or_else(|| {
-            UsageError(format!(
-                "--interface {s}: no interface of this host has that address (ip -br addr lists them)"
-            ))
-        })
+    }
+    pubsubperf_core::environment::interface_holding(s).ok_or_else(|| {
+        UsageError(format!(
+            "--interface {s}: no interface of this host has that address (ip -br addr lists them)"
+        ))
+    })
 }
 
 /// Two readings of the cache-line round trip between the two cores, half
@@ -82,49 +79,11 @@ fn link(cores: &[usize]) -> Option<LinkReadings> {
     })
 }
 
-/// What `ethtool -k NAME` and `ethtool -c NAME` print (standard output
-/// and error), or None each when ethtool cannot be run. The name is this
-/// host's own interface, passed as one argument.
-fn ethtool(name: &str) -> Ethtool {
-    let run = |flag: &str| {
-        std::process::Command::new("ethtool")
-            .args([flag, name])
-            .output()
-            .ok()
-            .map(|o| {
-                let mut t = String::from_utf8_lossy(&o.stdout).into_owned();
-                t.push_str(&String::from_utf8_lossy(&o.stderr));
-                t
-            })
-    };
-    Ethtool {
-        features: run("-k"),
-        coalesce: run("-c"),
-    }
-}
-
-/// The kernel clock's discipline, from `adjtimex` (read only: modes 0).
-fn clock_state() -> ClockState {
-    // SAFETY: a zeroed timex with modes 0 only reads; the kernel fills it.
-    let mut t: libc::timex = unsafe { std::mem::zeroed() };
-    // SAFETY: t is a valid, writable timex.
-    let state = unsafe { libc::adjtimex(&mut t) };
-    ClockState {
-        synchronised: state != libc::TIME_ERROR && t.status & libc::STA_UNSYNC == 0,
-        est_error_us: t.esterror as i64,
-    }
-}
-
-/// The file checks for a run pinned to `cores`, without measuring: what
-/// every measuring command keeps in its results' environment.
-pub fn quiet(cores: &[usize]) -> Vec<Finding> {
-    pubsubperf_doctor::examine(
-        &Host::this(),
-        &Options {
-            cores: cores.to_vec(),
-            ..Options::default()
-        },
-    )
+/// The checks for a run pinned to `cores` (and across hosts over
+/// `interface`), without measuring the link: what every measuring command
+/// keeps in its results' environment.
+pub fn quiet(cores: &[usize], interface: Option<&str>) -> Vec<Finding> {
+    pubsubperf_doctor::examine_here(cores, interface)
 }
 
 /// The line under a table measured on a machine with warnings (None on a

@@ -298,7 +298,7 @@ pub fn bindings_env(specs: &[pubsubperf_harness::spec::RunSpec]) -> Environment 
     env.calibration = calibrate::load();
     if let Some(s) = specs.first() {
         let cores: Vec<usize> = [s.pub_cpu, s.sub_cpu].into_iter().flatten().collect();
-        env.doctor = doctor::quiet(&cores);
+        env.doctor = doctor::quiet(&cores, None);
     }
     for s in specs {
         for b in [&s.binding, &s.peer_binding] {
@@ -370,7 +370,16 @@ pub fn execute_with(
         && let Some(s) = session.subs.first()
     {
         sink.file.environment.subscriber_host = Some(Box::new(s.environment.clone()));
-        sink.file.environment.data_address = Some(session.data_ip(first.data_address.as_deref()));
+        let data_ip = session.data_ip(first.data_address.as_deref());
+        // Across hosts: the NIC under the data address and the clock too.
+        if let Some(nic) = pubsubperf_core::environment::interface_holding(&data_ip) {
+            let cores: Vec<usize> = [first.pub_cpu, first.sub_cpu]
+                .into_iter()
+                .flatten()
+                .collect();
+            sink.file.environment.doctor = doctor::quiet(&cores, Some(&nic));
+        }
+        sink.file.environment.data_address = Some(data_ip);
     }
     let quiet = plan.quiet;
     let mut failure: Option<Fault> = None;

@@ -147,6 +147,29 @@ fn data_goes_over_the_interface_each_side_chose() {
             v["environment"]["subscriber_host"]["data_address"],
             "198.18.3.2"
         );
+        // Each host's checks of a run across hosts name its own NIC under
+        // the data address (pubsubperf doctor's, before the run).
+        for (env, nic) in [
+            (&v["environment"], "pq0"),
+            (&v["environment"]["subscriber_host"], "pq1"),
+        ] {
+            let checks = env["doctor"].as_array().expect("doctor findings");
+            let find = |name: &str| {
+                checks
+                    .iter()
+                    .find(|f| f["check"] == name)
+                    .unwrap_or_else(|| panic!("{binding}: no {name} check: {env}"))
+            };
+            assert!(
+                find("nic")["value"]
+                    .as_str()
+                    .is_some_and(|v| v.starts_with(&format!("{nic} "))),
+                "{binding}: {env}"
+            );
+            find("nic-offloads");
+            find("nic-coalescing");
+            find("clock-sync");
+        }
         let data = rx_bytes(&b, "pq1") - data_before;
         let control = rx_bytes(&b, "pp1") - control_before;
         eprintln!("{binding}: {data} bytes over the data link, {control} over the control link");

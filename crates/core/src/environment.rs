@@ -72,6 +72,16 @@ pub struct Interface {
     pub driver: String,
 }
 
+/// The interface of this host holding `address` (an IP address), other
+/// than the loopback: a run on one host has no NIC under it.
+pub fn interface_holding(address: &str) -> Option<String> {
+    let ip = address.parse::<std::net::IpAddr>().ok()?;
+    crate::sys::interface_addresses()
+        .into_iter()
+        .find(|(_, a)| *a == ip && !a.is_loopback())
+        .map(|(name, _)| name)
+}
+
 /// This host's interfaces other than loopback.
 pub fn interfaces() -> Vec<Interface> {
     let mut out: Vec<Interface> = Vec::new();

@@ -13,6 +13,7 @@
 
 mod checks;
 mod host;
+pub mod probe;
 
 pub use host::{Host, cpu_list, cpu_list_text};
 use serde::{Deserialize, Serialize};
@@ -133,6 +134,22 @@ pub fn examine(host: &Host, opts: &Options) -> Vec<Finding> {
     checks::virt::check(host, &mut v);
     checks::link::check(host, opts, &mut v);
     v
+}
+
+/// The checks of this machine without measuring the core-to-core link:
+/// what runs quietly before a measurement. With `interface` (a run across
+/// hosts), its NIC and the clock's synchronisation too.
+pub fn examine_here(cores: &[usize], interface: Option<&str>) -> Vec<Finding> {
+    examine(
+        &Host::this(),
+        &Options {
+            cores: cores.to_vec(),
+            link: None,
+            interface: interface.map(String::from),
+            clock: interface.map(|_| probe::clock_state()),
+            ethtool: interface.map(probe::ethtool),
+        },
+    )
 }
 
 /// The worst verdict of `findings` (ok when there are none).

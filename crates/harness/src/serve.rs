@@ -360,6 +360,12 @@ pub fn serve_admitted(ctl: Ctl, settings: &SessionSettings, watch: Watch) -> Res
         version: VERSION.into(),
         environment: Box::new(Environment {
             data_address: Some(data_ip.clone()),
+            // The checks of this host for a run across hosts: its NIC under
+            // the data address and its clock (the cores are the
+            // publisher's to choose: every core's).
+            doctor: pubsubperf_core::environment::interface_holding(&data_ip)
+                .map(|nic| pubsubperf_core::doctor::examine_here(&[], Some(&nic)))
+                .unwrap_or_default(),
             ..Environment::detect()
         }),
         seen_from: settings.seen_from.clone(),

@@ -865,15 +865,19 @@ fn environment_html(sources: &[Source]) -> String {
         if let Some(c) = &e.calibration {
             row("calibration", &c.to_string());
         }
-        for f in e
-            .doctor
-            .iter()
-            .filter(|f| f.verdict != pubsubperf_core::doctor::Verdict::Ok)
-        {
-            row(
-                &format!("machine: {} {}", f.verdict, f.check),
-                &format!("{} ({}; fix: {})", f.value, f.why, f.fix),
-            );
+        let hosts = std::iter::once(("machine", e))
+            .chain(e.subscriber_host.as_deref().map(|s| ("subscriber host", s)));
+        for (whose, env) in hosts {
+            for f in env
+                .doctor
+                .iter()
+                .filter(|f| f.verdict != pubsubperf_core::doctor::Verdict::Ok)
+            {
+                row(
+                    &format!("{whose}: {} {}", f.verdict, f.check),
+                    &format!("{} ({}; fix: {})", f.value, f.why, f.fix),
+                );
+            }
         }
         h.push_str("</tbody>\n</table>\n");
     }
