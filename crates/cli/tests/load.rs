@@ -6,6 +6,10 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The tests that start stressors run one at a time: each checks that
+/// none is left, which another's would fail.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_pubsubperf"))
 }
@@ -58,6 +62,7 @@ impl Drop for Reap {
 
 #[test]
 fn a_run_under_load_records_it_and_ctrl_c_ends_every_stressor() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let out = Command::new("stress-ng").arg("--version").output();
     assert!(
         out.is_ok_and(|o| o.status.success()),
@@ -161,4 +166,65 @@ fn bad_loads_are_one_line_exit_2() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// A sweep's `load` axis: each cell once per profile, the profile in its
+/// key, the loaded cell's runs carrying `config.load`, nothing left.
+#[test]
+fn a_sweep_runs_each_cell_under_each_load() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = d.join("load.toml");
+    std::fs::write(
+        &file,
+        "name = \"load-sweep\"\n\
+         [matrix]\n\
+         bindings = [\"mock\"]\n\
+         sizes = [64]\n\
+         load = [\"none\", \"cpu\"]\n\
+         [settings]\n\
+         count = 200\n\
+         warmup = \"0s\"\n\
+         cpu = \"none\"\n\
+         echo_timeout = \"5s\"\n",
+    )
+    .unwrap();
+    let json = d.join("sweep.json");
+    let db = d.join("r.sqlite");
+    let o = bin()
+        .args([
+            "sweep",
+            file.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+            "--json",
+        ])
+        .arg(&json)
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("latency/mock/transport=default/size=64/load=none"),
+        "{err}"
+    );
+    assert!(
+        err.contains("latency/mock/transport=default/size=64/load=cpu"),
+        "{err}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let loads: Vec<serde_json::Value> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["config"]["load"]["profile"].clone())
+        .collect();
+    assert_eq!(loads, [serde_json::Value::Null, "cpu".into()], "{v}");
+    assert!(
+        until(Duration::from_secs(3), || stressors().is_empty()),
+        "stressors left behind"
+    );
 }
