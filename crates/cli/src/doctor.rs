@@ -2,8 +2,9 @@
 //! (or a tree given with `--root`), with the core-to-core link measured
 //! twice by `calibrate`'s cache-line round trip and the clock's
 //! synchronisation read from the kernel (`adjtimex`). Every measuring
-//! command runs the file checks quietly first ([`quiet`]) and keeps their
-//! findings in the results' environment.
+//! command runs the file checks quietly first
+//! (`pubsubperf_doctor::examine_here`) and keeps their findings in the
+//! results' environment.
 
 use crate::cli::DoctorArgs;
 use crate::plan::UsageError;
@@ -77,13 +78,6 @@ fn link(cores: &[usize]) -> Option<LinkReadings> {
         first_ns: first.rtt_p50_ns,
         second_ns: second.rtt_p50_ns,
     })
-}
-
-/// The checks for a run pinned to `cores` (and across hosts over
-/// `interface`), without measuring the link: what every measuring command
-/// keeps in its results' environment.
-pub fn quiet(cores: &[usize], interface: Option<&str>) -> Vec<Finding> {
-    pubsubperf_doctor::examine_here(cores, interface)
 }
 
 /// The line under a table measured on a machine with warnings (None on a

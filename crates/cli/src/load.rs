@@ -107,7 +107,9 @@ impl Load {
 /// Stressors running; ended when dropped.
 pub struct Stressors {
     child: Child,
-    _dir: tempfile_dir::PrivateDir,
+    /// stress-ng's files (`--hdd`): a private directory (mode 0700, a
+    /// name no one can guess), removed with what is in it.
+    _dir: tempfile::TempDir,
 }
 
 /// How long the stressors are given to start before the first run.
@@ -129,7 +131,10 @@ impl Stressors {
             .stderr(Stdio::null())
             .status()
             .map_err(|_| missing())?;
-        let dir = tempfile_dir::PrivateDir::new()
+        let dir = tempfile::Builder::new()
+            .prefix("pubsubperf-load-")
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .tempdir()
             .map_err(|e| UsageError(format!("--load: a temporary directory: {e}")))?;
         let mut cmd = Command::new(&load.command[0]);
         cmd.args(&load.command[1..])
@@ -192,44 +197,6 @@ impl Drop for Stressors {
         // SAFETY: as above; the group's workers too.
         unsafe { libc::kill(-pgid, libc::SIGKILL) };
         let _ = self.child.wait();
-    }
-}
-
-/// A private directory for stress-ng's files (`--hdd`), made with mkdtemp
-/// (mode 0700, a name no one can guess) and removed with what is in it.
-mod tempfile_dir {
-    use std::path::{Path, PathBuf};
-
-    pub struct PrivateDir(PathBuf);
-
-    impl PrivateDir {
-        pub fn new() -> std::io::Result<PrivateDir> {
-            let mut template = std::env::temp_dir()
-                .join("pubsubperf-load-XXXXXX")
-                .into_os_string()
-                .into_encoded_bytes();
-            template.push(0);
-            // SAFETY: a NUL-terminated, writable template.
-            let p = unsafe { libc::mkdtemp(template.as_mut_ptr().cast()) };
-            if p.is_null() {
-                return Err(std::io::Error::last_os_error());
-            }
-            template.pop();
-            Ok(PrivateDir(PathBuf::from(
-                // SAFETY: bytes of an OsString, as taken above.
-                unsafe { std::ffi::OsString::from_encoded_bytes_unchecked(template) },
-            )))
-        }
-
-        pub fn path(&self) -> &Path {
-            &self.0
-        }
-    }
-
-    impl Drop for PrivateDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
     }
 }
 

@@ -297,8 +297,7 @@ pub fn bindings_env(specs: &[pubsubperf_harness::spec::RunSpec]) -> Environment 
     let mut env = Environment::detect();
     env.calibration = calibrate::load();
     if let Some(s) = specs.first() {
-        let cores: Vec<usize> = [s.pub_cpu, s.sub_cpu].into_iter().flatten().collect();
-        env.doctor = doctor::quiet(&cores, None);
+        env.doctor = pubsubperf_doctor::examine_here(&pinned(s), None);
     }
     for s in specs {
         for b in [&s.binding, &s.peer_binding] {
@@ -308,6 +307,11 @@ pub fn bindings_env(specs: &[pubsubperf_harness::spec::RunSpec]) -> Environment 
         }
     }
     env
+}
+
+/// The cores a run pins its two sides to.
+fn pinned(s: &pubsubperf_harness::spec::RunSpec) -> Vec<usize> {
+    [s.pub_cpu, s.sub_cpu].into_iter().flatten().collect()
 }
 
 /// Runs every spec of a plan on one session, pushing each finished run into
@@ -373,11 +377,8 @@ pub fn execute_with(
         let data_ip = session.data_ip(first.data_address.as_deref());
         // Across hosts: the NIC under the data address and the clock too.
         if let Some(nic) = pubsubperf_core::environment::interface_holding(&data_ip) {
-            let cores: Vec<usize> = [first.pub_cpu, first.sub_cpu]
-                .into_iter()
-                .flatten()
-                .collect();
-            sink.file.environment.doctor = doctor::quiet(&cores, Some(&nic));
+            sink.file.environment.doctor =
+                pubsubperf_doctor::examine_here(&pinned(first), Some(&nic));
         }
         sink.file.environment.data_address = Some(data_ip);
     }

@@ -145,7 +145,7 @@ pub fn run(q: &QuickArgs) -> anyhow::Result<ExitCode> {
     let (a, b) = crate::plan::parse_cpu(None, pubsubperf_core::sys::cores())?;
     sink.file.environment.calibration = crate::calibrate::load();
     sink.file.environment.doctor =
-        crate::doctor::quiet(&[a, b].into_iter().flatten().collect::<Vec<_>>(), None);
+        pubsubperf_doctor::examine_here(&[a, b].into_iter().flatten().collect::<Vec<_>>(), None);
     println!(
         "pubsubperf {}: quick comparison, {} per test, latency at 64 B and 4 KiB, throughput at 1 KiB (best effort: the highest rate with loss ≤ {BEST_EFFORT_MAX_LOSS} %, at most {SEARCH_TRIALS} trials)",
         env!("CARGO_PKG_VERSION"),

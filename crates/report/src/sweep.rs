@@ -59,6 +59,9 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+#[path = "sweep_load_axis.rs"]
+mod load_axis;
+
 /// A parsed sweep file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sweep {
@@ -624,28 +627,7 @@ fn expand(
             }
         }
     }
-    Ok(with_load_axis(cells, &m.load))
-}
-
-/// Each cell once per `load` profile (`none`: no `--load`), the profile in
-/// its key; the cells as they are without the axis.
-fn with_load_axis(cells: Vec<Cell>, loads: &[String]) -> Vec<Cell> {
-    if loads.is_empty() {
-        return cells;
-    }
-    let mut out = Vec::new();
-    for c in cells {
-        for l in loads {
-            let mut c = c.clone();
-            c.key = format!("{}/load={l}", c.key);
-            if l != "none" {
-                c.args.extend(["--load".into(), l.clone()]);
-            }
-            c.digest = fnv1a(&c.args.join("\u{1f}"));
-            out.push(c);
-        }
-    }
-    out
+    Ok(load_axis::with_load_axis(cells, &m.load))
 }
 
 fn transports_for(
@@ -822,36 +804,6 @@ latency_every = 10
 [binding.tcp]
 socket_buffer = "1MiB"
 "#;
-
-    #[test]
-    fn a_load_axis_runs_each_cell_under_each_profile() {
-        let s = parse(
-            "[matrix]\nbindings = [\"udp\"]\nsizes = [64]\nload = [\"none\", \"cpu\"]\n",
-            "x",
-        )
-        .unwrap();
-        let keys: Vec<&str> = s.cells.iter().map(|c| c.key.as_str()).collect();
-        assert_eq!(
-            keys,
-            [
-                "latency/udp/transport=default/size=64/load=none",
-                "latency/udp/transport=default/size=64/load=cpu"
-            ]
-        );
-        assert!(!s.cells[0].args.contains(&"--load".to_string()));
-        assert!(
-            s.cells[1]
-                .args
-                .ends_with(&["--load".to_string(), "cpu".to_string()])
-        );
-        assert_ne!(s.cells[0].digest, s.cells[1].digest);
-        let e = parse(
-            "[matrix]\nbindings = [\"udp\"]\nsizes = [64]\n[settings]\nload = \"cpu\"\n",
-            "x",
-        )
-        .unwrap_err();
-        assert!(e.contains("settings.load: set by the matrix"), "{e}");
-    }
 
     #[test]
     fn expands_matrix_repetition_major() {

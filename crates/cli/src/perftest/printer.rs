@@ -365,30 +365,12 @@ impl Printer {
             percentiles_ns: [l.p50, l.p90, l.p99, l.p99_99, l.p99_9999],
             cpu: cpu.unwrap_or(0.0),
         };
-        match self.format {
-            Format::Csv => {
-                self.summary_header(Lines::Latency)?;
-                let line = formats::csv_latency_summary(self.clock, &s);
-                writeln!(self.out, "{line}{}", formats::csv_cpu(cpu))?;
-            }
-            Format::Legacy => {
-                let line = formats::legacy_latency_summary(self.clock, &s);
-                writeln!(self.out, "{line}{}", formats::legacy_cpu(cpu))?;
-            }
-            Format::Json => {
-                if self.intervals {
-                    write!(self.out, "\n\t\t\t],\n")?;
-                }
-                let line = formats::json_latency_summary(self.clock, &s);
-                write!(
-                    self.out,
-                    "{line}{}\n\t\t\t}}\n\t\t}}",
-                    formats::json_cpu(cpu, 4)
-                )?;
-            }
-        }
-        self.block = None;
-        self.out.flush()
+        let clock = self.clock;
+        self.end_summary(Lines::Latency, cpu, |f| match f {
+            Format::Csv => formats::csv_latency_summary(clock, &s),
+            Format::Legacy => formats::legacy_latency_summary(clock, &s),
+            Format::Json => formats::json_latency_summary(clock, &s),
+        })
     }
 
     /// A size's throughput summary (a subscriber's): `packets` received
@@ -413,26 +395,41 @@ impl Printer {
             lost_percent: lost_percent(packets, lost),
             cpu: cpu.unwrap_or(0.0),
         };
+        self.end_summary(Lines::Throughput, cpu, |f| match f {
+            Format::Csv => formats::csv_throughput_summary(&s),
+            Format::Legacy => formats::legacy_throughput_summary(&s),
+            Format::Json => formats::json_throughput_summary(&s),
+        })
+    }
+
+    /// A summary line of `lines` in this format (`line` writes its figures),
+    /// with its header (CSV), its CPU, and the JSON element's closing; the
+    /// size's block ends.
+    fn end_summary(
+        &mut self,
+        lines: Lines,
+        cpu: Option<f64>,
+        line: impl Fn(Format) -> String,
+    ) -> std::io::Result<()> {
+        let text = line(self.format);
         match self.format {
             Format::Csv => {
-                self.summary_header(Lines::Throughput)?;
-                let line = formats::csv_throughput_summary(&s);
-                writeln!(self.out, "{line}{}", formats::csv_cpu(cpu))?;
+                self.summary_header(lines)?;
+                writeln!(self.out, "{text}{}", formats::csv_cpu(cpu))?;
             }
-            Format::Legacy => {
-                let line = formats::legacy_throughput_summary(&s);
-                writeln!(self.out, "{line}{}", formats::legacy_cpu(cpu))?;
-            }
+            Format::Legacy => writeln!(self.out, "{text}{}", formats::legacy_cpu(cpu))?,
             Format::Json => {
-                // Perftest closes a throughput element's intervals without
-                // a new line first.
                 if self.intervals {
-                    writeln!(self.out, "\t\t\t],")?;
+                    // Perftest closes a throughput element's intervals
+                    // without a new line first.
+                    match lines {
+                        Lines::Latency => write!(self.out, "\n\t\t\t],\n")?,
+                        Lines::Throughput => writeln!(self.out, "\t\t\t],")?,
+                    }
                 }
-                let line = formats::json_throughput_summary(&s);
                 write!(
                     self.out,
-                    "{line}{}\n\t\t\t}}\n\t\t}}",
+                    "{text}{}\n\t\t\t}}\n\t\t}}",
                     formats::json_cpu(cpu, 4)
                 )?;
             }
