@@ -78,10 +78,7 @@ pub fn lines(runs: &[&Run]) -> String {
     let mut s = String::new();
     for r in runs {
         let Some(l) = &r.limit else { continue };
-        let mut size = pubsubperf_core::size::format_size(r.size);
-        if size.bytes().all(|b| b.is_ascii_digit()) {
-            size.push_str(" B");
-        }
+        let size = pubsubperf_core::size::format_size_with_unit(r.size);
         let _ = match (l.percent, l.multiple) {
             (Some(p), _) => writeln!(
                 s,

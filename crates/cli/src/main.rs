@@ -14,6 +14,7 @@ mod find_max;
 mod interrupt;
 mod limit;
 mod load;
+mod one_way;
 mod output;
 mod perftest;
 mod plan;
@@ -463,6 +464,7 @@ pub fn print_tables(runs: &[Run], env: &Environment) {
         match r.test {
             TestKind::Latency => {
                 print!("{}", output::latency_table(&refs));
+                print!("{}", one_way::lines(&refs));
                 print!("{}", limit::lines(&refs));
             }
             TestKind::Throughput if ramp::demand_of(r).is_some() => {

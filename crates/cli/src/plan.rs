@@ -713,11 +713,6 @@ impl TestRequest {
                 connect.len()
             )));
         }
-        if self.one_way && !connect.is_empty() {
-            return Err(UsageError(
-                "--one-way: needs both sides on one host (one clock); drop --connect".into(),
-            ));
-        }
         let connect_publishers: Vec<String> = self
             .connect_publishers
             .as_deref()

@@ -18,6 +18,15 @@ fn addr(flag: &str, s: &str) -> Result<SocketAddr, UsageError> {
         .ok_or_else(|| UsageError(format!("{flag} '{s}': expected HOST:PORT")))
 }
 
+/// `--delay-to`: a network, or one address as its own /32 or /128.
+fn network(s: &str) -> Result<pubsubperf_relay::IpNetwork, UsageError> {
+    s.parse().map_err(|_| {
+        UsageError(format!(
+            "--delay-to '{s}': expected a network ADDR/PREFIX (198.18.2.0/24) or one address"
+        ))
+    })
+}
+
 impl RelayArgs {
     /// The relay's configuration, validated.
     pub fn config(&self) -> Result<(Config, Option<Duration>), UsageError> {
@@ -29,6 +38,12 @@ impl RelayArgs {
         let delay = parse_duration("--delay", &self.delay)?;
         if delay > Duration::from_secs(10) {
             return Err(UsageError(format!("--delay {}: at most 10s", self.delay)));
+        }
+        let delay_to = self.delay_to.as_deref().map(network).transpose()?;
+        if delay_to.is_some() && delay.is_zero() {
+            return Err(UsageError(
+                "--delay-to: needs --delay (what to add towards that network)".into(),
+            ));
         }
         if let Some(p) = self.rt_priority
             && !(1..=99).contains(&p)
@@ -45,6 +60,7 @@ impl RelayArgs {
                 listen,
                 target,
                 delay,
+                delay_to,
                 udp: self.proto != Some(ProtoArg::Tcp),
                 tcp: self.proto != Some(ProtoArg::Udp),
                 rt_priority: self.rt_priority,
@@ -69,8 +85,10 @@ pub fn run(a: &RelayArgs) -> anyhow::Result<ExitCode> {
         Target::Transparent => "original destinations (transparent)".into(),
     };
     eprintln!(
-        "pubsubperf relay: {protos} on {at} -> {to}, delay {:?} each way",
-        cfg.delay
+        "pubsubperf relay: {protos} on {at} -> {to}, delay {:?} {}",
+        cfg.delay,
+        cfg.delay_to
+            .map_or_else(|| "each way".into(), |n| format!("towards {n} only"))
     );
     let start = Instant::now();
     while !INTERRUPTED.load(Ordering::Relaxed) && duration.is_none_or(|d| start.elapsed() < d) {

@@ -28,6 +28,8 @@ struct Agent {
     addr: String,
     lines: Receiver<String>,
     token_file: PathBuf,
+    /// Started by `unshare` in a time namespace ([`Agent::start_ahead`]).
+    ahead: bool,
     _dir: tempfile::TempDir,
 }
 
@@ -42,6 +44,25 @@ impl Agent {
             .arg(&token_file)
             .args(extra);
         Agent::launch(cmd, token_file, dir)
+    }
+
+    /// [`Agent::start`] in a time namespace of its own (`unshare --time
+    /// --monotonic SECONDS`): its `CLOCK_MONOTONIC` is `seconds` ahead of
+    /// ours, a clock offset known exactly (root).
+    fn start_ahead(seconds: u64) -> Agent {
+        pubsubperf_testkit::require::root("a time namespace (unshare --time)");
+        pubsubperf_testkit::require::command("unshare", "util-linux");
+        let dir = tempfile::tempdir().unwrap();
+        let token_file = dir.path().join("agent.token");
+        let mut cmd = Command::new("unshare");
+        cmd.args(["--time", "--fork", "--kill-child", "--monotonic"])
+            .arg(seconds.to_string())
+            .arg(env!("CARGO_BIN_EXE_pubsubperf"))
+            .args(["agent", "--listen", "127.0.0.1:0", "--token-file"])
+            .arg(&token_file);
+        let mut agent = Agent::launch(cmd, token_file, dir);
+        agent.ahead = true;
+        agent
     }
 
     /// An agent whose token file is `path`, named by the environment.
@@ -69,6 +90,7 @@ impl Agent {
             addr: String::new(),
             lines,
             token_file,
+            ahead: false,
             _dir: dir,
         };
         let line = agent.expect("listening on", Duration::from_secs(10));
@@ -89,7 +111,13 @@ impl Agent {
         }
     }
 
+    /// The agent's process (under `unshare`, the one it started).
     fn pid(&self) -> u32 {
+        if self.ahead
+            && let Some(&agent) = children(self.child.id()).first()
+        {
+            return agent;
+        }
         self.child.id()
     }
 
@@ -137,9 +165,11 @@ impl Agent {
 
 impl Drop for Agent {
     fn drop(&mut self) {
+        // Its sessions, then the agent (and `unshare`, which started it).
         for c in children(self.pid()) {
             kill9(c);
         }
+        kill9(self.pid());
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -1095,4 +1125,64 @@ fn a_missing_qos_dir_is_refused_by_the_agent() {
         "{}",
         stderr(&o)
     );
+}
+
+/// One-way latency across hosts: the agent's clock is 1000 s ahead of the
+/// publisher's (a time namespace), a known offset that the estimate before
+/// and after the run must hold within its bound; both directions are
+/// recorded and add up to the round trip.
+#[test]
+fn one_way_across_hosts_recovers_a_known_clock_offset_within_its_bound() {
+    const AHEAD_NS: i128 = 1_000_000_000_000;
+    let agent = Agent::start_ahead(1000);
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("r.json");
+    let o = agent
+        .publisher(
+            "latency",
+            "udp",
+            &["-s", "64", "-n", "2000", "--one-way", "--json"],
+        )
+        .arg(&j)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&j).unwrap()).unwrap();
+    let r = &v["runs"][0];
+    let ow = &r["one_way"];
+    assert_eq!(ow["clocks"], "estimated", "{ow}");
+    let off = &ow["offsets"][0];
+    let within = |at: &str, bound: &str| {
+        let err = (i128::from(off[at].as_i64().unwrap()) - AHEAD_NS).unsigned_abs();
+        let b = u128::from(off[bound].as_u64().unwrap());
+        assert!(err <= b, "{at}: off by {err} ns, bound {b} ns: {off}");
+    };
+    within("before_ns", "before_bound_ns");
+    within("after_ns", "after_bound_ns");
+    assert_eq!(off["probes"], 64);
+    // The run's bound covers both estimates' and the drift's.
+    assert!(ow["bound_ns"].as_u64().unwrap() >= 2 * off["before_bound_ns"].as_u64().unwrap());
+    for d in ["forward", "back"] {
+        assert_eq!(ow[d]["count"], 2000, "{d}: {ow}");
+    }
+    // The headline: forward where the bound is at most a tenth of its
+    // p50, else round trip / 2, whose mean is then half the two
+    // directions' (each round trip is forward + back; 1 ns for rounding).
+    let (bound, fwd_p50) = (
+        ow["bound_ns"].as_u64().unwrap(),
+        ow["forward"]["p50"].as_u64().unwrap(),
+    );
+    let mean = |x: &serde_json::Value| x["mean"].as_f64().unwrap();
+    if bound * 10 <= fwd_p50 {
+        assert_eq!(ow["headline"], "forward");
+        assert_eq!(r["latency_ns"], ow["forward"]);
+    } else {
+        assert_eq!(ow["headline"], "round trip / 2");
+        if ow["below_zero"] == 0 {
+            let sum = mean(&ow["forward"]) + mean(&ow["back"]);
+            assert!((sum / 2.0 - mean(&r["latency_ns"])).abs() <= 1.0, "{ow}");
+        }
+    }
+    assert!(r["latency_method"].as_str().unwrap().contains("+-"), "{r}");
+    agent.wait_idle(Duration::from_secs(5));
 }

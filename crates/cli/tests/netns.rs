@@ -766,6 +766,101 @@ fn relay_delay_of_1ms_is_measured_as_1ms() {
     }
 }
 
+/// One-way latency across hosts, against two known answers: the
+/// subscriber's host runs in a time namespace 1000 s ahead (its clock
+/// offset is known exactly), and the relay delays the data path by 1 ms
+/// towards the subscriber only. The control connection, over which the
+/// clocks are probed, takes a direct link of its own (a symmetric path, as
+/// a clock synchronisation needs): the offset must be recovered within its
+/// bound, and the 1 ms must show in the forward direction, not the back.
+#[test]
+fn one_way_across_hosts_shows_a_one_way_delay_and_recovers_the_clock_offset() {
+    require_netns();
+    pubsubperf_testkit::require::command("unshare", "util-linux");
+    // The relay spins: the two cores are this test's.
+    let _alone = alone();
+    let (mut lab, a, r, b) = Lab::three_hosts();
+    lab.link(&a, "pq0", "198.18.4.1/24", &b, "pq1", "198.18.4.2/24");
+    let relay = lab.relay_with(&r, "1ms", &["--delay-to", "198.18.2.0/24"]);
+    let sub_at = format!("198.18.4.2:{CTRL}");
+    lab.serve_under(
+        &b,
+        &[
+            "unshare",
+            "--time",
+            "--fork",
+            "--kill-child",
+            "--monotonic",
+            "1000",
+        ],
+        &[
+            "sub",
+            "--listen",
+            &sub_at,
+            "--data-address",
+            "pp1",
+            "--allow-destination",
+            "198.18.1.1",
+        ],
+    );
+    let d = tmp();
+    let j = d.path().join("r.json");
+    let o = lab.run(
+        &a,
+        &[
+            "latency",
+            "-b",
+            "udp",
+            "--connect",
+            &sub_at,
+            "--data-address",
+            "198.18.1.1",
+            "-s",
+            "64",
+            "-n",
+            "1000",
+            "--warmup",
+            "200ms",
+            "--one-way",
+            "-q",
+            "--json",
+            j.to_str().unwrap(),
+        ],
+    );
+    let late = lab.stop_relay(relay);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = &json(&j)["runs"][0];
+    let ow = &run["one_way"];
+    assert_eq!(ow["clocks"], "estimated", "{ow}");
+    let off = &ow["offsets"][0];
+    let err = (i128::from(off["before_ns"].as_i64().unwrap()) - 1_000_000_000_000).unsigned_abs();
+    assert!(
+        err <= u128::from(u(&off["before_bound_ns"])),
+        "offset off by {err} ns: {off}"
+    );
+    let bound = u(&ow["bound_ns"]) as f64;
+    let (fwd, back) = (
+        u(&ow["forward"]["p50"]) as f64,
+        u(&ow["back"]["p50"]) as f64,
+    );
+    // What the relay added one way: 1 ms plus its own lateness. Each
+    // direction is within the bound of the truth; 50 µs more for what
+    // else differs between the two paths (the subscriber's turnaround is
+    // in the back direction).
+    let added = 1e6 + late;
+    eprintln!(
+        "one-way p50 forward {:.1} us, back {:.1} us, relay added {:.1} us, bound {:.1} us, offset {off}",
+        fwd / 1e3,
+        back / 1e3,
+        added / 1e3,
+        bound / 1e3
+    );
+    assert!(
+        (fwd - back - added).abs() <= 2.0 * bound + 50e3,
+        "forward {fwd} - back {back} should be the relay's {added} ns (bound {bound}): {ow}"
+    );
+}
+
 /// A 30-second run of `test` over `binding` with `extra` flags, from host
 /// a of a two-host lab to a `sub --listen` on host b, going on.
 struct LongRun {

@@ -105,6 +105,10 @@ pub struct Run {
     /// (the mock binding).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_clock: Option<String>,
+    /// `--one-way`: latency in each direction, and how the two clocks were
+    /// related.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub one_way: Option<OneWay>,
     /// Ping counts (latency tests): how many pings went out while
     /// measuring and how many came back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -159,6 +163,64 @@ pub struct Run {
     /// Measured duration in seconds (warm-up excluded).
     #[serde(default)]
     pub duration_s: f64,
+}
+
+/// A `--one-way` latency run's two directions ([`Run::one_way`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OneWay {
+    /// Publisher to subscriber: the subscriber's receive time minus the
+    /// ping's send time, less the clocks' offset.
+    pub forward: LatencySummary,
+    /// Subscriber to publisher: the echo's arrival minus the subscriber's
+    /// receive time, plus the clocks' offset (the subscriber's turnaround,
+    /// receive to echo, is in this direction, as it is in a round trip).
+    pub back: LatencySummary,
+    /// `one clock` (both sides on one host) or `estimated` (across hosts:
+    /// probes over the control channel, see `offsets`).
+    pub clocks: String,
+    /// Across hosts: each subscriber's clock offset, before and after.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub offsets: Vec<ClockOffset>,
+    /// Every one-way value is within this many ns of the truth (0 on one
+    /// host): the offset's error over the run.
+    pub bound_ns: u64,
+    /// Values below zero after the offset's correction, recorded as 0 (an
+    /// offset error, within the bound).
+    #[serde(default)]
+    pub below_zero: u64,
+    /// What the run's `latency_ns` is: `forward`, or `round trip / 2` where
+    /// the bound is more than a tenth of the forward p50.
+    pub headline: String,
+    /// Round trip / 2, where `latency_ns` holds `forward` instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_trip_half: Option<LatencySummary>,
+}
+
+/// One subscriber's clock offset across hosts ([`OneWay::offsets`]): its
+/// `CLOCK_MONOTONIC` minus the publisher's, estimated before and after the
+/// run from probes over the control channel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClockOffset {
+    /// Subscriber index.
+    pub subscriber: usize,
+    /// The offset before the run, ns (the one the run's values are
+    /// corrected with).
+    pub before_ns: i64,
+    /// Its bound, ns: the true offset is within `before_ns` ± this.
+    pub before_bound_ns: u64,
+    /// The fastest probe's round trip less the subscriber's turnaround, ns.
+    pub before_min_delay_ns: u64,
+    /// The offset after the run, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_ns: Option<i64>,
+    /// Its bound, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_bound_ns: Option<u64>,
+    /// How fast the offset moved over the run, parts per million.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift_ppm: Option<f64>,
+    /// Probes per estimate.
+    pub probes: u32,
 }
 
 /// Where a run's sides ran, by inventory name ([`Run::hosts`]).
@@ -399,6 +461,7 @@ mod tests {
                 latency_ns: Some(rec.summary()),
                 latency_method: Some("one-way = round trip / 2".into()),
                 latency_clock: Some("clock_monotonic".into()),
+                one_way: None,
                 pings: None,
                 throughput: Some(tp),
                 intervals: vec![],

@@ -67,6 +67,16 @@ pub fn format_size(n: usize) -> String {
     n.to_string()
 }
 
+/// [`format_size`] with its unit always said (`64 B`, `1KiB`), for prose.
+pub fn format_size_with_unit(n: usize) -> String {
+    let s = format_size(n);
+    if s.bytes().all(|b| b.is_ascii_digit()) {
+        format!("{s} B")
+    } else {
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,6 +15,8 @@
 //! - [`serve`]: the subscriber host's end of a session; [`agent`]: a host
 //!   that serves sessions one after another, each in a process of its own,
 //!   to publishers that present its [`token`];
+//! - [`clock_offset`]: the two hosts' clock offset, for one-way latency
+//!   across hosts;
 //! - [`search`]: the maximum throughput search;
 //! - [`profiler`]: `--profile`, a side's system calls traced over its run.
 //!
@@ -26,6 +28,7 @@ pub mod agent;
 pub mod auth;
 pub mod channel;
 mod check_every;
+pub mod clock_offset;
 pub mod destinations;
 pub mod escape;
 pub mod extra;

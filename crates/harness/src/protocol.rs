@@ -19,8 +19,9 @@ use std::time::Duration;
 /// versions refuse each other (see [`Msg::Hello`]). 3: the token is never
 /// sent; a challenge-response proves it and keys every later frame. 4:
 /// every sample carries the run's key (`RunSpec::run_key`), the header is
-/// 24 bytes, subscribers count foreign samples.
-pub const PROTOCOL: u32 = 4;
+/// 24 bytes, subscribers count foreign samples. 5: clock probes
+/// ([`Msg::ClockProbe`]) for one-way latency across hosts.
+pub const PROTOCOL: u32 = 5;
 
 /// A control message.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -151,6 +152,26 @@ pub enum Msg {
         /// `--profile`: this subscriber's profile.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         profile: Option<Box<pubsubperf_core::profile::SideProfile>>,
+    },
+    /// Publisher → subscriber, between runs: one probe of the two hosts'
+    /// clocks ([`crate::clock_offset`]); answered at once with a
+    /// [`Msg::ClockEcho`].
+    ClockProbe {
+        /// The publisher's `CLOCK_MONOTONIC` when it sent the probe, ns.
+        t1: u64,
+    },
+    /// Subscriber → publisher: the answer to a [`Msg::ClockProbe`].
+    ClockEcho {
+        /// The probe's `t1`.
+        t1: u64,
+        /// The subscriber's `CLOCK_MONOTONIC` when the probe arrived, ns.
+        t2: u64,
+        /// The subscriber's `CLOCK_MONOTONIC` when it sent this answer, ns.
+        t3: u64,
+        /// The publisher's `CLOCK_MONOTONIC` when this answer arrived, ns:
+        /// stamped by the publisher's reader thread, never on the wire.
+        #[serde(skip)]
+        t4: u64,
     },
     /// Publisher → subscriber: the session is over.
     Bye,

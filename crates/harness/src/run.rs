@@ -7,9 +7,11 @@
 //! ([`Binding::now_ns`]: `CLOCK_MONOTONIC` for every real binding; but see
 //! [`round_trip_clock`] for busy waits) and sends it; the subscriber echoes a sample of the same size; when the echo
 //! arrives the publisher records `(now - stamp) / 2`: **one-way latency =
-//! round trip / 2** (as Perftest and ddsperf report it). With `--one-way`
-//! (one host only), the subscriber writes its receive time into the echo and
-//! the publisher records `receive time - stamp` instead. Samples sent during
+//! round trip / 2** (as Perftest and ddsperf report it). With `--one-way`,
+//! the subscriber writes its receive time into the echo and the publisher
+//! records each direction too ([`one_way`]); across hosts the subscriber's
+//! clock offset is estimated before and after the run
+//! ([`crate::clock_offset`]). Samples sent during
 //! `--warmup` are flagged and not recorded. Without `--rate`, each ping goes
 //! out as soon as the previous echo came back: with `--receive listener`
 //! (and no `--wait busy`) written by the echo's callback on the
@@ -53,6 +55,7 @@ use std::time::Duration;
 mod collect;
 mod interval_books;
 mod latency;
+pub mod one_way;
 mod setup;
 mod throughput;
 
@@ -61,6 +64,7 @@ use collect::{
 };
 use interval_books::IntervalBooks;
 use latency::latency_loop;
+use one_way::{Clocks, Directions};
 use setup::{Endpoints, interval_store, start};
 use throughput::throughput_loop;
 
@@ -136,12 +140,22 @@ impl<B: Binding> clock::RoundTrip for BindingClock<B> {
     }
 }
 
-/// The text that goes with every latency figure.
-pub fn latency_method(spec: &RunSpec) -> String {
-    if spec.one_way {
-        "one-way = subscriber receive time - publisher send time (same host clock)".into()
-    } else {
-        "one-way = round trip / 2".into()
+/// The text that goes with every latency figure: its headline, which for
+/// `--one-way` is known once the run's clocks are ([`one_way::finish`]).
+pub fn latency_method(one_way: Option<&pubsubperf_core::result::OneWay>) -> String {
+    match one_way {
+        Some(o) if o.headline == "forward" && o.clocks == "one clock" => {
+            "one-way = subscriber receive time - publisher send time (same host clock)".into()
+        }
+        Some(o) if o.headline == "forward" => format!(
+            "one-way = subscriber receive time - publisher send time - clock offset (estimated, +-{:.1} us)",
+            o.bound_ns as f64 / 1e3
+        ),
+        Some(o) => format!(
+            "one-way = round trip / 2 (the clock offset's bound, +-{:.1} us, is more than a tenth of the forward p50; both directions in one_way)",
+            o.bound_ns as f64 / 1e3
+        ),
+        None => "one-way = round trip / 2".into(),
     }
 }
 
@@ -193,6 +207,10 @@ fn run_over<B: Binding>(
     spec: &RunSpec,
     on_interval: &mut dyn FnMut(&Interval),
 ) -> RunOutcome {
+    let mut clocks = match probe_clocks(s, spec) {
+        Ok(c) => c,
+        Err(f) => return RunOutcome::failed(f),
+    };
     let (mut ep, profiler) = match start::<B>(s, spec) {
         Ok(started) => started,
         Err(f) => return RunOutcome::failed(f),
@@ -202,7 +220,16 @@ fn run_over<B: Binding>(
     let mut intervals = interval_store(spec, s.subs.len());
     let (clock_name, ns_per_tick) = round_trip_clock::<B>(spec);
     s.watch_run(Some(&spec.endpoint.cancel));
-    let mut m = measure(s, spec, &mut ep, &mut intervals, on_interval, ns_per_tick);
+    let offsets = clocks.offsets();
+    let mut m = measure(
+        s,
+        spec,
+        &mut ep,
+        &mut intervals,
+        on_interval,
+        ns_per_tick,
+        &offsets,
+    );
     s.watch_run(None);
     let publisher = Usage::now().since(&usage0);
     let profile = profiler.map(|p| {
@@ -237,17 +264,48 @@ fn run_over<B: Binding>(
             m.duration_ns,
         )
     });
+    if m.fault.is_none() {
+        clocks.after = probe_clocks(s, spec).map(|c| c.before).unwrap_or_default();
+    }
     let fault = m.fault.take();
+    let directions = m.directions.take();
     let mut run = assemble(
         spec, m, peers, throughput, intervals, publisher, clock_name, started_at, &fault,
     );
     if let (Some(p), Some(r)) = (profile, run.profile.as_mut()) {
         r.publisher = p;
     }
+    if let Some(d) = directions {
+        let (one_way, headline) = one_way::finish(d, &clocks, run.latency_ns.take());
+        run.latency_method = Some(latency_method(Some(&one_way)));
+        run.latency_ns = headline;
+        run.one_way = Some(one_way);
+    }
     RunOutcome {
         run: Some(run),
         fault,
     }
+}
+
+/// `--one-way`: each subscriber's clock, estimated where it is another
+/// host's ([`crate::clock_offset`]); nothing otherwise.
+fn probe_clocks(s: &mut Session, spec: &RunSpec) -> Result<Clocks, Fault> {
+    if !spec.one_way || spec.test != TestKind::Latency {
+        return Ok(Clocks::default());
+    }
+    let before = s
+        .subs
+        .iter_mut()
+        .map(|sub| {
+            sub.own_clock
+                .then(|| crate::clock_offset::probe(sub))
+                .transpose()
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(Clocks {
+        before,
+        after: Vec::new(),
+    })
 }
 
 /// The test's loop, with the round-trip clock chosen for the run.
@@ -258,13 +316,14 @@ fn measure<B: Binding>(
     intervals: &mut Vec<Interval>,
     on_interval: &mut dyn FnMut(&Interval),
     ns_per_tick: Option<f64>,
+    offsets: &[i64],
 ) -> Measured {
     match (spec.test, ns_per_tick) {
         (TestKind::Latency, Some(f)) => {
-            latency_loop::<B, clock::Tsc>(s, spec, ep, intervals, on_interval, f)
+            latency_loop::<B, clock::Tsc>(s, spec, ep, intervals, on_interval, f, offsets)
         }
         (TestKind::Latency, None) => {
-            latency_loop::<B, BindingClock<B>>(s, spec, ep, intervals, on_interval, 1.0)
+            latency_loop::<B, BindingClock<B>>(s, spec, ep, intervals, on_interval, 1.0, offsets)
         }
         (TestKind::Throughput, _) => throughput_loop(s, spec, ep, intervals, on_interval),
     }
@@ -274,6 +333,8 @@ fn measure<B: Binding>(
 struct Measured {
     /// Latencies (latency test; throughput test with echoes).
     rec: Option<LatencyRecorder>,
+    /// `--one-way`: each direction.
+    directions: Option<Directions>,
     /// Samples (pings) sent while measuring.
     sent: u64,
     /// Best effort: measured sends (throughput) or pings (latency) the

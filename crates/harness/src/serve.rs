@@ -428,6 +428,16 @@ pub fn serve_admitted(ctl: Ctl, settings: &SessionSettings, watch: Watch) -> Res
                         unknown => Err(Fault::Config(crate::registry::unknown_binding("--binding", &name))))
                     })
             }
+            Msg::ClockProbe { t1 } => {
+                let t2 = pubsubperf_core::clock::now_ns();
+                ctl.send(&Msg::ClockEcho {
+                    t1,
+                    t2,
+                    t3: pubsubperf_core::clock::now_ns(),
+                    t4: 0,
+                })
+                .map_err(|e| Fault::Peer(format!("publisher: {e}")))
+            }
             Msg::Bye => return Ok(()),
             // Anything else outside a run (late Stop, Start) is stale.
             _ => continue,

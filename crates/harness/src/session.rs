@@ -57,6 +57,10 @@ pub struct SubConn {
     /// An agent at HOST:PORT: a `--qos-file` goes to it by name, for its
     /// `--qos-dir` ([`crate::qos_dir`]), not as a path of this host.
     pub(crate) qos_by_name: bool,
+    /// An agent (`HOST:PORT` or `ssh://`): another host, whose clock is
+    /// its own ([`crate::clock_offset`]); false for the processes and
+    /// threads this host starts.
+    pub(crate) own_clock: bool,
 }
 
 impl SubConn {
@@ -99,7 +103,18 @@ impl SubConn {
             loop {
                 match rd.recv(Some(Duration::from_millis(500))) {
                     Ok(m) => {
-                        l.store(pubsubperf_core::clock::now_ns(), Ordering::Release);
+                        let now = pubsubperf_core::clock::now_ns();
+                        l.store(now, Ordering::Release);
+                        // A clock probe's answer is stamped as it arrives.
+                        let m = match m {
+                            Msg::ClockEcho { t1, t2, t3, .. } => Msg::ClockEcho {
+                                t1,
+                                t2,
+                                t3,
+                                t4: now,
+                            },
+                            m => m,
+                        };
                         if tx.send(m).is_err() {
                             break;
                         }
@@ -136,6 +151,7 @@ impl SubConn {
             peer,
             seen_from,
             qos_by_name: false,
+            own_clock: false,
         })
     }
 
@@ -434,6 +450,7 @@ impl Session {
             let stream = connect(addr, timeout)?;
             let mut c = SubConn::new(index, stream, addr.into(), access.token.as_deref(), timeout)?;
             c.qos_by_name = true;
+            c.own_clock = true;
             return Ok(c);
         };
         let target = target.map_err(Fault::Config)?;
@@ -448,7 +465,8 @@ impl Session {
         };
         let stream = remote.open()?;
         match SubConn::new(index, stream, target.display(), None, timeout) {
-            Ok(conn) => {
+            Ok(mut conn) => {
+                conn.own_clock = true;
                 self.remotes.push((addr.to_string(), remote));
                 Ok(conn)
             }

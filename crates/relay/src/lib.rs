@@ -23,7 +23,9 @@
 //! spins for the rest (with a 1 ns timer slack), so the added delay is D plus
 //! a few microseconds (with `rt_priority`, the relay's threads run
 //! SCHED_FIFO so that a busy machine does not stretch D). With D = 0 the reading thread forwards at once. The
-//! delay is constant, so the FIFO never reorders.
+//! delay is constant, so the FIFO never reorders. With `delay_to`, only
+//! the directions towards that network are delayed (a path slower one way
+//! than the other).
 //!
 //! Every thread wakes at least every 100 ms to check the stop flag; dropping
 //! (or [`Relay::stop`]) ends and joins them all.
@@ -31,6 +33,8 @@
 mod line;
 mod tcp;
 mod udp;
+
+pub use ipnetwork::IpNetwork;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -59,6 +63,10 @@ pub struct Config {
     pub target: Target,
     /// Delay added to each direction.
     pub delay: Duration,
+    /// Only traffic to this network is delayed (the other direction of a
+    /// flow passes at once): an asymmetric path, for one-way latency's
+    /// known answer. `None`: every direction.
+    pub delay_to: Option<ipnetwork::IpNetwork>,
     /// Relay UDP datagrams.
     pub udp: bool,
     /// Relay TCP connections.
@@ -161,10 +169,19 @@ pub(crate) struct Shared {
     pub counters: Counters,
     pub threads: Mutex<Vec<JoinHandle<()>>>,
     pub delay_ns: u64,
+    pub delay_to: Option<ipnetwork::IpNetwork>,
     pub rt_priority: Option<i32>,
 }
 
 impl Shared {
+    /// The delay of traffic towards `to`.
+    pub fn delay_toward(&self, to: std::net::IpAddr) -> u64 {
+        match self.delay_to {
+            Some(net) if !net.contains(to) => 0,
+            _ => self.delay_ns,
+        }
+    }
+
     pub fn stopped(&self) -> bool {
         self.stop.load(Ordering::Acquire)
     }
@@ -208,6 +225,7 @@ impl Relay {
             counters: Counters::default(),
             threads: Mutex::new(Vec::new()),
             delay_ns: cfg.delay.as_nanos().min(u128::from(u64::MAX)) as u64,
+            delay_to: cfg.delay_to,
             rt_priority: cfg.rt_priority,
         });
         if let Some(p) = cfg.rt_priority {

@@ -21,9 +21,16 @@ pub enum Line<T: Send + 'static> {
 }
 
 impl<T: Send + 'static> Line<T> {
-    /// A line whose items reach `deliver` `shared.delay_ns` after they were read.
-    pub fn new(shared: &Arc<Shared>, name: &str, mut deliver: Deliver<T>) -> Line<T> {
-        if shared.delay_ns == 0 {
+    /// A line towards `to` whose items reach `deliver` the delay towards
+    /// `to` after they were read.
+    pub fn new(
+        shared: &Arc<Shared>,
+        name: &str,
+        to: std::net::IpAddr,
+        mut deliver: Deliver<T>,
+    ) -> Line<T> {
+        let delay_ns = shared.delay_toward(to);
+        if delay_ns == 0 {
             return Line::Direct(deliver);
         }
         let (tx, rx) = mpsc::channel::<(u64, T)>();
@@ -54,10 +61,7 @@ impl<T: Send + 'static> Line<T> {
                 }
             }
         });
-        Line::Delayed {
-            tx,
-            delay_ns: shared.delay_ns,
-        }
+        Line::Delayed { tx, delay_ns }
     }
 
     /// Passes on an item read at `read_ns`; false when the line has ended.

@@ -80,13 +80,22 @@ fn connection(sh: &Arc<Shared>, client: TcpStream, dst: SocketAddr) {
         return;
     };
     let sh2 = sh.clone();
+    let back_to = client.peer_addr().map_or(dst.ip(), |a| a.ip());
     sh.spawn("relay-tcp-back", move || {
-        pump(&sh2, u2, c2, |c| &c.tcp_back_bytes, "relay-tcp-back-line")
+        pump(
+            &sh2,
+            u2,
+            c2,
+            back_to,
+            |c| &c.tcp_back_bytes,
+            "relay-tcp-back-line",
+        )
     });
     pump(
         sh,
         client,
         upstream,
+        dst.ip(),
         |c| &c.tcp_forward_bytes,
         "relay-tcp-fwd-line",
     );
@@ -98,6 +107,7 @@ fn pump(
     sh: &Arc<Shared>,
     mut from: TcpStream,
     to: TcpStream,
+    to_ip: std::net::IpAddr,
     counter: fn(&crate::Counters) -> &AtomicU64,
     name: &str,
 ) {
@@ -108,6 +118,7 @@ fn pump(
     let mut line: Line<Option<Vec<u8>>> = Line::new(
         sh,
         name,
+        to_ip,
         Box::new(move |chunk: Option<Vec<u8>>| match chunk {
             Some(b) => {
                 if to_w.write_all(&b).is_err() {

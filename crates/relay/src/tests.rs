@@ -26,6 +26,7 @@ fn relay(target: SocketAddr, delay_ms: u64) -> Relay {
         listen: "127.0.0.1:0".parse().unwrap(),
         target: Target::Fixed(target),
         delay: Duration::from_millis(delay_ms),
+        delay_to: None,
         udp: true,
         tcp: true,
         rt_priority: None,
@@ -163,9 +164,55 @@ fn nothing_to_relay_is_refused() {
         listen: "127.0.0.1:0".parse().unwrap(),
         target: Target::Transparent,
         delay: Duration::ZERO,
+        delay_to: None,
         udp: false,
         tcp: false,
         rt_priority: None,
     });
     assert!(matches!(e, Err(RelayError::Config(_))));
+}
+
+/// `delay_to`: a flow to the target's network is delayed one way only;
+/// the replies towards the client pass at once (not held, not counted as
+/// delayed). The target is on 127.0.0.2, the client on 127.0.0.1.
+#[test]
+fn delay_to_a_network_delays_one_direction_only() {
+    let s = UdpSocket::bind("127.0.0.2:0").unwrap();
+    let echo = s.local_addr().unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let t = std::thread::spawn(move || {
+        let mut buf = [0u8; 64];
+        for _ in 0..10 {
+            let Ok((k, from)) = s.recv_from(&mut buf) else {
+                return;
+            };
+            s.send_to(&buf[..k], from).unwrap();
+        }
+    });
+    let r = Relay::start(&Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        target: Target::Fixed(echo),
+        delay: Duration::from_millis(5),
+        delay_to: Some("127.0.0.2/32".parse().unwrap()),
+        udp: true,
+        tcp: false,
+        rt_priority: None,
+    })
+    .unwrap();
+    let c = UdpSocket::bind("127.0.0.1:0").unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    c.connect(r.udp_addr().unwrap()).unwrap();
+    let mut buf = [0u8; 64];
+    for i in 0u32..10 {
+        let t0 = Instant::now();
+        c.send(&i.to_le_bytes()).unwrap();
+        let n = c.recv(&mut buf).unwrap();
+        assert_eq!(&buf[..n], &i.to_le_bytes());
+        assert!(t0.elapsed() >= Duration::from_millis(5));
+    }
+    t.join().unwrap();
+    let tot = settled(&r, |t| {
+        t.udp_forward == 10 && t.udp_back == 10 && t.delayed == 10
+    });
+    assert_eq!((tot.udp_forward, tot.udp_back, tot.delayed), (10, 10, 10));
 }

@@ -163,6 +163,7 @@ fn new_flow(
     let forward = Line::new(
         sh,
         "relay-udp-fwd",
+        dst.ip(),
         Box::new(move |d: Vec<u8>| {
             // A refused or full destination loses the datagram, as a network would.
             match up_send.send(&d) {
@@ -176,6 +177,7 @@ fn new_flow(
     let mut back = Line::new(
         sh,
         "relay-udp-back",
+        client.ip(),
         Box::new(move |d: Vec<u8>| {
             match reply.send_to(&d, client) {
                 Ok(_) => sh_b.counters.udp_back.fetch_add(1, Ordering::Relaxed),

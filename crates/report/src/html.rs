@@ -728,7 +728,7 @@ fn searches_html(cells: &[Cell], series: &[&SeriesData]) -> String {
 
 fn latency_table(cells: &[Cell], series: &[&SeriesData]) -> String {
     let mut h = String::from(
-        "<table class=\"num\">\n<caption>One-way latency in µs</caption>\n<thead><tr><th>series</th><th>size</th><th>runs</th><th>samples</th><th>mean</th><th>std</th><th>min</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>p99.99</th><th>p99.9999</th><th>max</th><th>CPU pub</th><th>CPU sub</th><th>limit</th></tr></thead>\n<tbody>\n",
+        "<table class=\"num\">\n<caption>One-way latency in µs</caption>\n<thead><tr><th>series</th><th>size</th><th>runs</th><th>samples</th><th>mean</th><th>std</th><th>min</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>p99.99</th><th>p99.9999</th><th>max</th><th>CPU pub</th><th>CPU sub</th><th>limit</th><th>one-way p50 forward / back</th></tr></thead>\n<tbody>\n",
     );
     for s in series {
         for &i in &s.cells {
@@ -736,7 +736,7 @@ fn latency_table(cells: &[Cell], series: &[&SeriesData]) -> String {
             let Some(l) = &c.run.latency_ns else { continue };
             let _ = writeln!(
                 h,
-                "<tr><td><span class=\"sw\" style=\"background:{}\"></span>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{:.1}%</td><td>{}</td></tr>",
+                "<tr><td><span class=\"sw\" style=\"background:{}\"></span>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{:.1}%</td><td>{}</td><td>{}</td></tr>",
                 s.color,
                 esc(&s.label),
                 format_size(c.key.size),
@@ -754,12 +754,32 @@ fn latency_table(cells: &[Cell], series: &[&SeriesData]) -> String {
                 us(l.max),
                 c.run.resources.publisher.cpu_percent,
                 c.run.resources.subscriber.cpu_percent,
-                esc(&limit_text(&c.run))
+                esc(&limit_text(&c.run)),
+                esc(&one_way_text(&c.run))
             );
         }
     }
     h.push_str("</tbody>\n</table>\n");
     h
+}
+
+/// `--one-way`: each direction's p50 and the bound of both (µs), `(round
+/// trip / 2 above)` where the bound was too wide for the headline; `-`
+/// without.
+fn one_way_text(run: &pubsubperf_core::result::Run) -> String {
+    let Some(o) = &run.one_way else {
+        return "-".into();
+    };
+    let mut t = format!(
+        "{} / {} ±{:.1}",
+        us(o.forward.p50),
+        us(o.back.p50),
+        o.bound_ns as f64 / 1e3
+    );
+    if o.headline != "forward" {
+        t.push_str(" (round trip / 2 above)");
+    }
+    t
 }
 
 fn throughput_table(cells: &[Cell], series: &[&SeriesData]) -> String {

@@ -4,8 +4,8 @@
 
 use crate::error::{ReportError, Result};
 use crate::key::CellKey;
-use pubsubperf_core::result::{Interval, ResultsFile, Run, Throughput};
-use pubsubperf_core::stats::LatencyRecorder;
+use pubsubperf_core::result::{Interval, OneWay, ResultsFile, Run, Throughput};
+use pubsubperf_core::stats::{LatencyRecorder, LatencySummary};
 use pubsubperf_core::sys::Resources;
 use std::collections::BTreeMap;
 
@@ -22,6 +22,9 @@ use std::collections::BTreeMap;
 /// - Resources: CPU % weighted by duration, peak RSS the largest, context
 ///   switches summed.
 /// - `config` is the first run's, with `merged: {"runs": N}` added.
+/// - `--one-way`: each direction's histograms merged, and round trip / 2
+///   (`latency_ns` or `one_way.round_trip_half`); the headline is forward
+///   only where every run's was, the bound the widest, the offsets listed.
 ///
 /// Every run must have the same [`CellKey`].
 pub fn merge_runs(runs: &[&Run]) -> Result<Run> {
@@ -43,19 +46,12 @@ pub fn merge_runs(runs: &[&Run]) -> Result<Run> {
         }
     }
     // Latency: exact histogram merge of the runs that measured latency.
-    let mut latency: Option<LatencyRecorder> = None;
-    for (i, r) in runs.iter().enumerate() {
-        if let Some(s) = &r.latency_ns {
-            let rec = LatencyRecorder::from_summary(s).map_err(|m| ReportError::Histogram {
-                context: format!("run {} ({})", i + 1, key.label()),
-                message: m,
-            })?;
-            match &mut latency {
-                None => latency = Some(rec),
-                Some(acc) => acc.merge(&rec),
-            }
-        }
-    }
+    let mut latency = merge_summaries(
+        &key,
+        "latency",
+        runs.iter().filter_map(|r| r.latency_ns.as_ref()),
+    )?;
+    let one_way = merge_one_way(runs, &key, &mut latency)?;
     let duration_s: f64 = runs.iter().map(|r| r.duration_s).sum();
     let throughput = sum_throughput(
         runs.iter().filter_map(|r| r.throughput.as_ref()),
@@ -89,7 +85,8 @@ pub fn merge_runs(runs: &[&Run]) -> Result<Run> {
     let errors: Vec<String> = runs.iter().filter_map(|r| r.error.clone()).collect();
     let mut out = first.clone();
     out.config = config;
-    out.latency_ns = latency.map(|l| l.summary());
+    out.latency_ns = latency;
+    out.one_way = one_way;
     out.throughput = throughput;
     out.subscribers = subscribers;
     out.intervals = intervals;
@@ -108,6 +105,85 @@ pub fn merge_runs(runs: &[&Run]) -> Result<Run> {
     out.duration_s = duration_s;
     merge_counter_lists(&mut out, runs, "publishers", duration_s);
     Ok(out)
+}
+
+/// The exact merge of latency summaries (their histograms).
+fn merge_summaries<'a>(
+    key: &CellKey,
+    what: &str,
+    it: impl Iterator<Item = &'a LatencySummary>,
+) -> Result<Option<LatencySummary>> {
+    let mut acc: Option<LatencyRecorder> = None;
+    for (i, s) in it.enumerate() {
+        let rec = LatencyRecorder::from_summary(s).map_err(|m| ReportError::Histogram {
+            context: format!("run {} ({}, {what})", i + 1, key.label()),
+            message: m,
+        })?;
+        match &mut acc {
+            None => acc = Some(rec),
+            Some(a) => a.merge(&rec),
+        }
+    }
+    Ok(acc.map(|a| a.summary()))
+}
+
+/// `--one-way` runs' two directions merged; `latency` (the merged
+/// headlines) becomes the merged forward or round trip / 2, as every run
+/// allows. `None` unless every run has both directions.
+fn merge_one_way(
+    runs: &[&Run],
+    key: &CellKey,
+    latency: &mut Option<LatencySummary>,
+) -> Result<Option<OneWay>> {
+    let Some(all) = runs
+        .iter()
+        .map(|r| r.one_way.as_ref().map(|o| (o, r.latency_ns.as_ref())))
+        .collect::<Option<Vec<_>>>()
+    else {
+        return Ok(None);
+    };
+    let forward = merge_summaries(key, "forward", all.iter().map(|(o, _)| &o.forward))?;
+    let back = merge_summaries(key, "back", all.iter().map(|(o, _)| &o.back))?;
+    let half = merge_summaries(
+        key,
+        "round trip / 2",
+        all.iter().filter_map(|(o, l)| {
+            if o.headline == "forward" {
+                o.round_trip_half.as_ref()
+            } else {
+                *l
+            }
+        }),
+    )?;
+    let (Some(forward), Some(back)) = (forward, back) else {
+        return Ok(None);
+    };
+    let every_forward = all.iter().all(|(o, _)| o.headline == "forward");
+    let first = all[0].0;
+    let merged = OneWay {
+        forward: forward.clone(),
+        back,
+        clocks: first.clocks.clone(),
+        offsets: all.iter().flat_map(|(o, _)| o.offsets.clone()).collect(),
+        bound_ns: all.iter().map(|(o, _)| o.bound_ns).max().unwrap_or(0),
+        below_zero: all.iter().map(|(o, _)| o.below_zero).sum(),
+        headline: if every_forward {
+            "forward".into()
+        } else {
+            "round trip / 2".into()
+        },
+        round_trip_half: None,
+    };
+    Ok(Some(if every_forward {
+        *latency = Some(forward);
+        OneWay {
+            round_trip_half: half,
+            ..merged
+        }
+    } else {
+        *latency = half;
+        merged
+    }))
 }
 
 /// Merges a list of per-party [`Throughput`] counters (such as

@@ -47,6 +47,80 @@ fn merged_percentiles_equal_pooled_samples() {
     assert_eq!(merged.runs[0].intervals[7].t_s, 8.0);
 }
 
+/// `--one-way` repetitions: each direction merged exactly; forward is the
+/// merged headline only where every repetition's was, else round trip / 2
+/// (kept in `one_way.round_trip_half` by the runs whose headline was
+/// forward).
+#[test]
+fn merged_one_way_runs_keep_each_direction_and_an_honest_headline() {
+    use pubsubperf_core::result::OneWay;
+    let one_way = |fwd: &[u64], back: &[u64], half: &[u64], forward_headline: bool| {
+        let mut r = latency_run(
+            "udp",
+            64,
+            if forward_headline { fwd } else { half },
+            "2026-11-21T10:00:00Z",
+        );
+        r.one_way = Some(OneWay {
+            forward: recorder(fwd).summary(),
+            back: recorder(back).summary(),
+            clocks: "estimated".into(),
+            offsets: Vec::new(),
+            bound_ns: if forward_headline { 1_000 } else { 9_000 },
+            below_zero: 1,
+            headline: if forward_headline {
+                "forward"
+            } else {
+                "round trip / 2"
+            }
+            .into(),
+            round_trip_half: forward_headline.then(|| recorder(half).summary()),
+        });
+        r
+    };
+    let (f1, b1, h1) = (
+        values(50_000, 60_000, 1),
+        values(10_000, 12_000, 2),
+        values(30_000, 36_000, 3),
+    );
+    let (f2, b2, h2) = (
+        values(51_000, 61_000, 4),
+        values(11_000, 13_000, 5),
+        values(31_000, 37_000, 6),
+    );
+    let both_forward =
+        merge_runs(&[&one_way(&f1, &b1, &h1, true), &one_way(&f2, &b2, &h2, true)]).unwrap();
+    let o = both_forward.one_way.as_ref().unwrap();
+    assert_eq!(o.headline, "forward");
+    assert_eq!(
+        o.forward,
+        recorder(&[f1.clone(), f2.clone()].concat()).summary()
+    );
+    assert_eq!(
+        o.back,
+        recorder(&[b1.clone(), b2.clone()].concat()).summary()
+    );
+    assert_eq!(both_forward.latency_ns.as_ref(), Some(&o.forward));
+    assert_eq!(
+        o.round_trip_half,
+        Some(recorder(&[h1.clone(), h2.clone()].concat()).summary())
+    );
+    assert_eq!((o.bound_ns, o.below_zero), (1_000, 2));
+    let mixed = merge_runs(&[
+        &one_way(&f1, &b1, &h1, true),
+        &one_way(&f2, &b2, &h2, false),
+    ])
+    .unwrap();
+    let o = mixed.one_way.as_ref().unwrap();
+    assert_eq!(o.headline, "round trip / 2");
+    assert_eq!(o.bound_ns, 9_000);
+    assert!(o.round_trip_half.is_none());
+    assert_eq!(
+        mixed.latency_ns,
+        Some(recorder(&[h1, h2].concat()).summary())
+    );
+}
+
 #[test]
 fn merged_throughput_sums_counters() {
     let a = throughput_run("udp", 1024, 1000, 900, "2026-11-21T10:00:00Z");

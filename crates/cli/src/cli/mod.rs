@@ -238,7 +238,8 @@ pub struct TestArgs {
     /// Fill payloads with a pattern the subscriber verifies; bad samples are counted.
     #[arg(long)]
     pub check: bool,
-    /// Latency: record true one-way latency from the sender's clock (one host only).
+    /// Latency: record each direction's one-way latency from the two sides'
+    /// clocks (across hosts, with their offset estimated before and after).
     #[arg(long)]
     pub one_way: bool,
     /// Trace each side's system calls over the run (strace, else perf

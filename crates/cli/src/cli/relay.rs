@@ -36,6 +36,11 @@ pub struct RelayArgs {
     /// Delay added to each direction (e.g. 1ms, 250us; 0 forwards at once).
     #[arg(long, default_value = "0", value_name = "TIME")]
     pub delay: String,
+    /// Delay only what goes to this network (ADDR/PREFIX, or one address);
+    /// the other direction passes at once: a path slower one way, as
+    /// one-way latency across hosts can tell apart.
+    #[arg(long, value_name = "NET")]
+    pub delay_to: Option<String>,
     /// Relay only this protocol (default: both).
     #[arg(long, value_enum, value_name = "PROTO")]
     pub proto: Option<ProtoArg>,
@@ -94,6 +99,24 @@ mod tests {
             parse("--listen 127.0.0.1:9 --target 127.0.0.1:1 --delay 1m")
                 .unwrap_err()
                 .starts_with("--delay")
+        );
+        let (c, _) =
+            parse("--listen 127.0.0.1:9 --target 127.0.0.1:1 --delay 1ms --delay-to 198.18.2.0/24")
+                .unwrap();
+        assert_eq!(c.delay_to, Some("198.18.2.0/24".parse().unwrap()));
+        let (c, _) =
+            parse("--listen 127.0.0.1:9 --target 127.0.0.1:1 --delay 1ms --delay-to 10.0.0.1")
+                .unwrap();
+        assert_eq!(c.delay_to, Some("10.0.0.1/32".parse().unwrap()));
+        assert_eq!(
+            parse("--listen 127.0.0.1:9 --target 127.0.0.1:1 --delay 1ms --delay-to 10.0.0.0/40")
+                .unwrap_err(),
+            "--delay-to '10.0.0.0/40': expected a network ADDR/PREFIX (198.18.2.0/24) or one address"
+        );
+        assert!(
+            parse("--listen 127.0.0.1:9 --target 127.0.0.1:1 --delay-to 10.0.0.1")
+                .unwrap_err()
+                .starts_with("--delay-to: needs --delay")
         );
     }
 }

@@ -200,20 +200,23 @@ impl Lab {
 
     /// Starts the transparent relay in `ns` with `delay`; waits until it listens.
     pub fn relay(&mut self, ns: &str, delay: &str) -> u32 {
-        let c = self.spawn(
-            ns,
-            &[
-                "relay",
-                "--listen",
-                "0.0.0.0:9999",
-                "--transparent",
-                "--delay",
-                delay,
-                "--rt-priority",
-                "50",
-            ],
-            Stdio::piped(),
-        );
+        self.relay_with(ns, delay, &[])
+    }
+
+    /// [`Lab::relay`] with more arguments (`--delay-to NET`).
+    pub fn relay_with(&mut self, ns: &str, delay: &str, extra: &[&str]) -> u32 {
+        let mut args = vec![
+            "relay",
+            "--listen",
+            "0.0.0.0:9999",
+            "--transparent",
+            "--delay",
+            delay,
+            "--rt-priority",
+            "50",
+        ];
+        args.extend(extra);
+        let c = self.spawn(ns, &args, Stdio::piped());
         let pid = c.id();
         let mut line = String::new();
         BufReader::new(c.stderr.as_mut().unwrap())
@@ -249,8 +252,21 @@ impl Lab {
     }
 
     pub fn spawn(&mut self, ns: &str, args: &[&str], stderr: Stdio) -> &mut Child {
+        self.spawn_under(ns, &[], args, stderr)
+    }
+
+    /// [`Lab::spawn`] under the command `wrap` (`unshare --time ...`).
+    pub fn spawn_under(
+        &mut self,
+        ns: &str,
+        wrap: &[&str],
+        args: &[&str],
+        stderr: Stdio,
+    ) -> &mut Child {
         let mut c = Command::new("ip");
-        c.args(["netns", "exec", ns, BIN])
+        c.args(["netns", "exec", ns])
+            .args(wrap)
+            .arg(BIN)
             .args(args)
             .env(TOKEN_ENV, TOKEN_FILE)
             .stdout(Stdio::null())
@@ -298,9 +314,14 @@ impl Lab {
     /// --listen`, `perftest -sub`) in `ns` and waits until it listens,
     /// retrying a start that finds the address in use (for 5 s).
     pub fn serve(&mut self, ns: &str, args: &[&str]) -> u32 {
+        self.serve_under(ns, &[], args)
+    }
+
+    /// [`Lab::serve`] under the command `wrap` (`unshare --time ...`).
+    pub fn serve_under(&mut self, ns: &str, wrap: &[&str], args: &[&str]) -> u32 {
         let start = Instant::now();
         loop {
-            let c = self.spawn(ns, args, Stdio::piped());
+            let c = self.spawn_under(ns, wrap, args, Stdio::piped());
             let pid = c.id();
             let mut r = BufReader::new(c.stderr.as_mut().unwrap());
             let mut said = String::new();

@@ -259,7 +259,8 @@ pub(super) fn assemble(
             .unwrap_or_default(),
         reliable: spec.endpoint.reliability == Reliability::Reliable,
         config: spec.config_json(),
-        latency_method: latency.as_ref().map(|_| latency_method(spec)),
+        latency_method: latency.as_ref().map(|_| latency_method(None)),
+        one_way: None,
         latency_clock: latency_test.then(|| clock_name.to_owned()),
         latency_ns: latency.map(|r| r.summary()),
         pings: latency_test.then(|| Pings {

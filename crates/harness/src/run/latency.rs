@@ -101,13 +101,13 @@ fn send_ping<W: Writer, C: clock::RoundTrip>(
     Ok(sent_at)
 }
 
-/// One echoed ping: its flags, its round trip and its subscriber receive
-/// time - stamp, in nanoseconds.
+/// One echoed ping: its flags, its round trip and (`--one-way`) its
+/// subscriber receive time - stamp - the clocks' offset, in nanoseconds.
 #[derive(Clone, Copy, Default)]
 struct Echoed {
     flags: u8,
     rtt: u64,
-    one_way: u64,
+    forward: i64,
 }
 
 /// The most round trips one wait records when the callback sends each
@@ -143,6 +143,9 @@ struct Echoes<'a, W> {
     /// The run's key, and the samples that came without it.
     key: u64,
     foreign: u64,
+    /// `--one-way`: each subscriber's clock minus ours, by subscriber
+    /// index (empty: round trips only).
+    offsets: &'a [i64],
 }
 
 impl<W: Writer> Echoes<'_, W> {
@@ -163,15 +166,20 @@ impl<W: Writer> Echoes<'_, W> {
         if (h.seq, h.flags & !FLAG_CHECK) != (p.seq, p.flags) {
             return;
         }
-        let sub_rx = if b.len() >= HEAD_LEN {
-            u64::from_le_bytes(b[HEADER_LEN..HEAD_LEN].try_into().expect("8 bytes"))
-        } else {
-            0
+        let forward = match self.offsets.len() {
+            0 => 0,
+            subs if b.len() >= HEAD_LEN => {
+                let sub_rx =
+                    u64::from_le_bytes(b[HEADER_LEN..HEAD_LEN].try_into().expect("8 bytes"));
+                let offset = self.offsets[(h.seq % subs as u64) as usize];
+                (sub_rx.wrapping_sub(h.timestamp) as i64).wrapping_sub(offset)
+            }
+            _ => 0,
         };
         self.got[self.n] = Echoed {
             flags: p.flags,
             rtt: C::ns(t.saturating_sub(h.timestamp), ns_per_tick),
-            one_way: sub_rx.saturating_sub(h.timestamp),
+            forward,
         };
         self.n += 1;
         self.want = None;
@@ -267,6 +275,9 @@ fn refused(
 
 /// Ping-pong with round trips timed by `C` (`ns_per_tick` converts its
 /// readings); everything else (warm-up, duration, intervals) on `B`'s clock.
+/// With `--one-way`, `offsets` holds each subscriber's clock offset (0 on
+/// this host) and both directions are recorded beside round trip / 2; the
+/// intervals then show the forward direction.
 pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
     s: &Session,
     spec: &RunSpec,
@@ -274,8 +285,10 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
     intervals: &mut Vec<Interval>,
     on_interval: &mut dyn FnMut(&Interval),
     ns_per_tick: f64,
+    offsets: &[i64],
 ) -> Measured {
     let mut rec = LatencyRecorder::new();
+    let mut directions = spec.one_way.then(Directions::new);
     let nsubs = s.subs.len().max(1) as u64;
     let echo_timeout = spec.echo_timeout_ms.max(1) * 1_000_000;
     let period = if spec.rate > 0.0 {
@@ -283,7 +296,6 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
     } else {
         0
     };
-    let one_way = spec.one_way;
     let poll = spec.endpoint.wait == pubsubperf_core::WaitMode::Busy;
     let chained =
         !poll && period == 0 && spec.endpoint.receive == pubsubperf_core::ReceiveMode::Listener;
@@ -380,6 +392,7 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
             failed: None,
             key: spec.run_key,
             foreign: 0,
+            offsets,
         };
         if let Err(f) = await_echo::<B, C>(
             s,
@@ -418,13 +431,17 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
                 continue;
             }
             echoed += 1;
-            let v = if one_way { e.one_way } else { e.rtt / 2 };
+            let half = e.rtt / 2;
+            let correct_ns = period / 2;
             if period > 0 {
-                rec.record_corrected(v, period / 2);
+                rec.record_corrected(half, correct_ns);
             } else {
-                rec.record(v);
+                rec.record(half);
             }
-            books.record(v);
+            match directions.as_mut() {
+                Some(d) => books.record(d.record(e.rtt, e.forward, correct_ns)),
+                None => books.record(half),
+            }
         }
         if let Some(e) = failed
             && let Some(f) = refused(e, s, spec, sched.warm, &mut rejected, &mut first_refusal)
@@ -436,6 +453,7 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
     let duration = B::now_ns().saturating_sub(sched.measure_start);
     Measured {
         rec: Some(rec),
+        directions,
         sent: sched.seq,
         rejected,
         first_refusal,

@@ -104,6 +104,7 @@ pub(super) fn throughput_loop<B: Binding>(
     pass_echoes(on_interval);
     Measured {
         rec,
+        directions: None,
         sent: streamed.sent,
         rejected: streamed.rejected,
         first_refusal: streamed.first_refusal,
