@@ -324,9 +324,29 @@ pub fn execute(
     pool: Option<&std::sync::Arc<pubsubperf_harness::ssh::Pool>>,
 ) -> anyhow::Result<Option<Fault>> {
     let quiet = plan.quiet;
+    // The live lines say the rate, subscribers and publishers of their
+    // run where the plan's runs differ in them.
+    let differ = |f: fn(&pubsubperf_harness::spec::RunSpec) -> u64| {
+        plan.specs.iter().any(|s| f(s) != f(&plan.specs[0]))
+    };
+    let (rates, subs, pubs) = (
+        differ(|s| s.rate.to_bits()),
+        differ(|s| s.subscribers as u64),
+        differ(|s| s.publishers as u64),
+    );
     execute_with(plan, sink, pool, &mut |spec, i| {
         if !quiet {
-            eprintln!("{}", output::interval_line(spec.test, spec.size, i));
+            let mut point = String::new();
+            if rates {
+                point += &format!(", rate {}", pubsubperf_core::rate::format_rate(spec.rate));
+            }
+            if subs {
+                point += &format!(", {} subscribers", spec.subscribers);
+            }
+            if pubs {
+                point += &format!(", {} publishers", spec.publishers);
+            }
+            eprintln!("{}", output::interval_line(spec.test, spec.size, &point, i));
         }
     })
 }
@@ -499,8 +519,8 @@ fn recover(ms: u64) -> Result<(), Fault> {
 /// Prints the tables of a test's runs.
 pub fn print_tables(runs: &[Run], env: &Environment) {
     if let Some(r) = runs.first() {
-        println!("{}", output::run_banner(r));
         let refs: Vec<&Run> = runs.iter().collect();
+        println!("{}", output::run_banner(&refs));
         match r.test {
             TestKind::Latency => {
                 print!("{}", output::latency_table(&refs));
