@@ -315,7 +315,8 @@ fn pinned(s: &pubsubperf_harness::spec::RunSpec) -> Vec<usize> {
     [s.pub_cpu, s.sub_cpu].into_iter().flatten().collect()
 }
 
-/// Runs every spec of a plan on one session, pushing each finished run into
+/// Runs every spec of a plan, on one session per number of subscribers
+/// and publishers (one session for most plans), pushing each finished run into
 /// `sink` (which rewrites the output files at once). Returns why it stopped
 /// early, if it did; set-up failures are returned the same way.
 pub fn execute(
@@ -324,9 +325,29 @@ pub fn execute(
     pool: Option<&std::sync::Arc<pubsubperf_harness::ssh::Pool>>,
 ) -> anyhow::Result<Option<Fault>> {
     let quiet = plan.quiet;
+    // The live lines say the rate, subscribers and publishers of their
+    // run where the plan's runs differ in them.
+    let differ = |f: fn(&pubsubperf_harness::spec::RunSpec) -> u64| {
+        plan.specs.iter().any(|s| f(s) != f(&plan.specs[0]))
+    };
+    let (rates, subs, pubs) = (
+        differ(|s| s.rate.to_bits()),
+        differ(|s| s.subscribers as u64),
+        differ(|s| s.publishers as u64),
+    );
     execute_with(plan, sink, pool, &mut |spec, i| {
         if !quiet {
-            eprintln!("{}", output::interval_line(spec.test, spec.size, i));
+            let mut point = String::new();
+            if rates {
+                point += &format!(", rate {}", pubsubperf_core::rate::format_rate(spec.rate));
+            }
+            if subs {
+                point += &format!(", {} subscribers", spec.subscribers);
+            }
+            if pubs {
+                point += &format!(", {} publishers", spec.publishers);
+            }
+            eprintln!("{}", output::interval_line(spec.test, spec.size, &point, i));
         }
     })
 }
@@ -342,8 +363,91 @@ pub fn execute_with(
         &pubsubperf_core::result::Interval,
     ),
 ) -> anyhow::Result<Option<Fault>> {
-    let first = plan.specs.first().context("no run")?;
+    plan.specs.first().context("no run")?;
     let access = remote_access(plan, pool)?;
+    let quiet = plan.quiet;
+    let mut failure: Option<Fault> = None;
+    let mut stressors = None;
+    // One session (subscriber and publisher processes) per run of specs
+    // with the same numbers of subscribers and publishers: the plan puts
+    // those two axes outermost (`plan::axes`).
+    let mut start = 0;
+    while start < plan.specs.len() && failure.is_none() {
+        let first = &plan.specs[start];
+        let end = start
+            + plan.specs[start..]
+                .iter()
+                .take_while(|s| {
+                    (s.subscribers, s.publishers) == (first.subscribers, first.publishers)
+                })
+                .count();
+        let mut session = match open_session(plan, first, access.clone(), sink)? {
+            Ok(s) => s,
+            Err(f) => {
+                failure = Some(f);
+                break;
+            }
+        };
+        if stressors.is_none()
+            && let Some(l) = &plan.load
+        {
+            stressors = Some(load::Stressors::start(l, load_limit(plan))?);
+        }
+        for n in start..end {
+            let spec = &plan.specs[n];
+            if n > 0 && plan.specs[n - 1].recovery_ms > 0 {
+                // The ramp's pause after the previous demand.
+                if let Err(f) = recover(plan.specs[n - 1].recovery_ms) {
+                    failure = Some(f);
+                    break;
+                }
+            }
+            let outcome = match plan.find_max {
+                Some(max_loss) => find_max::find_max(
+                    &mut session,
+                    spec,
+                    pubsubperf_harness::search::SearchParams {
+                        max_loss_percent: max_loss,
+                        ..Default::default()
+                    },
+                    quiet,
+                ),
+                None => {
+                    pubsubperf_harness::run::run(&mut session, spec, &mut |i| on_interval(spec, i))
+                }
+            };
+            if let Some(mut run) = outcome.run {
+                if let (Some(l), Some(c)) = (&plan.load, run.config.as_object_mut()) {
+                    c.insert("load".into(), l.record());
+                }
+                run.limit = limit::of(&run, &sink.file.environment);
+                sink.push(run)?;
+            }
+            if let Some(f) = outcome.fault {
+                failure = Some(f);
+                break;
+            }
+        }
+        if failure.is_none() {
+            session.close();
+        } else {
+            drop(session);
+        }
+        start = end;
+    }
+    drop(stressors);
+    Ok(failure)
+}
+
+/// Starts the session of `first` and the specs after it with its numbers
+/// of subscribers and publishers; across hosts, the subscriber host's
+/// environment goes into `sink`. Set-up failures are returned inside.
+fn open_session(
+    plan: &plan::TestPlan,
+    first: &pubsubperf_harness::spec::RunSpec,
+    access: RemoteAccess,
+    sink: &mut output::Sink,
+) -> anyhow::Result<Result<Session, Fault>> {
     let peers = peers_for(
         &first.peer_binding,
         &plan.connect,
@@ -352,7 +456,7 @@ pub fn execute_with(
     )?;
     let mut session = match Session::start(peers, plan.connect_timeout) {
         Ok(s) => s,
-        Err(f) => return Ok(Some(f)),
+        Err(f) => return Ok(Err(f)),
     };
     if first.publishers > 1 {
         let extra = if plan.connect_publishers.is_empty() {
@@ -368,7 +472,7 @@ pub fn execute_with(
             }
         };
         if let Err(f) = session.add_publishers(extra) {
-            return Ok(Some(f));
+            return Ok(Err(f));
         }
     }
     if !plan.connect.is_empty()
@@ -383,50 +487,7 @@ pub fn execute_with(
         }
         sink.file.environment.data_address = Some(data_ip);
     }
-    let quiet = plan.quiet;
-    let mut failure: Option<Fault> = None;
-    let _stressors = match &plan.load {
-        Some(l) => Some(load::Stressors::start(l, load_limit(plan))?),
-        None => None,
-    };
-    for (n, spec) in plan.specs.iter().enumerate() {
-        if n > 0 && plan.specs[n - 1].recovery_ms > 0 {
-            // The ramp's pause after the previous demand.
-            if let Err(f) = recover(plan.specs[n - 1].recovery_ms) {
-                failure = Some(f);
-                break;
-            }
-        }
-        let outcome = match plan.find_max {
-            Some(max_loss) => find_max::find_max(
-                &mut session,
-                spec,
-                pubsubperf_harness::search::SearchParams {
-                    max_loss_percent: max_loss,
-                    ..Default::default()
-                },
-                quiet,
-            ),
-            None => pubsubperf_harness::run::run(&mut session, spec, &mut |i| on_interval(spec, i)),
-        };
-        if let Some(mut run) = outcome.run {
-            if let (Some(l), Some(c)) = (&plan.load, run.config.as_object_mut()) {
-                c.insert("load".into(), l.record());
-            }
-            run.limit = limit::of(&run, &sink.file.environment);
-            sink.push(run)?;
-        }
-        if let Some(f) = outcome.fault {
-            failure = Some(f);
-            break;
-        }
-    }
-    if failure.is_none() {
-        session.close();
-    } else {
-        drop(session);
-    }
-    Ok(failure)
+    Ok(Ok(session))
 }
 
 /// The stressors' own time limit, should this process die without ending
@@ -459,8 +520,8 @@ fn recover(ms: u64) -> Result<(), Fault> {
 /// Prints the tables of a test's runs.
 pub fn print_tables(runs: &[Run], env: &Environment) {
     if let Some(r) = runs.first() {
-        println!("{}", output::run_banner(r));
         let refs: Vec<&Run> = runs.iter().collect();
+        println!("{}", output::run_banner(&refs));
         match r.test {
             TestKind::Latency => {
                 print!("{}", output::latency_table(&refs));

@@ -5,6 +5,7 @@ use pubsubperf_core::binding::BindingInfo;
 use pubsubperf_core::environment::Environment;
 use pubsubperf_core::result::{Interval, ResultsFile, Run, SCHEMA_VERSION, TestKind, ToolInfo};
 use pubsubperf_core::size::format_size;
+use pubsubperf_report::axes::{Axes, AxisColumns};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -93,13 +94,38 @@ fn usf(ns: f64) -> String {
 /// One CSV row per run (the same columns as `pubsubperf export --csv`).
 pub use pubsubperf_report::csv::csv;
 
-/// The header line printed before a test's table.
-pub fn run_banner(r: &Run) -> String {
+/// The width of a table's axis columns (`Rate`, `Subs`, `Pubs`).
+const AXIS_WIDTH: usize = 7;
+
+/// The rate, subscribers and publishers of a run other than the defaults,
+/// after a comma (`, at 1k/s, 4 subscribers`), for the lines under a
+/// table; empty for a run at the defaults.
+pub fn point_note(r: &Run) -> String {
+    match Axes::of(r).note() {
+        n if n.is_empty() => n,
+        n => format!(", {n}"),
+    }
+}
+
+/// The header line printed before a test's table (of `runs`, the first
+/// one's settings; the subscribers of each row where they differ).
+pub fn run_banner(runs: &[&Run]) -> String {
+    let Some(r) = runs.first() else {
+        return String::new();
+    };
+    let subscribers = if AxisColumns::of(runs.iter().copied()).subscribers {
+        "subscribers per row".to_string()
+    } else {
+        format!(
+            "{} subscriber(s)",
+            r.config["subscribers"].as_u64().unwrap_or(1)
+        )
+    };
     let c = &r.config;
     let ep = &c["endpoint"];
     let cpu = |k: &str| c[k].as_u64().map_or("any".to_string(), |v| v.to_string());
     format!(
-        "{} over {} ({}), {}, {}, wait {}{}, cpu pub {} sub {}, {} subscriber(s){}{}",
+        "{} over {} ({}), {}, {}, wait {}{}, cpu pub {} sub {}, {}{}{}",
         r.test,
         r.binding,
         r.transport,
@@ -121,7 +147,7 @@ pub fn run_banner(r: &Run) -> String {
         },
         cpu("pub_cpu"),
         cpu("sub_cpu"),
-        c["subscribers"].as_u64().unwrap_or(1),
+        subscribers,
         match deviations(r) {
             d if d.is_empty() => String::new(),
             d => format!("; as run: {d}"),
@@ -161,9 +187,12 @@ pub fn latency_table(runs: &[&Run]) -> String {
         .find_map(|r| r.latency_method.clone())
         .unwrap_or_else(|| "one-way = round trip / 2".into());
     let _ = writeln!(s, "One-way latency in µs ({method}):");
+    // Runs that differ in rate, subscribers or publishers: a column each.
+    let axes = AxisColumns::of(runs.iter().copied());
     let _ = writeln!(
         s,
-        "{:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7} {:>7}",
+        "{}{:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7} {:>7}",
+        axes.header_prefix(AXIS_WIDTH),
         "Length(B)",
         "Samples",
         "Ave",
@@ -183,7 +212,8 @@ pub fn latency_table(runs: &[&Run]) -> String {
         let Some(l) = &r.latency_ns else { continue };
         let _ = writeln!(
             s,
-            "{:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6.1}% {:>6.1}%{}",
+            "{}{:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6.1}% {:>6.1}%{}",
+            axes.row_prefix(r, AXIS_WIDTH),
             r.size,
             l.count,
             usf(l.mean),
@@ -207,15 +237,19 @@ pub fn latency_table(runs: &[&Run]) -> String {
         if p.lost > 0 {
             let _ = writeln!(
                 s,
-                "{:>10} B: {} of {} pings lost (no echo within --echo-timeout), not in the figures",
-                r.size, p.lost, p.sent
+                "{:>10} B{}: {} of {} pings lost (no echo within --echo-timeout), not in the figures",
+                r.size,
+                point_note(r),
+                p.lost,
+                p.sent
             );
         }
         if p.rejected > 0 {
             let _ = writeln!(
                 s,
-                "{:>10} B: {} pings rejected (not sent, so in neither sent nor lost): {}",
+                "{:>10} B{}: {} pings rejected (not sent, so in neither sent nor lost): {}",
                 r.size,
+                point_note(r),
                 p.rejected,
                 p.rejected_reason.as_deref().unwrap_or("refused")
             );
@@ -228,9 +262,11 @@ pub fn latency_table(runs: &[&Run]) -> String {
 /// RSS (MiB) of both sides.
 pub fn throughput_table(runs: &[&Run]) -> String {
     let mut s = String::new();
+    let axes = AxisColumns::of(runs.iter().copied());
     let _ = writeln!(
         s,
-        "{:>10} {:>12} {:>12} {:>14} {:>12} {:>10} {:>10} {:>10} {:>6} {:>6} {:>7} {:>7} {:>9} {:>9}",
+        "{}{:>10} {:>12} {:>12} {:>14} {:>12} {:>10} {:>10} {:>10} {:>6} {:>6} {:>7} {:>7} {:>9} {:>9}",
+        axes.header_prefix(AXIS_WIDTH),
         "Length(B)",
         "Sent",
         "Received",
@@ -250,7 +286,8 @@ pub fn throughput_table(runs: &[&Run]) -> String {
         let Some(t) = &r.throughput else { continue };
         let _ = writeln!(
             s,
-            "{:>10} {:>12} {:>12} {:>14.1} {:>12.3} {:>10} {:>10.4} {:>10} {:>6} {:>6} {:>6.1}% {:>6.1}% {:>5.1}MiB {:>5.1}MiB{}",
+            "{}{:>10} {:>12} {:>12} {:>14.1} {:>12.3} {:>10} {:>10.4} {:>10} {:>6} {:>6} {:>6.1}% {:>6.1}% {:>5.1}MiB {:>5.1}MiB{}",
+            axes.row_prefix(r, AXIS_WIDTH),
             r.size,
             t.sent,
             t.received,
@@ -286,8 +323,11 @@ fn foreign_line(s: &mut String, r: &Run) {
     if r.foreign_samples > 0 {
         let _ = writeln!(
             s,
-            "{}, {} B: {} foreign samples (without this run's key: another sender on a data port), not in the figures",
-            r.binding, r.size, r.foreign_samples
+            "{}, {} B{}: {} foreign samples (without this run's key: another sender on a data port), not in the figures",
+            r.binding,
+            r.size,
+            point_note(r),
+            r.foreign_samples
         );
     }
 }
@@ -305,9 +345,10 @@ pub fn loss_lines(runs: &[&Run]) -> String {
         if t.rejected > 0 {
             let _ = writeln!(
                 s,
-                "{}, {} B: {} sends rejected (not sent, so in neither Sent nor Lost): {}",
+                "{}, {} B{}: {} sends rejected (not sent, so in neither Sent nor Lost): {}",
                 r.binding,
                 r.size,
+                point_note(r),
                 t.rejected,
                 t.rejected_reason.as_deref().unwrap_or("refused")
             );
@@ -317,8 +358,11 @@ pub fn loss_lines(runs: &[&Run]) -> String {
         if t.lost > 0 && !r.reliable && unpaced {
             let _ = writeln!(
                 s,
-                "{}, {} B: {:.1} % lost: the unpaced best-effort sender outran the receiver (its socket buffer or queue overflowed); use --rate N, --find-max or a larger --socket-buffer to measure without loss",
-                r.binding, r.size, t.lost_percent
+                "{}, {} B{}: {:.1} % lost: the unpaced best-effort sender outran the receiver (its socket buffer or queue overflowed); use --rate N, --find-max or a larger --socket-buffer to measure without loss",
+                r.binding,
+                r.size,
+                point_note(r),
+                t.lost_percent
             );
         }
     }
@@ -330,13 +374,15 @@ pub fn summary_table(runs: &[Run]) -> String {
     let mut s = String::new();
     // A fleet sweep's runs say where they ran (publisher -> subscribers).
     let fleet = runs.iter().any(|r| r.hosts.is_some());
+    let axes = AxisColumns::of(runs);
     let _ = writeln!(
         s,
-        "{:<11} {:<9} {:<11} {:>10} {:<9} {:>11} {:>11} {:>14} {:>11} {:>9} {:>9}{}",
+        "{:<11} {:<9} {:<11} {:>10} {}{:<9} {:>11} {:>11} {:>14} {:>11} {:>9} {:>9}{}",
         "BINDING",
         "TRANSPORT",
         "TEST",
         "SIZE",
+        axes.header_prefix(AXIS_WIDTH).to_uppercase(),
         "QOS",
         "p50 µs",
         "p99 µs",
@@ -357,11 +403,12 @@ pub fn summary_table(runs: &[Run]) -> String {
         let t = r.throughput.as_ref();
         let _ = writeln!(
             s,
-            "{:<11} {:<9} {:<11} {:>10} {:<9} {:>11} {:>11} {:>14} {:>11} {:>9} {:>9}{}{}",
+            "{:<11} {:<9} {:<11} {:>10} {}{:<9} {:>11} {:>11} {:>14} {:>11} {:>9} {:>9}{}{}",
             r.binding,
             r.transport,
             r.test.to_string(),
             r.size,
+            axes.row_prefix(r, AXIS_WIDTH),
             format!(
                 "{}{}",
                 if r.reliable { "rel" } else { "be" },
@@ -386,10 +433,12 @@ pub fn summary_table(runs: &[Run]) -> String {
 /// One live line per interval (stderr): the publisher's latency (a
 /// latency test's, or a throughput test's echoes), or a subscriber's
 /// throughput.
-pub fn interval_line(test: TestKind, size: usize, i: &Interval) -> String {
+/// `point` follows the size (`, rate 1k/s`: what sets the run apart from
+/// the others of its command, if anything).
+pub fn interval_line(test: TestKind, size: usize, point: &str, i: &Interval) -> String {
     if test == TestKind::Latency || i.latency_mean_ns.is_some() {
         format!(
-            "  [{:>6.1}s] size {}: {} pings, p50 {} µs, p99 {} µs, mean {} µs, max {} µs",
+            "  [{:>6.1}s] size {}{point}: {} pings, p50 {} µs, p99 {} µs, mean {} µs, max {} µs",
             i.t_s,
             format_size(size),
             i.received,
@@ -400,7 +449,7 @@ pub fn interval_line(test: TestKind, size: usize, i: &Interval) -> String {
         )
     } else {
         format!(
-            "  [{:>6.1}s] size {} sub {}: {:.0} samples/s, {:.3} Mbps, lost {}, CPU {:.1}%",
+            "  [{:>6.1}s] size {}{point} sub {}: {:.0} samples/s, {:.3} Mbps, lost {}, CPU {:.1}%",
             i.t_s,
             format_size(size),
             i.subscriber,

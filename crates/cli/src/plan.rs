@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub mod axes;
 mod checks;
 
 /// An invalid option (exit code 2).
@@ -34,7 +35,7 @@ impl std::error::Error for UsageError {}
 /// A validated test invocation.
 #[derive(Debug)]
 pub struct TestPlan {
-    /// One spec per size, in order.
+    /// One spec per point of the axes, in [`axes`]'s order.
     pub specs: Vec<RunSpec>,
     /// Remote subscribers, if any.
     pub connect: Vec<String>,
@@ -171,7 +172,8 @@ pub struct TestRequest {
     pub duration: Option<String>,
     pub count: Option<u64>,
     pub warmup: String,
-    pub rate: Option<f64>,
+    /// `--rate`: a list of rates (`1,10,1k,max`); None: `max` alone.
+    pub rate: Option<String>,
     pub demand: Option<String>,
     pub recovery_time: Option<String>,
     pub batch: Option<String>,
@@ -183,8 +185,10 @@ pub struct TestRequest {
     /// `--zero-copy`; None: the binding's default ([`TestRequest::zero_copy`]).
     pub zero_copy: Option<bool>,
     pub data_type: Option<DataType>,
-    pub subscribers: usize,
-    pub publishers: usize,
+    /// `--subscribers`: a list of counts (`1,2,4,8`).
+    pub subscribers: String,
+    /// `--publishers`: a list of counts.
+    pub publishers: String,
     pub connect_publishers: Option<String>,
     pub cpu: Option<String>,
     pub rt_priority: Option<i32>,
@@ -252,8 +256,8 @@ impl Default for TestRequest {
             ipv6: false,
             zero_copy: None,
             data_type: None,
-            subscribers: 1,
-            publishers: 1,
+            subscribers: "1".into(),
+            publishers: "1".into(),
             connect_publishers: None,
             cpu: None,
             rt_priority: None,
@@ -409,6 +413,16 @@ impl TestRequest {
         v: Option<&str>,
         applied: &mut Vec<(&'static str, &'static str)>,
     ) -> Result<(), UsageError> {
+        // Lists of runs are our own flags' (`--rate 1,10`); the other
+        // tools' flags take one value.
+        if let Some(v) = v
+            && ["rate", "subscribers", "publishers"].contains(&ours)
+            && axes::is_list(v)
+        {
+            return Err(UsageError(format!(
+                "{flag} '{v}': takes one value (for a run per value, use pubsubperf's own --{ours} LIST)"
+            )));
+        }
         self.set(ours, v)
             .map_err(|e| UsageError(format!("{flag}: {}", e.0)))?;
         applied.push((flag, ours));
@@ -431,7 +445,7 @@ impl TestRequest {
             "duration" => self.duration = Some(text(v)?),
             "count" => self.count = Some(value(name, v)?),
             "warmup" => self.warmup = text(v)?,
-            "rate" => self.rate = Some(value(name, v)?),
+            "rate" => self.rate = Some(text(v)?),
             "demand" => self.demand = Some(text(v)?),
             "recovery-time" => self.recovery_time = Some(text(v)?),
             "batch" => self.batch = Some(text(v)?),
@@ -448,8 +462,8 @@ impl TestRequest {
                     &[("bytes", DataType::Bytes), ("flat", DataType::Flat)],
                 )?)
             }
-            "subscribers" => self.subscribers = value(name, v)?,
-            "publishers" => self.publishers = value(name, v)?,
+            "subscribers" => self.subscribers = text(v)?,
+            "publishers" => self.publishers = text(v)?,
             "connect-publishers" => self.connect_publishers = Some(text(v)?),
             "cpu" => self.cpu = Some(text(v)?),
             "rt-priority" => self.rt_priority = Some(value(name, v)?),
@@ -562,7 +576,8 @@ impl TestRequest {
         )))
     }
 
-    /// Validates everything and builds one spec per size.
+    /// Validates everything and builds one spec per point of the axes
+    /// (sizes, rates, subscribers, publishers; see [`axes`]).
     pub fn plan(&self, test: TestKind) -> Result<TestPlan, UsageError> {
         let info = registry::info(&self.binding)
             .ok_or_else(|| UsageError(registry::unknown_binding("--binding", &self.binding)))?;
@@ -632,16 +647,8 @@ impl TestRequest {
                 "--connect-timeout: must be at least 100ms".into(),
             ));
         }
-        if let Some(r) = self.rate
-            && !(r > 0.0 && r.is_finite())
-        {
-            return Err(UsageError(format!(
-                "--rate {r}: must be a positive number of samples per second"
-            )));
-        }
-        if self.subscribers == 0 || self.subscribers > 64 {
-            return Err(UsageError("--subscribers: must be between 1 and 64".into()));
-        }
+        let rates = axes::rates(self.rate.as_deref())?;
+        let mut subscriber_counts = axes::counts("--subscribers", &self.subscribers)?;
         if self.latency_every.is_some() && test == TestKind::Latency {
             return Err(UsageError(
                 "--latency-every: only for 'throughput' (the latency test echoes every sample)"
@@ -701,17 +708,22 @@ impl TestRequest {
                 "--connect: expected HOST:PORT of a 'pubsubperf agent --listen'".into(),
             ));
         }
-        let subscribers = if connect.is_empty() {
-            self.subscribers
-        } else {
-            connect.len()
-        };
-        if !connect.is_empty() && self.subscribers != 1 && self.subscribers != connect.len() {
-            return Err(UsageError(format!(
-                "--subscribers {}: with --connect, the number of addresses ({}) is the number of subscribers",
-                self.subscribers,
-                connect.len()
-            )));
+        if !connect.is_empty() {
+            if subscriber_counts.len() > 1 {
+                return Err(UsageError(format!(
+                    "--subscribers {}: with --connect, the number of addresses ({}) is the number of subscribers; give one count or drop --subscribers",
+                    self.subscribers,
+                    connect.len()
+                )));
+            }
+            let n = subscriber_counts[0];
+            if n != 1 && n != connect.len() {
+                return Err(UsageError(format!(
+                    "--subscribers {n}: with --connect, the number of addresses ({}) is the number of subscribers",
+                    connect.len()
+                )));
+            }
+            subscriber_counts = vec![connect.len()];
         }
         let connect_publishers: Vec<String> = self
             .connect_publishers
@@ -723,35 +735,45 @@ impl TestRequest {
                     .collect()
             })
             .unwrap_or_default();
-        let publishers = if connect_publishers.is_empty() {
-            self.publishers
-        } else {
-            connect_publishers.len() + 1
-        };
-        if publishers == 0 || publishers > 64 {
-            return Err(UsageError("--publishers: must be between 1 and 64".into()));
+        let mut publisher_counts = axes::counts("--publishers", &self.publishers)?;
+        if !connect_publishers.is_empty() {
+            let publishers = connect_publishers.len() + 1;
+            if publishers > axes::MAX_PEERS {
+                return Err(UsageError("--publishers: must be between 1 and 64".into()));
+            }
+            if publisher_counts.len() > 1 {
+                return Err(UsageError(format!(
+                    "--publishers {}: with --connect-publishers, this process plus the addresses ({publishers}) are the publishers; give one count or drop --publishers",
+                    self.publishers
+                )));
+            }
+            let n = publisher_counts[0];
+            if n != 1 && n != publishers {
+                return Err(UsageError(format!(
+                    "--publishers {n}: with --connect-publishers, this process plus the addresses ({publishers}) are the publishers"
+                )));
+            }
+            publisher_counts = vec![publishers];
         }
-        if !connect_publishers.is_empty() && self.publishers != 1 && self.publishers != publishers {
-            return Err(UsageError(format!(
-                "--publishers {}: with --connect-publishers, this process plus the addresses ({publishers}) are the publishers",
-                self.publishers
-            )));
-        }
-        if publishers > 1 && test != TestKind::Throughput {
-            return Err(UsageError(
-                "--publishers: only for 'throughput' (the latency test is one ping-pong)".into(),
-            ));
-        }
-        if publishers > 1 && !registry::multiple_publishers(&self.binding) {
-            return Err(UsageError(format!(
-                "--publishers {publishers}: {} readers take one writer (bindings with several publishers: {})",
-                self.binding,
-                registry::names()
-                    .into_iter()
-                    .filter(|n| registry::multiple_publishers(n))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
+        // Each point is refused as a single count is.
+        for &publishers in &publisher_counts {
+            if publishers > 1 && test != TestKind::Throughput {
+                return Err(UsageError(
+                    "--publishers: only for 'throughput' (the latency test is one ping-pong)"
+                        .into(),
+                ));
+            }
+            if publishers > 1 && !registry::multiple_publishers(&self.binding) {
+                return Err(UsageError(format!(
+                    "--publishers {publishers}: {} readers take one writer (bindings with several publishers: {})",
+                    self.binding,
+                    registry::names()
+                        .into_iter()
+                        .filter(|n| registry::multiple_publishers(n))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
         }
         let (pub_cpu, sub_cpu) = parse_cpu(self.cpu.as_deref(), pubsubperf_core::sys::cores())?;
         // Remote subscribers run on another host: no pinning is sent unless asked.
@@ -817,7 +839,7 @@ impl TestRequest {
                 "--instances {n}: must be between 1 and 100000"
             )));
         }
-        let knobs = self.knobs(test, reliability)?;
+        let knobs = self.knobs(test, reliability, &rates)?;
         // `--batch 0`: no batching, where the binding's default batches.
         let batch = match self.batch.as_deref() {
             None => None,
@@ -826,18 +848,18 @@ impl TestRequest {
         };
         let run_base = new_run_id();
         let mut specs = Vec::new();
-        // One run per size, and per demand of a --demand ramp (0: none).
-        let cells: Vec<(usize, u64)> = sizes
-            .iter()
-            .flat_map(|&size| {
-                demands
-                    .clone()
-                    .unwrap_or_else(|| vec![0])
-                    .into_iter()
-                    .map(move |d| (size, d))
-            })
-            .collect();
-        for (i, &(size, demand)) in cells.iter().enumerate() {
+        // One run per point of the axes (see `axes` for the order), and per
+        // demand of a --demand ramp (0: none).
+        let points = axes::points(
+            &subscriber_counts,
+            &publisher_counts,
+            &sizes,
+            &rates,
+            &demands.unwrap_or_else(|| vec![0]),
+        );
+        for (i, p) in points.iter().enumerate() {
+            let (size, demand, subscribers, publishers) =
+                (p.size, p.demand, p.subscribers, p.publishers);
             let mut endpoint = EndpointConfig {
                 run_id: format!("{run_base}s{i}"),
                 transport: transport.clone(),
@@ -885,7 +907,7 @@ impl TestRequest {
                 warmup_ns: warmup.as_nanos() as u64,
                 duration_ns: duration.map_or(0, |d| d.as_nanos() as u64),
                 count: self.count.unwrap_or(0),
-                rate: self.rate.unwrap_or(0.0),
+                rate: p.rate,
                 sleep_ns: knobs.sleep_ns,
                 pace_sleep: knobs.pace_sleep,
                 demand,

@@ -68,9 +68,12 @@ pub fn mib(kib: u64) -> f64 {
 /// RSS (the columns of the Throughput example's two tables in one).
 pub fn table(runs: &[&Run]) -> String {
     let mut s = String::new();
+    // A ramp per number of subscribers or publishers: a column each.
+    let axes = pubsubperf_report::axes::AxisColumns::of(runs.iter().copied());
     let _ = writeln!(
         s,
-        "{:>8} {:>9} {:>10} {:>8} {:>10} {:>8} {:>8} {:>12} {:>10} {:>12} {:>10} {:>8} {:>7} {:>7} {:>9} {:>9}",
+        "{}{:>8} {:>9} {:>10} {:>8} {:>10} {:>8} {:>8} {:>12} {:>10} {:>12} {:>10} {:>8} {:>7} {:>7} {:>9} {:>9}",
+        axes.header_prefix(7),
         "Demand",
         "Length(B)",
         "Sent",
@@ -95,7 +98,8 @@ pub fn table(runs: &[&Run]) -> String {
         let (p, q) = (&r.resources.publisher, &r.resources.subscriber);
         let _ = writeln!(
             s,
-            "{:>8} {:>9} {:>10} {:>8} {:>10} {:>8} {:>8.3} {:>12.1} {:>10.3} {:>12.1} {:>10.3} {:>8.2} {:>6.1}% {:>6.1}% {:>5.1}MiB {:>5.1}MiB{}",
+            "{}{:>8} {:>9} {:>10} {:>8} {:>10} {:>8} {:>8.3} {:>12.1} {:>10.3} {:>12.1} {:>10.3} {:>8.2} {:>6.1}% {:>6.1}% {:>5.1}MiB {:>5.1}MiB{}",
+            axes.row_prefix(r, 7),
             d,
             r.size,
             t.sent,

@@ -359,6 +359,50 @@ mod tests {
         assert!(checked > 0, "no cell checked");
     }
 
+    /// A sweep's rate and subscribers axes and the command line's lists
+    /// give the same runs: a sweep makes one cell per value (for
+    /// `--resume`) and each cell's command is planned by the same code as
+    /// a list's points, so the configs match but for the run ids.
+    #[test]
+    fn sweep_axes_and_command_line_lists_give_the_same_runs() {
+        let s = pubsubperf_report::sweep::parse(
+            "[matrix]\nbindings = [\"udp\"]\ntests = [\"throughput\"]\nsizes = [64]\nrate = [100, \"max\"]\nsubscribers = [1, 2]",
+            "t",
+        )
+        .unwrap();
+        let config = |s: &pubsubperf_harness::spec::RunSpec| {
+            let mut c = s.config_json();
+            c["endpoint"]["run_id"] = serde_json::Value::Null;
+            c.to_string()
+        };
+        let mut from_sweep: Vec<String> = s
+            .cells
+            .iter()
+            .map(|c| {
+                let p = check_cell(c).unwrap();
+                assert_eq!(p.specs.len(), 1, "{}", c.key);
+                config(&p.specs[0])
+            })
+            .collect();
+        let mut req = TestRequest {
+            quiet: true,
+            ..TestRequest::default()
+        };
+        req.set("rate", Some("100,max")).unwrap();
+        req.set("subscribers", Some("1,2")).unwrap();
+        let mut from_cli: Vec<String> = req
+            .plan(TestKind::Throughput)
+            .unwrap()
+            .specs
+            .iter()
+            .map(config)
+            .collect();
+        assert_eq!(from_cli.len(), 4);
+        from_sweep.sort();
+        from_cli.sort();
+        assert_eq!(from_sweep, from_cli);
+    }
+
     /// The check refuses what a binding cannot do, with the binding's reason.
     #[test]
     fn check_cell_gives_the_reason() {

@@ -12,7 +12,7 @@
 //!   count/mean/std/min/max, and lossless (V2 compressed) serialization;
 //! - [`seq`]: loss, duplicate and reordering accounting per publisher;
 //! - [`result`]: the JSON result schema (the output contract);
-//! - [`size`], [`clock`], [`sys`]: size parsing, the timestamp clock, and
+//! - [`size`], [`rate`], [`clock`], [`sys`]: size and rate parsing, the timestamp clock, and
 //!   operating-system knobs (affinity, priority, mlock, resource usage).
 
 pub mod binding;
@@ -25,6 +25,7 @@ pub mod handoff;
 pub mod helper;
 pub mod page_buf;
 pub mod profile;
+pub mod rate;
 pub mod received;
 pub mod result;
 pub mod room;

@@ -13,7 +13,7 @@
 //! zero_copy = [false]
 //! data_type = ["default"]             # "bytes", "flat", "default"
 //! wait = ["block"]                    # "block", "busy", "default"
-//! rate = ["default"]                  # samples/s, or "default"
+//! rate = ["default"]                  # samples/s (100, "1k", "max"), or "default"
 //! subscribers = [1]
 //! load = ["none", "cpu"]              # --load profiles, "none" for no load
 //!
@@ -481,6 +481,11 @@ fn expand(
     for r in &m.rate {
         match r {
             toml::Value::String(s) if s == "default" => rates.push(None),
+            // Rates as the command line's --rate reads them ("1k", "max").
+            toml::Value::String(s) => {
+                pubsubperf_core::rate::parse_rate(s).map_err(|e| format!("{at}.rate: {e}"))?;
+                rates.push(Some(s.clone()));
+            }
             toml::Value::Integer(i) if *i > 0 => rates.push(Some(i.to_string())),
             toml::Value::Float(f) if *f > 0.0 && f.is_finite() => rates.push(Some(f.to_string())),
             other => {
@@ -924,6 +929,32 @@ subscribers = [2]
             ]
         );
         assert!(c.key.contains("zero_copy=false") && c.key.contains("rate=1000"));
+    }
+
+    /// A rate axis takes the rates the command line's `--rate` takes.
+    #[test]
+    fn rates_as_the_command_line_writes_them() {
+        let s = parse(
+            "[matrix]\nbindings = [\"udp\"]\nsizes = [64]\nrate = [100, \"1k\", \"max\"]",
+            "r",
+        )
+        .unwrap();
+        let rates: Vec<&str> = s
+            .cells
+            .iter()
+            .map(|c| c.args[c.args.iter().position(|a| a == "--rate").unwrap() + 1].as_str())
+            .collect();
+        assert_eq!(rates, ["100", "1k", "max"]);
+        assert!(s.cells[2].key.ends_with("rate=max"), "{}", s.cells[2].key);
+        let e = parse(
+            "[matrix]\nbindings = [\"udp\"]\nsizes = [64]\nrate = [\"fast\"]",
+            "r",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "matrix.rate: 'fast' is not a rate (give samples per second like 100, 2.5k or 1M, or max for no limit)"
+        );
     }
 
     #[test]

@@ -247,6 +247,9 @@ pub fn history(runs: &[StoredRun]) -> String {
     if runs.is_empty() {
         return "no runs match\n".into();
     }
+    // Runs that differ in rate, subscribers or publishers say theirs
+    // after the size.
+    let axes = crate::axes::AxisColumns::of(runs.iter().map(|r| &r.run));
     let mut rows = vec![
         [
             "ID",
@@ -268,6 +271,7 @@ pub fn history(runs: &[StoredRun]) -> String {
         .map(String::from)
         .to_vec(),
     ];
+    rows[0].splice(5..5, axes.headers().iter().map(|h| h.to_uppercase()));
     for r in runs {
         let run = &r.run;
         let lat = run.latency_ns.as_ref().filter(|l| l.count > 0);
@@ -304,8 +308,13 @@ pub fn history(runs: &[StoredRun]) -> String {
                 t => t,
             },
         ]);
+        if let Some(row) = rows.last_mut() {
+            row.splice(5..5, axes.cells(run));
+        }
     }
-    table(&rows, "rlllrlrrrrrllll")
+    let mut align = String::from("rlllrlrrrrrllll");
+    align.insert_str(5, &"r".repeat(axes.headers().len()));
+    table(&rows, &align)
 }
 
 #[cfg(test)]

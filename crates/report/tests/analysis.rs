@@ -380,3 +380,53 @@ fn report_has_every_plot_with_points() {
     assert_eq!(again.html, r.html);
     insta::assert_snapshot!("latency_vs_size_svg", &r.plots[0].1);
 }
+
+/// Issue 47: the runs of one command that differ only in rate or
+/// subscribers are different cells (merged, compared and plotted apart),
+/// and `history` says which is which.
+#[test]
+fn runs_differing_only_in_rate_or_subscribers_stay_apart() {
+    use pubsubperf_report::key::CellKey;
+    let base = latency_run("udp", 64, &values(8_000, 1_000, 1), "2026-11-21T10:00:00Z");
+    let runs: Vec<_> = [(100.0, 1), (0.0, 1), (0.0, 4)]
+        .into_iter()
+        .map(|(rate, subs)| {
+            with_config(base.clone(), |c| {
+                c["rate"] = serde_json::json!(rate);
+                c["subscribers"] = serde_json::json!(subs);
+                c["endpoint"]["subscribers"] = serde_json::json!(subs);
+            })
+        })
+        .collect();
+    let keys: std::collections::HashSet<CellKey> = runs.iter().map(CellKey::of).collect();
+    assert_eq!(keys.len(), 3);
+    let (merged, _) = merge_files(&[file(runs.clone())]).unwrap();
+    assert_eq!(merged.runs.len(), 3, "merged apart");
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Database::open(&dir.path().join("r.sqlite")).unwrap();
+    db.save(&file(runs), &SaveMeta::default()).unwrap();
+    let h = text::history(&db.query(&Filter::default()).unwrap());
+    let lines: Vec<&str> = h.lines().collect();
+    assert!(
+        lines[0].contains(" SIZE   RATE  SUBS  QOS "),
+        "a column per axis that differs: {h}"
+    );
+    for (line, want) in
+        lines[1..]
+            .iter()
+            .zip(["  100/s     1  ", "    max     1  ", "    max     4  "])
+    {
+        assert!(line.contains(want), "{want:?} in {line:?}:\n{h}");
+    }
+    // Runs that do not differ in them get no such columns.
+    assert!(
+        !text::history(
+            &db.query(&Filter {
+                limit: Some(1),
+                ..Default::default()
+            })
+            .unwrap()
+        )
+        .contains("RATE")
+    );
+}

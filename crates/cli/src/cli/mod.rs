@@ -166,9 +166,11 @@ pub struct TestArgs {
     #[arg(long, default_value = "1s", value_name = "TIME")]
     pub warmup: String,
     /// Samples per second (latency: pings/s, with coordinated-omission
-    /// correction; throughput: sending rate). Default: as fast as possible.
-    #[arg(long, value_name = "PER_SECOND")]
-    pub rate: Option<f64>,
+    /// correction; throughput: sending rate), a list: 1,10,100,1k,10k,max
+    /// (k: ×1000, M: ×10⁶; max: no limit). Each rate is one run. Default:
+    /// max, as fast as possible.
+    #[arg(long, value_name = "RATES")]
+    pub rate: Option<String>,
     /// Throughput: a demand ramp as RTI's Throughput example runs it: for
     /// each N from START to END by STEP, write N samples back to back, pause
     /// 10 ms, and again for --duration; one run (table row) per demand.
@@ -204,13 +206,15 @@ pub struct TestArgs {
     /// Sample representation.
     #[arg(long, value_enum, value_name = "TYPE")]
     pub data_type: Option<DataTypeArg>,
-    /// Number of subscribers (data fans out to all; echoes round-robin).
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub subscribers: usize,
+    /// Number of subscribers (data fans out to all; echoes round-robin), a
+    /// list: 1,2,4,8 (each 1-64). Each count is one run.
+    #[arg(long, default_value = "1", value_name = "N")]
+    pub subscribers: String,
     /// Throughput: number of publishers, each a process writing its own
-    /// numbered stream to every subscriber (loss is counted per publisher).
-    #[arg(long, default_value_t = 1, value_name = "M")]
-    pub publishers: usize,
+    /// numbered stream to every subscriber (loss is counted per publisher),
+    /// a list: 1,2,4 (each 1-64). Each count is one run.
+    #[arg(long, default_value = "1", value_name = "M")]
+    pub publishers: String,
     /// Extra publishers on other hosts ('pubsubperf sub --listen ADDR' there),
     /// comma-separated, instead of local publisher processes.
     #[arg(long, value_name = "ADDR")]
@@ -528,7 +532,7 @@ impl From<&TestArgs> for TestRequest {
             duration: a.duration.clone(),
             count: a.count,
             warmup: a.warmup.clone(),
-            rate: a.rate,
+            rate: a.rate.clone(),
             demand: a.demand.clone(),
             recovery_time: a.recovery_time.clone(),
             batch: a.batch.clone(),
@@ -542,8 +546,8 @@ impl From<&TestArgs> for TestRequest {
                 DataTypeArg::Bytes => DataType::Bytes,
                 DataTypeArg::Flat => DataType::Flat,
             }),
-            subscribers: a.subscribers,
-            publishers: a.publishers,
+            subscribers: a.subscribers.clone(),
+            publishers: a.publishers.clone(),
             connect_publishers: a.connect_publishers.clone(),
             cpu: a.cpu.clone(),
             rt_priority: a.rt_priority,

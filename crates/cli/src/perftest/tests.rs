@@ -359,8 +359,8 @@ fn other_mappings() {
     assert_eq!(r.size, "32,1024");
     assert!(r.best_effort && !r.reliable);
     assert_eq!(
-        (r.instances, r.rate, r.latency_every),
-        (Some(1), Some(1000.0), Some(100))
+        (r.instances, r.rate.clone(), r.latency_every),
+        (Some(1), Some("1000".into()), Some(100))
     );
     assert_eq!(
         (inv.format, inv.cpu, inv.headers),

@@ -71,6 +71,7 @@ impl TestRequest {
         &self,
         test: TestKind,
         reliability: Reliability,
+        rates: &[f64],
     ) -> Result<Knobs, UsageError> {
         let block_ms = match &self.max_blocking_time {
             None => registry::default_block_timeout(&self.binding).as_millis() as u64,
@@ -125,7 +126,9 @@ impl TestRequest {
                 )));
             }
         };
-        if self.pace.is_some() && (test != TestKind::Throughput || self.rate.is_none()) {
+        // `--rate max` alone has no slot to wait for.
+        let paced = rates.iter().any(|&r| r > 0.0);
+        if self.pace.is_some() && (test != TestKind::Throughput || !paced) {
             return Err(UsageError(
                 "--pace: sets how a throughput test's --rate waits; add --rate N or drop --pace"
                     .into(),
@@ -191,7 +194,7 @@ impl TestRequest {
             )
         } else if self.find_max {
             "not with --find-max (its trials are many short runs); profile the rate it found with --rate".into()
-        } else if self.publishers > 1 || self.connect_publishers.is_some() {
+        } else if self.publishers != "1" || self.connect_publishers.is_some() {
             "one publisher process only; drop --publishers/--connect-publishers".into()
         } else {
             return Ok(());

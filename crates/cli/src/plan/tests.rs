@@ -144,3 +144,176 @@ fn defaults() {
     assert_eq!(p.specs[0].endpoint.reliability, Reliability::BestEffort);
     assert_eq!((p.specs[0].count, p.specs[0].duration_ns), (100, 0));
 }
+
+/// Issue 47: `--rate`, `--subscribers` and `--publishers` take lists, and
+/// every combination with the sizes is one run, subscribers varying
+/// slowest, then publishers, size and rate.
+#[test]
+fn axes_become_runs_in_order() {
+    let p =
+        plan("throughput --size 64,1KiB --rate 10,max --subscribers 1,2 --publishers 1,3").unwrap();
+    let got: Vec<(usize, usize, usize, f64)> = p
+        .specs
+        .iter()
+        .map(|s| (s.subscribers, s.publishers, s.size, s.rate))
+        .collect();
+    let mut want = Vec::new();
+    for subs in [1, 2] {
+        for pubs in [1, 3] {
+            for size in [64, 1024] {
+                for rate in [10.0, 0.0] {
+                    want.push((subs, pubs, size, rate));
+                }
+            }
+        }
+    }
+    assert_eq!(got, want);
+    for s in &p.specs {
+        // The endpoints and the result's config carry the point's values.
+        assert_eq!(
+            (s.endpoint.subscribers, s.endpoint.publishers),
+            (s.subscribers, s.publishers)
+        );
+        let c = s.config_json();
+        assert_eq!(c["rate"], s.rate, "{c}");
+        assert_eq!(c["subscribers"], s.subscribers, "{c}");
+        assert_eq!(c["publishers"], s.publishers, "{c}");
+    }
+    let ids: std::collections::HashSet<_> = p.specs.iter().map(|s| &s.endpoint.run_id).collect();
+    assert_eq!(ids.len(), p.specs.len(), "each run its own id");
+}
+
+#[test]
+fn rates_take_suffixes_and_max() {
+    let p = plan("latency --rate 1,10,100,1k,10k,2.5M,max").unwrap();
+    let rates: Vec<f64> = p.specs.iter().map(|s| s.rate).collect();
+    assert_eq!(rates, vec![1.0, 10.0, 100.0, 1e3, 1e4, 2.5e6, 0.0]);
+    // One value is one run, as before; no --rate is `max`.
+    assert_eq!(plan("latency --rate 500").unwrap().specs[0].rate, 500.0);
+    assert_eq!(plan("latency").unwrap().specs[0].rate, 0.0);
+    let p = plan("throughput --subscribers 4").unwrap();
+    assert_eq!((p.specs.len(), p.specs[0].subscribers), (1, 4));
+}
+
+#[test]
+fn bad_lists_name_the_flag_and_the_fix() {
+    let cases = [
+        (
+            "latency --rate 1,,10",
+            "--rate: '1,,10' has an empty item (give rates separated by commas, like 1,10,100,1k,max)",
+        ),
+        (
+            "latency --rate 10,",
+            "--rate: '10,' has an empty item (give rates separated by commas, like 1,10,100,1k,max)",
+        ),
+        (
+            "latency --rate 0",
+            "--rate: '0' must be a positive number of samples per second (or max for no limit)",
+        ),
+        (
+            "latency --rate 100,-5",
+            "--rate: '-5' is not a rate (give samples per second like 100, 2.5k or 1M, or max for no limit)",
+        ),
+        (
+            "latency --rate inf",
+            "--rate: 'inf' is not a rate (give samples per second like 100, 2.5k or 1M, or max for no limit)",
+        ),
+        (
+            "latency --rate 1k,1000",
+            "--rate: 1k/s is given twice in '1k,1000' (give each rate once)",
+        ),
+        (
+            "throughput --find-max --rate 10,max",
+            "--find-max: searches the rate itself; drop --rate",
+        ),
+        (
+            "throughput --find-max --rate max",
+            "--find-max: searches the rate itself; drop --rate",
+        ),
+        (
+            "throughput --pace sleep --rate max",
+            "--pace: sets how a throughput test's --rate waits; add --rate N or drop --pace",
+        ),
+        (
+            "throughput --demand 1:1:3 --rate 10,20",
+            "--demand: paces the sender itself (bursts of N samples, then 10 ms pauses); drop --rate",
+        ),
+        (
+            "throughput --subscribers 1,,2",
+            "--subscribers '1,,2': an empty item (give counts from 1 to 64 separated by commas, like 1,2,4,8)",
+        ),
+        (
+            "throughput --subscribers 1,0",
+            "--subscribers 0: must be between 1 and 64",
+        ),
+        (
+            "throughput --subscribers 2,65",
+            "--subscribers 65: must be between 1 and 64",
+        ),
+        (
+            "throughput --subscribers 2,x",
+            "--subscribers 'x': not a count (give counts from 1 to 64 separated by commas, like 1,2,4,8)",
+        ),
+        (
+            "throughput --subscribers 1,2,1",
+            "--subscribers '1,2,1': 1 is given twice (give each count once)",
+        ),
+        (
+            "throughput --publishers 2,2",
+            "--publishers '2,2': 2 is given twice (give each count once)",
+        ),
+        (
+            "latency --publishers 1,2",
+            "--publishers: only for 'throughput' (the latency test is one ping-pong)",
+        ),
+        (
+            "throughput --binding udp --connect 10.0.0.1:7400 --subscribers 1,2",
+            "--subscribers 1,2: with --connect, the number of addresses (1) is the number of subscribers; give one count or drop --subscribers",
+        ),
+        (
+            "throughput --binding udp --connect 10.0.0.1:7400 --subscribers 2",
+            "--subscribers 2: with --connect, the number of addresses (1) is the number of subscribers",
+        ),
+        (
+            "throughput --binding udp --connect-publishers 10.0.0.1:7500 --publishers 1,2",
+            "--publishers 1,2: with --connect-publishers, this process plus the addresses (2) are the publishers; give one count or drop --publishers",
+        ),
+        (
+            "throughput --binding udp --profile --publishers 1,2",
+            "--profile: one publisher process only; drop --publishers/--connect-publishers",
+        ),
+    ];
+    for (args, want) in cases {
+        assert_eq!(err(args), want, "{args}");
+    }
+    // A binding's refusal holds at each point, naming the point.
+    let e = err("throughput --binding tcp --publishers 1,2");
+    assert!(
+        e.starts_with("--publishers 2: tcp readers take one writer"),
+        "{e}"
+    );
+}
+
+/// Another tool's flag (a front end's) takes one value: lists are ours.
+#[test]
+fn front_ends_take_one_value() {
+    let mut req = TestRequest::default();
+    let mut applied = Vec::new();
+    for (flag, ours) in [
+        ("-numSubscribers", "subscribers"),
+        ("-numPublishers", "publishers"),
+        ("-pubRate", "rate"),
+    ] {
+        assert_eq!(
+            req.set_for(flag, ours, Some("1,2"), &mut applied)
+                .unwrap_err()
+                .0,
+            format!(
+                "{flag} '1,2': takes one value (for a run per value, use pubsubperf's own --{ours} LIST)"
+            )
+        );
+    }
+    req.set_for("-numSubscribers", "subscribers", Some("3"), &mut applied)
+        .unwrap();
+    assert_eq!(req.subscribers, "3");
+}

@@ -60,7 +60,7 @@ pub fn run(args: &[String]) -> anyhow::Result<ExitCode> {
             inv.default_middleware.say("throughput-example");
             let local = inv.peers.iter().all(|p| p == SAME_HOST);
             if local && servable(&inv.request.binding) && sub_waiting(sub_port()) {
-                let n = inv.request.subscribers;
+                let n = crate::plan::axes::counts("-subscribers", &inv.request.subscribers)?[0];
                 let connect: Vec<String> = (0..n)
                     .map(|i| host_port("127.0.0.1", u32::from(sub_port()) + i as u32))
                     .collect();

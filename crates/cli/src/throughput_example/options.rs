@@ -412,7 +412,8 @@ impl Invocation {
                 "-peer: {SAME_HOST} and host addresses mixed; subscribers are either on this host or on the hosts given"
             )));
         }
-        let n = self.request.subscribers;
+        // One count: `set_for` refuses a list under another tool's flag.
+        let n = crate::plan::axes::counts("-subscribers", &self.request.subscribers)?[0];
         let hosts: Vec<&String> = match remote.len() {
             1 => vec![remote[0]; n],
             k if k == n => remote,

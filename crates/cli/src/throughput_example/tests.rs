@@ -72,7 +72,7 @@ fn got(l: &str) -> Expect {
         ipv6: r.ipv6,
         domain: r.domain,
         nic: r.data_address.clone().unwrap_or_default().leak(),
-        subscribers: r.subscribers,
+        subscribers: r.subscribers.parse().unwrap(),
         duration: leak(&r.duration),
         size: r.size.clone().leak(),
         demand: leak(&r.demand),
