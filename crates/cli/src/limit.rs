@@ -6,22 +6,100 @@
 //! memcpy bandwidth at the smallest calibrated size at least the sample's
 //! (each sample is written once and read once: a copy is the floor), and
 //! latency against its cache-line one-way time (two cores handing one line
-//! back and forth: nothing between two cores is faster). Without a
-//! calibration or a known speed there is no limit; no figure is guessed.
+//! back and forth: nothing between two cores is faster). Latency across
+//! hosts against a raw UDP ping-pong between the same two hosts, over the
+//! same session and data addresses, at the same size and wait mode
+//! ([`Floors`]: one short run of our `udp` binding per size, measured
+//! before the first run of that size). Without a calibration, a known speed
+//! or that ping-pong there is no limit; no figure is guessed.
 
 use pubsubperf_core::environment::Environment;
 use pubsubperf_core::result::{Limit, Run, TestKind};
+use pubsubperf_harness::session::Session;
+use pubsubperf_harness::spec::RunSpec;
+use std::collections::BTreeMap;
 
-/// The limit of `run`, measured on the host `env` describes.
-pub fn of(run: &Run, env: &Environment) -> Option<Limit> {
+/// The limit of `run`, measured on the host `env` describes; `udp_floor`
+/// is the UDP ping-pong's p50 between the two hosts of a run across hosts.
+pub fn of(run: &Run, env: &Environment, udp_floor: Option<f64>) -> Option<Limit> {
     match run.test {
         TestKind::Throughput if env.subscriber_host.is_some() => line_rate(run, env),
         TestKind::Throughput if matches!(run.transport.as_str(), "shm" | "intra") => {
             memcpy(run, env)
         }
         TestKind::Latency if env.subscriber_host.is_none() => cache_line(run, env),
+        TestKind::Latency => link_floor(run, udp_floor?),
         _ => None,
     }
+}
+
+/// Pings of a floor's UDP ping-pong.
+const FLOOR_PINGS: u64 = 2000;
+
+/// The UDP ping-pong floors of one session across hosts, by sample size.
+#[derive(Default)]
+pub struct Floors {
+    p50_ns: BTreeMap<usize, Option<f64>>,
+}
+
+impl Floors {
+    /// The p50 of a raw UDP ping-pong of `spec`'s size between this
+    /// session's two hosts ([`FLOOR_PINGS`] pings after 100 ms of warm-up,
+    /// the run's data address, cores and wait mode), measured once per
+    /// size; None on one host, with several subscribers, above a UDP
+    /// datagram's size, or when it failed (no figure rather than a guess).
+    pub fn udp(&mut self, session: &mut Session, spec: &RunSpec) -> Option<f64> {
+        if spec.test != TestKind::Latency
+            || !session.across_hosts()
+            || spec.subscribers != 1
+            || spec.size > 65_507
+        {
+            return None;
+        }
+        *self.p50_ns.entry(spec.size).or_insert_with(|| {
+            let floor = floor_spec(spec);
+            let outcome = pubsubperf_harness::run::run(session, &floor, &mut |_| {});
+            if let Some(f) = &outcome.fault {
+                eprintln!("pubsubperf: no udp ping-pong floor at {} B: {f}", spec.size);
+            }
+            outcome
+                .run
+                .filter(|r| r.complete)
+                .and_then(|r| r.latency_ns)
+                .map(|l| l.p50 as f64)
+        })
+    }
+}
+
+/// A raw UDP ping-pong with `spec`'s size, addresses, cores and wait.
+fn floor_spec(spec: &RunSpec) -> RunSpec {
+    // Run ids are letters and digits (the agent checks them).
+    let mut f = RunSpec::for_test(&format!("{}udp", spec.endpoint.run_id), TestKind::Latency);
+    f.size = spec.size;
+    f.endpoint.max_sample_size = spec.size;
+    f.endpoint.bind_ip = spec.endpoint.bind_ip.clone();
+    f.endpoint.ipv6 = spec.endpoint.ipv6;
+    f.endpoint.wait = spec.endpoint.wait;
+    f.endpoint.reliability = pubsubperf_core::Reliability::BestEffort;
+    f.data_address = spec.data_address.clone();
+    f.pub_cpu = spec.pub_cpu;
+    f.sub_cpu = spec.sub_cpu;
+    f.rt_priority = spec.rt_priority;
+    f.warmup_ns = 100_000_000;
+    f.duration_ns = 0;
+    f.count = FLOOR_PINGS;
+    f
+}
+
+fn link_floor(run: &Run, floor: f64) -> Option<Limit> {
+    let l = run.latency_ns.as_ref()?;
+    (floor > 0.0).then(|| Limit {
+        what: "udp ping-pong between the hosts".into(),
+        value: floor,
+        unit: "ns".into(),
+        percent: None,
+        multiple: Some(l.p50 as f64 / floor),
+    })
 }
 
 fn line_rate(run: &Run, env: &Environment) -> Option<Limit> {
@@ -85,6 +163,13 @@ pub fn lines(runs: &[&Run]) -> String {
                 "limit: {size}: {:.1} % of the {} ({:.0} {})",
                 p, l.what, l.value, l.unit
             ),
+            (None, Some(m)) if l.what.starts_with("udp") => writeln!(
+                s,
+                "limit: {size}: p50 {:.2}x the {} ({:.1} us p50, measured before the run)",
+                m,
+                l.what,
+                l.value / 1e3
+            ),
             (None, Some(m)) => writeln!(
                 s,
                 "limit: {size}: p50 {:.1}x the {} ({:.1} {}, from 'pubsubperf calibrate')",
@@ -137,6 +222,7 @@ mod tests {
         let l = of(
             &run(TestKind::Throughput, "shm", 1024, throughput(16_000.0)),
             &env,
+            None,
         )
         .unwrap();
         assert_eq!(
@@ -147,6 +233,7 @@ mod tests {
         let l = of(
             &run(TestKind::Throughput, "shm", 100_000, throughput(8_000.0)),
             &env,
+            None,
         )
         .unwrap();
         assert_eq!((l.value, l.percent), (80_000.0, Some(10.0)));
@@ -154,15 +241,23 @@ mod tests {
         assert!(
             of(
                 &run(TestKind::Throughput, "shm", 2 << 20, throughput(1.0)),
-                &env
+                &env,
+                None
             )
             .is_none()
         );
-        assert!(of(&run(TestKind::Throughput, "udp", 64, throughput(1.0)), &env).is_none());
+        assert!(
+            of(
+                &run(TestKind::Throughput, "udp", 64, throughput(1.0)),
+                &env,
+                None
+            )
+            .is_none()
+        );
         // Latency: p50 as a multiple of the cache-line one-way time.
         let lat = serde_json::json!({"latency_ns": {"count": 1, "mean": 650.0, "std": 0.0, "min": 650, "max": 650,
             "p50": 650, "p90": 650, "p99": 650, "p99_9": 650, "p99_99": 650, "p99_9999": 650, "histogram": ""}});
-        let l = of(&run(TestKind::Latency, "udp", 64, lat.clone()), &env).unwrap();
+        let l = of(&run(TestKind::Latency, "udp", 64, lat.clone()), &env, None).unwrap();
         assert_eq!((l.value, l.multiple), (65.0, Some(10.0)));
         // Across hosts: the line rate of the data address's NIC.
         env.subscriber_host = Some(Box::new(Environment::default()));
@@ -174,14 +269,29 @@ mod tests {
             driver: String::new(),
         }];
         let r = run(TestKind::Throughput, "udp", 1024, throughput(960.0));
-        let l = of(&r, &env).unwrap();
+        let l = of(&r, &env, None).unwrap();
         assert_eq!(
             (l.what.as_str(), l.value, l.percent),
             ("line rate of eth1", 1000.0, Some(96.0))
         );
-        // No speed known, or a latency across hosts: none.
+        // No speed known, or a latency across hosts without a UDP
+        // ping-pong measured: none.
         env.interfaces[0].speed_mbps = None;
-        assert!(of(&r, &env).is_none());
-        assert!(of(&run(TestKind::Latency, "udp", 64, lat), &env).is_none());
+        assert!(of(&r, &env, None).is_none());
+        assert!(of(&run(TestKind::Latency, "udp", 64, lat.clone()), &env, None).is_none());
+        // A latency across hosts beside the UDP ping-pong between them.
+        let r = run(TestKind::Latency, "cyclonedds", 64, lat);
+        let l = of(&r, &env, Some(260.0)).unwrap();
+        assert_eq!(
+            (l.what.as_str(), l.value, l.multiple),
+            ("udp ping-pong between the hosts", 260.0, Some(2.5))
+        );
+        assert_eq!(
+            lines(&[&Run {
+                limit: Some(l),
+                ..r
+            }]),
+            "limit: 64 B: p50 2.50x the udp ping-pong between the hosts (0.3 us p50, measured before the run)\n"
+        );
     }
 }

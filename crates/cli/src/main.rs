@@ -393,6 +393,7 @@ pub fn execute_with(
         {
             stressors = Some(load::Stressors::start(l, load_limit(plan))?);
         }
+        let mut floors = limit::Floors::default();
         for n in start..end {
             let spec = &plan.specs[n];
             if n > 0 && plan.specs[n - 1].recovery_ms > 0 {
@@ -402,6 +403,13 @@ pub fn execute_with(
                     break;
                 }
             }
+            // A raw UDP ping-pong between the hosts, the latency floor
+            // beside a middleware's (udp's own runs are that floor).
+            let udp_floor = if spec.binding == "udp" && spec.peer_binding == "udp" {
+                None
+            } else {
+                floors.udp(&mut session, spec)
+            };
             let outcome = match plan.find_max {
                 Some(max_loss) => find_max::find_max(
                     &mut session,
@@ -420,7 +428,7 @@ pub fn execute_with(
                 if let (Some(l), Some(c)) = (&plan.load, run.config.as_object_mut()) {
                     c.insert("load".into(), l.record());
                 }
-                run.limit = limit::of(&run, &sink.file.environment);
+                run.limit = limit::of(&run, &sink.file.environment, udp_floor);
                 sink.push(run)?;
             }
             if let Some(f) = outcome.fault {

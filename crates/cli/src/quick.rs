@@ -179,7 +179,7 @@ pub fn run(q: &QuickArgs) -> anyhow::Result<ExitCode> {
             for spec in &plan.specs {
                 let o = measure(&mut session, spec);
                 if let Some(mut r) = o.run {
-                    r.limit = crate::limit::of(&r, &sink.file.environment);
+                    r.limit = crate::limit::of(&r, &sink.file.environment, None);
                     sink.push(r.clone())?;
                     runs.push(r);
                 }

@@ -69,6 +69,13 @@ fn every_networked_binding_runs_between_two_namespaces() {
                 assert_eq!(u(&r["size"]), size);
                 if test == "latency" {
                     assert_eq!(u(&r["latency_ns"]["count"]), 300, "{name}");
+                    // Beside the link's floor: a raw UDP ping-pong between
+                    // the two namespaces (udp's own runs are that floor).
+                    if name != "udp" {
+                        let l = &r["limit"];
+                        assert_eq!(l["what"], "udp ping-pong between the hosts", "{name}: {r}");
+                        assert!(l["value"].as_f64().unwrap() > 0.0, "{name}: {l}");
+                    }
                 } else {
                     let t = &r["throughput"];
                     assert_eq!(u(&t["sent"]), 3000, "{name}");

@@ -476,6 +476,12 @@ impl Session {
         }
     }
 
+    /// Whether a subscriber is on another host (an agent), whose clock and
+    /// link are its own.
+    pub fn across_hosts(&self) -> bool {
+        self.subs.iter().any(|s| s.own_clock)
+    }
+
     /// The address this side's endpoints bind for data: the run's
     /// `--data-address`, else this host's address towards the first
     /// subscriber.
