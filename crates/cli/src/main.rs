@@ -405,11 +405,12 @@ pub fn execute_with(
             }
             // A raw UDP ping-pong between the hosts, the latency floor
             // beside a middleware's (udp's own runs are that floor).
-            let udp_floor = if spec.binding == "udp" && spec.peer_binding == "udp" {
-                None
-            } else {
-                floors.udp(&mut session, spec)
-            };
+            let udp_floor =
+                if !plan.link_floor || (spec.binding == "udp" && spec.peer_binding == "udp") {
+                    None
+                } else {
+                    floors.udp(&mut session, spec)
+                };
             let outcome = match plan.find_max {
                 Some(max_loss) => find_max::find_max(
                     &mut session,

@@ -59,6 +59,10 @@ pub struct TestPlan {
     pub find_max: Option<f64>,
     /// `--load`: the stressors run beside the measurement.
     pub load: Option<crate::load::Load>,
+    /// Across hosts, measure a raw UDP ping-pong between the hosts before
+    /// each latency size, the runs' floor ([`crate::limit::Floors`]); off
+    /// for a front end whose peer serves only the runs its tool would.
+    pub link_floor: bool,
 }
 
 /// An error of a plan built from another tool's command line, reported
@@ -981,6 +985,7 @@ impl TestRequest {
             csv: self.csv.clone(),
             quiet: self.quiet,
             find_max: self.find_max.then(|| self.max_loss.unwrap_or(0.0)),
+            link_floor: true,
         })
     }
 }

@@ -56,7 +56,10 @@ pub fn plan(inv: &Invocation) -> Result<TestPlan, UsageError> {
     } else {
         TestKind::Throughput
     };
-    inv.request.plan(kind).map_err(|e| inv.explain(e))
+    let mut plan = inv.request.plan(kind).map_err(|e| inv.explain(e))?;
+    // Its -sub serves the runs Perftest's would, nothing more.
+    plan.link_floor = false;
+    Ok(plan)
 }
 
 /// Runs a Perftest command line.
