@@ -9,6 +9,7 @@ mod agent;
 mod analysis;
 mod calibrate;
 mod cli;
+mod discovery;
 mod doctor;
 mod find_max;
 mod interrupt;
@@ -536,6 +537,7 @@ pub fn print_tables(runs: &[Run], env: &Environment) {
                 print!("{}", output::latency_table(&refs));
                 print!("{}", one_way::lines(&refs));
                 print!("{}", limit::lines(&refs));
+                print!("{}", discovery::lines(&refs));
             }
             TestKind::Throughput if ramp::demand_of(r).is_some() => {
                 print!("{}", ramp::table(&refs));
@@ -544,6 +546,7 @@ pub fn print_tables(runs: &[Run], env: &Environment) {
             TestKind::Throughput => {
                 print!("{}", output::throughput_table(&refs));
                 print!("{}", limit::lines(&refs));
+                print!("{}", discovery::lines(&refs));
             }
         }
         for r in runs {

@@ -931,7 +931,7 @@ fn a_run_whose_publisher_never_says_stop_is_ended_by_the_watchdog() {
     tell_echo(&ctl, "127.0.0.1:9");
     assert!(matches!(
         ctl.recv(Some(Duration::from_secs(10))),
-        Ok(Msg::Ready)
+        Ok(Msg::Ready { .. })
     ));
     ctl.send(&Msg::Start).unwrap();
     let started = Instant::now();

@@ -536,6 +536,71 @@ fn several_subscribers_report_each() {
     assert_eq!(r["throughput"]["received"], 10000);
 }
 
+/// Every run records its discovery times, each side's from the creation of
+/// its endpoints: the writer's first match before every subscriber's, and
+/// each subscriber's first sample after its reader matched (the publisher
+/// sends once every side is ready). Over cyclonedds, which discovers, and
+/// tcp, which connects.
+#[test]
+fn every_run_records_how_long_discovery_took() {
+    let d = tmp();
+    for (binding, test, subs) in [
+        ("cyclonedds", "latency", "1"),
+        ("cyclonedds", "throughput", "2"),
+        ("tcp", "throughput", "2"),
+    ] {
+        let j = d.path().join(format!("{binding}-{test}.json"));
+        let o = run(&[
+            test,
+            "-b",
+            binding,
+            "--subscribers",
+            subs,
+            "-n",
+            "300",
+            "--warmup",
+            "0s",
+            "-q",
+            "--json",
+            j.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{binding} {test}: {}", stderr(&o));
+        assert!(
+            stdout(&o).contains("discovery: 64 B: writer matched "),
+            "{}",
+            stdout(&o)
+        );
+        let r = &json(&j)["runs"][0];
+        let disc = &r["discovery"];
+        let n = |v: &serde_json::Value| {
+            v.as_u64()
+                .unwrap_or_else(|| panic!("{binding} {test}: {disc}"))
+        };
+        assert!(
+            n(&disc["writer_first_match_ns"]) <= n(&disc["writer_matched_ns"]),
+            "{disc}"
+        );
+        assert_eq!(
+            disc["echo_readers_matched_ns"].is_u64(),
+            test == "latency",
+            "{disc}"
+        );
+        let sides = disc["subscribers"].as_array().unwrap();
+        assert_eq!(sides.len().to_string(), subs, "{disc}");
+        for s in sides {
+            assert!(
+                n(&s["first_sample_ns"]) >= n(&s["reader_matched_ns"]),
+                "{disc}"
+            );
+            assert_eq!(
+                s["echo_writer_matched_ns"].is_u64(),
+                test == "latency",
+                "{disc}"
+            );
+        }
+    }
+}
+
 /// Starts `pubsubperf sub --listen 127.0.0.1:0` and returns it with its port.
 fn remote_sub() -> (Child, String) {
     let mut child = bin()

@@ -160,6 +160,9 @@ pub struct Run {
     /// The physical limit the run is read against, where one is known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<Limit>,
+    /// How long the endpoints took to find each other.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discovery: Option<Discovery>,
     /// Measured duration in seconds (warm-up excluded).
     #[serde(default)]
     pub duration_s: f64,
@@ -221,6 +224,42 @@ pub struct ClockOffset {
     pub drift_ppm: Option<f64>,
     /// Probes per estimate.
     pub probes: u32,
+}
+
+/// How long a run's endpoints took to find each other ([`Run::discovery`]):
+/// each time from the moment the side began to create the endpoint (its
+/// middleware's participant already open) until the endpoint matched its
+/// peers, as the binding's `wait_matched` tells (at once for the socket
+/// bindings, which discover nothing), in ns.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Discovery {
+    /// The publisher's data writer, to its first subscriber matched.
+    pub writer_first_match_ns: u64,
+    /// The publisher's data writer, to every subscriber matched.
+    pub writer_matched_ns: u64,
+    /// Latency (and echoes under load): the publisher's echo readers, the
+    /// slowest to match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub echo_readers_matched_ns: Option<u64>,
+    /// Each subscriber's side, by index.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subscribers: Vec<SubscriberDiscovery>,
+}
+
+/// One subscriber's side of [`Discovery`], from the creation of its data
+/// reader.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubscriberDiscovery {
+    /// Its data reader, to matched with the publisher's writer.
+    pub reader_matched_ns: u64,
+    /// Its echo writer, from its creation to matched with the publisher's
+    /// echo reader.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub echo_writer_matched_ns: Option<u64>,
+    /// To the first sample it received (warm-up included), which the
+    /// publisher sends once every side has matched and been told to start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_sample_ns: Option<u64>,
 }
 
 /// Where a run's sides ran, by inventory name ([`Run::hosts`]).
@@ -462,6 +501,7 @@ mod tests {
                 latency_method: Some("one-way = round trip / 2".into()),
                 latency_clock: Some("clock_monotonic".into()),
                 one_way: None,
+                discovery: None,
                 pings: None,
                 throughput: Some(tp),
                 intervals: vec![],

@@ -85,8 +85,13 @@ pub enum Msg {
         /// Locator of the echo reader for this subscriber.
         echo: String,
     },
-    /// Subscriber → publisher: endpoints matched, ready to measure.
-    Ready,
+    /// Subscriber (or extra publisher) → publisher: endpoints matched,
+    /// ready to measure.
+    Ready {
+        /// A subscriber's discovery times so far.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        discovery: Option<pubsubperf_core::result::SubscriberDiscovery>,
+    },
     /// Publisher → subscriber: measurement starts now.
     Start,
     /// Subscriber → publisher: one interval's figures (also a heartbeat).
@@ -152,6 +157,9 @@ pub enum Msg {
         /// `--profile`: this subscriber's profile.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         profile: Option<Box<pubsubperf_core::profile::SideProfile>>,
+        /// From the creation of its data reader to its first sample, ns.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        first_sample_ns: Option<u64>,
     },
     /// Publisher → subscriber, between runs: one probe of the two hosts'
     /// clocks ([`crate::clock_offset`]); answered at once with a

@@ -215,6 +215,7 @@ fn run_over<B: Binding>(
         Ok(started) => started,
         Err(f) => return RunOutcome::failed(f),
     };
+    let mut discovery = std::mem::take(&mut ep.discovery);
     let started_at = pubsubperf_core::time::rfc3339_now();
     let usage0 = Usage::now();
     let mut intervals = interval_store(spec, s.subs.len());
@@ -267,6 +268,11 @@ fn run_over<B: Binding>(
     if m.fault.is_none() {
         clocks.after = probe_clocks(s, spec).map(|c| c.before).unwrap_or_default();
     }
+    for &(i, first) in &peers.first_samples {
+        if let Some(d) = discovery.subscribers.get_mut(i) {
+            d.first_sample_ns = first;
+        }
+    }
     let fault = m.fault.take();
     let directions = m.directions.take();
     let mut run = assemble(
@@ -275,6 +281,7 @@ fn run_over<B: Binding>(
     if let (Some(p), Some(r)) = (profile, run.profile.as_mut()) {
         r.publisher = p;
     }
+    run.discovery = Some(discovery);
     if let Some(d) = directions {
         let (one_way, headline) = one_way::finish(d, &clocks, run.latency_ns.take());
         run.latency_method = Some(latency_method(Some(&one_way)));

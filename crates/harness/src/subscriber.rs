@@ -60,6 +60,7 @@ pub fn serve_run<B: Binding>(
     }
     let idx = spec.subscriber_index;
     let mut binding = B::open(&cfg).map_err(|e| Fault::Binding(e.to_string()))?;
+    let reader_created = clock::now_ns();
     let (mut reader, loc) = binding
         .create_reader(&TopicSpec {
             name: TopicSpec::data_name(spec.test == TestKind::Latency).into(),
@@ -76,6 +77,7 @@ pub fn serve_run<B: Binding>(
         other => return Err(Fault::Peer(format!("unexpected {other:?}"))),
     };
     let needs_echo = spec.test == TestKind::Latency || spec.latency_every > 0;
+    let echo_created = clock::now_ns();
     let mut echo = if needs_echo {
         let topic = TopicSpec {
             name: format!("echo{idx}"),
@@ -92,12 +94,23 @@ pub fn serve_run<B: Binding>(
     reader
         .wait_matched(setup_timeout)
         .map_err(|e| Fault::Binding(e.to_string()))?;
+    let reader_matched = clock::now_ns();
     if let Some(w) = echo.as_mut() {
         w.wait_matched(1, setup_timeout)
             .map_err(|e| Fault::Binding(e.to_string()))?;
     }
+    let discovery = pubsubperf_core::result::SubscriberDiscovery {
+        reader_matched_ns: reader_matched.saturating_sub(reader_created),
+        echo_writer_matched_ns: echo
+            .is_some()
+            .then(|| clock::now_ns().saturating_sub(echo_created)),
+        first_sample_ns: None,
+    };
     let profiler = spec.profile.then(crate::profiler::Profiler::attach);
-    ctl.send(&Msg::Ready).map_err(ctl_err)?;
+    ctl.send(&Msg::Ready {
+        discovery: Some(discovery),
+    })
+    .map_err(ctl_err)?;
     match ctl.recv(Some(setup_timeout)).map_err(ctl_err)? {
         Msg::Start => {}
         Msg::Error { message } => return Err(Fault::Peer(message)),
@@ -177,6 +190,9 @@ pub fn serve_run<B: Binding>(
         foreign: m.foreign,
         resources,
         profile,
+        first_sample_ns: m
+            .first_sample_at
+            .map(|t| crate::stream::real_time::<B>(t).saturating_sub(reader_created)),
     };
     watch(spec, &result);
     ctl.send(&result).map_err(ctl_err)
@@ -194,6 +210,9 @@ struct Measured {
     foreign: u64,
     /// Every sample handed over, warm-up and foreign included.
     handled: u64,
+    /// When the first sample (warm-up or foreign included) arrived, on
+    /// `B`'s clock.
+    first_sample_at: Option<u64>,
 }
 
 /// After the publisher's stop, a reliable subscriber gives up on the rest
@@ -231,6 +250,7 @@ fn measure<B: Binding>(
     let mut bad = 0u64;
     let mut foreign = 0u64;
     let mut handled = 0u64;
+    let mut first_sample_at = None;
     let mut echoed = 0u64;
     let mut window = RateWindow::default();
     let mut echo_err: Option<String> = None;
@@ -263,6 +283,9 @@ fn measure<B: Binding>(
         measured_in_call = false;
         let n = reader
             .recv_window(Duration::from_millis(50), &mut |s: Received| {
+                if handled == 0 {
+                    first_sample_at = Some(B::now_ns());
+                }
                 handled += 1;
                 let h = match Header::read(s.head()) {
                     Some(h) if h.key == key && usize::from(h.publisher) < publishers => h,
@@ -444,6 +467,7 @@ fn measure<B: Binding>(
         bad,
         foreign,
         handled,
+        first_sample_at,
     };
     if spec.test == TestKind::Latency {
         return Ok(out);

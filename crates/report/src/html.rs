@@ -728,7 +728,7 @@ fn searches_html(cells: &[Cell], series: &[&SeriesData]) -> String {
 
 fn latency_table(cells: &[Cell], series: &[&SeriesData]) -> String {
     let mut h = String::from(
-        "<table class=\"num\">\n<caption>One-way latency in µs</caption>\n<thead><tr><th>series</th><th>size</th><th>runs</th><th>samples</th><th>mean</th><th>std</th><th>min</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>p99.99</th><th>p99.9999</th><th>max</th><th>CPU pub</th><th>CPU sub</th><th>limit</th><th>one-way p50 forward / back</th></tr></thead>\n<tbody>\n",
+        "<table class=\"num\">\n<caption>One-way latency in µs</caption>\n<thead><tr><th>series</th><th>size</th><th>runs</th><th>samples</th><th>mean</th><th>std</th><th>min</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>p99.99</th><th>p99.9999</th><th>max</th><th>CPU pub</th><th>CPU sub</th><th>limit</th><th>one-way p50 forward / back</th><th>discovery ms, writer / reader</th></tr></thead>\n<tbody>\n",
     );
     for s in series {
         for &i in &s.cells {
@@ -736,7 +736,7 @@ fn latency_table(cells: &[Cell], series: &[&SeriesData]) -> String {
             let Some(l) = &c.run.latency_ns else { continue };
             let _ = writeln!(
                 h,
-                "<tr><td><span class=\"sw\" style=\"background:{}\"></span>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{:.1}%</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td><span class=\"sw\" style=\"background:{}\"></span>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{:.1}%</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 s.color,
                 esc(&s.label),
                 format_size(c.key.size),
@@ -755,7 +755,8 @@ fn latency_table(cells: &[Cell], series: &[&SeriesData]) -> String {
                 c.run.resources.publisher.cpu_percent,
                 c.run.resources.subscriber.cpu_percent,
                 esc(&limit_text(&c.run)),
-                esc(&one_way_text(&c.run))
+                esc(&one_way_text(&c.run)),
+                esc(&discovery_text(&c.run))
             );
         }
     }
@@ -782,9 +783,24 @@ fn one_way_text(run: &pubsubperf_core::result::Run) -> String {
     t
 }
 
+/// How long the run's endpoints took to match (`Run::discovery`): the
+/// publisher's writer, every subscriber matched, and the slowest
+/// subscriber's reader, in ms; `-` without (a run of an earlier version).
+fn discovery_text(run: &pubsubperf_core::result::Run) -> String {
+    let Some(d) = &run.discovery else {
+        return "-".into();
+    };
+    let reader = d.subscribers.iter().map(|s| s.reader_matched_ns).max();
+    format!(
+        "{:.2} / {}",
+        d.writer_matched_ns as f64 / 1e6,
+        reader.map_or_else(|| "-".into(), |r| format!("{:.2}", r as f64 / 1e6))
+    )
+}
+
 fn throughput_table(cells: &[Cell], series: &[&SeriesData]) -> String {
     let mut h = String::from(
-        "<table class=\"num\">\n<caption>Throughput</caption>\n<thead><tr><th>series</th><th>size</th><th>runs</th><th>sent</th><th>received</th><th>samples/s</th><th>Mbit/s</th><th>lost</th><th>lost %</th><th>rejected</th><th>dup</th><th>out of order</th><th>CPU pub</th><th>CPU sub</th><th>limit</th></tr></thead>\n<tbody>\n",
+        "<table class=\"num\">\n<caption>Throughput</caption>\n<thead><tr><th>series</th><th>size</th><th>runs</th><th>sent</th><th>received</th><th>samples/s</th><th>Mbit/s</th><th>lost</th><th>lost %</th><th>rejected</th><th>dup</th><th>out of order</th><th>CPU pub</th><th>CPU sub</th><th>limit</th><th>discovery ms, writer / reader</th></tr></thead>\n<tbody>\n",
     );
     for s in series {
         for &i in &s.cells {
@@ -792,7 +808,7 @@ fn throughput_table(cells: &[Cell], series: &[&SeriesData]) -> String {
             let Some(t) = &c.run.throughput else { continue };
             let _ = writeln!(
                 h,
-                "<tr><td><span class=\"sw\" style=\"background:{}\"></span>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.3}</td><td>{}</td><td>{:.4}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{:.1}%</td><td>{}</td></tr>",
+                "<tr><td><span class=\"sw\" style=\"background:{}\"></span>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.3}</td><td>{}</td><td>{:.4}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{:.1}%</td><td>{}</td><td>{}</td></tr>",
                 s.color,
                 esc(&s.label),
                 format_size(c.key.size),
@@ -808,7 +824,8 @@ fn throughput_table(cells: &[Cell], series: &[&SeriesData]) -> String {
                 t.out_of_order,
                 c.run.resources.publisher.cpu_percent,
                 c.run.resources.subscriber.cpu_percent,
-                esc(&limit_text(&c.run))
+                esc(&limit_text(&c.run)),
+                esc(&discovery_text(&c.run))
             );
         }
     }

@@ -603,26 +603,6 @@ extern "C" fn unlink_own_segments_at_exit() {
     }
 }
 
-/// How many distinct liveliness tokens match `key_expr`, as seen from `session`.
-pub(crate) fn count_tokens(session: &Session, key_expr: &str) -> Result<usize, BindingError> {
-    let replies = session
-        .liveliness()
-        .get(key_expr)
-        .timeout(Duration::from_millis(500))
-        .wait()
-        .map_err(mw("liveliness query"))?;
-    let mut keys: Vec<String> = Vec::new();
-    while let Ok(r) = replies.recv() {
-        if let Ok(s) = r.result() {
-            let k = s.key_expr().to_string();
-            if !keys.contains(&k) {
-                keys.push(k);
-            }
-        }
-    }
-    Ok(keys.len())
-}
-
 pub(crate) fn wait_tokens(
     session: &Session,
     key_expr: &str,
@@ -631,10 +611,32 @@ pub(crate) fn wait_tokens(
     cancel: &pubsubperf_core::CancelToken,
     extra: impl Fn() -> bool,
 ) -> Result<(), BindingError> {
+    // A liveliness subscriber with history: the tokens alive now, then
+    // each one as it appears or goes, the moment zenoh learns of it (a
+    // liveliness query per poll waited out its 500 ms whenever a token was
+    // still missing, which put half a second into every run's set-up and
+    // its discovery time).
+    let tokens = session
+        .liveliness()
+        .declare_subscriber(key_expr)
+        .history(true)
+        .wait()
+        .map_err(mw("liveliness subscriber"))?;
     let start = Instant::now();
+    let mut alive: Vec<String> = Vec::new();
+    let note = |alive: &mut Vec<String>, s: zenoh::sample::Sample| {
+        let k = s.key_expr().to_string();
+        match s.kind() {
+            zenoh::sample::SampleKind::Put if !alive.contains(&k) => alive.push(k),
+            zenoh::sample::SampleKind::Delete => alive.retain(|a| *a != k),
+            _ => {}
+        }
+    };
     loop {
-        let seen = count_tokens(session, key_expr)?;
-        if seen >= n && extra() {
+        while let Ok(Some(s)) = tokens.try_recv() {
+            note(&mut alive, s);
+        }
+        if alive.len() >= n && extra() {
             return Ok(());
         }
         if cancel.is_cancelled() {
@@ -643,10 +645,13 @@ pub(crate) fn wait_tokens(
         if start.elapsed() >= timeout {
             return Err(BindingError::MatchTimeout(
                 timeout,
-                format!("zenoh saw {seen} of {n} peers on {key_expr}"),
+                format!("zenoh saw {} of {n} peers on {key_expr}", alive.len()),
             ));
         }
-        std::thread::sleep(Duration::from_millis(10));
+        // Woken by the next token, else looks again (cancel, `extra`).
+        if let Ok(Some(s)) = tokens.recv_timeout(Duration::from_millis(10)) {
+            note(&mut alive, s);
+        }
     }
 }
 

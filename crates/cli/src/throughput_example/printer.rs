@@ -244,6 +244,7 @@ mod tests {
                 ..Resources::default()
             },
             profile: None,
+            first_sample_ns: None,
         }
     }
 

@@ -62,6 +62,9 @@ pub(super) struct PeerResults {
     profiles: Vec<SideProfile>,
     /// Samples without the run's key, over all subscribers.
     foreign: u64,
+    /// Each subscriber's time from its reader's creation to its first
+    /// sample, by subscriber index.
+    pub(super) first_samples: Vec<(usize, Option<u64>)>,
 }
 
 /// A subscriber's counts are checked against what was sent: with every
@@ -130,8 +133,10 @@ pub(super) fn collect_subscribers(
                     foreign,
                     resources,
                     profile,
+                    first_sample_ns,
                     ..
                 }) => {
+                    out.first_samples.push((sub.index, first_sample_ns));
                     out.profiles.extend(profile.map(|p| *p));
                     if let Some(t) = throughput {
                         if let Some(why) = counts_beyond_sent(sub.index, &t) {
@@ -297,6 +302,7 @@ pub(super) fn assemble(
         started_at,
         hosts: None,
         limit: None,
+        discovery: None,
         duration_s: m.duration_ns as f64 / 1e9,
     }
 }

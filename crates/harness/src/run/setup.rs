@@ -3,11 +3,14 @@
 
 use super::*;
 use crate::profiler::Profiler;
+use pubsubperf_core::result::Discovery;
 
 pub(super) struct Endpoints<B: Binding> {
     pub(super) _binding: B,
     pub(super) writer: B::Writer,
     pub(super) echo: Vec<B::Reader>,
+    /// How long they (and the subscribers') took to match.
+    pub(super) discovery: Discovery,
 }
 
 pub(super) fn setup<B: Binding>(s: &mut Session, spec: &RunSpec) -> Result<Endpoints<B>, Fault> {
@@ -49,6 +52,7 @@ pub(super) fn setup<B: Binding>(s: &mut Session, spec: &RunSpec) -> Result<Endpo
         })?;
     }
     let needs_echo = spec.test == TestKind::Latency || spec.latency_every > 0;
+    let echo_created = clock::now_ns();
     let mut echo = Vec::new();
     let mut echo_locs = Vec::new();
     for sub in &s.subs {
@@ -65,6 +69,7 @@ pub(super) fn setup<B: Binding>(s: &mut Session, spec: &RunSpec) -> Result<Endpo
             echo_locs.push(String::new());
         }
     }
+    let writer_created = clock::now_ns();
     let writer = binding
         .create_writer(
             &TopicSpec {
@@ -81,14 +86,23 @@ pub(super) fn setup<B: Binding>(s: &mut Session, spec: &RunSpec) -> Result<Endpo
         _binding: binding,
         writer,
         echo,
+        discovery: Discovery::default(),
     };
     let n = s.subs.len();
-    endpoints.writer.wait_matched(n, timeout).map_err(|e| {
+    let never = |e: BindingError| {
         Fault::Peer(format!(
             "subscribers never matched: {e} (--connect-timeout {:.1} s)",
             timeout.as_secs_f64()
         ))
-    })?;
+    };
+    endpoints
+        .writer
+        .wait_matched(n.min(1), timeout)
+        .map_err(never)?;
+    let since = |t: u64| clock::now_ns().saturating_sub(t);
+    endpoints.discovery.writer_first_match_ns = since(writer_created);
+    endpoints.writer.wait_matched(n, timeout).map_err(never)?;
+    endpoints.discovery.writer_matched_ns = since(writer_created);
     for r in endpoints.echo.iter_mut() {
         r.wait_matched(timeout).map_err(|e| {
             Fault::Peer(format!(
@@ -97,9 +111,10 @@ pub(super) fn setup<B: Binding>(s: &mut Session, spec: &RunSpec) -> Result<Endpo
             ))
         })?;
     }
+    endpoints.discovery.echo_readers_matched_ns = needs_echo.then(|| since(echo_created));
     for sub in s.subs.iter().chain(s.pubs.iter()) {
         match sub.recv(timeout)? {
-            Msg::Ready => {}
+            Msg::Ready { discovery } => endpoints.discovery.subscribers.extend(discovery),
             other => return Err(Fault::Peer(format!("unexpected {other:?} during set-up"))),
         }
     }

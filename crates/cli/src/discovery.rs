@@ -1,0 +1,75 @@
+//! The `discovery:` line under a table: how long each run's endpoints took
+//! to find each other (`Run::discovery`, measured by the harness's set-up).
+
+use pubsubperf_core::result::Run;
+use std::fmt::Write;
+
+/// One line per run that recorded its discovery.
+pub fn lines(runs: &[&Run]) -> String {
+    let mut s = String::new();
+    let ms = |ns: u64| format!("{:.2} ms", ns as f64 / 1e6);
+    for r in runs {
+        let Some(d) = &r.discovery else { continue };
+        let size = pubsubperf_core::size::format_size_with_unit(r.size);
+        let mut line = format!(
+            "discovery: {size}: writer matched {}",
+            ms(d.writer_first_match_ns)
+        );
+        if d.subscribers.len() > 1 {
+            let _ = write!(line, " (every subscriber {})", ms(d.writer_matched_ns));
+        }
+        if let Some(e) = d.echo_readers_matched_ns {
+            let _ = write!(line, ", echo readers {}", ms(e));
+        }
+        for (i, sub) in d.subscribers.iter().enumerate() {
+            let _ = write!(
+                line,
+                "; subscriber {i}: reader {}",
+                ms(sub.reader_matched_ns)
+            );
+            if let Some(e) = sub.echo_writer_matched_ns {
+                let _ = write!(line, ", echo writer {}", ms(e));
+            }
+            if let Some(f) = sub.first_sample_ns {
+                let _ = write!(line, ", first sample {}", ms(f));
+            }
+        }
+        let _ = writeln!(s, "{line}");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pubsubperf_core::result::{Discovery, SubscriberDiscovery};
+
+    #[test]
+    fn each_side_from_the_creation_of_its_endpoints() {
+        let mut r: Run = serde_json::from_value(serde_json::json!({
+            "binding": "cyclonedds", "transport": "udp", "test": "latency", "size": 64,
+            "zero_copy": false, "data_type": "bytes", "reliable": true, "config": {},
+            "resources": {
+                "publisher": {"cpu_percent": 0.0, "max_rss_kib": 0, "voluntary_cs": 0, "involuntary_cs": 0},
+                "subscriber": {"cpu_percent": 0.0, "max_rss_kib": 0, "voluntary_cs": 0, "involuntary_cs": 0}
+            }
+        }))
+        .unwrap();
+        assert_eq!(lines(&[&r]), "");
+        r.discovery = Some(Discovery {
+            writer_first_match_ns: 2_206_479,
+            writer_matched_ns: 2_207_311,
+            echo_readers_matched_ns: Some(2_639_961),
+            subscribers: vec![SubscriberDiscovery {
+                reader_matched_ns: 3_106_352,
+                echo_writer_matched_ns: Some(2_290_824),
+                first_sample_ns: Some(4_066_094),
+            }],
+        });
+        assert_eq!(
+            lines(&[&r]),
+            "discovery: 64 B: writer matched 2.21 ms, echo readers 2.64 ms; \
+             subscriber 0: reader 3.11 ms, echo writer 2.29 ms, first sample 4.07 ms\n"
+        );
+    }
+}
