@@ -229,6 +229,15 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
         ) {
             html.push_str(&f);
         }
+        for p in crate::axis_plots::latency(&axis_cells(&cells)) {
+            if let Some(f) = add_plot(
+                &mut plots,
+                &p,
+                "One-way latency p50 (solid) and p99 (dashed) along an axis the runs were listed over: each curve joins runs that differ only in it. A run without a rate limit sits at the rate its pings achieved.",
+            ) {
+                html.push_str(&f);
+            }
+        }
         html.push_str(&latency_table(&cells, &lat_series));
         sections.push(("latency".into(), "Latency".into(), html));
     }
@@ -323,6 +332,15 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
                 &mut plots,
                 &p,
                 "Distinct samples received per second of measurement, per sample size (repetitions: counters summed over the summed measured time).",
+            ) {
+                html.push_str(&f);
+            }
+        }
+        for p in crate::axis_plots::throughput(&axis_cells(&cells)) {
+            if let Some(f) = add_plot(
+                &mut plots,
+                &p,
+                "Distinct samples received per second, summed over the subscribers, along an axis the runs were listed over: each curve joins runs that differ only in it.",
             ) {
                 html.push_str(&f);
             }
@@ -724,6 +742,17 @@ fn searches_html(cells: &[Cell], series: &[&SeriesData]) -> String {
     format!(
         "<h3>Throughput searches</h3>\n<p>A best-effort throughput is the highest offered rate whose loss stayed within the bound (<code>--find-max</code>; the quick comparison searches every best-effort binding). Each trial offered a rate for a while; the figure above is the best trial within the bound.</p>\n{tables}"
     )
+}
+
+/// The cells as [`crate::axis_plots`] takes them.
+fn axis_cells(cells: &[Cell]) -> Vec<crate::axis_plots::AxisCell<'_>> {
+    cells
+        .iter()
+        .map(|c| crate::axis_plots::AxisCell {
+            run: &c.run,
+            reps: c.reps,
+        })
+        .collect()
 }
 
 fn latency_table(cells: &[Cell], series: &[&SeriesData]) -> String {

@@ -117,6 +117,15 @@ fn short(name: &str) -> String {
     name.rsplit('.').next().unwrap_or(name).replace('_', " ")
 }
 
+/// A setting's value as a reader says it: a rate as the tables print it
+/// (`1k/s`, `max` for no limit), anything else as recorded.
+fn value_text(name: &str, value: &str) -> String {
+    match value.parse::<f64>() {
+        Ok(r) if name == "rate" => pubsubperf_core::rate::format_rate(r),
+        _ => value.to_string(),
+    }
+}
+
 /// Series of one test with the same label get the settings they differ in.
 fn tell_apart(keys: &[SeriesKey], labels: &mut [String]) {
     let before = labels.to_vec();
@@ -138,7 +147,7 @@ fn tell_apart(keys: &[SeriesKey], labels: &mut [String]) {
                 continue;
             };
             if sayable(k, n, mine) && alike.iter().any(|o| o.essentials.get(n) != Some(mine)) {
-                labels[i].push_str(&format!(" {} {mine}", short(n)));
+                labels[i].push_str(&format!(" {} {}", short(n), value_text(n, mine)));
             }
         }
     }
@@ -276,8 +285,8 @@ mod tests {
                 "zenoh/tcp express false",
                 "zenoh/tcp express true",
                 "udp",
-                "uds rate 1000.0",
-                "uds rate 10000.0",
+                "uds rate 1k/s",
+                "uds rate 10k/s",
             ]
         );
     }

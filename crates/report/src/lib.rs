@@ -13,12 +13,14 @@
 //!   ([`svg`], [`bars`] for a figure of one sample size), working offline;
 //!   series named by [`label`], a throughput search's trials by [`search`].
 //! - [`csv`], [`text`]: CSV export and the text tables of the CLI; [`axes`]:
-//!   the rate, subscribers and publishers a table's runs differ in.
+//!   the rate, subscribers and publishers a table's runs differ in, and
+//!   [`axis_plots`] the curves along them.
 //!
 //! This crate knows nothing about command lines: the CLI turns flags into
 //! the plain types here ([`db::Filter`], [`failif::Condition`], ...).
 
 pub mod axes;
+pub mod axis_plots;
 pub mod bars;
 pub mod compare;
 pub mod csv;

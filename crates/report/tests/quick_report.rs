@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::quick;
+use common::{legend, plot, quick};
 use pubsubperf_report::html;
 
 fn report() -> html::Report {
@@ -20,20 +20,6 @@ fn report() -> html::Report {
         },
     )
     .unwrap()
-}
-
-fn plot<'a>(r: &'a html::Report, name: &str) -> &'a str {
-    &r.plots.iter().find(|(n, _)| n == name).unwrap().1
-}
-
-/// The texts of a figure's legend.
-fn legend(svg: &str) -> Vec<String> {
-    let g = &svg[svg.find("<g class=\"legend\">").expect("a legend")..];
-    let g = &g[..g.find("</g>").unwrap()];
-    g.split("<text")
-        .skip(1)
-        .map(|t| t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()].to_string())
-        .collect()
 }
 
 #[test]

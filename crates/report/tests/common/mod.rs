@@ -202,3 +202,18 @@ pub fn quick() -> ResultsFile {
     }
     file(runs)
 }
+
+/// The standalone SVG of the report's plot `name`.
+pub fn plot<'a>(r: &'a pubsubperf_report::html::Report, name: &str) -> &'a str {
+    &r.plots.iter().find(|(n, _)| n == name).unwrap().1
+}
+
+/// The texts of a figure's legend.
+pub fn legend(svg: &str) -> Vec<String> {
+    let g = &svg[svg.find("<g class=\"legend\">").expect("a legend")..];
+    let g = &g[..g.find("</g>").unwrap()];
+    g.split("<text")
+        .skip(1)
+        .map(|t| t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()].to_string())
+        .collect()
+}
