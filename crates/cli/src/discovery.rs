@@ -1,7 +1,7 @@
 //! The `discovery:` line under a table: how long each run's endpoints took
 //! to find each other (`Run::discovery`, measured by the harness's set-up).
 
-use pubsubperf_core::result::Run;
+use pubsubperf_core::result::{Run, SubscriberDiscovery};
 use std::fmt::Write;
 
 /// One line per run that recorded its discovery.
@@ -21,18 +21,22 @@ pub fn lines(runs: &[&Run]) -> String {
         if let Some(e) = d.echo_readers_matched_ns {
             let _ = write!(line, ", echo readers {}", ms(e));
         }
-        for (i, sub) in d.subscribers.iter().enumerate() {
-            let _ = write!(
-                line,
-                "; subscriber {i}: reader {}",
-                ms(sub.reader_matched_ns)
-            );
-            if let Some(e) = sub.echo_writer_matched_ns {
-                let _ = write!(line, ", echo writer {}", ms(e));
-            }
-            if let Some(f) = sub.first_sample_ns {
-                let _ = write!(line, ", first sample {}", ms(f));
-            }
+        // One subscriber as it is; several by the slowest of each.
+        let slowest =
+            |f: fn(&SubscriberDiscovery) -> Option<u64>| d.subscribers.iter().filter_map(f).max();
+        let who = match d.subscribers.len() {
+            0 => String::new(),
+            1 => "subscriber 0".to_string(),
+            n => format!("slowest of {n} subscribers"),
+        };
+        if let Some(r) = slowest(|s| Some(s.reader_matched_ns)) {
+            let _ = write!(line, "; {who}: reader {}", ms(r));
+        }
+        if let Some(e) = slowest(|s| s.echo_writer_matched_ns) {
+            let _ = write!(line, ", echo writer {}", ms(e));
+        }
+        if let Some(f) = slowest(|s| s.first_sample_ns) {
+            let _ = write!(line, ", first sample {}", ms(f));
         }
         let _ = writeln!(s, "{line}");
     }
@@ -42,7 +46,7 @@ pub fn lines(runs: &[&Run]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pubsubperf_core::result::{Discovery, SubscriberDiscovery};
+    use pubsubperf_core::result::Discovery;
 
     #[test]
     fn each_side_from_the_creation_of_its_endpoints() {

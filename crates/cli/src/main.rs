@@ -17,6 +17,7 @@ mod limit;
 mod load;
 mod one_way;
 mod output;
+mod per_subscriber;
 mod perftest;
 mod plan;
 mod quick;
@@ -535,6 +536,7 @@ pub fn print_tables(runs: &[Run], env: &Environment) {
         match r.test {
             TestKind::Latency => {
                 print!("{}", output::latency_table(&refs));
+                print!("{}", per_subscriber::lines(&refs));
                 print!("{}", one_way::lines(&refs));
                 print!("{}", limit::lines(&refs));
                 print!("{}", discovery::lines(&refs));

@@ -536,6 +536,42 @@ fn several_subscribers_report_each() {
     assert_eq!(r["throughput"]["received"], 10000);
 }
 
+/// Latency with several subscribers: each one's own echoes (round robin)
+/// recorded apart, adding up to the run's, and the spread printed.
+#[test]
+fn latency_by_subscriber_adds_up_to_the_run() {
+    let d = tmp();
+    let j = d.path().join("r.json");
+    let o = run(&[
+        "latency",
+        "-b",
+        "tcp",
+        "--subscribers",
+        "3",
+        "-n",
+        "300",
+        "--warmup",
+        "0s",
+        "-q",
+        "--json",
+        j.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("subscribers: 64 B: 3 subscribers, each its own echoes: p50 "),
+        "{}",
+        stdout(&o)
+    );
+    let r = &json(&j)["runs"][0];
+    let by = r["latency_by_subscriber"].as_array().unwrap();
+    assert_eq!(by.len(), 3, "{r}");
+    // Reliable: every ping echoed, subscriber i answering pings i, i + 3, ...
+    for b in by {
+        assert_eq!(b["count"], 100, "{b}");
+    }
+    assert_eq!(r["latency_ns"]["count"], 300);
+}
+
 /// Every run records its discovery times, each side's from the creation of
 /// its endpoints: the writer's first match before every subscriber's, and
 /// each subscriber's first sample after its reader matched (the publisher

@@ -105,6 +105,11 @@ pub struct Run {
     /// (the mock binding).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_clock: Option<String>,
+    /// Latency with several subscribers: the round trips / 2 each one
+    /// echoed (round robin: subscriber i echoes pings i, i + N, ...), by
+    /// subscriber index.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency_by_subscriber: Vec<LatencySummary>,
     /// `--one-way`: latency in each direction, and how the two clocks were
     /// related.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -500,6 +505,7 @@ mod tests {
                 latency_ns: Some(rec.summary()),
                 latency_method: Some("one-way = round trip / 2".into()),
                 latency_clock: Some("clock_monotonic".into()),
+                latency_by_subscriber: Vec::new(),
                 one_way: None,
                 discovery: None,
                 pings: None,

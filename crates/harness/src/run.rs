@@ -275,6 +275,7 @@ fn run_over<B: Binding>(
     }
     let fault = m.fault.take();
     let directions = m.directions.take();
+    let by_subscriber = std::mem::take(&mut m.by_subscriber);
     let mut run = assemble(
         spec, m, peers, throughput, intervals, publisher, clock_name, started_at, &fault,
     );
@@ -282,6 +283,7 @@ fn run_over<B: Binding>(
         r.publisher = p;
     }
     run.discovery = Some(discovery);
+    run.latency_by_subscriber = by_subscriber.iter().map(|r| r.summary()).collect();
     if let Some(d) = directions {
         let (one_way, headline) = one_way::finish(d, &clocks, run.latency_ns.take());
         run.latency_method = Some(latency_method(Some(&one_way)));
@@ -342,6 +344,8 @@ struct Measured {
     rec: Option<LatencyRecorder>,
     /// `--one-way`: each direction.
     directions: Option<Directions>,
+    /// Latency with several subscribers: each one's echoes, by index.
+    by_subscriber: Vec<LatencyRecorder>,
     /// Samples (pings) sent while measuring.
     sent: u64,
     /// Best effort: measured sends (throughput) or pings (latency) the

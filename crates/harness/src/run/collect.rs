@@ -266,6 +266,7 @@ pub(super) fn assemble(
         config: spec.config_json(),
         latency_method: latency.as_ref().map(|_| latency_method(None)),
         one_way: None,
+        latency_by_subscriber: Vec::new(),
         latency_clock: latency_test.then(|| clock_name.to_owned()),
         latency_ns: latency.map(|r| r.summary()),
         pings: latency_test.then(|| Pings {

@@ -108,6 +108,8 @@ struct Echoed {
     flags: u8,
     rtt: u64,
     forward: i64,
+    /// The subscriber that echoed it (round robin: seq mod subscribers).
+    sub: u16,
 }
 
 /// The most round trips one wait records when the callback sends each
@@ -146,6 +148,8 @@ struct Echoes<'a, W> {
     /// `--one-way`: each subscriber's clock minus ours, by subscriber
     /// index (empty: round trips only).
     offsets: &'a [i64],
+    /// Subscribers, each echoing one ping in this many.
+    nsubs: u64,
 }
 
 impl<W: Writer> Echoes<'_, W> {
@@ -180,6 +184,11 @@ impl<W: Writer> Echoes<'_, W> {
             flags: p.flags,
             rtt: C::ns(t.saturating_sub(h.timestamp), ns_per_tick),
             forward,
+            sub: if self.nsubs > 1 {
+                (h.seq % self.nsubs) as u16
+            } else {
+                0
+            },
         };
         self.n += 1;
         self.want = None;
@@ -289,6 +298,12 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
 ) -> Measured {
     let mut rec = LatencyRecorder::new();
     let mut directions = spec.one_way.then(Directions::new);
+    // Several subscribers: each one's echoes (round robin) on their own.
+    let mut by_sub: Vec<LatencyRecorder> = if s.subs.len() > 1 {
+        (0..s.subs.len()).map(|_| LatencyRecorder::new()).collect()
+    } else {
+        Vec::new()
+    };
     let nsubs = s.subs.len().max(1) as u64;
     let echo_timeout = spec.echo_timeout_ms.max(1) * 1_000_000;
     let period = if spec.rate > 0.0 {
@@ -393,6 +408,7 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
             key: spec.run_key,
             foreign: 0,
             offsets,
+            nsubs,
         };
         if let Err(f) = await_echo::<B, C>(
             s,
@@ -438,6 +454,13 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
             } else {
                 rec.record(half);
             }
+            if let Some(r) = by_sub.get_mut(usize::from(e.sub)) {
+                if period > 0 {
+                    r.record_corrected(half, correct_ns);
+                } else {
+                    r.record(half);
+                }
+            }
             match directions.as_mut() {
                 Some(d) => books.record(d.record(e.rtt, e.forward, correct_ns)),
                 None => books.record(half),
@@ -454,6 +477,7 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
     Measured {
         rec: Some(rec),
         directions,
+        by_subscriber: by_sub,
         sent: sched.seq,
         rejected,
         first_refusal,

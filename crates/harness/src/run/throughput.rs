@@ -105,6 +105,7 @@ pub(super) fn throughput_loop<B: Binding>(
     Measured {
         rec,
         directions: None,
+        by_subscriber: Vec::new(),
         sent: streamed.sent,
         rejected: streamed.rejected,
         first_refusal: streamed.first_refusal,
