@@ -50,15 +50,12 @@ mod tests {
 
     #[test]
     fn each_side_from_the_creation_of_its_endpoints() {
-        let mut r: Run = serde_json::from_value(serde_json::json!({
-            "binding": "cyclonedds", "transport": "udp", "test": "latency", "size": 64,
-            "zero_copy": false, "data_type": "bytes", "reliable": true, "config": {},
-            "resources": {
-                "publisher": {"cpu_percent": 0.0, "max_rss_kib": 0, "voluntary_cs": 0, "involuntary_cs": 0},
-                "subscriber": {"cpu_percent": 0.0, "max_rss_kib": 0, "voluntary_cs": 0, "involuntary_cs": 0}
-            }
-        }))
-        .unwrap();
+        let mut r = crate::run_fixture::run(
+            pubsubperf_core::result::TestKind::Latency,
+            "udp",
+            64,
+            serde_json::json!({}),
+        );
         assert_eq!(lines(&[&r]), "");
         r.discovery = Some(Discovery {
             writer_first_match_ns: 2_206_479,

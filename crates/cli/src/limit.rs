@@ -184,23 +184,8 @@ pub fn lines(runs: &[&Run]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run_fixture::run;
     use pubsubperf_core::environment::Interface;
-
-    fn run(test: TestKind, transport: &str, size: usize, json: serde_json::Value) -> Run {
-        let mut v = serde_json::json!({
-            "binding": "x", "transport": transport, "test": test.to_string(), "size": size,
-            "zero_copy": false, "data_type": "bytes", "reliable": true, "config": {},
-            "resources": {
-                "publisher": {"cpu_percent": 0.0, "max_rss_kib": 0, "voluntary_cs": 0, "involuntary_cs": 0},
-                "subscriber": {"cpu_percent": 0.0, "max_rss_kib": 0, "voluntary_cs": 0, "involuntary_cs": 0}
-            },
-            "intervals": [], "complete": true
-        });
-        for (k, x) in json.as_object().unwrap() {
-            v[k] = x.clone();
-        }
-        serde_json::from_value(v).unwrap()
-    }
 
     fn throughput(mbps: f64) -> serde_json::Value {
         serde_json::json!({"throughput": {"sent": 1, "received": 1, "bytes": 1, "samples_per_s": 1.0,

@@ -24,6 +24,8 @@ mod quick;
 mod ramp;
 mod relay;
 mod rti_default;
+#[cfg(test)]
+mod run_fixture;
 mod side_print;
 mod sweep;
 mod throughput_example;

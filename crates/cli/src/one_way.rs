@@ -63,15 +63,12 @@ mod tests {
         let mut o = one_way;
         o["forward"] = summary(1_065_000, 1_102_300);
         o["back"] = summary(43_400, 60_100);
-        serde_json::from_value(serde_json::json!({
-            "binding": "udp", "transport": "udp", "test": "latency", "size": 64,
-            "zero_copy": false, "data_type": "bytes", "reliable": false, "config": {},
-            "resources": {
-                "publisher": {"cpu_percent": 0.0, "max_rss_kib": 0, "voluntary_cs": 0, "involuntary_cs": 0},
-                "subscriber": {"cpu_percent": 0.0, "max_rss_kib": 0, "voluntary_cs": 0, "involuntary_cs": 0}
-            }, "one_way": o,
-        }))
-        .unwrap()
+        crate::run_fixture::run(
+            pubsubperf_core::result::TestKind::Latency,
+            "udp",
+            64,
+            serde_json::json!({ "one_way": o }),
+        )
     }
 
     #[test]

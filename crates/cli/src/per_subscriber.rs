@@ -50,15 +50,12 @@ mod tests {
 
     #[test]
     fn the_fastest_and_the_slowest_subscriber() {
-        let mut r: Run = serde_json::from_value(serde_json::json!({
-            "binding": "udp", "transport": "udp", "test": "latency", "size": 64,
-            "zero_copy": false, "data_type": "bytes", "reliable": false, "config": {},
-            "resources": {
-                "publisher": {"cpu_percent": 0.0, "max_rss_kib": 0, "voluntary_cs": 0, "involuntary_cs": 0},
-                "subscriber": {"cpu_percent": 0.0, "max_rss_kib": 0, "voluntary_cs": 0, "involuntary_cs": 0}
-            }
-        }))
-        .unwrap();
+        let mut r = crate::run_fixture::run(
+            pubsubperf_core::result::TestKind::Latency,
+            "udp",
+            64,
+            serde_json::json!({}),
+        );
         assert_eq!(lines(&[&r]), "");
         r.latency_by_subscriber = [20_000u64, 15_000, 30_000]
             .iter()
