@@ -44,11 +44,19 @@ pub enum Metric {
     LostPercent,
     /// Sends (throughput) or pings (latency) refused under best effort.
     Rejected,
+    /// `--one-way`: the forward direction's median, ns.
+    ForwardP50,
+    /// `--one-way`: the back direction's median, ns.
+    BackP50,
+    /// Several subscribers: the slowest subscriber's p50 minus the
+    /// fastest's, ns.
+    SpreadP50,
+    /// Discovery: the slowest endpoint's time to match, ns.
+    Discovery,
 }
 
 /// Every metric with its names, for messages.
-pub const METRIC_NAMES: &str =
-    "p50, p90, p99, p99_9, mean, max, samples_per_s, mbps, lost_percent, rejected";
+pub const METRIC_NAMES: &str = "p50, p90, p99, p99_9, mean, max, samples_per_s, mbps, lost_percent, rejected, forward_p50, back_p50, spread_p50, discovery";
 
 impl Metric {
     /// Parses a metric name.
@@ -64,6 +72,10 @@ impl Metric {
             "mbps" => Metric::Mbps,
             "lost_percent" => Metric::LostPercent,
             "rejected" => Metric::Rejected,
+            "forward_p50" => Metric::ForwardP50,
+            "back_p50" => Metric::BackP50,
+            "spread_p50" => Metric::SpreadP50,
+            "discovery" => Metric::Discovery,
             _ => return None,
         })
     }
@@ -81,6 +93,10 @@ impl Metric {
             Metric::Mbps => "mbps",
             Metric::LostPercent => "lost_percent",
             Metric::Rejected => "rejected",
+            Metric::ForwardP50 => "forward_p50",
+            Metric::BackP50 => "back_p50",
+            Metric::SpreadP50 => "spread_p50",
+            Metric::Discovery => "discovery",
         }
     }
 
@@ -92,8 +108,43 @@ impl Metric {
         )
     }
 
+    /// True for metrics in ns (latencies, their directions and spread,
+    /// discovery): thresholds in time units, values printed as times.
+    pub fn in_ns(self) -> bool {
+        self.is_latency()
+            || matches!(
+                self,
+                Metric::ForwardP50 | Metric::BackP50 | Metric::SpreadP50 | Metric::Discovery
+            )
+    }
+
     /// The metric's value in a run, if the run measured it.
     pub fn value(self, r: &Run) -> Option<f64> {
+        match self {
+            Metric::ForwardP50 => return r.one_way.as_ref().map(|o| o.forward.p50 as f64),
+            Metric::BackP50 => return r.one_way.as_ref().map(|o| o.back.p50 as f64),
+            Metric::SpreadP50 => {
+                let p50s = r
+                    .latency_by_subscriber
+                    .iter()
+                    .filter(|l| l.count > 0)
+                    .map(|l| l.p50);
+                let (lo, hi) = (p50s.clone().min()?, p50s.max()?);
+                return Some((hi - lo) as f64);
+            }
+            Metric::Discovery => {
+                let d = r.discovery.as_ref()?;
+                let slowest = d
+                    .subscribers
+                    .iter()
+                    .flat_map(|s| [Some(s.reader_matched_ns), s.echo_writer_matched_ns])
+                    .chain([Some(d.writer_matched_ns), d.echo_readers_matched_ns])
+                    .flatten()
+                    .max()?;
+                return Some(slowest as f64);
+            }
+            _ => {}
+        }
         if self.is_latency() {
             let l = r.latency_ns.as_ref().filter(|l| l.count > 0)?;
             return Some(match self {
@@ -119,7 +170,7 @@ impl Metric {
 
     /// Formats a value of this metric with its unit.
     pub fn format(self, v: f64) -> String {
-        if self.is_latency() {
+        if self.in_ns() {
             crate::text::format_ns(v)
         } else {
             match self {
@@ -305,7 +356,7 @@ pub fn pct(p: f64) -> String {
 
 fn unit_scale(metric: Metric, unit: &str) -> std::result::Result<f64, String> {
     let u = unit.to_ascii_lowercase();
-    if metric.is_latency() {
+    if metric.in_ns() {
         return match u.as_str() {
             "ns" => Ok(1.0),
             "us" | "µs" => Ok(1e3),
@@ -386,6 +437,69 @@ mod tests {
         assert_eq!(c("rejected>0").threshold, Threshold::Limit(0.0));
         assert_eq!(c("rejected>+10").threshold, Threshold::Change(10.0));
         assert_eq!(c("rejected>+10%").threshold, Threshold::Relative(10.0));
+    }
+
+    /// The figures of one-way, fan-out and discovery can be conditions:
+    /// `discovery>+50%`, `spread_p50>20us`, `forward_p50>+10%`.
+    #[test]
+    fn one_way_spread_and_discovery_are_metrics() {
+        use pubsubperf_core::result::{Discovery, OneWay, SubscriberDiscovery};
+        use pubsubperf_core::stats::LatencyRecorder;
+        let summary = |v: u64| {
+            let mut r = LatencyRecorder::new();
+            r.record(v);
+            r.summary()
+        };
+        let run = |scale: u64| -> Run {
+            let mut r: Run = serde_json::from_value(serde_json::json!({
+                "binding": "udp", "transport": "udp", "test": "latency", "size": 64,
+                "zero_copy": false, "data_type": "bytes", "reliable": false,
+                "config": {}, "resources": {
+                    "publisher": {"cpu_percent": 0.0, "max_rss_kib": 0, "voluntary_cs": 0, "involuntary_cs": 0},
+                    "subscriber": {"cpu_percent": 0.0, "max_rss_kib": 0, "voluntary_cs": 0, "involuntary_cs": 0}
+                }
+            }))
+            .expect("a run");
+            r.one_way = Some(OneWay {
+                forward: summary(30_000 * scale),
+                back: summary(10_000),
+                clocks: "one clock".into(),
+                offsets: Vec::new(),
+                bound_ns: 0,
+                below_zero: 0,
+                headline: "forward".into(),
+                round_trip_half: None,
+            });
+            r.latency_by_subscriber = vec![summary(20_000), summary(20_000 + 5_000 * scale)];
+            r.discovery = Some(Discovery {
+                writer_first_match_ns: 1_000_000,
+                writer_matched_ns: 1_000_000,
+                echo_readers_matched_ns: Some(2_000_000),
+                subscribers: vec![SubscriberDiscovery {
+                    reader_matched_ns: 3_000_000 * scale,
+                    echo_writer_matched_ns: None,
+                    first_sample_ns: Some(9_000_000),
+                }],
+            });
+            r
+        };
+        let (base, new) = (run(1), run(2));
+        assert_eq!(Metric::Discovery.value(&base), Some(3_000_000.0));
+        assert_eq!(Metric::SpreadP50.value(&base), Some(5_000.0));
+        assert_eq!(c("discovery>+50%").check(&base, &new), Some((100.0, true)));
+        assert_eq!(
+            c("spread_p50>20us").check(&base, &new),
+            Some((10_000.0, false))
+        );
+        assert_eq!(
+            c("forward_p50>+10%").check(&base, &new).map(|(_, v)| v),
+            Some(true)
+        );
+        assert_eq!(c("back_p50>+10%").check(&base, &new), Some((0.0, false)));
+        assert_eq!(
+            Metric::Discovery.format(3_000_000.0),
+            crate::text::format_ns(3_000_000.0)
+        );
     }
 
     /// `rejected` reads a latency run's refused pings and a throughput
