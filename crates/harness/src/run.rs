@@ -208,7 +208,10 @@ fn run_over<B: Binding>(
     on_interval: &mut dyn FnMut(&Interval),
 ) -> RunOutcome {
     let mut clocks = match probe_clocks(s, spec) {
-        Ok(c) => c,
+        Ok(before) => Clocks {
+            before,
+            after: Vec::new(),
+        },
         Err(f) => return RunOutcome::failed(f),
     };
     let (mut ep, profiler) = match start::<B>(s, spec) {
@@ -266,7 +269,7 @@ fn run_over<B: Binding>(
         )
     });
     if m.fault.is_none() {
-        clocks.after = probe_clocks(s, spec).map(|c| c.before).unwrap_or_default();
+        clocks.after = probe_clocks(s, spec).unwrap_or_default();
     }
     for &(i, first) in &peers.first_samples {
         if let Some(d) = discovery.subscribers.get_mut(i) {
@@ -296,25 +299,23 @@ fn run_over<B: Binding>(
     }
 }
 
-/// `--one-way`: each subscriber's clock, estimated where it is another
-/// host's ([`crate::clock_offset`]); nothing otherwise.
-fn probe_clocks(s: &mut Session, spec: &RunSpec) -> Result<Clocks, Fault> {
+/// `--one-way`: each subscriber's clock offset, estimated where it is
+/// another host's ([`crate::clock_offset`]); none otherwise.
+fn probe_clocks(
+    s: &mut Session,
+    spec: &RunSpec,
+) -> Result<Vec<Option<crate::clock_offset::Estimate>>, Fault> {
     if !spec.one_way || spec.test != TestKind::Latency {
-        return Ok(Clocks::default());
+        return Ok(Vec::new());
     }
-    let before = s
-        .subs
+    s.subs
         .iter_mut()
         .map(|sub| {
             sub.own_clock
                 .then(|| crate::clock_offset::probe(sub))
                 .transpose()
         })
-        .collect::<Result<_, _>>()?;
-    Ok(Clocks {
-        before,
-        after: Vec::new(),
-    })
+        .collect()
 }
 
 /// The test's loop, with the round-trip clock chosen for the run.

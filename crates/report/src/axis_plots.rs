@@ -80,7 +80,7 @@ struct Curve<'a> {
 /// The curves of `test` runs along `along`: cells grouped by their key
 /// without that axis.
 fn curves<'a>(cells: &'a [AxisCell<'a>], test: TestKind, along: Along) -> Vec<Curve<'a>> {
-    let mut groups: BTreeMap<String, Curve<'a>> = BTreeMap::new();
+    let mut groups: BTreeMap<CellKey, Curve<'a>> = BTreeMap::new();
     for c in cells.iter().filter(|c| c.run.test == test) {
         let Some(x) = along.x(c.run) else { continue };
         let mut key = CellKey::of(c.run);
@@ -105,9 +105,8 @@ fn curves<'a>(cells: &'a [AxisCell<'a>], test: TestKind, along: Along) -> Vec<Cu
         if !others.is_empty() {
             label.push_str(&format!(", {others}"));
         }
-        let id = format!("{key:?}");
         groups
-            .entry(id)
+            .entry(key)
             .or_insert_with(|| Curve {
                 label,
                 points: Vec::new(),

@@ -11,6 +11,7 @@
 //! exactly (histograms added) before anything is drawn; every figure comes
 //! from the results given.
 
+use crate::cell_text::{discovery_text, limit_text, one_way_text};
 use crate::error::{ReportError, Result};
 use crate::key::{CellKey, SeriesKey, flatten};
 use crate::label::series_labels;
@@ -793,40 +794,6 @@ fn latency_table(cells: &[Cell], series: &[&SeriesData]) -> String {
     h
 }
 
-/// `--one-way`: each direction's p50 and the bound of both (µs), `(round
-/// trip / 2 above)` where the bound was too wide for the headline; `-`
-/// without.
-fn one_way_text(run: &pubsubperf_core::result::Run) -> String {
-    let Some(o) = &run.one_way else {
-        return "-".into();
-    };
-    let mut t = format!(
-        "{} / {} ±{:.1}",
-        us(o.forward.p50),
-        us(o.back.p50),
-        o.bound_ns as f64 / 1e3
-    );
-    if o.headline != "forward" {
-        t.push_str(" (round trip / 2 above)");
-    }
-    t
-}
-
-/// How long the run's endpoints took to match (`Run::discovery`): the
-/// publisher's writer, every subscriber matched, and the slowest
-/// subscriber's reader, in ms; `-` without (a run of an earlier version).
-fn discovery_text(run: &pubsubperf_core::result::Run) -> String {
-    let Some(d) = &run.discovery else {
-        return "-".into();
-    };
-    let reader = d.subscribers.iter().map(|s| s.reader_matched_ns).max();
-    format!(
-        "{:.2} / {}",
-        d.writer_matched_ns as f64 / 1e6,
-        reader.map_or_else(|| "-".into(), |r| format!("{:.2}", r as f64 / 1e6))
-    )
-}
-
 fn throughput_table(cells: &[Cell], series: &[&SeriesData]) -> String {
     let mut h = String::from(
         "<table class=\"num\">\n<caption>Throughput</caption>\n<thead><tr><th>series</th><th>size</th><th>runs</th><th>sent</th><th>received</th><th>samples/s</th><th>Mbit/s</th><th>lost</th><th>lost %</th><th>rejected</th><th>dup</th><th>out of order</th><th>CPU pub</th><th>CPU sub</th><th>limit</th><th>discovery ms, writer / reader</th></tr></thead>\n<tbody>\n",
@@ -860,24 +827,6 @@ fn throughput_table(cells: &[Cell], series: &[&SeriesData]) -> String {
     }
     h.push_str("</tbody>\n</table>\n");
     h
-}
-
-/// The run against its physical limit (`Run::limit`), worked out from the
-/// cell's figures (a merged cell's, not one repetition's): `9.1 % of the
-/// memcpy of 64KiB`, `774x the cache-line one-way`; `-` without one.
-fn limit_text(run: &pubsubperf_core::result::Run) -> String {
-    let Some(l) = run.limit.as_ref().filter(|l| l.value > 0.0) else {
-        return "-".into();
-    };
-    match (&run.throughput, &run.latency_ns) {
-        (Some(t), _) if l.unit == "Mbit/s" => {
-            format!("{:.1} % of the {}", t.mbps * 100.0 / l.value, l.what)
-        }
-        (_, Some(lat)) if l.unit == "ns" => {
-            format!("{:.1}x the {}", lat.p50 as f64 / l.value, l.what)
-        }
-        _ => "-".into(),
-    }
 }
 
 fn environment_html(sources: &[Source]) -> String {

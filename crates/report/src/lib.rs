@@ -22,6 +22,7 @@
 pub mod axes;
 pub mod axis_plots;
 pub mod bars;
+mod cell_text;
 pub mod compare;
 pub mod csv;
 pub mod db;

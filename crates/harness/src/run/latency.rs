@@ -170,13 +170,18 @@ impl<W: Writer> Echoes<'_, W> {
         if (h.seq, h.flags & !FLAG_CHECK) != (p.seq, p.flags) {
             return;
         }
-        let forward = match self.offsets.len() {
-            0 => 0,
-            subs if b.len() >= HEAD_LEN => {
+        // The subscriber that echoed it (round robin), one division only
+        // with several.
+        let sub = if self.nsubs > 1 {
+            (h.seq % self.nsubs) as usize
+        } else {
+            0
+        };
+        let forward = match self.offsets.get(sub) {
+            Some(offset) if b.len() >= HEAD_LEN => {
                 let sub_rx =
                     u64::from_le_bytes(b[HEADER_LEN..HEAD_LEN].try_into().expect("8 bytes"));
-                let offset = self.offsets[(h.seq % subs as u64) as usize];
-                (sub_rx.wrapping_sub(h.timestamp) as i64).wrapping_sub(offset)
+                (sub_rx.wrapping_sub(h.timestamp) as i64).wrapping_sub(*offset)
             }
             _ => 0,
         };
@@ -184,11 +189,7 @@ impl<W: Writer> Echoes<'_, W> {
             flags: p.flags,
             rtt: C::ns(t.saturating_sub(h.timestamp), ns_per_tick),
             forward,
-            sub: if self.nsubs > 1 {
-                (h.seq % self.nsubs) as u16
-            } else {
-                0
-            },
+            sub: sub as u16,
         };
         self.n += 1;
         self.want = None;
