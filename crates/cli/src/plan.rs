@@ -80,35 +80,10 @@ pub fn explain_under(applied: &[(&'static str, &'static str)], e: UsageError) ->
     }
 }
 
-/// Parses a duration: `10`, `10s`, `500ms`, `250us`, `2m`, `1.5s`.
+/// Parses a duration: `10`, `10s`, `500ms`, `250us`, `2m`, `1.5s`
+/// ([`pubsubperf_core::time::parse_duration`]); the error names `flag`.
 pub fn parse_duration(flag: &str, s: &str) -> Result<Duration, UsageError> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().map_err(|_| {
-        UsageError(format!(
-            "{flag} '{s}': expected a time like 10s, 500ms or 2m"
-        ))
-    })?;
-    let secs = match unit {
-        "" | "s" => n,
-        "ms" => n / 1e3,
-        "us" | "µs" => n / 1e6,
-        "ns" => n / 1e9,
-        "m" | "min" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => {
-            return Err(UsageError(format!(
-                "{flag} '{s}': unknown unit '{unit}' (use ns, us, ms, s, m or h)"
-            )));
-        }
-    };
-    if !secs.is_finite() || !(0.0..=366.0 * 86400.0).contains(&secs) {
-        return Err(UsageError(format!("{flag} '{s}': out of range")));
-    }
-    Ok(Duration::from_secs_f64(secs))
+    pubsubperf_core::time::parse_duration(s).map_err(|e| UsageError(format!("{flag} {e}")))
 }
 
 /// Parses `--cpu PUB,SUB` (or `none`).

@@ -37,6 +37,37 @@ pub fn rfc3339(secs: u64) -> String {
     )
 }
 
+/// Parses a duration as users write it: `10` (seconds), `10s`, `500ms`,
+/// `250us`, `2m`, `1.5s`, `1h`; at most a year. The error quotes the text
+/// and says what is accepted (the caller names the flag or key).
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}': expected a time like 10s, 500ms or 2m"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "ms" => n / 1e3,
+        "us" | "µs" => n / 1e6,
+        "ns" => n / 1e9,
+        "m" | "min" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => {
+            return Err(format!(
+                "'{s}': unknown unit '{unit}' (use ns, us, ms, s, m or h)"
+            ));
+        }
+    };
+    if !secs.is_finite() || !(0.0..=366.0 * 86400.0).contains(&secs) {
+        return Err(format!("'{s}': out of range"));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
+}
+
 /// Milliseconds as `10 s`, `1.5 s` or `100 ms`.
 pub fn format_millis(ms: u64) -> String {
     match ms {
