@@ -29,6 +29,8 @@ mod run_fixture;
 mod side_print;
 mod sweep;
 mod throughput_example;
+mod topology;
+mod topology_print;
 
 use anyhow::Context;
 use cli::{Cli, Command};
@@ -98,6 +100,7 @@ fn check_only(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::ThroughputExample(a)) => drop(throughput_example::plan(
             &throughput_example::read(&a.args)?,
         )?),
+        Some(Command::Topology(a)) => drop(topology::plan(&a)?),
         Some(Command::Sweep(a)) => {
             let sweep = pubsubperf_report::sweep::load(&a.file)
                 .map_err(|e| UsageError(format!("sweep {}: {e}", a.file.display())))?;
@@ -144,6 +147,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Sweep(a)) => {
             interrupt::install(interrupt::Notice::Say);
             sweep::run(&a)
+        }
+        Some(Command::Topology(a)) => {
+            interrupt::install(interrupt::Notice::Say);
+            topology::run(&a)
         }
         Some(Command::Calibrate(a)) => calibrate::run(&a),
         Some(Command::Doctor(a)) => doctor::run(&a),

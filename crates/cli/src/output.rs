@@ -35,6 +35,7 @@ impl Sink {
                 },
                 environment: env,
                 runs: Vec::new(),
+                graphs: Vec::new(),
             },
             json: json.map(Path::to_path_buf),
             csv: csv.map(Path::to_path_buf),

@@ -778,6 +778,15 @@ pub trait Binding: Sized + Send + 'static {
         crate::clock::wait_until(deadline_ns)
     }
 
+    /// Starts, in the calling process, what this binding's processes on
+    /// one host share and what must outlive them (iceoryx's RouDi): called
+    /// once by a process that starts several sides at once without opening
+    /// the binding itself (a topology's orchestrator), before any side
+    /// opens. By default there is nothing to start.
+    fn host_services(_cfg: &EndpointConfig) -> Result<(), BindingError> {
+        Ok(())
+    }
+
     /// Opens this side of a run (participant, session, socket factory).
     fn open(cfg: &EndpointConfig) -> Result<Self, BindingError>;
 

@@ -21,6 +21,7 @@ pub mod calibrate;
 pub mod clock;
 pub mod dds;
 pub mod environment;
+pub mod graph_result;
 pub mod handoff;
 pub mod helper;
 pub mod page_buf;

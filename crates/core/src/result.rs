@@ -20,6 +20,9 @@ pub struct ResultsFile {
     pub environment: Environment,
     /// One entry per (test, size) measured.
     pub runs: Vec<Run>,
+    /// Topology runs (`pubsubperf topology`), each a whole graph.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub graphs: Vec<crate::graph_result::GraphRun>,
 }
 
 /// Name and version of the tool.
@@ -524,6 +527,7 @@ mod tests {
                 limit: None,
                 duration_s: 1.0,
             }],
+            graphs: Vec::new(),
         }
     }
 

@@ -246,6 +246,15 @@ impl Binding for CycloneDds {
         Ok(())
     }
 
+    fn host_services(cfg: &EndpointConfig) -> Result<(), BindingError> {
+        if cfg.transport != "shm" {
+            return Ok(());
+        }
+        pubsubperf_roudi::hold_until_exit(&pubsubperf_roudi::Options::new(&cfg.run_id))
+            .map(|_| ())
+            .map_err(|e| BindingError::Unavailable(format!("--transport shm: {e}")))
+    }
+
     fn open(cfg: &EndpointConfig) -> Result<Self, BindingError> {
         Self::validate(cfg)?;
         let opts = Opts::parse(cfg)?;

@@ -15,6 +15,7 @@
 //! - [`serve`]: the subscriber host's end of a session; [`agent`]: a host
 //!   that serves sessions one after another, each in a process of its own,
 //!   to publishers that present its [`token`];
+//! - [`graph`]: topology runs, a whole graph of nodes from a file;
 //! - [`clock_offset`]: the two hosts' clock offset, for one-way latency
 //!   across hosts;
 //! - [`search`]: the maximum throughput search;
@@ -32,6 +33,7 @@ pub mod clock_offset;
 pub mod destinations;
 pub mod escape;
 pub mod extra;
+pub mod graph;
 pub mod profiler;
 pub mod protocol;
 pub mod qos_dir;

@@ -20,8 +20,9 @@ use std::time::Duration;
 /// sent; a challenge-response proves it and keys every later frame. 4:
 /// every sample carries the run's key (`RunSpec::run_key`), the header is
 /// 24 bytes, subscribers count foreign samples. 5: clock probes
-/// ([`Msg::ClockProbe`]) for one-way latency across hosts.
-pub const PROTOCOL: u32 = 5;
+/// ([`Msg::ClockProbe`]) for one-way latency across hosts. 6: topology
+/// nodes ([`Msg::NodeSetup`]).
+pub const PROTOCOL: u32 = 6;
 
 /// A control message.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -180,6 +181,33 @@ pub enum Msg {
         /// stamped by the publisher's reader thread, never on the wire.
         #[serde(skip)]
         t4: u64,
+    },
+    /// Orchestrator → node: play this node of a topology
+    /// ([`crate::graph`]); answered with [`Msg::NodeLocators`].
+    NodeSetup {
+        /// The run's settings (binding, endpoint, warm-up, duration, key).
+        spec: Box<RunSpec>,
+        /// The node's part.
+        plan: Box<crate::graph::NodePlan>,
+    },
+    /// Node → orchestrator: where its readers are, in its plan's order.
+    NodeLocators {
+        /// One locator per reader.
+        readers: Vec<String>,
+    },
+    /// Orchestrator → node: the readers each of its writers writes to.
+    NodePeers {
+        /// Per writer, in its plan's order, the locators of the topic's readers.
+        writers: Vec<Vec<String>>,
+    },
+    /// Node → orchestrator: its sources sent all they had to.
+    NodeDone,
+    /// Orchestrator → node: the sources stop; drain and report.
+    Drain,
+    /// Node → orchestrator: what it measured.
+    NodeResult {
+        /// Its report.
+        report: Box<crate::graph::NodeReport>,
     },
     /// Publisher → subscriber: the session is over.
     Bye,

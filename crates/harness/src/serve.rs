@@ -428,6 +428,13 @@ pub fn serve_admitted(ctl: Ctl, settings: &SessionSettings, watch: Watch) -> Res
                         unknown => Err(Fault::Config(crate::registry::unknown_binding("--binding", &name))))
                     })
             }
+            Msg::NodeSetup { mut spec, plan } => {
+                let name = spec.binding.clone();
+                accept_run(&mut spec, settings, &data_ip).and_then(|_armed| {
+                    with_binding!(name.as_str(), B => crate::graph::node::serve_node::<B>(&ctl, &spec, &plan, setup_timeout, &destinations),
+                    unknown => Err(Fault::Config(crate::registry::unknown_binding("--binding", &name))))
+                })
+            }
             Msg::ClockProbe { t1 } => {
                 let t2 = pubsubperf_core::clock::now_ns();
                 ctl.send(&Msg::ClockEcho {

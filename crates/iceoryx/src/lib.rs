@@ -227,6 +227,12 @@ impl Binding for Iceoryx {
         Ok(())
     }
 
+    fn host_services(cfg: &EndpointConfig) -> Result<(), BindingError> {
+        pubsubperf_roudi::hold_until_exit(&pubsubperf_roudi::Options::new(&cfg.run_id))
+            .map(|_| ())
+            .map_err(|e| BindingError::Unavailable(e.to_string()))
+    }
+
     fn open(cfg: &EndpointConfig) -> Result<Self, BindingError> {
         Self::validate(cfg)?;
         let held = pubsubperf_roudi::hold_until_exit(&pubsubperf_roudi::Options::new(&cfg.run_id))

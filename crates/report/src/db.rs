@@ -464,6 +464,7 @@ pub fn to_results_file(runs: &[StoredRun]) -> Result<(ResultsFile, Vec<String>)>
             },
             environment: env,
             runs: runs.iter().map(|r| r.run.clone()).collect(),
+            graphs: Vec::new(),
         },
         notes,
     ))

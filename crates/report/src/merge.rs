@@ -331,6 +331,7 @@ pub fn merge_files(files: &[ResultsFile]) -> Result<(ResultsFile, Vec<String>)> 
             tool: first.tool.clone(),
             environment: env,
             runs,
+            graphs: Vec::new(),
         },
         notes,
     ))

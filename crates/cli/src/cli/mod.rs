@@ -9,6 +9,7 @@ mod doctor;
 mod generate;
 mod relay;
 mod sweep;
+mod topology;
 
 pub use analysis::*;
 pub use calibrate::*;
@@ -16,6 +17,7 @@ pub use doctor::*;
 pub use generate::*;
 pub use relay::*;
 pub use sweep::*;
+pub use topology::*;
 
 use crate::plan::{TestPlan, TestRequest, UsageError};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -68,6 +70,9 @@ pub enum Command {
     Quick(QuickArgs),
     /// Run a matrix of tests from a TOML sweep file (see sweeps/).
     Sweep(SweepArgs),
+    /// Run a whole graph of nodes from a TOML topology file (see
+    /// topologies/): latency per path and per hop, loss, late samples.
+    Topology(TopologyArgs),
     /// Measure this machine's floors: clock cost, cross-core cache-line round
     /// trip, memcpy bandwidth (saved and attached to later results).
     Calibrate(CalibrateArgs),

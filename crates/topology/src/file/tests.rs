@@ -167,7 +167,10 @@ fn bad_files_get_one_line_naming_the_key() {
             "nodes.s: does nothing",
         ),
         ("duration = \"soon\"\n", "duration = 'soon'"),
-        ("[topics.\"a/b\"]\nsize = 64\n[nodes.s]\nsubscribe = [\"a/b\"]\n", "topics.a/b"),
+        (
+            "[topics.\"a/b\"]\nsize = 64\n[nodes.s]\nsubscribe = [\"a/b\"]\n",
+            "topics.a/b",
+        ),
     ];
     for (text, want) in cases {
         let e = err(text);
