@@ -8,7 +8,9 @@ use crate::plan::{TestRequest, UsageError, parse_duration};
 use anyhow::Context;
 use pubsubperf_core::result::TestKind;
 use pubsubperf_core::{WaitMode, sys};
+use pubsubperf_harness::graph::Placement;
 use pubsubperf_harness::registry;
+use pubsubperf_harness::session::RemoteAccess;
 use pubsubperf_harness::spec::RunSpec;
 use pubsubperf_topology::Topology;
 use std::process::ExitCode;
@@ -31,13 +33,6 @@ pub fn plan(args: &TopologyArgs) -> Result<TopologyPlan, UsageError> {
             args.file.display()
         ))
     })?;
-    if let Some(n) = t.nodes.iter().find(|n| n.host.is_some()) {
-        return Err(UsageError(format!(
-            "topology {}: nodes.{}.host: nodes on agent hosts are not supported yet; remove host (every node runs on this host)",
-            args.file.display(),
-            n.name
-        )));
-    }
     let cores = sys::cores();
     if let Some(n) = t.nodes.iter().find(|n| n.cpu.is_some_and(|c| c >= cores)) {
         return Err(UsageError(format!(
@@ -104,8 +99,57 @@ pub fn plan(args: &TopologyArgs) -> Result<TopologyPlan, UsageError> {
         )));
     }
     spec.endpoint.publishers = writers;
+    check_hosts(&t, &args.file, &binding)?;
     parse_duration("--connect-timeout", &args.connect_timeout)?;
     Ok(TopologyPlan { topology: t, spec })
+}
+
+/// Nodes on agents: a binding that can reach other hosts, one node per
+/// agent (an agent serves one session at a time).
+fn check_hosts(t: &Topology, file: &std::path::Path, binding: &str) -> Result<(), UsageError> {
+    let far: Vec<&pubsubperf_topology::Node> =
+        t.nodes.iter().filter(|n| n.host.is_some()).collect();
+    let Some(first) = far.first() else {
+        return Ok(());
+    };
+    let caps = registry::info(binding).map(|i| i.capabilities);
+    if !caps.is_some_and(|c| c.remote && !c.in_process) {
+        return Err(UsageError(format!(
+            "topology {}: nodes.{}.host: {binding} cannot reach another host; run every node here (remove host) or use a networked binding",
+            file.display(),
+            first.name
+        )));
+    }
+    for (i, a) in far.iter().enumerate() {
+        if let Some(b) = far[..i].iter().find(|b| b.host == a.host) {
+            return Err(UsageError(format!(
+                "topology {}: nodes.{}.host: node {} runs on that agent already, and an agent serves one session at a time; start another agent there on another port (pubsubperf agent --listen HOST:PORT2)",
+                file.display(),
+                a.name,
+                b.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// How to reach the topology's agents: the token when one is reached by
+/// address (over SSH none is needed).
+fn remote_access(t: &Topology, args: &TopologyArgs) -> anyhow::Result<RemoteAccess> {
+    let by_address = t
+        .nodes
+        .iter()
+        .filter_map(|n| n.host.as_deref())
+        .any(|h| !h.starts_with("ssh://"));
+    Ok(RemoteAccess {
+        token: if by_address && !args.insecure {
+            crate::agent_token(args.token_file.as_deref())?
+        } else {
+            None
+        },
+        remote_path: args.remote_path.clone(),
+        pool: None,
+    })
 }
 
 /// Runs the topology and prints and writes what it measured.
@@ -113,8 +157,7 @@ pub fn run(args: &TopologyArgs) -> anyhow::Result<ExitCode> {
     let p = plan(args)?;
     let t = &p.topology;
     let timeout = parse_duration("--connect-timeout", &args.connect_timeout)?;
-    let mut spec = p.spec.clone();
-    spec.echo_timeout_ms = timeout.as_millis() as u64;
+    let spec = p.spec.clone();
     let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
     println!(
         "topology {}: {}, {}, {}; {} ({}), {} s measured after {} s warm-up",
@@ -127,8 +170,13 @@ pub fn run(args: &TopologyArgs) -> anyhow::Result<ExitCode> {
         spec.duration_ns as f64 / 1e9,
         spec.warmup_ns as f64 / 1e9
     );
-    let peers = crate::peers_for(&spec.binding, &[], Default::default(), t.nodes.len())?;
-    let graph = pubsubperf_harness::graph::run_topology(t, &spec, peers)
+    let here = t.nodes.iter().filter(|n| n.host.is_none()).count();
+    let placement = Placement {
+        local: crate::peers_for(&spec.binding, &[], Default::default(), here)?,
+        access: remote_access(t, args)?,
+        connect_timeout: timeout,
+    };
+    let graph = pubsubperf_harness::graph::run_topology(t, &spec, placement)
         .map_err(|f| anyhow::anyhow!("{f}"))?;
     crate::topology_print::print(&graph);
     let mut sink = Sink::new(

@@ -113,6 +113,16 @@ pub fn print(g: &GraphRun) {
         &["place", "cpu %", "rss MiB", "cs vol", "cs invol"],
         &rows,
     );
+    for n in &g.nodes {
+        if let (Some(off), Some(bound)) = (n.clock_offset_ns, n.clock_bound_ns) {
+            println!(
+                "clock of {} ({}): {off:+} ns against this host's, +- {} (every latency it takes part in carries it)",
+                n.name,
+                n.place,
+                us(bound)
+            );
+        }
+    }
     if !g.deviations.is_empty() {
         println!("\ndeviations: {}", g.deviations.join(", "));
     }

@@ -1186,3 +1186,100 @@ fn one_way_across_hosts_recovers_a_known_clock_offset_within_its_bound() {
     assert!(r["latency_method"].as_str().unwrap().contains("+-"), "{r}");
     agent.wait_idle(Duration::from_secs(5));
 }
+
+/// A topology whose sink runs on an agent whose clock is 1000 s ahead
+/// (a time namespace): the agent's clock offset is estimated before the
+/// run and every reading of it corrected, so the hop into the agent and
+/// the path stay within the estimate's bound of their true values (a
+/// path is still exactly its hops and residence), and the figures carry
+/// the bound.
+#[test]
+fn a_topology_node_on_an_agent_has_its_clock_corrected() {
+    const AHEAD_NS: i128 = 1_000_000_000_000;
+    let agent = Agent::start_ahead(1000);
+    let dir = tempfile::tempdir().unwrap();
+    let (f, j) = (dir.path().join("t.toml"), dir.path().join("t.json"));
+    std::fs::write(
+        &f,
+        format!(
+            "duration = \"1s\"\nwarmup = \"200ms\"\n[topics.in]\nsize = 256\nrate = 200\n[topics.out]\nsize = 1024\n\
+             [nodes.a]\npublish = [\"in\"]\n[nodes.b]\nrelay = [{{ from = \"in\", to = \"out\" }}]\n\
+             [nodes.c]\nsubscribe = [\"out\"]\nhost = \"{}\"\n",
+            agent.addr
+        ),
+    )
+    .unwrap();
+    let o = bin()
+        .arg("topology")
+        .arg(&f)
+        .args([
+            "-b",
+            "tcp",
+            "--reliable",
+            "--connect-timeout",
+            "5s",
+            "--token-file",
+        ])
+        .arg(&agent.token_file)
+        .arg("--json")
+        .arg(&j)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("clock of c"));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&j).unwrap()).unwrap();
+    let g = &v["graphs"][0];
+    let node = |name: &str| {
+        g["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    let c = node("c");
+    assert_eq!(c["place"], agent.addr.as_str());
+    let bound = c["clock_bound_ns"].as_u64().unwrap();
+    let err = (i128::from(c["clock_offset_ns"].as_i64().unwrap()) - AHEAD_NS).unsigned_abs();
+    assert!(
+        err <= u128::from(bound),
+        "offset off by {err} ns, bound {bound} ns: {c}"
+    );
+    assert!(node("a")["clock_offset_ns"].is_null());
+    let hop = |topic: &str| {
+        g["hops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["topic"] == topic)
+            .unwrap()
+            .clone()
+    };
+    let (local, far) = (hop("in"), hop("out"));
+    assert!(local["clock_bound_ns"].is_null(), "{local}");
+    assert_eq!(far["clock_bound_ns"], bound);
+    let path = &g["paths"][0];
+    assert_eq!(path["clock_bound_ns"], bound);
+    // Uncorrected, the hop into the agent would read 1000 s.
+    assert!(
+        far["latency_ns"]["max"].as_u64().unwrap() < 1_000_000_000,
+        "{far}"
+    );
+    let sum = |l: &serde_json::Value| l["sum"].as_str().unwrap().parse::<u128>().unwrap();
+    let stay = &g["relays"][0]["residence_ns"];
+    if far["below_zero"].is_null() && path["below_zero"].is_null() {
+        assert_eq!(
+            sum(&path["latency_ns"]),
+            sum(&local["latency_ns"]) + sum(&far["latency_ns"]) + sum(stay)
+        );
+    }
+    for t in g["topics"].as_array().unwrap() {
+        assert_eq!(
+            (t["sent"].as_u64(), t["lost"].as_u64()),
+            (Some(200), Some(0)),
+            "{t}"
+        );
+    }
+    agent.wait_idle(Duration::from_secs(5));
+}

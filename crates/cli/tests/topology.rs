@@ -280,9 +280,11 @@ fn bad_files_and_flags_get_one_line_naming_the_key() {
     let far = file(
         d.path(),
         "far.toml",
-        "[topics.a]\nsize = 64\nrate = 1\n[nodes.s]\npublish = [\"a\"]\nsubscribe = [\"a\"]\nhost = \"lab2:7878\"\n",
+        "[topics.a]\nsize = 64\nrate = 1\n[nodes.s]\npublish = [\"a\"]\nhost = \"lab2:7878\"\n\
+         [nodes.r]\nsubscribe = [\"a\"]\nhost = \"lab2:7878\"\n",
     );
-    assert!(refused(&[&far, "-b", "udp"]).contains("nodes.s.host"));
+    assert!(refused(&[&far, "-b", "mock"]).contains("mock cannot reach another host"));
+    assert!(refused(&[&far, "-b", "udp"]).contains("runs on that agent already"));
     let pinned = file(
         d.path(),
         "pinned.toml",

@@ -19,7 +19,10 @@
 //! and its relays' residences, and so are their exact sums.
 //!
 //! One-way times, not round trips: on one host both readings are the same
-//! clock. Warm-up samples are relayed but not recorded. Loss per hop is the
+//! clock; a node on an agent host has its clock's offset estimated before
+//! the run (`crate::result::ClockOffset`'s method: four-timestamp probes over
+//! the control channel) and every reading of its clock corrected by it, the
+//! figures then carrying the estimates' bound. Warm-up samples are relayed but not recorded. Loss per hop is the
 //! writer's measured samples minus those the reader received from it; a
 //! sample still on its way when the readers have been quiet for the drain
 //! time after the sources stopped counts as lost.
@@ -95,6 +98,14 @@ pub struct GraphNode {
     /// Samples received without the run's key.
     #[serde(default)]
     pub foreign: u64,
+    /// On an agent host: its `CLOCK_MONOTONIC` minus this host's, ns,
+    /// estimated before the run over the control channel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_offset_ns: Option<i64>,
+    /// How far that estimate can be off, ns (it always holds for the
+    /// probes; drift during the run adds to it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_bound_ns: Option<u64>,
 }
 
 /// One topic: its hops together.
@@ -154,8 +165,20 @@ pub struct GraphHop {
     pub late: u64,
     /// Too-late samples.
     pub too_late: u64,
+    /// Across hosts: how far each latency can be off from the clocks'
+    /// estimates (the two nodes' bounds added), ns; absent on one host.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub clock_bound_ns: u64,
+    /// Across hosts: latencies that came out below zero after the clocks'
+    /// correction (recorded as 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub below_zero: u64,
     /// Hop latency, ns.
     pub latency_ns: LatencySummary,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One path from a source to a sink.
@@ -167,6 +190,13 @@ pub struct GraphPath {
     pub nodes: Vec<String>,
     /// The topics passed, in order.
     pub topics: Vec<String>,
+    /// Across hosts: how far each latency can be off (the source's and
+    /// the sink's bounds added), ns.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub clock_bound_ns: u64,
+    /// Across hosts: latencies below zero after the correction.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub below_zero: u64,
     /// End-to-end latency, origin to the sink, ns.
     pub latency_ns: LatencySummary,
 }

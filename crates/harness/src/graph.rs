@@ -27,7 +27,7 @@ pub use plan::{NodePlan, plans, topic_name};
 
 use crate::Fault;
 use crate::protocol::Msg;
-use crate::session::{Peers, Session, SubConn};
+use crate::session::{Peers, RemoteAccess, Session, SubConn};
 use crate::spec::RunSpec;
 use pubsubperf_core::graph_result::{
     GraphHop, GraphNode, GraphPath, GraphRelay, GraphRun, GraphTopic,
@@ -41,26 +41,175 @@ use std::time::{Duration, Instant};
 /// and for the reports after Drain.
 const GRACE: Duration = Duration::from_secs(10);
 
+/// Where a topology's nodes run.
+pub struct Placement {
+    /// How the nodes without a `host` start here (one per such node, in
+    /// the topology's order): processes, or threads for in-process bindings.
+    pub local: Peers,
+    /// How to reach the agents of the nodes with a `host`.
+    pub access: RemoteAccess,
+    /// Time allowed for the nodes to start, answer and match.
+    pub connect_timeout: Duration,
+}
+
+/// The nodes' sessions: this host's, and the agents' (one node each).
+struct Sessions {
+    local: Option<Session>,
+    remote: Option<Session>,
+    /// Per node: whether it is remote, and its index in that session.
+    at: Vec<(bool, usize)>,
+}
+
+impl Sessions {
+    fn start(t: &Topology, placement: Placement) -> Result<Sessions, Fault> {
+        let mut at = Vec::new();
+        let (mut locals, mut addrs) = (0, Vec::new());
+        for n in &t.nodes {
+            match &n.host {
+                Some(h) => {
+                    at.push((true, addrs.len()));
+                    addrs.push(h.clone());
+                }
+                None => {
+                    at.push((false, locals));
+                    locals += 1;
+                }
+            }
+        }
+        let timeout = placement.connect_timeout;
+        let local = (locals > 0)
+            .then(|| Session::start(placement.local, timeout))
+            .transpose()?;
+        let remote = match addrs.is_empty() {
+            true => None,
+            false => {
+                let peers = Peers::Remote {
+                    addrs,
+                    access: placement.access,
+                };
+                Some(Session::start(peers, timeout)?)
+            }
+        };
+        Ok(Sessions { local, remote, at })
+    }
+
+    /// Every node's connection, in the topology's order.
+    fn conns(&mut self) -> Vec<&mut SubConn> {
+        let mut local = self
+            .local
+            .as_mut()
+            .map(|s| s.subs.iter_mut().collect::<Vec<_>>());
+        let mut remote = self
+            .remote
+            .as_mut()
+            .map(|s| s.subs.iter_mut().collect::<Vec<_>>());
+        let mut out: Vec<Option<&mut SubConn>> = Vec::new();
+        for _ in &self.at {
+            out.push(None);
+        }
+        for (n, &(far, i)) in self.at.iter().enumerate().rev() {
+            let list = if far { remote.as_mut() } else { local.as_mut() };
+            if let Some(list) = list
+                && i + 1 == list.len()
+            {
+                out[n] = list.pop();
+            }
+        }
+        out.into_iter()
+            .map(|c| c.expect("a connection per node"))
+            .collect()
+    }
+
+    /// The address of this host towards the agents, when there are any:
+    /// where this host's nodes' readers must bind for them.
+    fn outward_ip(&self) -> Option<String> {
+        self.remote
+            .as_ref()
+            .and_then(|s| s.subs.first())
+            .map(|c| c.local_ip())
+    }
+
+    fn close(self) {
+        for s in [self.local, self.remote].into_iter().flatten() {
+            s.close();
+        }
+    }
+}
+
+/// Each node's clock against this host's: its offset and the estimate's
+/// bound (0 and 0 for this host's nodes).
+struct Clocks {
+    offsets_ns: Vec<i64>,
+    bounds_ns: Vec<u64>,
+}
+
+/// Probes the clock of every node on an agent
+/// ([`crate::clock_offset::probe`]).
+fn probe_clocks(conns: &mut [&mut SubConn]) -> Result<Clocks, Fault> {
+    let mut clocks = Clocks {
+        offsets_ns: vec![0; conns.len()],
+        bounds_ns: vec![0; conns.len()],
+    };
+    for (n, c) in conns.iter_mut().enumerate() {
+        if c.own_clock {
+            let e = crate::clock_offset::probe(c)?;
+            clocks.offsets_ns[n] = e.offset_ns;
+            clocks.bounds_ns[n] = e.bound_ns;
+        }
+    }
+    Ok(clocks)
+}
+
 /// Runs topology `t` with the settings of `spec` (binding, endpoint,
-/// warm-up, duration), its nodes started as `peers` says (one per node).
-pub fn run_topology(t: &Topology, spec: &RunSpec, peers: Peers) -> Result<GraphRun, Fault> {
+/// warm-up, duration), its nodes placed as `placement` says.
+pub fn run_topology(t: &Topology, spec: &RunSpec, placement: Placement) -> Result<GraphRun, Fault> {
     let spec = spec.keyed()?;
-    let plans = plans(t, spec.endpoint.reliability);
     crate::registry::with_binding!(spec.binding.as_str(), B => B::host_services(&spec.endpoint), unknown => Ok(()))
         .map_err(|e| Fault::Binding(e.to_string()))?;
-    let mut session = Session::start(peers, Duration::from_secs(30).min(spec_timeout(&spec)))?;
-    let result = orchestrate(t, &spec, &plans, &mut session.subs);
-    session.close();
+    let timeout = placement.connect_timeout;
+    let mut sessions = Sessions::start(t, placement)?;
+    let outward = sessions.outward_ip();
+    let result = (|| {
+        let mut conns = sessions.conns();
+        let clocks = probe_clocks(&mut conns)?;
+        let plans = plans(t, spec.endpoint.reliability, &clocks.offsets_ns);
+        let setup = Setup {
+            spec: &spec,
+            plans: &plans,
+            outward,
+            timeout,
+        };
+        let (reports, started) = orchestrate(t, &setup, &mut conns)?;
+        let places: Vec<String> = conns.iter().map(|c| place(c)).collect();
+        Ok(assemble(t, &spec, &reports, &places, &clocks, started))
+    })();
+    sessions.close();
     result
 }
 
-fn spec_timeout(spec: &RunSpec) -> Duration {
-    Duration::from_millis(spec.echo_timeout_ms.max(10_000))
+/// What every node is set up with.
+struct Setup<'a> {
+    spec: &'a RunSpec,
+    plans: &'a [NodePlan],
+    /// Where this host's nodes bind when some nodes are on agents.
+    outward: Option<String>,
+    timeout: Duration,
+}
+
+/// `process`, `thread`, or the agent's address.
+fn place(c: &SubConn) -> String {
+    if c.own_clock {
+        c.peer.clone()
+    } else if c.peer.starts_with("thread") {
+        "thread".into()
+    } else {
+        "process".into()
+    }
 }
 
 /// The node's name in a fault.
-fn at(t: &Topology, conn: &SubConn) -> impl Fn(Fault) -> Fault {
-    let name = t.nodes[conn.index].name.clone();
+fn at(t: &Topology, node: usize, conn: &SubConn) -> impl Fn(Fault) -> Fault {
+    let name = t.nodes[node].name.clone();
     let own = format!("subscriber {}: ", conn.index);
     move |f| match f {
         Fault::Peer(m) => Fault::Peer(format!(
@@ -71,54 +220,49 @@ fn at(t: &Topology, conn: &SubConn) -> impl Fn(Fault) -> Fault {
     }
 }
 
-fn expect_ready(t: &Topology, conn: &SubConn, timeout: Duration) -> Result<(), Fault> {
+/// The node's next message other than a heartbeat, within `timeout`.
+fn next(t: &Topology, node: usize, conn: &SubConn, timeout: Duration) -> Result<Msg, Fault> {
     loop {
-        match conn.recv(timeout).map_err(at(t, conn))? {
-            Msg::Ready { .. } => return Ok(()),
-            Msg::Heartbeat => {}
-            other => {
-                return Err(Fault::Peer(format!(
-                    "node {}: unexpected {other:?}",
-                    t.nodes[conn.index].name
-                )));
-            }
+        match conn.recv_heard(timeout).map_err(at(t, node, conn))? {
+            Msg::Heartbeat | Msg::NodeDone => {}
+            m => return Ok(m),
         }
     }
 }
 
-fn orchestrate(
-    t: &Topology,
-    spec: &RunSpec,
-    plans: &[NodePlan],
-    conns: &mut [SubConn],
-) -> Result<GraphRun, Fault> {
-    let timeout = spec_timeout(spec);
-    for (conn, plan) in conns.iter_mut().zip(plans) {
+fn unexpected(t: &Topology, node: usize, m: &Msg) -> Fault {
+    Fault::Peer(format!("node {}: unexpected {m:?}", t.nodes[node].name))
+}
+
+/// Sets every node up: plans out, readers' locators in, writers' readers
+/// out, every node matched.
+fn set_up(t: &Topology, setup: &Setup<'_>, conns: &mut [&mut SubConn]) -> Result<(), Fault> {
+    for (conn, plan) in conns.iter_mut().zip(setup.plans) {
         conn.send(&Msg::NodeSetup {
-            spec: Box::new(spec.clone()),
+            spec: Box::new(setup.spec.clone()),
             plan: Box::new(plan.clone()),
+            bind_ip: if conn.own_clock {
+                None
+            } else {
+                setup.outward.clone()
+            },
         })?;
     }
     let mut by_topic: Vec<Vec<(usize, String)>> = vec![Vec::new(); t.topics.len()];
-    for (conn, plan) in conns.iter().zip(plans) {
-        match conn.recv(timeout).map_err(at(t, conn))? {
+    for (n, (conn, plan)) in conns.iter().zip(setup.plans).enumerate() {
+        match next(t, n, conn, setup.timeout)? {
             Msg::NodeLocators { readers } if readers.len() == plan.readers.len() => {
                 for (r, l) in plan.readers.iter().zip(readers) {
                     by_topic[r.topic].push((r.index, l));
                 }
             }
-            other => {
-                return Err(Fault::Peer(format!(
-                    "node {}: unexpected {other:?}",
-                    t.nodes[conn.index].name
-                )));
-            }
+            other => return Err(unexpected(t, n, &other)),
         }
     }
     for list in &mut by_topic {
         list.sort();
     }
-    for (conn, plan) in conns.iter_mut().zip(plans) {
+    for (conn, plan) in conns.iter_mut().zip(setup.plans) {
         let writers = plan
             .writers
             .iter()
@@ -126,65 +270,55 @@ fn orchestrate(
             .collect();
         conn.send(&Msg::NodePeers { writers })?;
     }
-    for conn in conns.iter() {
-        expect_ready(t, conn, timeout)?;
+    for (n, conn) in conns.iter().enumerate() {
+        match next(t, n, conn, setup.timeout)? {
+            Msg::Ready { .. } => {}
+            other => return Err(unexpected(t, n, &other)),
+        }
     }
+    Ok(())
+}
+
+/// Sets the nodes up, runs them, and collects their reports; returns
+/// them with the time the measurement started.
+fn orchestrate(
+    t: &Topology,
+    setup: &Setup<'_>,
+    conns: &mut [&mut SubConn],
+) -> Result<(Vec<NodeReport>, String), Fault> {
+    set_up(t, setup, conns)?;
     let started = pubsubperf_core::time::rfc3339_now();
     for conn in conns.iter_mut() {
         conn.touch();
         conn.send(&Msg::Start)?;
     }
-    wait_for_sources(t, spec, plans, conns)?;
+    wait_for_sources(t, setup, conns)?;
     for conn in conns.iter_mut() {
         conn.send(&Msg::Drain)?;
     }
     let mut reports = Vec::new();
-    for conn in conns.iter() {
-        loop {
-            match conn.recv_heard(GRACE).map_err(at(t, conn))? {
-                Msg::NodeResult { report } => {
-                    reports.push(*report);
-                    break;
-                }
-                Msg::Heartbeat | Msg::NodeDone => {}
-                other => {
-                    return Err(Fault::Peer(format!(
-                        "node {}: unexpected {other:?}",
-                        t.nodes[conn.index].name
-                    )));
-                }
-            }
+    for (n, conn) in conns.iter().enumerate() {
+        match next(t, n, conn, GRACE)? {
+            Msg::NodeResult { report } => reports.push(*report),
+            other => return Err(unexpected(t, n, &other)),
         }
     }
-    let places: Vec<String> = conns
-        .iter()
-        .map(|c| {
-            if c.peer.starts_with("thread") {
-                "thread".to_string()
-            } else {
-                "process".to_string()
-            }
-        })
-        .collect();
-    Ok(assemble(t, spec, &reports, &places, started))
+    Ok((reports, started))
 }
 
 /// Waits until every node with sources said they are done (the warm-up
 /// and duration on their clock), keeping every node's connection alive.
-fn wait_for_sources(
-    t: &Topology,
-    spec: &RunSpec,
-    plans: &[NodePlan],
-    conns: &[SubConn],
-) -> Result<(), Fault> {
-    let mut pending: Vec<bool> = plans
+fn wait_for_sources(t: &Topology, setup: &Setup<'_>, conns: &[&mut SubConn]) -> Result<(), Fault> {
+    let spec = setup.spec;
+    let mut pending: Vec<bool> = setup
+        .plans
         .iter()
         .map(|p| p.writers.iter().any(|w| w.from_reader.is_none()))
         .collect();
     let deadline = Instant::now() + Duration::from_nanos(spec.warmup_ns + spec.duration_ns) + GRACE;
     while pending.iter().any(|p| *p) {
         for (i, conn) in conns.iter().enumerate() {
-            conn.check(clock::now_ns()).map_err(at(t, conn))?;
+            conn.check(clock::now_ns()).map_err(at(t, i, conn))?;
             while let Some(m) = conn.try_recv() {
                 match m {
                     Msg::NodeDone => pending[i] = false,
@@ -228,8 +362,10 @@ fn assemble(
     spec: &RunSpec,
     reports: &[NodeReport],
     places: &[String],
+    clocks: &Clocks,
     started: String,
 ) -> GraphRun {
+    let bound = |a: usize, b: usize| clocks.bounds_ns[a].saturating_add(clocks.bounds_ns[b]);
     let mut sent = vec![0u64; t.streams.len()];
     for r in reports {
         for &(s, n) in &r.sent {
@@ -286,11 +422,14 @@ fn assemble(
                     duplicates: h.duplicates,
                     late: h.late,
                     too_late: h.too_late,
+                    clock_bound_ns: bound(writer.node, n),
+                    below_zero: h.below_zero,
                     latency_ns: h.latency.clone(),
                 });
             }
-            for (p, latency) in &r.paths {
+            for (p, latency, below_zero) in &r.paths {
                 let path = &t.paths[*p];
+                let source = t.streams[path.streams[0] as usize].node;
                 let mut nodes: Vec<String> = path
                     .streams
                     .iter()
@@ -305,6 +444,8 @@ fn assemble(
                         .iter()
                         .map(|&s| t.topics[t.streams[s as usize].topic].name.clone())
                         .collect(),
+                    clock_bound_ns: bound(source, n),
+                    below_zero: *below_zero,
                     latency_ns: latency.clone(),
                 });
             }
@@ -339,13 +480,16 @@ fn assemble(
         .iter()
         .zip(&t.nodes)
         .zip(places)
-        .map(|((r, node), place)| GraphNode {
+        .enumerate()
+        .map(|(i, ((r, node), place))| GraphNode {
             name: node.name.clone(),
             place: place.clone(),
             cpu: node.cpu,
             priority: node.priority,
             resources: r.resources.clone(),
             foreign: r.foreign,
+            clock_offset_ns: node.host.is_some().then_some(clocks.offsets_ns[i]),
+            clock_bound_ns: node.host.is_some().then_some(clocks.bounds_ns[i]),
         })
         .collect();
     GraphRun {

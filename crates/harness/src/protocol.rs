@@ -189,6 +189,11 @@ pub enum Msg {
         spec: Box<RunSpec>,
         /// The node's part.
         plan: Box<crate::graph::NodePlan>,
+        /// Where its endpoints bind, for a node of the orchestrator's own
+        /// host when other nodes are on agents (honoured only by the
+        /// sessions the orchestrator started itself).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bind_ip: Option<String>,
     },
     /// Node → orchestrator: where its readers are, in its plan's order.
     NodeLocators {

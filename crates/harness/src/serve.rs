@@ -428,9 +428,16 @@ pub fn serve_admitted(ctl: Ctl, settings: &SessionSettings, watch: Watch) -> Res
                         unknown => Err(Fault::Config(crate::registry::unknown_binding("--binding", &name))))
                     })
             }
-            Msg::NodeSetup { mut spec, plan } => {
+            Msg::NodeSetup {
+                mut spec,
+                plan,
+                bind_ip,
+            } => {
                 let name = spec.binding.clone();
                 accept_run(&mut spec, settings, &data_ip).and_then(|_armed| {
+                    if let Some(ip) = bind_ip.filter(|_| settings.trusted()) {
+                        spec.endpoint.bind_ip = ip;
+                    }
                     with_binding!(name.as_str(), B => crate::graph::node::serve_node::<B>(&ctl, &spec, &plan, setup_timeout, &destinations),
                     unknown => Err(Fault::Config(crate::registry::unknown_binding("--binding", &name))))
                 })

@@ -36,6 +36,18 @@ pub struct TopologyArgs {
     /// Binding-specific option KEY=VALUE (repeatable).
     #[arg(long = "opt", value_name = "KEY=VALUE")]
     pub opts: Vec<String>,
+    /// The agents' token file, for nodes whose `host` is an agent's
+    /// HOST:PORT (default: $PUBSUBPERF_TOKEN_FILE, else
+    /// ~/.config/pubsubperf/agent.token).
+    #[arg(long, value_name = "PATH")]
+    pub token_file: Option<PathBuf>,
+    /// Present no token to the agents (an `agent --insecure`).
+    #[arg(long, conflicts_with = "token_file")]
+    pub insecure: bool,
+    /// The pubsubperf binary on ssh:// hosts (default: pubsubperf on the
+    /// remote user's PATH).
+    #[arg(long, value_name = "PATH")]
+    pub remote_path: Option<String>,
     /// Time allowed for the nodes to start and match.
     #[arg(long, default_value = "10s", value_name = "TIME")]
     pub connect_timeout: String,

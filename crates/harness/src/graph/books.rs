@@ -14,6 +14,16 @@ struct Hop {
     seq: SeqTracker,
     late: u64,
     too_late: u64,
+    below_zero: u64,
+}
+
+/// `rx - stamp + delta` (a reading of another node's clock corrected to
+/// ours), and whether it came out below zero (recorded as 0: the clocks'
+/// estimate was off by more than the time).
+#[inline]
+fn corrected(rx: u64, stamp: u64, delta: i64) -> (u64, bool) {
+    let v = i128::from(rx) - i128::from(stamp) + i128::from(delta);
+    (u64::try_from(v.max(0)).unwrap_or(u64::MAX), v < 0)
 }
 
 /// A reader's books.
@@ -22,8 +32,10 @@ pub struct ReaderBooks {
     slot: [u8; 256],
     hops: Vec<Hop>,
     writers: Vec<u8>,
-    /// Each path's streams and latency.
-    paths: Vec<(Vec<u8>, usize, LatencyRecorder)>,
+    /// Each path's streams, index, latency and readings below zero.
+    paths: Vec<(Vec<u8>, usize, LatencyRecorder, u64)>,
+    /// Per stream id, its node's clock minus ours, ns.
+    deltas: [i64; 256],
     deadline_ns: u64,
     too_late_ns: u64,
     /// Samples of the run from no writer or with no known path.
@@ -43,6 +55,9 @@ pub struct HopReport {
     pub late: u64,
     /// Too-late samples.
     pub too_late: u64,
+    /// Corrected readings that came out below zero (across hosts).
+    #[serde(default)]
+    pub below_zero: u64,
     /// Hop latency.
     pub latency: LatencySummary,
 }
@@ -54,18 +69,24 @@ pub struct ReaderReport {
     pub topic: usize,
     /// One per writer of the topic.
     pub hops: Vec<HopReport>,
-    /// Per path ending here: its index and latency.
-    pub paths: Vec<(usize, LatencySummary)>,
+    /// Per path ending here: its index, latency and corrected readings
+    /// below zero.
+    pub paths: Vec<(usize, LatencySummary, u64)>,
     /// Samples of the run from no writer of the topic or on no known path.
     pub strays: u64,
 }
 
 impl ReaderBooks {
-    /// Empty books for a reader.
-    pub fn new(plan: &ReaderPlan) -> ReaderBooks {
+    /// Empty books for a reader; `deltas` per stream id its node's clock
+    /// minus ours (empty: one clock).
+    pub fn new(plan: &ReaderPlan, deltas: &[i64]) -> ReaderBooks {
         let mut slot = [u8::MAX; 256];
         for (i, &s) in plan.writers.iter().enumerate() {
             slot[s as usize] = i as u8;
+        }
+        let mut by_stream = [0i64; 256];
+        for (d, &x) in by_stream.iter_mut().zip(deltas) {
+            *d = x;
         }
         ReaderBooks {
             slot,
@@ -77,52 +98,60 @@ impl ReaderBooks {
                     seq: SeqTracker::new(),
                     late: 0,
                     too_late: 0,
+                    below_zero: 0,
                 })
                 .collect(),
             writers: plan.writers.clone(),
             paths: plan
                 .paths
                 .iter()
-                .map(|p| (p.streams.clone(), p.path, LatencyRecorder::new()))
+                .map(|p| (p.streams.clone(), p.path, LatencyRecorder::new(), 0))
                 .collect(),
+            deltas: by_stream,
             deadline_ns: plan.deadline_ns.unwrap_or(u64::MAX),
             too_late_ns: plan.too_late_ns.unwrap_or(u64::MAX),
             strays: 0,
         }
     }
 
-    /// Records a measured sample of `stream` numbered `seq`, `hop_ns` after
-    /// its writer stamped it; at a sink, `path_ns` after its origin along
-    /// `route`.
+    /// Records a measured sample of `stream` numbered `seq`, received at
+    /// `rx_ns`, stamped by its writer at `stamp_ns`; at a sink, along
+    /// `route` from its origin at `origin_ns`. Readings of other nodes'
+    /// clocks are corrected to this one's.
     #[inline]
     pub fn record(
         &mut self,
         stream: u8,
         seq: u64,
-        hop_ns: u64,
+        rx_ns: u64,
+        stamp_ns: u64,
         route: &[u8],
-        path_ns: Option<u64>,
+        origin_ns: Option<u64>,
     ) {
         let Some(hop) = self.hops.get_mut(self.slot[stream as usize] as usize) else {
             self.strays += 1;
             return;
         };
+        let (hop_ns, below) = corrected(rx_ns, stamp_ns, self.deltas[stream as usize]);
         hop.seq.observe(seq);
         hop.latency.record(hop_ns);
+        hop.below_zero += u64::from(below);
         if hop_ns > self.too_late_ns {
             hop.too_late += 1;
         } else if hop_ns > self.deadline_ns {
             hop.late += 1;
         }
-        if let Some(ns) = path_ns {
-            match self
-                .paths
-                .iter_mut()
-                .find(|(s, _, _)| s.as_slice() == route)
-            {
-                Some((_, _, rec)) => rec.record(ns),
-                None => self.strays += 1,
+        let Some(origin) = origin_ns else {
+            return;
+        };
+        let first = route.first().copied().unwrap_or(stream);
+        match self.paths.iter_mut().find(|(s, ..)| s.as_slice() == route) {
+            Some((_, _, rec, below_zero)) => {
+                let (ns, below) = corrected(rx_ns, origin, self.deltas[first as usize]);
+                rec.record(ns);
+                *below_zero += u64::from(below);
             }
+            None => self.strays += 1,
         }
     }
 
@@ -140,6 +169,7 @@ impl ReaderBooks {
                     duplicates: h.seq.duplicates,
                     late: h.late,
                     too_late: h.too_late,
+                    below_zero: h.below_zero,
                     latency: h.latency.summary(),
                 }
             })
@@ -150,7 +180,7 @@ impl ReaderBooks {
             paths: self
                 .paths
                 .iter()
-                .map(|(_, i, r)| (*i, r.summary()))
+                .map(|(_, i, r, below)| (*i, r.summary(), *below))
                 .collect(),
             strays: self.strays,
         }
@@ -177,13 +207,14 @@ mod tests {
             deadline_ns: Some(100),
             too_late_ns: Some(200),
         };
-        let mut b = ReaderBooks::new(&plan);
-        b.record(4, 0, 50, &[2, 4], Some(500));
-        b.record(4, 1, 150, &[2, 4], Some(600));
-        b.record(4, 3, 250, &[2, 4], Some(700));
-        b.record(9, 0, 10, &[9], None);
-        b.record(7, 0, 10, &[7], None);
-        b.record(4, 4, 10, &[1, 4], Some(1));
+        let mut b = ReaderBooks::new(&plan, &[]);
+        // Received at 1000 + hop, from origins 500..700 ns before.
+        b.record(4, 0, 1050, 1000, &[2, 4], Some(550));
+        b.record(4, 1, 1150, 1000, &[2, 4], Some(550));
+        b.record(4, 3, 1250, 1000, &[2, 4], Some(550));
+        b.record(9, 0, 1010, 1000, &[9], None);
+        b.record(7, 0, 1010, 1000, &[7], None);
+        b.record(4, 4, 1010, 1000, &[1, 4], Some(1009));
         let r = b.report(1, |s| if s == 4 { 6 } else { 1 });
         assert_eq!(r.strays, 2);
         assert_eq!(
@@ -197,5 +228,33 @@ mod tests {
             (r.paths[0].0, r.paths[0].1.count, r.paths[0].1.max),
             (3, 3, 700)
         );
+    }
+
+    #[test]
+    fn readings_of_another_clock_are_corrected_and_below_zero_counted() {
+        let plan = ReaderPlan {
+            topic: 0,
+            index: 0,
+            reliability: Reliability::Reliable,
+            writers: vec![1],
+            paths: vec![PathPlan {
+                path: 0,
+                streams: vec![0, 1],
+            }],
+            deadline_ns: None,
+            too_late_ns: None,
+        };
+        // Stream 0's node runs 1000 s ahead of ours, stream 1's 5 us behind.
+        let mut b = ReaderBooks::new(&plan, &[1_000_000_000_000, -5_000]);
+        b.record(1, 0, 10_000, 2_000, &[0, 1], Some(1_000_000_001_000));
+        b.record(1, 1, 10_000, 9_000, &[0, 1], Some(1_000_000_011_000));
+        let r = b.report(0, |_| 2);
+        let hop = &r.hops[0];
+        assert_eq!(
+            (hop.latency.min, hop.latency.max, hop.below_zero),
+            (1, 3_000, 1)
+        );
+        let (_, path, below) = &r.paths[0];
+        assert_eq!((path.min, path.max, *below), (1, 9_000, 1));
     }
 }

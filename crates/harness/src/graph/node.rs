@@ -267,7 +267,8 @@ fn start<B: Binding>(
         .zip(readers)
         .zip(relays)
         .map(|((r, reader), relay)| {
-            let (books, sh, sink) = (ReaderBooks::new(r), shared.clone(), !r.paths.is_empty());
+            let books = ReaderBooks::new(r, &plan.clock_deltas_ns);
+            let (sh, sink) = (shared.clone(), !r.paths.is_empty());
             let t = std::thread::spawn(move || read::<B>(reader, books, relay, key, sink, &sh));
             (r.topic, t)
         })

@@ -28,6 +28,10 @@ pub struct NodePlan {
     pub readers: Vec<ReaderPlan>,
     /// Its writers: sources first, then relays ([`WriterPlan::from_reader`]).
     pub writers: Vec<WriterPlan>,
+    /// Per stream id, the writing node's clock minus this node's, ns (0 on
+    /// one host): what a reading of that node's clock is corrected by.
+    #[serde(default)]
+    pub clock_deltas_ns: Vec<i64>,
 }
 
 /// A writer of the node: a stream of the topology.
@@ -85,8 +89,10 @@ fn ns(d: Option<std::time::Duration>) -> Option<u64> {
 }
 
 /// Every node's plan, in the topology's node order; `default` is the
-/// reliability of topics that name none.
-pub fn plans(t: &Topology, default: Reliability) -> Vec<NodePlan> {
+/// reliability of topics that name none; `offsets_ns` each node's clock
+/// minus the orchestrator's (empty: all on one host).
+pub fn plans(t: &Topology, default: Reliability, offsets_ns: &[i64]) -> Vec<NodePlan> {
+    let offset = |n: usize| offsets_ns.get(n).copied().unwrap_or(0);
     let rel = |topic: usize| t.topics[topic].reliability.unwrap_or(default);
     (0..t.nodes.len())
         .map(|n| {
@@ -149,6 +155,11 @@ pub fn plans(t: &Topology, default: Reliability) -> Vec<NodePlan> {
                 priority: t.nodes[n].priority,
                 readers,
                 writers,
+                clock_deltas_ns: t
+                    .streams
+                    .iter()
+                    .map(|s| offset(s.node).saturating_sub(offset(n)))
+                    .collect(),
             }
         })
         .collect()
@@ -159,7 +170,10 @@ impl NodePlan {
     /// agent): every number in range, every sample within `max_size`.
     pub fn check(&self, max_size: usize) -> Result<(), Fault> {
         let bad = |why: String| Err(Fault::Config(format!("topology node plan: {why}")));
-        if self.readers.len() > MAX_TOPICS || self.writers.len() > MAX_STREAMS {
+        if self.readers.len() > MAX_TOPICS
+            || self.writers.len() > MAX_STREAMS
+            || self.clock_deltas_ns.len() > MAX_STREAMS
+        {
             return bad("more readers or writers than a topology has".into());
         }
         if self.priority.is_some_and(|p| !(1..=99).contains(&p)) {

@@ -134,10 +134,10 @@ impl<W: Writer> Taking<'_, W> {
             return;
         };
         if h.flags & FLAG_WARMUP == 0 {
-            let path = self.sink.then(|| rx_ns.saturating_sub(route.origin_ns));
-            let hop = rx_ns.saturating_sub(h.timestamp);
+            let origin = self.sink.then_some(route.origin_ns);
+            let (stream, streams) = (h.publisher, route.streams());
             self.books
-                .record(h.publisher, h.seq, hop, route.streams(), path);
+                .record(stream, h.seq, rx_ns, h.timestamp, streams, origin);
         }
         for relay in &mut self.relays {
             if self.failure.is_none()
