@@ -29,6 +29,7 @@ mod run_fixture;
 mod side_print;
 mod sweep;
 mod throughput_example;
+mod topics;
 mod topology;
 mod topology_print;
 
@@ -389,16 +390,25 @@ pub fn execute_with(
             + plan.specs[start..]
                 .iter()
                 .take_while(|s| {
-                    (s.subscribers, s.publishers) == (first.subscribers, first.publishers)
+                    (s.topics, s.subscribers, s.publishers)
+                        == (first.topics, first.subscribers, first.publishers)
                 })
                 .count();
-        let mut session = match open_session(plan, first, access.clone(), sink)? {
-            Ok(s) => s,
-            Err(f) => {
-                failure = Some(f);
-                break;
+        // `--topics N`: a session per topic, side by side.
+        let mut sessions = Vec::new();
+        for _ in 0..first.topics {
+            match open_session(plan, first, access.clone(), sink)? {
+                Ok(s) => sessions.push(s),
+                Err(f) => {
+                    failure = Some(f);
+                    break;
+                }
             }
-        };
+        }
+        if failure.is_some() {
+            break;
+        }
+        let mut session = sessions.remove(0);
         if stressors.is_none()
             && let Some(l) = &plan.load
         {
@@ -432,6 +442,14 @@ pub fn execute_with(
                     },
                     quiet,
                 ),
+                None if !sessions.is_empty() => {
+                    sessions.insert(0, session);
+                    let o = topics::run_side_by_side(&mut sessions, spec, &mut |i| {
+                        on_interval(spec, i)
+                    });
+                    session = sessions.remove(0);
+                    o
+                }
                 None => {
                     pubsubperf_harness::run::run(&mut session, spec, &mut |i| on_interval(spec, i))
                 }
@@ -448,10 +466,12 @@ pub fn execute_with(
                 break;
             }
         }
-        if failure.is_none() {
-            session.close();
-        } else {
-            drop(session);
+        for s in std::iter::once(session).chain(sessions) {
+            if failure.is_none() {
+                s.close();
+            } else {
+                drop(s);
+            }
         }
         start = end;
     }
@@ -546,6 +566,7 @@ pub fn print_tables(runs: &[Run], env: &Environment) {
             TestKind::Latency => {
                 print!("{}", output::latency_table(&refs));
                 print!("{}", per_subscriber::lines(&refs));
+                print!("{}", topics::lines(&refs));
                 print!("{}", one_way::lines(&refs));
                 print!("{}", limit::lines(&refs));
                 print!("{}", discovery::lines(&refs));
@@ -556,6 +577,7 @@ pub fn print_tables(runs: &[Run], env: &Environment) {
             }
             TestKind::Throughput => {
                 print!("{}", output::throughput_table(&refs));
+                print!("{}", topics::lines(&refs));
                 print!("{}", limit::lines(&refs));
                 print!("{}", discovery::lines(&refs));
             }

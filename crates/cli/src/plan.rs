@@ -168,6 +168,8 @@ pub struct TestRequest {
     pub subscribers: String,
     /// `--publishers`: a list of counts.
     pub publishers: String,
+    /// `--topics`: a list of counts.
+    pub topics: String,
     pub connect_publishers: Option<String>,
     pub cpu: Option<String>,
     pub rt_priority: Option<i32>,
@@ -237,6 +239,7 @@ impl Default for TestRequest {
             data_type: None,
             subscribers: "1".into(),
             publishers: "1".into(),
+            topics: "1".into(),
             connect_publishers: None,
             cpu: None,
             rt_priority: None,
@@ -443,6 +446,7 @@ impl TestRequest {
             }
             "subscribers" => self.subscribers = text(v)?,
             "publishers" => self.publishers = text(v)?,
+            "topics" => self.topics = text(v)?,
             "connect-publishers" => self.connect_publishers = Some(text(v)?),
             "cpu" => self.cpu = Some(text(v)?),
             "rt-priority" => self.rt_priority = Some(value(name, v)?),
@@ -829,7 +833,9 @@ impl TestRequest {
         let mut specs = Vec::new();
         // One run per point of the axes (see `axes` for the order), and per
         // demand of a --demand ramp (0: none).
+        let topic_counts = self.topic_counts(&connect, test)?;
         let points = axes::points(
+            &topic_counts,
             &subscriber_counts,
             &publisher_counts,
             &sizes,
@@ -839,6 +845,7 @@ impl TestRequest {
         for (i, p) in points.iter().enumerate() {
             let (size, demand, subscribers, publishers) =
                 (p.size, p.demand, p.subscribers, p.publishers);
+            let topics = p.topics;
             let mut endpoint = EndpointConfig {
                 run_id: format!("{run_base}s{i}"),
                 transport: transport.clone(),
@@ -900,6 +907,7 @@ impl TestRequest {
                 subscribers,
                 publishers,
                 subscriber_index: 0,
+                topics,
                 echo_timeout_ms: echo_timeout.as_millis() as u64,
                 interval_ms: 1000,
                 one_way: self.one_way,

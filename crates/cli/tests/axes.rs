@@ -246,6 +246,15 @@ fn bad_lists_are_one_line_exit_2() {
             ],
             "give one count or drop --subscribers",
         ),
+        (&["latency", "--topics", "0"], "--topics 0"),
+        (
+            &["latency", "--topics", "2", "--connect", "127.0.0.1:9"],
+            "--topics 2: with --connect",
+        ),
+        (
+            &["throughput", "--topics", "1,2", "--find-max"],
+            "--topics 1,2: --find-max",
+        ),
     ] {
         let o = bin(args).output().expect("runs");
         let e = String::from_utf8_lossy(&o.stderr);
@@ -253,4 +262,95 @@ fn bad_lists_are_one_line_exit_2() {
         assert_eq!(e.trim_end().lines().count(), 1, "{args:?}: {e}");
         assert!(e.contains(needle), "{args:?}: {e}");
     }
+}
+
+/// `--topics`: one run per count, each topic a whole run of its own (its
+/// own subscriber process) measured side by side; the run holds every
+/// topic's pings together and each topic's own.
+#[test]
+fn a_latency_run_per_topic_count() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("t.json");
+    let (_, children) = run_watched(&[
+        "latency",
+        "-b",
+        "udp",
+        "-s",
+        "64",
+        "--topics",
+        "1,3",
+        "-n",
+        "300",
+        "--warmup",
+        "0s",
+        "-q",
+        "--json",
+        f.to_str().unwrap(),
+    ]);
+    assert!(children >= 4, "a subscriber process per topic: {children}");
+    let v = json(&f);
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert!(
+        runs[0]["config"].get("topics").is_none(),
+        "one topic is not recorded"
+    );
+    assert!(runs[0].get("by_topic").is_none());
+    let r = &runs[1];
+    assert_eq!(r["config"]["topics"], 3);
+    let topics = r["by_topic"].as_array().unwrap();
+    assert_eq!(topics.len(), 3);
+    let mut echoed = 0;
+    for t in topics {
+        assert_eq!(t["pings"]["sent"], 300, "{t}");
+        echoed += t["pings"]["echoed"].as_u64().unwrap();
+        assert_eq!(t["latency_ns"]["count"], t["pings"]["echoed"]);
+    }
+    assert_eq!(r["pings"]["sent"], 900);
+    assert_eq!(r["latency_ns"]["count"].as_u64(), Some(echoed));
+}
+
+/// Throughput with `--topics` over the mock: exact counts, summed.
+#[test]
+fn a_throughput_run_sums_its_topics() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("t.json");
+    run_watched(&[
+        "throughput",
+        "-b",
+        "mock",
+        "-s",
+        "64",
+        "--topics",
+        "4",
+        "-n",
+        "5000",
+        "--warmup",
+        "0s",
+        "-q",
+        "--json",
+        f.to_str().unwrap(),
+    ]);
+    let v = json(&f);
+    let r = &v["runs"][0];
+    assert_eq!(r["config"]["topics"], 4);
+    let t = &r["throughput"];
+    assert_eq!(
+        (
+            t["sent"].as_u64(),
+            t["received"].as_u64(),
+            t["lost"].as_u64()
+        ),
+        (Some(20_000), Some(20_000), Some(0))
+    );
+    for topic in r["by_topic"].as_array().unwrap() {
+        assert_eq!(topic["throughput"]["received"], 5000, "{topic}");
+    }
+    let sum: f64 = r["by_topic"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["throughput"]["samples_per_s"].as_f64().unwrap())
+        .sum();
+    assert!((sum - t["samples_per_s"].as_f64().unwrap()).abs() < 1e-6 * sum);
 }

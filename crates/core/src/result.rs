@@ -171,9 +171,31 @@ pub struct Run {
     /// How long the endpoints took to find each other.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discovery: Option<Discovery>,
+    /// `--topics N`: each topic's own figures, by topic (the run's
+    /// latency and throughput are all topics' together).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_topic: Vec<TopicFigures>,
     /// Measured duration in seconds (warm-up excluded).
     #[serde(default)]
     pub duration_s: f64,
+}
+
+/// One topic's figures in a `--topics N` run ([`Run::by_topic`]): what its
+/// own publisher and subscribers measured while the others ran beside it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TopicFigures {
+    /// Its latency (latency tests; throughput tests with echoes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ns: Option<LatencySummary>,
+    /// Its pings (latency tests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pings: Option<Pings>,
+    /// Its counters (throughput tests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput: Option<Throughput>,
+    /// False when its run was cut short.
+    #[serde(default = "yes")]
+    pub complete: bool,
 }
 
 /// A `--one-way` latency run's two directions ([`Run::one_way`]).
@@ -511,6 +533,7 @@ mod tests {
                 latency_by_subscriber: Vec::new(),
                 one_way: None,
                 discovery: None,
+                by_topic: Vec::new(),
                 pings: None,
                 throughput: Some(tp),
                 intervals: vec![],

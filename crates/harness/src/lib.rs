@@ -46,6 +46,7 @@ pub mod serve;
 pub mod session;
 pub mod spec;
 pub mod ssh;
+pub mod start_gate;
 mod stream;
 pub mod subscriber;
 pub mod token;

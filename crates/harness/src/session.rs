@@ -330,6 +330,9 @@ pub struct Session {
     pool: Option<Arc<crate::ssh::Pool>>,
     /// Time allowed for set-up steps (connect, match).
     pub connect_timeout: Duration,
+    /// `--topics N`: the gate this session's next run passes between its
+    /// set-up and its start, with the other topics' runs.
+    pub gate: Option<Arc<crate::start_gate::StartGate>>,
 }
 
 impl Session {
@@ -343,6 +346,7 @@ impl Session {
             remotes: Vec::new(),
             pool: None,
             connect_timeout,
+            gate: None,
         };
         match peers {
             Peers::Remote { addrs, access } => {

@@ -69,6 +69,11 @@ pub struct RunSpec {
     pub publishers: usize,
     /// This subscriber's index (set per subscriber).
     pub subscriber_index: usize,
+    /// `--topics N`: this run is one of N run side by side, each on its
+    /// own topics with its own publisher and subscribers; recorded only
+    /// when more than one.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub topics: usize,
     /// Latency test: a ping without echo after this long counts as lost, ms.
     pub echo_timeout_ms: u64,
     /// Seconds per reported interval, ms.
@@ -118,6 +123,10 @@ impl RoundTripClock {
 
 fn one() -> usize {
     1
+}
+
+fn is_one(v: &usize) -> bool {
+    *v == 1
 }
 
 fn is_false(v: &bool) -> bool {
@@ -172,6 +181,7 @@ impl RunSpec {
             subscribers: 1,
             publishers: 1,
             subscriber_index: 0,
+            topics: 1,
             echo_timeout_ms: 1000,
             interval_ms: 1000,
             one_way: false,

@@ -1,5 +1,5 @@
-//! The axes one command may list (issue 47): the rate, the subscribers and
-//! the publishers of each run, read from its `config`, and which of them
+//! The axes one command may list (issue 47): the rate, the subscribers,
+//! the publishers and the topics of each run, read from its `config`, and which of them
 //! differ among the runs of a table (those get a column, as the size has
 //! one). A throughput search's rate is its result, not an axis.
 
@@ -17,6 +17,8 @@ pub struct Axes {
     pub subscribers: u64,
     /// Publishers.
     pub publishers: u64,
+    /// Topics side by side (`--topics`).
+    pub topics: u64,
 }
 
 impl Axes {
@@ -29,6 +31,7 @@ impl Axes {
             rate: (!searched).then(|| c["rate"].as_f64().unwrap_or(0.0)),
             subscribers: c["subscribers"].as_u64().unwrap_or(1),
             publishers: c["publishers"].as_u64().unwrap_or(1),
+            topics: c["topics"].as_u64().unwrap_or(1),
         }
     }
 
@@ -46,6 +49,9 @@ impl Axes {
         if self.publishers != 1 {
             parts.push(format!("{} publishers", self.publishers));
         }
+        if self.topics != 1 {
+            parts.push(format!("{} topics", self.topics));
+        }
         parts.join(", ")
     }
 }
@@ -59,6 +65,8 @@ pub struct AxisColumns {
     pub subscribers: bool,
     /// A publishers column.
     pub publishers: bool,
+    /// A topics column.
+    pub topics: bool,
 }
 
 impl AxisColumns {
@@ -70,10 +78,11 @@ impl AxisColumns {
             rate: differ(&|a| format!("{:?}", a.rate)),
             subscribers: differ(&|a| a.subscribers.to_string()),
             publishers: differ(&|a| a.publishers.to_string()),
+            topics: differ(&|a| a.topics.to_string()),
         }
     }
 
-    /// The columns' headers: `Rate`, `Subs`, `Pubs`.
+    /// The columns' headers: `Rate`, `Subs`, `Pubs`, `Topics`.
     pub fn headers(&self) -> Vec<&'static str> {
         let mut h = Vec::new();
         if self.rate {
@@ -84,6 +93,9 @@ impl AxisColumns {
         }
         if self.publishers {
             h.push("Pubs");
+        }
+        if self.topics {
+            h.push("Topics");
         }
         h
     }
@@ -100,6 +112,9 @@ impl AxisColumns {
         }
         if self.publishers {
             c.push(a.publishers.to_string());
+        }
+        if self.topics {
+            c.push(a.topics.to_string());
         }
         c
     }

@@ -1,7 +1,7 @@
 //! Curves against the axes one command or sweep may list (issue 47): one-way
-//! latency p50 and p99 against the offered rate, against subscribers and
-//! against publishers, and received throughput against subscribers and
-//! publishers. A curve joins the cells that differ only in that axis (same
+//! latency p50 and p99 against the offered rate, against subscribers,
+//! publishers and topics, and received throughput against subscribers,
+//! publishers and topics (all topics' together). A curve joins the cells that differ only in that axis (same
 //! binding, settings, size and the other axes); a plot is drawn where some
 //! curve has two points or more.
 //!
@@ -25,6 +25,8 @@ pub enum Along {
     Subscribers,
     /// Publishers.
     Publishers,
+    /// Topics side by side.
+    Topics,
 }
 
 impl Along {
@@ -33,6 +35,7 @@ impl Along {
             Along::Rate => "rate",
             Along::Subscribers => "subscribers",
             Along::Publishers => "publishers",
+            Along::Topics => "topics",
         }
     }
 
@@ -42,6 +45,7 @@ impl Along {
             Along::Rate => &["rate"],
             Along::Subscribers => &["subscribers", "endpoint.subscribers"],
             Along::Publishers => &["publishers", "endpoint.publishers"],
+            Along::Topics => &["topics"],
         }
     }
 
@@ -59,6 +63,7 @@ impl Along {
             },
             Along::Subscribers => Some(a.subscribers as f64),
             Along::Publishers => Some(a.publishers as f64),
+            Along::Topics => Some(a.topics as f64),
         }
     }
 }
@@ -93,6 +98,7 @@ fn curves<'a>(cells: &'a [AxisCell<'a>], test: TestKind, along: Along) -> Vec<Cu
                 Along::Rate => a.rate = None,
                 Along::Subscribers => a.subscribers = 1,
                 Along::Publishers => a.publishers = 1,
+                Along::Topics => a.topics = 1,
             }
             a.note()
         };
@@ -127,7 +133,12 @@ fn curves<'a>(cells: &'a [AxisCell<'a>], test: TestKind, along: Along) -> Vec<Cu
 /// Latency p50 (solid) and p99 (dashed) against each axis with a curve.
 pub fn latency(cells: &[AxisCell<'_>]) -> Vec<Plot> {
     let mut plots = Vec::new();
-    for along in [Along::Rate, Along::Subscribers, Along::Publishers] {
+    for along in [
+        Along::Rate,
+        Along::Subscribers,
+        Along::Publishers,
+        Along::Topics,
+    ] {
         let curves = curves(cells, TestKind::Latency, along);
         if curves.is_empty() {
             continue;
@@ -169,7 +180,7 @@ pub fn latency(cells: &[AxisCell<'_>]) -> Vec<Plot> {
 /// Received samples per second against subscribers and publishers.
 pub fn throughput(cells: &[AxisCell<'_>]) -> Vec<Plot> {
     let mut plots = Vec::new();
-    for along in [Along::Subscribers, Along::Publishers] {
+    for along in [Along::Subscribers, Along::Publishers, Along::Topics] {
         let curves = curves(cells, TestKind::Throughput, along);
         if curves.is_empty() {
             continue;
@@ -217,6 +228,7 @@ fn plot(id: &str, title: &str, along: Along, y: Axis) -> Plot {
                 Along::Rate => "offered rate, samples/s (max: the rate achieved)".into(),
                 Along::Subscribers => "subscribers".into(),
                 Along::Publishers => "publishers".into(),
+                Along::Topics => "topics side by side".into(),
             },
             scale: Scale::Log,
             unit: Unit::Number,

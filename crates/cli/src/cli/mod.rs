@@ -220,6 +220,11 @@ pub struct TestArgs {
     /// a list: 1,2,4 (each 1-64). Each count is one run.
     #[arg(long, default_value = "1", value_name = "M")]
     pub publishers: String,
+    /// Topics side by side, each with its own publisher and subscribers (a
+    /// run of this test per topic, all at once), a list: 1,2,4 (each 1-64).
+    /// Each count is one run; its figures are all topics' together.
+    #[arg(long, default_value = "1", value_name = "T")]
+    pub topics: String,
     /// Extra publishers on other hosts ('pubsubperf sub --listen ADDR' there),
     /// comma-separated, instead of local publisher processes.
     #[arg(long, value_name = "ADDR")]
@@ -553,6 +558,7 @@ impl From<&TestArgs> for TestRequest {
             }),
             subscribers: a.subscribers.clone(),
             publishers: a.publishers.clone(),
+            topics: a.topics.clone(),
             connect_publishers: a.connect_publishers.clone(),
             cpu: a.cpu.clone(),
             rt_priority: a.rt_priority,

@@ -1,11 +1,13 @@
-//! The axes of one command: `--size`, `--rate`, `--subscribers` and
-//! `--publishers` each take a list, and every combination is one run.
+//! The axes of one command: `--size`, `--rate`, `--subscribers`,
+//! `--publishers` and `--topics` each take a list, and every combination is
+//! one run.
 //!
-//! The runs go in this order: subscribers, then publishers, then size, then
-//! rate (then a `--demand` ramp's demands), the first varying slowest. The
-//! subscriber and publisher processes are started once per (subscribers,
-//! publishers) pair and serve every size and rate of it, as they serve
-//! every size today; only a change of those two starts new processes.
+//! The runs go in this order: topics, then subscribers, then publishers,
+//! then size, then rate (then a `--demand` ramp's demands), the first
+//! varying slowest. The subscriber and publisher processes are started once
+//! per (topics, subscribers, publishers) and serve every size and rate of
+//! it, as they serve every size today; only a change of those starts new
+//! processes (with `--topics N`, N sessions side by side).
 //!
 //! A sweep file's `rate` and `subscribers` axes make one cell per value
 //! instead (each cell its own command, for `--resume`); each cell's
@@ -20,6 +22,8 @@ pub const MAX_PEERS: usize = 64;
 /// One run of a command's axes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {
+    /// Topics side by side (`--topics`).
+    pub topics: usize,
     /// Subscribers.
     pub subscribers: usize,
     /// Publishers.
@@ -34,6 +38,7 @@ pub struct Point {
 
 /// Every combination of the axes, in the order of the module's doc.
 pub fn points(
+    topics: &[usize],
     subscribers: &[usize],
     publishers: &[usize],
     sizes: &[usize],
@@ -41,18 +46,21 @@ pub fn points(
     demands: &[u64],
 ) -> Vec<Point> {
     let mut out = Vec::new();
-    for &subscribers in subscribers {
-        for &publishers in publishers {
-            for &size in sizes {
-                for &rate in rates {
-                    for &demand in demands {
-                        out.push(Point {
-                            subscribers,
-                            publishers,
-                            size,
-                            rate,
-                            demand,
-                        });
+    for &topics in topics {
+        for &subscribers in subscribers {
+            for &publishers in publishers {
+                for &size in sizes {
+                    for &rate in rates {
+                        for &demand in demands {
+                            out.push(Point {
+                                topics,
+                                subscribers,
+                                publishers,
+                                size,
+                                rate,
+                                demand,
+                            });
+                        }
                     }
                 }
             }

@@ -202,3 +202,44 @@ impl TestRequest {
         Err(UsageError(format!("--profile: {why}")))
     }
 }
+
+impl TestRequest {
+    /// `--topics`: a list of counts (each 1-64); more than one topic runs
+    /// one whole run per topic at once, each with its own subscriber (and
+    /// publisher) processes on this host, which the options that need one
+    /// run alone, or agents of their own, cannot do.
+    pub(super) fn topic_counts(
+        &self,
+        connect: &[String],
+        test: TestKind,
+    ) -> Result<Vec<usize>, UsageError> {
+        let counts = axes::counts("--topics", &self.topics)?;
+        if counts.iter().all(|&n| n == 1) {
+            return Ok(counts);
+        }
+        let refuse = |why: &str| {
+            Err(UsageError(format!(
+                "--topics {}: {why}; give --topics 1 or drop the other option",
+                self.topics
+            )))
+        };
+        if !connect.is_empty() || self.connect_publishers.is_some() {
+            return refuse(
+                "with --connect each topic would need an agent of its own (an agent serves one session at a time); not supported",
+            );
+        }
+        if self.profile {
+            return refuse("--profile traces one run's sides, and several topics run at once");
+        }
+        if self.find_max {
+            return refuse("--find-max searches one run's rate");
+        }
+        if self.demand.is_some() {
+            return refuse("--demand ramps one run");
+        }
+        if test == TestKind::Latency && self.one_way {
+            return refuse("--one-way is recorded per run; several topics merge their round trips");
+        }
+        Ok(counts)
+    }
+}

@@ -304,6 +304,7 @@ pub(super) fn assemble(
         hosts: None,
         limit: None,
         discovery: None,
+        by_topic: Vec::new(),
         duration_s: m.duration_ns as f64 / 1e9,
     }
 }

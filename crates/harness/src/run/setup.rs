@@ -194,7 +194,12 @@ pub(super) fn start<B: Binding>(
     for sub in &s.subs {
         sub.touch();
     }
-    let ep = setup::<B>(s, spec).inspect_err(|_| spec.endpoint.cancel.cancel())?;
+    let ep = setup::<B>(s, spec);
+    if let Some(gate) = s.gate.take() {
+        gate.pass(ep.is_ok(), s.connect_timeout)
+            .inspect_err(|_| spec.endpoint.cancel.cancel())?;
+    }
+    let ep = ep.inspect_err(|_| spec.endpoint.cancel.cancel())?;
     let profiler = spec.profile.then(Profiler::attach);
     for sub in s.subs.iter_mut().chain(s.pubs.iter_mut()) {
         sub.send(&Msg::Start)?;
