@@ -11,6 +11,7 @@ mod calibrate;
 mod cli;
 mod discovery;
 mod doctor;
+mod fan_out_line;
 mod find_max;
 mod interrupt;
 mod limit;
@@ -566,6 +567,7 @@ pub fn print_tables(runs: &[Run], env: &Environment) {
             TestKind::Latency => {
                 print!("{}", output::latency_table(&refs));
                 print!("{}", per_subscriber::lines(&refs));
+                print!("{}", fan_out_line::lines(&refs));
                 print!("{}", topics::lines(&refs));
                 print!("{}", one_way::lines(&refs));
                 print!("{}", limit::lines(&refs));
@@ -577,6 +579,7 @@ pub fn print_tables(runs: &[Run], env: &Environment) {
             }
             TestKind::Throughput => {
                 print!("{}", output::throughput_table(&refs));
+                print!("{}", fan_out_line::lines(&refs));
                 print!("{}", topics::lines(&refs));
                 print!("{}", limit::lines(&refs));
                 print!("{}", discovery::lines(&refs));

@@ -907,6 +907,7 @@ impl TestRequest {
                 subscribers,
                 publishers,
                 subscriber_index: 0,
+                fan_out_every: 0,
                 topics,
                 echo_timeout_ms: echo_timeout.as_millis() as u64,
                 interval_ms: 1000,

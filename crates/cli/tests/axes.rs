@@ -354,3 +354,75 @@ fn a_throughput_run_sums_its_topics() {
         .sum();
     assert!((sum - t["samples_per_s"].as_f64().unwrap()).abs() < 1e-6 * sum);
 }
+
+/// Fan-out with several subscribers on one host: per sample, its delay to
+/// the first and to the last subscriber, and the spread, recorded for
+/// every ping (latency) and every Nth sample (throughput); nothing with
+/// one subscriber.
+#[test]
+fn several_subscribers_record_the_fan_out() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("f.json");
+    run_watched(&[
+        "latency",
+        "-b",
+        "udp",
+        "-s",
+        "64",
+        "--subscribers",
+        "1,3",
+        "-n",
+        "500",
+        "--warmup",
+        "0s",
+        "-q",
+        "--json",
+        f.to_str().unwrap(),
+    ]);
+    let v = json(&f);
+    let runs = v["runs"].as_array().unwrap();
+    assert!(
+        runs[0].get("fan_out").is_none(),
+        "one subscriber: no fan-out"
+    );
+    let fo = &runs[1]["fan_out"];
+    assert_eq!(
+        (fo["every"].as_u64(), fo["subscribers"].as_u64()),
+        (Some(1), Some(3)),
+        "{fo}"
+    );
+    let n = fo["samples"].as_u64().unwrap();
+    assert!(n > 0 && n <= 500, "{fo}");
+    for k in ["first_ns", "last_ns", "spread_ns"] {
+        assert_eq!(fo[k]["count"].as_u64(), Some(n), "{k}: {fo}");
+    }
+    let g = |k: &str, q: &str| fo[k][q].as_u64().unwrap();
+    assert!(g("first_ns", "min") <= g("last_ns", "min"));
+    assert!(g("first_ns", "max") <= g("last_ns", "max"));
+    assert!(g("spread_ns", "max") <= g("last_ns", "max") - g("first_ns", "min"));
+    assert!(runs[1]["config"].get("fan_out_every").is_none());
+    // Throughput: every sample of a 20000-sample run (16384 slots hold
+    // every 2nd).
+    run_watched(&[
+        "throughput",
+        "-b",
+        "udp",
+        "-s",
+        "64",
+        "--subscribers",
+        "2",
+        "-n",
+        "20000",
+        "--rate",
+        "20k",
+        "--warmup",
+        "0s",
+        "-q",
+        "--json",
+        f.to_str().unwrap(),
+    ]);
+    let v = json(&f);
+    let fo = &v["runs"][0]["fan_out"];
+    assert_eq!(fo["every"], 2, "{fo}");
+    assert!(fo["samples"].as_u64().unwrap() <= 10_000, "{fo}");
+}

@@ -171,6 +171,10 @@ pub struct Run {
     /// How long the endpoints took to find each other.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discovery: Option<Discovery>,
+    /// Several subscribers on one host: when each sample reached the first
+    /// and the last of them, and the spread between.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fan_out: Option<FanOut>,
     /// `--topics N`: each topic's own figures, by topic (the run's
     /// latency and throughput are all topics' together).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -178,6 +182,27 @@ pub struct Run {
     /// Measured duration in seconds (warm-up excluded).
     #[serde(default)]
     pub duration_s: f64,
+}
+
+/// Fan-out to several subscribers on one host ([`Run::fan_out`]): for
+/// every `every`-th measured sample of publisher 0 that every subscriber
+/// received (at most 16384), its one-way delay to the first subscriber, to
+/// the last, and the difference (the spread), from each subscriber's
+/// receive time minus the sample's send time (one clock).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FanOut {
+    /// Every how many samples one was recorded (a power of two).
+    pub every: u64,
+    /// Subscribers.
+    pub subscribers: u64,
+    /// Samples every subscriber received, of those recorded.
+    pub samples: u64,
+    /// Send to the first subscriber's receive, ns.
+    pub first_ns: LatencySummary,
+    /// Send to the last subscriber's receive, ns.
+    pub last_ns: LatencySummary,
+    /// The last subscriber's receive minus the first's, ns.
+    pub spread_ns: LatencySummary,
 }
 
 /// One topic's figures in a `--topics N` run ([`Run::by_topic`]): what its
@@ -533,6 +558,7 @@ mod tests {
                 latency_by_subscriber: Vec::new(),
                 one_way: None,
                 discovery: None,
+                fan_out: None,
                 by_topic: Vec::new(),
                 pings: None,
                 throughput: Some(tp),

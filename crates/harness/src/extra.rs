@@ -89,7 +89,7 @@ pub fn serve_publisher<B: Binding>(
         &mut w,
         spec,
         id,
-        0,
+        (0, 0),
         &mut || {
             if told.elapsed() >= HEARTBEAT {
                 told = std::time::Instant::now();

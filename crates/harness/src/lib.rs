@@ -33,6 +33,7 @@ pub mod clock_offset;
 pub mod destinations;
 pub mod escape;
 pub mod extra;
+pub mod fan_out;
 pub mod graph;
 pub mod profiler;
 pub mod protocol;

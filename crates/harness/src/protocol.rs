@@ -161,6 +161,10 @@ pub enum Msg {
         /// From the creation of its data reader to its first sample, ns.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         first_sample_ns: Option<u64>,
+        /// Fan-out: the delays of the samples it recorded, by slot
+        /// ([`crate::fan_out`]).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        arrivals: Vec<u32>,
     },
     /// Publisher → subscriber, between runs: one probe of the two hosts'
     /// clocks ([`crate::clock_offset`]); answered at once with a

@@ -271,6 +271,7 @@ fn run_over<B: Binding>(
     if m.fault.is_none() {
         clocks.after = probe_clocks(s, spec).unwrap_or_default();
     }
+    let fan_out = crate::fan_out::combine(crate::fan_out::every_of(spec, &s.subs), &peers.arrivals);
     for &(i, first) in &peers.first_samples {
         if let Some(d) = discovery.subscribers.get_mut(i) {
             d.first_sample_ns = first;
@@ -286,6 +287,7 @@ fn run_over<B: Binding>(
         r.publisher = p;
     }
     run.discovery = Some(discovery);
+    run.fan_out = fan_out;
     run.latency_by_subscriber = by_subscriber.iter().map(|r| r.summary()).collect();
     if let Some(d) = directions {
         let (one_way, headline) = one_way::finish(d, &clocks, run.latency_ns.take());

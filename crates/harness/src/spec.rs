@@ -69,6 +69,11 @@ pub struct RunSpec {
     pub publishers: usize,
     /// This subscriber's index (set per subscriber).
     pub subscriber_index: usize,
+    /// Fan-out: each subscriber records every this many samples' delays
+    /// ([`crate::fan_out`]; 0: none). Set by the publisher per run; not in
+    /// a result's config.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fan_out_every: u64,
     /// `--topics N`: this run is one of N run side by side, each on its
     /// own topics with its own publisher and subscribers; recorded only
     /// when more than one.
@@ -181,6 +186,7 @@ impl RunSpec {
             subscribers: 1,
             publishers: 1,
             subscriber_index: 0,
+            fan_out_every: 0,
             topics: 1,
             echo_timeout_ms: 1000,
             interval_ms: 1000,
@@ -220,6 +226,7 @@ impl RunSpec {
         let mut v = serde_json::to_value(self).unwrap_or_default();
         if let Some(o) = v.as_object_mut() {
             o.remove("subscriber_index");
+            o.remove("fan_out_every");
             o.remove("run_key");
             if let Some(ep) = o.get_mut("endpoint").and_then(|e| e.as_object_mut()) {
                 ep.remove("bind_ip");

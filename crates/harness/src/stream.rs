@@ -6,7 +6,8 @@
 //! the duration or count is reached. The hot loop reads the clock only for
 //! the timestamp of a sample that asks for an echo (the only ones whose
 //! timestamp is read: latency under load; Perftest's throughput test stamps
-//! only its latency samples too; the others carry 0) and, every 64 sends
+//! only its latency samples too) or that the subscribers record for the
+//! fan-out (every `stamp_every`th; the others carry 0) and, every 64 sends
 //! or, when sends are slower, about once a millisecond (every sample when
 //! paced by `--rate` or sleeping, and after each burst), for the end and a
 //! 100 ms `poll` of the caller's liveness checks. A batched writer
@@ -157,6 +158,9 @@ struct Settings {
     publisher: u8,
     key: u64,
     echo_every: u64,
+    /// Fan-out: every this many measured samples (a power of two) carry
+    /// their send time for the subscribers to record (0: none).
+    stamp_every: u64,
     best_effort: bool,
     /// ns between `--rate` slots (0: unpaced).
     period: f64,
@@ -167,7 +171,7 @@ struct Settings {
 }
 
 impl Settings {
-    fn of(spec: &RunSpec, publisher: u8, echo_every: u64) -> Settings {
+    fn of(spec: &RunSpec, publisher: u8, echo_every: u64, stamp_every: u64) -> Settings {
         let period = if spec.rate > 0.0 {
             1e9 / spec.rate
         } else {
@@ -181,6 +185,7 @@ impl Settings {
             publisher,
             key: spec.run_key,
             echo_every,
+            stamp_every,
             best_effort: spec.endpoint.reliability == Reliability::BestEffort,
             period,
             batched: spec.endpoint.batch_bytes > 0,
@@ -200,7 +205,9 @@ struct Liveness<'a> {
 }
 
 /// Sends warm-up and measured samples as publisher `publisher`; every
-/// `echo_every`th measured sample asks for an echo (0: none). `poll` runs
+/// `echo_every`th measured sample asks for an echo (0: none), every
+/// `stamp_every`th (a power of two, 0: none) carries its send time for the
+/// subscribers' fan-out record ([`crate::fan_out`]). `poll` runs
 /// every 100 ms; `fault` turns a binding error into the run's fault.
 /// Times come from `B`'s clock. Both phases run one loop ([`phase`]): the
 /// warm-up runs the measured part's code (its clock checks, pacing and
@@ -216,11 +223,11 @@ pub(crate) fn send_stream<B: Binding>(
     w: &mut B::Writer,
     spec: &RunSpec,
     publisher: u8,
-    echo_every: u64,
+    (echo_every, stamp_every): (u64, u64),
     poll: &mut dyn FnMut() -> Result<Poll, Fault>,
     fault: &dyn Fn(BindingError) -> Fault,
 ) -> Streamed {
-    let set = Settings::of(spec, publisher, echo_every);
+    let set = Settings::of(spec, publisher, echo_every, stamp_every);
     let start = B::now_ns();
     let mut live = Liveness {
         next_poll: start + 100_000_000,
@@ -297,6 +304,7 @@ fn phase<B: Binding, const WARM: bool>(
         publisher,
         key,
         echo_every,
+        stamp_every,
         best_effort,
         period,
         batched,
@@ -334,7 +342,8 @@ fn phase<B: Binding, const WARM: bool>(
         let this = seq;
         let r = w.send(size, |b| {
             fill_sample(b, this, publisher, key, flags, !WARM && check, || {
-                if flags & FLAG_ECHO != 0 {
+                let stamped = stamp_every > 0 && this & (stamp_every - 1) == 0;
+                if flags & FLAG_ECHO != 0 || (stamped && !WARM) {
                     B::now_ns()
                 } else {
                     0

@@ -193,6 +193,7 @@ pub fn serve_run<B: Binding>(
         first_sample_ns: m
             .first_sample_at
             .map(|t| crate::stream::real_time::<B>(t).saturating_sub(reader_created)),
+        arrivals: m.arrivals,
     };
     watch(spec, &result);
     ctl.send(&result).map_err(ctl_err)
@@ -213,6 +214,8 @@ struct Measured {
     /// When the first sample (warm-up or foreign included) arrived, on
     /// `B`'s clock.
     first_sample_at: Option<u64>,
+    /// Fan-out: the recorded samples' delays ([`crate::fan_out`]).
+    arrivals: Vec<u32>,
 }
 
 /// After the publisher's stop, a reliable subscriber gives up on the rest
@@ -253,6 +256,7 @@ fn measure<B: Binding>(
     let mut first_sample_at = None;
     let mut echoed = 0u64;
     let mut window = RateWindow::default();
+    let mut arrivals = crate::fan_out::Arrivals::new(spec.fan_out_every);
     let mut echo_err: Option<String> = None;
     let interval_ns = spec.interval_ms.max(1) * 1_000_000;
     let mut t0 = B::now_ns();
@@ -294,6 +298,10 @@ fn measure<B: Binding>(
                         return;
                     }
                 };
+                // Fan-out: this sample's delay, for every `every`-th one.
+                if arrivals.wants(h.seq) && h.publisher == 0 && h.flags & FLAG_WARMUP == 0 {
+                    arrivals.record(h.seq, B::now_ns().saturating_sub(h.timestamp));
+                }
                 // Our receive time goes into the echo only for true one-way
                 // latency; otherwise the clock is read after the echo is
                 // sent, so that its cost is not in the publisher's round trip.
@@ -468,6 +476,7 @@ fn measure<B: Binding>(
         foreign,
         handled,
         first_sample_at,
+        arrivals: arrivals.into_delays(),
     };
     if spec.test == TestKind::Latency {
         return Ok(out);

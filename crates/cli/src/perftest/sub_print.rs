@@ -145,6 +145,7 @@ mod tests {
             resources: Default::default(),
             profile: None,
             first_sample_ns: None,
+            arrivals: Vec::new(),
         }
     }
 

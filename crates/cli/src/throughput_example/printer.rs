@@ -245,6 +245,7 @@ mod tests {
             },
             profile: None,
             first_sample_ns: None,
+            arrivals: Vec::new(),
         }
     }
 

@@ -65,6 +65,8 @@ pub(super) struct PeerResults {
     /// Each subscriber's time from its reader's creation to its first
     /// sample, by subscriber index.
     pub(super) first_samples: Vec<(usize, Option<u64>)>,
+    /// Fan-out: each subscriber's recorded delays.
+    pub(super) arrivals: Vec<Vec<u32>>,
 }
 
 /// A subscriber's counts are checked against what was sent: with every
@@ -134,9 +136,11 @@ pub(super) fn collect_subscribers(
                     resources,
                     profile,
                     first_sample_ns,
+                    arrivals,
                     ..
                 }) => {
                     out.first_samples.push((sub.index, first_sample_ns));
+                    out.arrivals.push(arrivals);
                     out.profiles.extend(profile.map(|p| *p));
                     if let Some(t) = throughput {
                         if let Some(why) = counts_beyond_sent(sub.index, &t) {
@@ -304,6 +308,7 @@ pub(super) fn assemble(
         hosts: None,
         limit: None,
         discovery: None,
+        fan_out: None,
         by_topic: Vec::new(),
         duration_s: m.duration_ns as f64 / 1e9,
     }

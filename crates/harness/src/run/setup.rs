@@ -25,9 +25,11 @@ pub(super) fn setup<B: Binding>(s: &mut Session, spec: &RunSpec) -> Result<Endpo
     cfg.bind_ip = s.data_ip(spec.data_address.as_deref());
     let bind = |e: BindingError| Fault::Binding(format!("{}: {e}", spec.binding));
     let mut binding = B::open(&cfg).map_err(bind)?;
+    let fan_out_every = crate::fan_out::every_of(spec, &s.subs);
     for sub in s.subs.iter_mut() {
         let mut sp = spec.clone();
         sp.subscriber_index = sub.index;
+        sp.fan_out_every = fan_out_every;
         if sub.qos_by_name {
             crate::qos_dir::by_name(&mut sp.endpoint);
         }

@@ -75,11 +75,12 @@ pub(super) fn throughput_loop<B: Binding>(
             on_interval(&iv);
         }
     };
+    let stamp_every = crate::fan_out::every_of(spec, &s.subs);
     let streamed = send_stream::<B>(
         &mut ep.writer,
         spec,
         0,
-        every,
+        (every, stamp_every),
         &mut || {
             check_peers(s)?;
             drain_intervals(s, true, intervals, on_interval);
