@@ -259,6 +259,13 @@ pub(crate) fn session_config(
     set("scouting/gossip/enabled", "false".into())?;
     set("listen/endpoints", list(listen))?;
     set("connect/endpoints", list(connect))?;
+    // `open` returns once its connect endpoints are connected, without
+    // waiting (up to `scouting/delay`, 500 ms) for the peers' declarations:
+    // zenoh 1.10's peer start waits on a notification that may already have
+    // fired, and then waits the whole delay (about one session in three
+    // here: a 500 ms discovery). The binding waits for the peers' tokens
+    // itself (`wait_tokens`); set-up only, nothing on the measured path.
+    set("open/return_conditions/connect_scouted", "false".into())?;
     let shm = cfg.transport == "shm";
     set("transport/shared_memory/enabled", shm.to_string())?;
     if shm {
