@@ -100,6 +100,7 @@ pub fn plan(args: &TopologyArgs) -> Result<TopologyPlan, UsageError> {
     }
     spec.endpoint.publishers = writers;
     check_hosts(&t, &args.file, &binding)?;
+    check_bindings(&t, &args.file, &spec)?;
     parse_duration("--connect-timeout", &args.connect_timeout)?;
     Ok(TopologyPlan { topology: t, spec })
 }
@@ -129,6 +130,40 @@ fn check_hosts(t: &Topology, file: &std::path::Path, binding: &str) -> Result<()
                 b.name
             )));
         }
+    }
+    Ok(())
+}
+
+/// Nodes with bindings of their own: bindings that meet (the DDS stacks),
+/// each able to run the run's settings.
+fn check_bindings(t: &Topology, file: &std::path::Path, spec: &RunSpec) -> Result<(), UsageError> {
+    for n in &t.nodes {
+        let Some(b) = n.binding.as_deref().filter(|b| *b != spec.binding) else {
+            continue;
+        };
+        let at = format!(
+            "topology {}: nodes.{}.binding = \"{b}\"",
+            file.display(),
+            n.name
+        );
+        if registry::info(b).is_none() {
+            return Err(UsageError(format!(
+                "{at}: {}",
+                registry::unknown_binding("binding", b)
+            )));
+        }
+        let dds = pubsubperf_core::dds::BINDINGS;
+        if !dds.contains(&b) || !dds.contains(&spec.binding.as_str()) {
+            return Err(UsageError(format!(
+                "{at}: only the DDS bindings ({}) meet across vendors, and the run is {}; give every node the same binding",
+                dds.join(", "),
+                spec.binding
+            )));
+        }
+        let mut own = spec.clone();
+        own.binding = b.to_string();
+        own.peer_binding = b.to_string();
+        registry::validate(&own, n.host.is_some()).map_err(|e| UsageError(format!("{at}: {e}")))?;
     }
     Ok(())
 }

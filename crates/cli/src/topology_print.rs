@@ -105,7 +105,11 @@ pub fn print(g: &GraphRun) {
                 r.voluntary_cs.to_string(),
                 r.involuntary_cs.to_string(),
             ];
-            (n.name.clone(), cells)
+            let label = match &n.binding {
+                Some(b) => format!("{} ({b})", n.name),
+                None => n.name.clone(),
+            };
+            (label, cells)
         })
         .collect();
     table(

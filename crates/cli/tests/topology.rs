@@ -189,6 +189,12 @@ fn the_mock_gives_exact_hops_paths_residences_and_deadline_classes() {
 /// latency is its two hops plus the relay's residence, all read from one
 /// clock, so the exact sums agree to the nanosecond.
 fn path_is_the_sum_of_hops_and_residence(binding: &str) {
+    path_is_the_sum_of_hops_and_residence_with(binding, "")
+}
+
+/// [`path_is_the_sum_of_hops_and_residence`] with `relay_binding` lines
+/// for the relay node (a binding of its own).
+fn path_is_the_sum_of_hops_and_residence_with(binding: &str, relay_binding: &str) {
     let d = tempfile::tempdir().unwrap();
     let f = file(
         d.path(),
@@ -205,9 +211,12 @@ size = 1024
 publish = ["in"]
 [nodes.b]
 relay = [{ from = "in", to = "out" }]
+RELAY_BINDING
 [nodes.c]
 subscribe = ["out"]
-"#,
+"#
+        .replace("RELAY_BINDING", relay_binding)
+        .as_str(),
     );
     let (g, children) = run(d.path(), &[&f, "--binding", binding, "--reliable"]);
     assert_eq!(children, 3, "a process per node");
@@ -231,6 +240,11 @@ subscribe = ["out"]
             "{t}"
         );
     }
+    let relay = find(&g["nodes"], |n| n["name"] == "b");
+    match relay_binding.split('"').nth(1) {
+        Some(own) => assert_eq!(relay["binding"], own, "{relay}"),
+        None => assert!(relay.get("binding").is_none(), "{relay}"),
+    }
     for n in g["nodes"].as_array().unwrap() {
         assert_eq!(n["place"], "process");
         assert!(n["resources"]["max_rss_kib"].as_u64().unwrap() > 0);
@@ -245,6 +259,13 @@ fn a_tcp_chain_s_path_is_the_sum_of_its_hops_and_relay() {
 #[test]
 fn a_cyclonedds_chain_s_path_is_the_sum_of_its_hops_and_relay() {
     path_is_the_sum_of_hops_and_residence("cyclonedds");
+}
+
+/// Mixed bindings where they interoperate: a cyclonedds chain whose relay
+/// runs Fast DDS (RTPS between the vendors).
+#[test]
+fn a_chain_with_a_fastdds_relay_between_cyclonedds_nodes() {
+    path_is_the_sum_of_hops_and_residence_with("cyclonedds", "binding = \"fastdds\"");
 }
 
 fn refused(args: &[&str]) -> String {
@@ -293,6 +314,12 @@ fn bad_files_and_flags_get_one_line_naming_the_key() {
     assert!(refused(&[&pinned, "-b", "udp"]).contains("nodes.s.cpu = 4095"));
     let fusion = concat!(env!("CARGO_MANIFEST_DIR"), "/../../topologies/fusion.toml");
     assert!(refused(&[fusion, "-b", "cyclonedds"]).contains("topics.world has 2 writers"));
+    let mixed = file(
+        d.path(),
+        "mixed.toml",
+        "[topics.a]\nsize = 64\nrate = 1\n[nodes.s]\npublish = [\"a\"]\n[nodes.r]\nsubscribe = [\"a\"]\nbinding = \"zenoh\"\n",
+    );
+    assert!(refused(&[&mixed, "-b", "cyclonedds"]).contains("only the DDS bindings"));
     let missing = d.path().join("missing.toml");
     assert!(refused(&[missing.to_str().unwrap()]).contains("missing.toml"));
 }

@@ -98,6 +98,9 @@ pub struct GraphNode {
     /// Samples received without the run's key.
     #[serde(default)]
     pub foreign: u64,
+    /// Its own binding, where it differs from the run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binding: Option<String>,
     /// On an agent host: its `CLOCK_MONOTONIC` minus this host's, ns,
     /// estimated before the run over the control channel.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -164,8 +164,16 @@ fn probe_clocks(conns: &mut [&mut SubConn]) -> Result<Clocks, Fault> {
 /// warm-up, duration), its nodes placed as `placement` says.
 pub fn run_topology(t: &Topology, spec: &RunSpec, placement: Placement) -> Result<GraphRun, Fault> {
     let spec = spec.keyed()?;
-    crate::registry::with_binding!(spec.binding.as_str(), B => B::host_services(&spec.endpoint), unknown => Ok(()))
-        .map_err(|e| Fault::Binding(e.to_string()))?;
+    let mut bindings: Vec<&str> = vec![spec.binding.as_str()];
+    for b in t.nodes.iter().filter_map(|n| n.binding.as_deref()) {
+        if !bindings.contains(&b) {
+            bindings.push(b);
+        }
+    }
+    for b in bindings {
+        crate::registry::with_binding!(b, B => B::host_services(&spec.endpoint), unknown => Ok(()))
+            .map_err(|e| Fault::Binding(format!("{b}: {e}")))?;
+    }
     let timeout = placement.connect_timeout;
     let mut sessions = Sessions::start(t, placement)?;
     let outward = sessions.outward_ip();
@@ -237,9 +245,14 @@ fn unexpected(t: &Topology, node: usize, m: &Msg) -> Fault {
 /// Sets every node up: plans out, readers' locators in, writers' readers
 /// out, every node matched.
 fn set_up(t: &Topology, setup: &Setup<'_>, conns: &mut [&mut SubConn]) -> Result<(), Fault> {
-    for (conn, plan) in conns.iter_mut().zip(setup.plans) {
+    for (n, (conn, plan)) in conns.iter_mut().zip(setup.plans).enumerate() {
+        let mut spec = setup.spec.clone();
+        if let Some(b) = &t.nodes[n].binding {
+            spec.binding = b.clone();
+            spec.peer_binding = b.clone();
+        }
         conn.send(&Msg::NodeSetup {
-            spec: Box::new(setup.spec.clone()),
+            spec: Box::new(spec),
             plan: Box::new(plan.clone()),
             bind_ip: if conn.own_clock {
                 None
@@ -488,6 +501,7 @@ fn assemble(
             priority: node.priority,
             resources: r.resources.clone(),
             foreign: r.foreign,
+            binding: node.binding.clone(),
             clock_offset_ns: node.host.is_some().then_some(clocks.offsets_ns[i]),
             clock_bound_ns: node.host.is_some().then_some(clocks.bounds_ns[i]),
         })

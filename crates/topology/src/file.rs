@@ -24,6 +24,7 @@
 //! [nodes.detector]
 //! relay = [{ from = "camera", to = "objects" }]
 //! host = "ssh://lab2"       # run it on an agent (HOST:PORT or ssh://)
+//! binding = "fastdds"       # this node's middleware (default: the run's)
 //!
 //! [nodes.planner]
 //! subscribe = ["objects"]
@@ -104,6 +105,7 @@ struct RawNode {
     cpu: Option<i64>,
     priority: Option<i64>,
     host: Option<String>,
+    binding: Option<String>,
 }
 
 /// Reads and checks a topology file; the error names the file.
@@ -333,11 +335,15 @@ fn node(
     if let Some(h) = &raw.host {
         check_host(&format!("{at}.host"), h)?;
     }
+    if let Some(b) = &raw.binding {
+        check_name(&format!("{at}.binding"), b)?;
+    }
     Ok(Node {
         name: name.to_string(),
         cpu,
         priority,
         host: raw.host.clone(),
+        binding: raw.binding.clone(),
         publish,
         subscribe,
         relay,

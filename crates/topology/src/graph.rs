@@ -73,6 +73,9 @@ pub struct Node {
     /// The agent it runs on (`HOST:PORT` or `ssh://[user@]host[:port]`);
     /// None: this host.
     pub host: Option<String>,
+    /// Its own binding, where it differs from the run's (bindings that
+    /// interoperate: the DDS stacks).
+    pub binding: Option<String>,
     /// Topics it writes at their rate (sources).
     pub publish: Vec<usize>,
     /// Topics it takes in and records (sinks).
