@@ -101,6 +101,7 @@ pub fn plan(args: &TopologyArgs) -> Result<TopologyPlan, UsageError> {
     spec.endpoint.publishers = writers;
     check_hosts(&t, &args.file, &binding)?;
     check_bindings(&t, &args.file, &spec)?;
+    check_topic_qos(&t, &args.file, &spec)?;
     parse_duration("--connect-timeout", &args.connect_timeout)?;
     Ok(TopologyPlan { topology: t, spec })
 }
@@ -164,6 +165,49 @@ fn check_bindings(t: &Topology, file: &std::path::Path, spec: &RunSpec) -> Resul
         own.binding = b.to_string();
         own.peer_binding = b.to_string();
         registry::validate(&own, n.host.is_some()).map_err(|e| UsageError(format!("{at}: {e}")))?;
+    }
+    Ok(())
+}
+
+/// Topics with a history or durability of their own: every binding of the
+/// run maps the setting, and takes it with the run's other settings.
+fn check_topic_qos(t: &Topology, file: &std::path::Path, spec: &RunSpec) -> Result<(), UsageError> {
+    let mut bindings = vec![spec.binding.clone()];
+    bindings.extend(t.nodes.iter().filter_map(|n| n.binding.clone()));
+    for topic in &t.topics {
+        let set = [
+            ("history", "--history", topic.history.is_some()),
+            ("durability", "--durability", topic.durability.is_some()),
+        ];
+        for (key, flag, on) in set {
+            if !on {
+                continue;
+            }
+            if let Some(b) = bindings
+                .iter()
+                .find(|b| !registry::qos_flags(b).contains(&flag))
+            {
+                return Err(UsageError(format!(
+                    "topology {}: topics.{}.{key}: {b} has no such setting (a DDS QoS); remove it or use a DDS binding",
+                    file.display(),
+                    topic.name
+                )));
+            }
+        }
+        for b in &bindings {
+            let mut own = spec.clone();
+            own.binding = b.clone();
+            own.peer_binding = b.clone();
+            own.endpoint.history = topic.history.or(own.endpoint.history);
+            own.endpoint.durability = topic.durability.or(own.endpoint.durability);
+            registry::validate(&own, false).map_err(|e| {
+                UsageError(format!(
+                    "topology {}: topics.{}: {e}",
+                    file.display(),
+                    topic.name
+                ))
+            })?;
+        }
     }
     Ok(())
 }

@@ -320,6 +320,59 @@ fn bad_files_and_flags_get_one_line_naming_the_key() {
         "[topics.a]\nsize = 64\nrate = 1\n[nodes.s]\npublish = [\"a\"]\n[nodes.r]\nsubscribe = [\"a\"]\nbinding = \"zenoh\"\n",
     );
     assert!(refused(&[&mixed, "-b", "cyclonedds"]).contains("only the DDS bindings"));
+    let kept = file(
+        d.path(),
+        "kept.toml",
+        "[topics.a]\nsize = 64\nrate = 1\nhistory = \"keep-all\"\n[nodes.s]\npublish = [\"a\"]\nsubscribe = [\"a\"]\n",
+    );
+    assert!(refused(&[&kept, "-b", "udp"]).contains("topics.a.history: udp has no such setting"));
     let missing = d.path().join("missing.toml");
     assert!(refused(&[missing.to_str().unwrap()]).contains("missing.toml"));
+}
+
+/// A topic's own DDS QoS reaches its endpoints (a binding instance per QoS
+/// on a node) and the result.
+#[test]
+fn topics_take_their_own_dds_qos() {
+    let d = tempfile::tempdir().unwrap();
+    let f = file(
+        d.path(),
+        "qos.toml",
+        r#"
+duration = "500ms"
+warmup = "100ms"
+[topics.in]
+size = 64
+rate = 200
+history = "keep-last:8"
+durability = "transient-local"
+[topics.out]
+size = 64
+reliability = "best-effort"
+[nodes.a]
+publish = ["in"]
+[nodes.b]
+relay = [{ from = "in", to = "out" }]
+[nodes.c]
+subscribe = ["out"]
+"#,
+    );
+    let (g, _) = run(
+        d.path(),
+        &[&f, "-b", "cyclonedds", "--reliable"],
+    );
+    let t = |name: &str| find(&g["topics"], |t| t["name"] == name).clone();
+    let (inn, out) = (t("in"), t("out"));
+    assert_eq!(
+        (&inn["reliability"], &inn["history"], &inn["durability"]),
+        (
+            &"reliable".into(),
+            &"keep-last:8".into(),
+            &"transient-local".into()
+        )
+    );
+    assert_eq!(out["reliability"], "best-effort");
+    assert!(out.get("history").is_none());
+    assert_eq!(inn["sent"], 100);
+    assert_eq!(inn["received"], 100);
 }

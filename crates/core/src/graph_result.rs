@@ -123,6 +123,12 @@ pub struct GraphTopic {
     pub rate: Option<f64>,
     /// `reliable` or `best-effort`.
     pub reliability: String,
+    /// Its DDS history (`keep-last:N`, `keep-all`) where the file sets one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<String>,
+    /// Its DDS durability where the file sets one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durability: Option<String>,
     /// Measured samples its writers wrote.
     pub sent: u64,
     /// Measured samples its readers received, all readers together.

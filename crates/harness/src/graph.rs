@@ -396,6 +396,14 @@ fn assemble(
             rate: topic.rate,
             reliability: reliability_name(topic.reliability.unwrap_or(spec.endpoint.reliability))
                 .into(),
+            history: topic.history.map(|h| h.to_string()),
+            durability: topic.durability.map(|d| {
+                match d {
+                    pubsubperf_core::Durability::Volatile => "volatile",
+                    pubsubperf_core::Durability::TransientLocal => "transient-local",
+                }
+                .to_string()
+            }),
             sent: t.writers_of(i).map(|(s, _)| sent[s]).sum(),
             received: 0,
             lost: 0,

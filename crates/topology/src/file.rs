@@ -10,6 +10,8 @@
 //! size = "1KiB"             # bytes, at least 48 (the route a sample carries)
 //! rate = 100                # samples per second of each source (100, 2.5k)
 //! reliability = "reliable"  # or "best-effort"; default: the binding's
+//! history = "keep-last:8"   # or "keep-all" (DDS); default: the binding's
+//! durability = "volatile"   # or "transient-local" (DDS)
 //! deadline = "2ms"          # a hop slower than this is late
 //! too_late = "10ms"         # ... and slower than this too late
 //!
@@ -34,7 +36,7 @@
 
 use crate::graph::{MAX_NODES, MAX_TOPICS, Node, Relay, StreamKind, Topic, Topology};
 use crate::route::ROUTE_END;
-use pubsubperf_core::Reliability;
+use pubsubperf_core::{Durability, History, Reliability};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -82,6 +84,8 @@ struct RawTopic {
     size: Option<NumOrText>,
     rate: Option<NumOrText>,
     reliability: Option<String>,
+    history: Option<String>,
+    durability: Option<String>,
     deadline: Option<String>,
     too_late: Option<String>,
 }
@@ -250,6 +254,25 @@ fn topic(name: &str, raw: &RawTopic) -> Result<Topic, String> {
             ));
         }
     };
+    let history = raw
+        .history
+        .as_deref()
+        .map(|h| {
+            h.parse::<History>()
+                .map_err(|e| format!("{at}.history: {e}"))
+        })
+        .transpose()?;
+    let durability = match raw.durability.as_deref() {
+        None => None,
+        Some("volatile") => Some(Durability::Volatile),
+        Some("transient-local") => Some(Durability::TransientLocal),
+        Some(other) => {
+            return Err(format!(
+                "{at}.durability = \"{}\": use \"volatile\" or \"transient-local\"",
+                other.escape_debug()
+            ));
+        }
+    };
     let deadline = time(&format!("{at}.deadline"), raw.deadline.as_deref())?;
     let too_late = time(&format!("{at}.too_late"), raw.too_late.as_deref())?;
     if let (Some(d), Some(t)) = (deadline, too_late)
@@ -264,6 +287,8 @@ fn topic(name: &str, raw: &RawTopic) -> Result<Topic, String> {
         size,
         rate,
         reliability,
+        history,
+        durability,
         deadline,
         too_late,
     })

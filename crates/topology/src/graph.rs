@@ -5,7 +5,7 @@
 //! node that sinks the topic, as the list of streams a sample went
 //! through).
 
-use pubsubperf_core::Reliability;
+use pubsubperf_core::{Durability, History, Reliability};
 use std::time::Duration;
 
 /// Most streams a sample can pass through (the source's and each relay's):
@@ -55,6 +55,10 @@ pub struct Topic {
     pub rate: Option<f64>,
     /// Its reliability (None: the binding's default).
     pub reliability: Option<Reliability>,
+    /// Its DDS history (None: the binding's default).
+    pub history: Option<History>,
+    /// Its DDS durability (None: the binding's default).
+    pub durability: Option<Durability>,
     /// A sample whose hop on this topic took longer is late.
     pub deadline: Option<Duration>,
     /// A sample whose hop on this topic took longer is too late (not late).

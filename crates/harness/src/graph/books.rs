@@ -198,7 +198,11 @@ mod tests {
         let plan = ReaderPlan {
             topic: 1,
             index: 0,
-            reliability: Reliability::Reliable,
+            qos: crate::graph::plan::TopicQos {
+                reliability: Reliability::Reliable,
+                history: None,
+                durability: None,
+            },
             writers: vec![4, 9],
             paths: vec![PathPlan {
                 path: 3,
@@ -235,7 +239,11 @@ mod tests {
         let plan = ReaderPlan {
             topic: 0,
             index: 0,
-            reliability: Reliability::Reliable,
+            qos: crate::graph::plan::TopicQos {
+                reliability: Reliability::Reliable,
+                history: None,
+                durability: None,
+            },
             writers: vec![1],
             paths: vec![PathPlan {
                 path: 0,

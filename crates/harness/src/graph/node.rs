@@ -7,7 +7,7 @@
 
 use super::books::{ReaderBooks, ReaderReport};
 use super::lockstep;
-use super::plan::{NodePlan, WriterPlan, topic_name};
+use super::plan::{NodePlan, TopicQos, WriterPlan, topic_name};
 use super::reading::{ReadOutcome, Relay, read};
 use crate::channel::Ctl;
 use crate::destinations::Destinations;
@@ -61,20 +61,22 @@ fn ctl_err(e: ControlError) -> Fault {
     Fault::Peer(format!("topology orchestrator: {e}"))
 }
 
-/// The node's binding instances, one per reliability its topics use.
+/// The node's binding instances, one per QoS its topics use.
 struct Sides<B> {
     base: EndpointConfig,
-    open: Vec<(Reliability, B)>,
+    open: Vec<(TopicQos, B)>,
 }
 
 impl<B: Binding> Sides<B> {
-    fn get(&mut self, r: Reliability) -> Result<&mut B, Fault> {
-        let i = match self.open.iter().position(|(x, _)| *x == r) {
+    fn get(&mut self, q: TopicQos) -> Result<&mut B, Fault> {
+        let i = match self.open.iter().position(|(x, _)| *x == q) {
             Some(i) => i,
             None => {
                 let mut cfg = self.base.clone();
-                cfg.reliability = r;
-                self.open.push((r, B::open(&cfg).map_err(bind)?));
+                cfg.reliability = q.reliability;
+                cfg.history = q.history.or(cfg.history);
+                cfg.durability = q.durability.or(cfg.durability);
+                self.open.push((q, B::open(&cfg).map_err(bind)?));
                 self.open.len() - 1
             }
         };
@@ -108,10 +110,7 @@ pub fn serve_node<B: Binding>(
             name: topic_name(r.topic),
             index: r.index,
         };
-        let (reader, loc) = sides
-            .get(r.reliability)?
-            .create_reader(&topic)
-            .map_err(bind)?;
+        let (reader, loc) = sides.get(r.qos)?.create_reader(&topic).map_err(bind)?;
         readers.push(reader);
         locators.push(loc);
     }
@@ -132,7 +131,7 @@ pub fn serve_node<B: Binding>(
             index: 0,
         };
         let mut writer = sides
-            .get(w.reliability)?
+            .get(w.qos)?
             .create_writer(&topic, locs)
             .map_err(bind)?;
         writer
@@ -413,7 +412,7 @@ fn source<B: Binding>(
             route.write(buf);
         }) {
             Ok(()) => sent.measured += u64::from(!warm),
-            Err(BindingError::Refused { .. }) if w.reliability == Reliability::BestEffort => {
+            Err(BindingError::Refused { .. }) if w.qos.reliability == Reliability::BestEffort => {
                 sent.rejected += u64::from(!warm);
             }
             Err(e) => {

@@ -4,7 +4,7 @@
 //! its topic names itself ([`topic_name`]).
 
 use crate::Fault;
-use pubsubperf_core::Reliability;
+use pubsubperf_core::{Durability, History, Reliability};
 use pubsubperf_topology::graph::{MAX_HOPS, MAX_STREAMS, MAX_TOPICS, StreamKind};
 use pubsubperf_topology::route::ROUTE_END;
 use pubsubperf_topology::{Topology, file::MAX_RATE};
@@ -34,6 +34,20 @@ pub struct NodePlan {
     pub clock_deltas_ns: Vec<i64>,
 }
 
+/// The QoS of a topic's endpoints: what opens a binding instance of its
+/// own on a node (its endpoint configuration differs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopicQos {
+    /// Reliability.
+    pub reliability: Reliability,
+    /// DDS history (None: the run's).
+    #[serde(default)]
+    pub history: Option<History>,
+    /// DDS durability (None: the run's).
+    #[serde(default)]
+    pub durability: Option<Durability>,
+}
+
 /// A writer of the node: a stream of the topology.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct WriterPlan {
@@ -43,8 +57,8 @@ pub struct WriterPlan {
     pub topic: usize,
     /// Sample size, bytes.
     pub size: usize,
-    /// The topic's reliability.
-    pub reliability: Reliability,
+    /// The topic's QoS.
+    pub qos: TopicQos,
     /// Readers the topic has (to wait for before the run).
     pub readers: usize,
     /// A source: samples per second. None for a relay.
@@ -63,8 +77,8 @@ pub struct ReaderPlan {
     pub topic: usize,
     /// Its index among the topic's readers.
     pub index: usize,
-    /// The topic's reliability.
-    pub reliability: Reliability,
+    /// The topic's QoS.
+    pub qos: TopicQos,
     /// The streams that write the topic (a hop each).
     pub writers: Vec<u8>,
     /// Paths that end here (the node sinks the topic).
@@ -93,7 +107,11 @@ fn ns(d: Option<std::time::Duration>) -> Option<u64> {
 /// minus the orchestrator's (empty: all on one host).
 pub fn plans(t: &Topology, default: Reliability, offsets_ns: &[i64]) -> Vec<NodePlan> {
     let offset = |n: usize| offsets_ns.get(n).copied().unwrap_or(0);
-    let rel = |topic: usize| t.topics[topic].reliability.unwrap_or(default);
+    let rel = |topic: usize| TopicQos {
+        reliability: t.topics[topic].reliability.unwrap_or(default),
+        history: t.topics[topic].history,
+        durability: t.topics[topic].durability,
+    };
     (0..t.nodes.len())
         .map(|n| {
             let readers: Vec<ReaderPlan> = t
@@ -103,7 +121,7 @@ pub fn plans(t: &Topology, default: Reliability, offsets_ns: &[i64]) -> Vec<Node
                 .map(|r| ReaderPlan {
                     topic: r.topic,
                     index: r.index,
-                    reliability: rel(r.topic),
+                    qos: rel(r.topic),
                     writers: t.writers_of(r.topic).map(|(i, _)| i as u8).collect(),
                     paths: t
                         .paths
@@ -138,7 +156,7 @@ pub fn plans(t: &Topology, default: Reliability, offsets_ns: &[i64]) -> Vec<Node
                     stream: i as u8,
                     topic: s.topic,
                     size: topic.size,
-                    reliability: rel(s.topic),
+                    qos: rel(s.topic),
                     readers: t.readers_of(s.topic).count(),
                     rate: if from_reader.is_none() {
                         topic.rate

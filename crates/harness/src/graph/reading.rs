@@ -62,7 +62,7 @@ impl<W: Writer> Relay<W> {
         }) {
             Ok(()) => self.sent.measured += u64::from(!warm),
             Err(BindingError::Refused { .. })
-                if self.plan.reliability == Reliability::BestEffort =>
+                if self.plan.qos.reliability == Reliability::BestEffort =>
             {
                 self.sent.rejected += u64::from(!warm);
             }

@@ -168,6 +168,14 @@ fn bad_files_get_one_line_naming_the_key() {
         ),
         ("duration = \"soon\"\n", "duration = 'soon'"),
         (
+            "[topics.a]\nsize = 64\nrate = 1\nhistory = \"last\"\n[nodes.s]\npublish = [\"a\"]\nsubscribe = [\"a\"]\n",
+            "topics.a.history",
+        ),
+        (
+            "[topics.a]\nsize = 64\nrate = 1\ndurability = \"forever\"\n[nodes.s]\npublish = [\"a\"]\nsubscribe = [\"a\"]\n",
+            "topics.a.durability",
+        ),
+        (
             "[topics.\"a/b\"]\nsize = 64\n[nodes.s]\nsubscribe = [\"a/b\"]\n",
             "topics.a/b",
         ),
