@@ -182,14 +182,16 @@ impl Metric {
         } as f64)
     }
 
-    /// The metric's value on a topology's topic, if it is a topic metric.
+    /// The metric's value on a topology's topic, if it is a topic metric
+    /// (`late` and `too_late` only where the topic has that deadline: one
+    /// without counts neither).
     pub fn topic_value(self, t: &GraphTopic) -> Option<f64> {
-        Some(match self {
-            Metric::Late => t.late as f64,
-            Metric::TooLate => t.too_late as f64,
-            Metric::TopicLostPercent => t.lost_percent,
-            _ => return None,
-        })
+        match self {
+            Metric::Late => t.deadline_ns.map(|_| t.late as f64),
+            Metric::TooLate => t.too_late_ns.map(|_| t.too_late as f64),
+            Metric::TopicLostPercent => Some(t.lost_percent),
+            _ => None,
+        }
     }
 
     /// The metric's value in a run, if the run measured it.
@@ -664,9 +666,18 @@ mod tests {
         let path = rec.summary();
         let topic: GraphTopic = serde_json::from_value(serde_json::json!({
             "name": "t", "size": 64, "reliability": "reliable", "sent": 100,
-            "received": 98, "lost": 2, "lost_percent": 2.0, "late": 5, "too_late": 1
+            "received": 98, "lost": 2, "lost_percent": 2.0, "late": 5, "too_late": 1,
+            "deadline_ns": 1000, "too_late_ns": 5000
         }))
         .unwrap();
+        let mut no_deadline = topic.clone();
+        (no_deadline.deadline_ns, no_deadline.too_late_ns) = (None, None);
+        assert_eq!(Metric::Late.topic_value(&no_deadline), None);
+        assert_eq!(Metric::TooLate.topic_value(&no_deadline), None);
+        assert_eq!(
+            Metric::TopicLostPercent.topic_value(&no_deadline),
+            Some(2.0)
+        );
         assert_eq!(Metric::PathP50.path_value(&path), Some(1_500.0));
         assert_eq!(Metric::PathMax.path_value(&path), Some(2_000.0));
         assert_eq!(Metric::PathP50.topic_value(&topic), None);

@@ -137,7 +137,7 @@ pub fn comparison(c: &GraphsCompared) -> String {
     if !topics.is_empty() {
         let _ = writeln!(
             s,
-            "\nTopologies, topics (received samples over the topic's deadline: late; over too_late: too late):"
+            "\nTopologies, topics (received samples over the topic's deadline: late; over too_late: too late; -: no such deadline):"
         );
         let mut rows = vec![
             [
@@ -158,19 +158,34 @@ pub fn comparison(c: &GraphsCompared) -> String {
         ];
         for (g, t) in &topics {
             let (b, n) = (&t.base, &t.new);
-            rows.push(vec![
-                g.key.label(),
-                t.name.clone(),
-                b.late.to_string(),
-                n.late.to_string(),
-                count_change(b.late, n.late),
-                b.too_late.to_string(),
-                n.too_late.to_string(),
-                count_change(b.too_late, n.too_late),
+            // A topic without the deadline on a side counts nothing there.
+            let counts = |has: (bool, bool), (x, y): (u64, u64)| -> [String; 3] {
+                let one = |on: bool, v: u64| if on { v.to_string() } else { "-".into() };
+                [
+                    one(has.0, x),
+                    one(has.1, y),
+                    if has.0 && has.1 {
+                        count_change(x, y)
+                    } else {
+                        "-".into()
+                    },
+                ]
+            };
+            let mut row = vec![g.key.label(), t.name.clone()];
+            row.extend(counts(
+                (b.deadline_ns.is_some(), n.deadline_ns.is_some()),
+                (b.late, n.late),
+            ));
+            row.extend(counts(
+                (b.too_late_ns.is_some(), n.too_late_ns.is_some()),
+                (b.too_late, n.too_late),
+            ));
+            row.extend([
                 format!("{:.4}", b.lost_percent),
                 format!("{:.4}", n.lost_percent),
                 format!("{:+.4}pp", n.lost_percent - b.lost_percent),
             ]);
+            rows.push(row);
         }
         s.push_str(&table(&rows, "ll"));
     }
