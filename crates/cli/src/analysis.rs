@@ -228,8 +228,12 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
     }
     let json = serde_json::to_string_pretty(&merged)?;
     write_out("--out", &a.out, json.as_bytes())?;
+    let topologies = match merged.graphs.len() {
+        0 => String::new(),
+        n => format!(" ({n} topology run(s) kept as they are)"),
+    };
     println!(
-        "pubsubperf merge: {} run(s) from {} file(s) merged into {} cell(s): wrote {}",
+        "pubsubperf merge: {} run(s) from {} file(s) merged into {} cell(s){topologies}: wrote {}",
         before,
         files.len(),
         merged.runs.len(),

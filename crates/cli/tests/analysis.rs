@@ -588,6 +588,14 @@ fn topology_runs_are_saved_listed_reported_and_compared() {
         serde_json::from_str(&std::fs::read_to_string(d(f)).unwrap()).unwrap()
     };
     assert_eq!(read("e.json")["graphs"], read("a.json")["graphs"]);
+    // merge keeps topology runs as they are.
+    let o = ok(&["merge", &d("a.json"), &d("b.json"), "--out", &d("m.json")]);
+    assert!(
+        text(&o.stdout).contains("(2 topology run(s) kept as they are)"),
+        "{}",
+        text(&o.stdout)
+    );
+    assert_eq!(read("m.json")["graphs"].as_array().unwrap().len(), 2);
     // The report draws it.
     let o = ok(&["report", "--db", &default_db, "--out", &d("r.html")]);
     assert!(

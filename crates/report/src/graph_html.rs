@@ -62,9 +62,11 @@ pub fn section(graphs: &[&GraphRun], plots: &mut Vec<(String, String)>) -> Strin
         }
         h.push_str("</tbody>\n</table>\n");
         h.push_str(
-            "<table class=\"num\">\n<caption>Topics</caption>\n<thead><tr><th>topic</th><th>size</th><th>sent</th><th>received</th><th>lost %</th><th>late</th><th>too late</th></tr></thead>\n<tbody>\n",
+            "<table class=\"num\">\n<caption>Topics (late, too late: received samples over the topic's deadline, over its too_late; -: the topic has none)</caption>\n<thead><tr><th>topic</th><th>size</th><th>sent</th><th>received</th><th>lost %</th><th>late</th><th>too late</th></tr></thead>\n<tbody>\n",
         );
         for t in &g.topics {
+            // A topic without the deadline counts nothing against it.
+            let count = |limit: Option<u64>, n: u64| limit.map_or("-".into(), |_| n.to_string());
             let _ = writeln!(
                 h,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{}</td><td>{}</td></tr>",
@@ -73,8 +75,8 @@ pub fn section(graphs: &[&GraphRun], plots: &mut Vec<(String, String)>) -> Strin
                 t.sent,
                 t.received,
                 t.lost_percent,
-                t.late,
-                t.too_late
+                count(t.deadline_ns, t.late),
+                count(t.too_late_ns, t.too_late)
             );
         }
         h.push_str("</tbody>\n</table>\n");

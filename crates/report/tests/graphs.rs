@@ -153,7 +153,7 @@ fn report_has_a_topologies_section() {
         assert!(h.contains(&row), "{row}");
     }
     assert!(
-        h.contains("<tr><td>b</td><td>128</td><td>200</td><td>397</td><td>0.750</td><td>0</td><td>0</td></tr>"),
+        h.contains("<tr><td>b</td><td>128</td><td>200</td><td>397</td><td>0.750</td><td>-</td><td>-</td></tr>"),
         "{h}"
     );
     assert!(h.contains(
