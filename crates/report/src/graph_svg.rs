@@ -25,6 +25,8 @@ const TOP: f64 = 44.0;
 /// Vertical space between boxes of one column, and between labels.
 const V_GAP: f64 = 28.0;
 const MIN_BOX_W: f64 = 90.0;
+/// How far a loop (a node's hop to itself) turns below its box.
+const LOOP: f64 = 24.0;
 
 /// A node's box.
 struct NodeBox {
@@ -162,8 +164,11 @@ pub fn render(g: &GraphRun, id: &str) -> String {
         .iter()
         .map(|h| (index(&h.from), index(&h.to)))
         .collect();
-    let depth = depths(names.len(), &pairs);
-    let cols = columns(&depth, &pairs);
+    // A node that reads a topic it writes has a hop to itself: drawn as a
+    // loop, left out of the layout.
+    let between: Vec<(usize, usize)> = pairs.iter().copied().filter(|(a, b)| a != b).collect();
+    let depth = depths(names.len(), &between);
+    let cols = columns(&depth, &between);
 
     // Boxes: a name, then per relay two lines.
     let mut boxes: Vec<NodeBox> = names
@@ -294,7 +299,9 @@ pub fn render(g: &GraphRun, id: &str) -> String {
         for (k, &e) in out.iter().enumerate() {
             edges[e].y_out = boxes[i].y + boxes[i].h * (k as f64 + 1.0) / (out.len() as f64 + 1.0);
         }
-        let mut inn: Vec<usize> = (0..edges.len()).filter(|&e| edges[e].to == i).collect();
+        let mut inn: Vec<usize> = (0..edges.len())
+            .filter(|&e| edges[e].to == i && edges[e].from != i)
+            .collect();
         inn.sort_by(|&a, &b| {
             center(&boxes[edges[a].from]).total_cmp(&center(&boxes[edges[b].from]))
         });
@@ -333,12 +340,27 @@ pub fn render(g: &GraphRun, id: &str) -> String {
         names.len(),
         g.paths.len()
     );
+    // A loop turns back under its box.
+    let loop_below = |b: &NodeBox| b.y + b.h + LOOP;
     let width =
         (MARGIN * 2.0 + cols.len() as f64 * box_w + cols.len().saturating_sub(1) as f64 * gap)
             .max(title.chars().count() as f64 * 9.0 + 2.0 * MARGIN)
+            .max(
+                edges
+                    .iter()
+                    .map(|e| e.lx + e.w / 2.0 + MARGIN)
+                    .fold(0.0, f64::max),
+            )
             .ceil();
     let height = (boxes.iter().map(|b| b.y + b.h).fold(TOP, f64::max))
         .max(edges.iter().map(|e| e.ly + e.h / 2.0).fold(TOP, f64::max))
+        .max(
+            edges
+                .iter()
+                .filter(|e| e.from == e.to)
+                .map(|e| loop_below(&boxes[e.to]))
+                .fold(TOP, f64::max),
+        )
         + MARGIN;
     let height = height.ceil();
     let mut s = open_svg("topology", id, &title, width, height, width / 2.0);
@@ -354,6 +376,25 @@ pub fn render(g: &GraphRun, id: &str) -> String {
         let (x1, x2) = (a.x + box_w, b.x);
         let (l0, l1) = (e.lx - e.w / 2.0, e.lx + e.w / 2.0);
         let (d1, d2) = ((l0 - x1) / 2.0, (x2 - l1) / 2.0);
+        // The way back: on to the reader's left side, or for a loop round
+        // under the box into its bottom.
+        let back = if e.from == e.to {
+            // From under the label, down and back into the box.
+            let (cx, bottom, low) = (b.x + box_w / 2.0, b.y + b.h, loop_below(b));
+            format!(
+                "M{lx:.1},{:.1} C{lx:.1},{low:.1} {cx:.1},{low:.1} {cx:.1},{bottom:.1}",
+                e.ly + e.h / 2.0,
+                lx = e.lx
+            )
+        } else {
+            format!(
+                "C{:.1},{ly:.1} {:.1},{y2:.1} {x2:.1},{y2:.1}",
+                l1 + d2,
+                x2 - d2,
+                ly = e.ly,
+                y2 = e.y_in
+            )
+        };
         let h = e.hop;
         let (stroke, end) = if h.lost > 0 {
             ("#d62728", format!("{marker}-lost"))
@@ -362,7 +403,7 @@ pub fn render(g: &GraphRun, id: &str) -> String {
         };
         let _ = writeln!(
             s,
-            "<g class=\"hop\"><title>{}</title><path d=\"M{x1:.1},{y1:.1} C{:.1},{y1:.1} {:.1},{ly:.1} {l0:.1},{ly:.1} L{l1:.1},{ly:.1} C{:.1},{ly:.1} {:.1},{y2:.1} {x2:.1},{y2:.1}\" fill=\"none\" stroke=\"{stroke}\" stroke-width=\"1.6\" marker-end=\"url(#{})\"/></g>",
+            "<g class=\"hop\"><title>{}</title><path d=\"M{x1:.1},{y1:.1} C{:.1},{y1:.1} {:.1},{ly:.1} {l0:.1},{ly:.1} L{l1:.1},{ly:.1} {back}\" fill=\"none\" stroke=\"{stroke}\" stroke-width=\"1.6\" marker-end=\"url(#{})\"/></g>",
             esc(&format!(
                 "{}{} {}→{}: {}; sent {}, received {}, lost {}, late {}, too late {}",
                 h.topic,
@@ -381,11 +422,8 @@ pub fn render(g: &GraphRun, id: &str) -> String {
             )),
             x1 + d1,
             l0 - d1,
-            l1 + d2,
-            x2 - d2,
             esc(&end),
             y1 = e.y_out,
-            y2 = e.y_in,
             ly = e.ly,
         );
     }
@@ -452,6 +490,51 @@ mod tests {
         // 0 -> 1 -> 2, and 0 -> 2 directly: 2 sits after 1.
         assert_eq!(depths(3, &[(0, 1), (1, 2), (0, 2)]), [0, 1, 2]);
         assert_eq!(depths(2, &[]), [0, 0]);
+    }
+
+    /// A node that reads what it writes: one column, its loop inside the
+    /// drawing, turning back into the box's bottom.
+    #[test]
+    fn a_hop_to_itself_is_a_loop() {
+        let l =
+            serde_json::to_value(pubsubperf_core::stats::LatencyRecorder::new().summary()).unwrap();
+        let g: GraphRun = serde_json::from_value(serde_json::json!({
+            "name": "self", "binding": "mock", "transport": "mock",
+            "started": "2026-12-01T10:00:00Z", "duration_s": 0.05, "warmup_s": 0.01,
+            "clock": "virtual", "nodes": [], "topics": [],
+            "hops": [{"topic": "a", "from": "s", "to": "s", "sent": 5, "received": 5,
+                "lost": 0, "late": 0, "too_late": 0, "latency_ns": l}],
+            "paths": []
+        }))
+        .unwrap();
+        let svg = render(&g, "t");
+        assert_eq!(svg.matches("<g class=\"node\"").count(), 1, "{svg}");
+        let width: f64 = {
+            let w = &svg[svg.find("width=\"").unwrap() + 7..];
+            w[..w.find('"').unwrap()].parse().unwrap()
+        };
+        let label = &svg[svg.find("class=\"hop-label\"").unwrap()..];
+        let label = &label[label.find("<rect x=\"").unwrap() + 9..];
+        let left: f64 = label[..label.find('"').unwrap()].parse().unwrap();
+        assert!(left > MARGIN + MIN_BOX_W && left < width, "{svg}");
+        let hop = &svg[svg.find("<g class=\"hop\">").unwrap()..];
+        let d = &hop[hop.find(" d=\"M").unwrap()..];
+        let d = &d[..d.find("\" fill").unwrap()];
+        // Into the box's bottom: x at its middle, y at its bottom edge.
+        let end: Vec<f64> = d
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .split(',')
+            .map(|v| v.parse().unwrap())
+            .collect();
+        let node = &svg[svg.find("<g class=\"node\"").unwrap()..];
+        let attr = |a: &str| -> f64 {
+            let v = &node[node.find(&format!(" {a}=\"")).unwrap() + a.len() + 3..];
+            v[..v.find('"').unwrap()].parse().unwrap()
+        };
+        let (bx, by, bw, bh) = (attr("x"), attr("y"), attr("width"), attr("height"));
+        assert_eq!(end, [bx + bw / 2.0, by + bh], "{d}");
     }
 
     #[test]
