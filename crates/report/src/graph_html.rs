@@ -44,20 +44,33 @@ pub fn section(graphs: &[&GraphRun], plots: &mut Vec<(String, String)>) -> Strin
             h,
             "<figure>\n{svg}<figcaption>Nodes in columns by their depth from the sources (blue: a source, grey: a relay with the p50 of a sample's time inside it, green: a sink); each arrow a hop with its topic and its latency p50 and p99 in µs, red with its loss when samples were lost. Hover a box or an arrow for every figure.</figcaption>\n</figure>"
         );
-        h.push_str(
-            "<table class=\"num\">\n<caption>Paths, end to end, µs</caption>\n<thead><tr><th>path</th><th>count</th><th>p50</th><th>p90</th><th>p99</th><th>max</th></tr></thead>\n<tbody>\n",
+        // Across hosts a path's latencies carry the clocks' bound.
+        let bounds = g.paths.iter().any(|p| p.clock_bound_ns > 0);
+        let _ = writeln!(
+            h,
+            "<table class=\"num\">\n<caption>Paths, end to end, µs</caption>\n<thead><tr><th>path</th><th>count</th><th>p50</th><th>p90</th><th>p99</th><th>max</th>{}</tr></thead>\n<tbody>",
+            if bounds {
+                "<th>clocks ±</th><th>below zero</th>"
+            } else {
+                ""
+            }
         );
         for p in &g.paths {
             let l = &p.latency_ns;
             let _ = writeln!(
                 h,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}</tr>",
                 esc(&p.name),
                 l.count,
                 us(l.p50),
                 us(l.p90),
                 us(l.p99),
-                us(l.max)
+                us(l.max),
+                if bounds {
+                    format!("<td>{}</td><td>{}</td>", us(p.clock_bound_ns), p.below_zero)
+                } else {
+                    String::new()
+                }
             );
         }
         h.push_str("</tbody>\n</table>\n");

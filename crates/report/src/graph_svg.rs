@@ -405,7 +405,7 @@ pub fn render(g: &GraphRun, id: &str) -> String {
             s,
             "<g class=\"hop\"><title>{}</title><path d=\"M{x1:.1},{y1:.1} C{:.1},{y1:.1} {:.1},{ly:.1} {l0:.1},{ly:.1} L{l1:.1},{ly:.1} {back}\" fill=\"none\" stroke=\"{stroke}\" stroke-width=\"1.6\" marker-end=\"url(#{})\"/></g>",
             esc(&format!(
-                "{}{} {}→{}: {}; sent {}, received {}, lost {}, late {}, too late {}",
+                "{}{} {}→{}: {}; sent {}, received {}, lost {}, late {}, too late {}{}",
                 h.topic,
                 h.relays
                     .as_ref()
@@ -418,7 +418,16 @@ pub fn render(g: &GraphRun, id: &str) -> String {
                 h.received,
                 h.lost,
                 h.late,
-                h.too_late
+                h.too_late,
+                if h.clock_bound_ns > 0 {
+                    format!(
+                        "; across hosts, each latency within ± {} µs ({} below zero)",
+                        us(h.clock_bound_ns),
+                        h.below_zero
+                    )
+                } else {
+                    String::new()
+                }
             )),
             x1 + d1,
             l0 - d1,

@@ -159,6 +159,26 @@ fn report_has_a_topologies_section() {
     assert!(h.contains(
         "<tr><td>a</td><td>64</td><td>200</td><td>200</td><td>0.000</td><td>7</td><td>2</td></tr>"
     ));
+    assert!(!h.contains("clocks ±"), "one host: no bound");
+    // Across hosts each path says how far its latencies can be off.
+    let mut far = g.clone();
+    far.paths[1].clock_bound_ns = 12_345;
+    far.paths[1].below_zero = 2;
+    let r = html::build(
+        &[html::Source {
+            name: "far.json".into(),
+            file: with_graphs(file(Vec::new()), vec![far]),
+        }],
+        &opts,
+    )
+    .unwrap();
+    assert!(r.html.contains("<th>clocks ±</th><th>below zero</th>"));
+    assert!(
+        r.html.contains("<td>12.345</td><td>2</td></tr>"),
+        "{}",
+        r.html
+    );
+    assert!(r.html.contains("<td>0.000</td><td>0</td></tr>"));
     // Beside runs, the runs' plots stay and the section is added.
     let mixed = html::build(
         &[html::Source {
