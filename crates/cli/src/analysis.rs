@@ -9,7 +9,7 @@ use crate::cli::{
 use crate::plan::UsageError;
 use pubsubperf_core::result::ResultsFile;
 use pubsubperf_report::ReportError;
-use pubsubperf_report::db::{self, Database, Filter, StoredRun};
+use pubsubperf_report::db::{self, Database, Filter, StoredGraph, StoredRun};
 use pubsubperf_report::failif::Condition;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -42,17 +42,17 @@ impl FilterArgs {
             && self.since.is_none()
             && self.sweep.is_none()
             && self.group.is_none()
+            && self.name.is_none()
             && self.limit.is_none()
     }
 
     /// Validates the filters into the library's plain type.
     pub fn to_filter(&self) -> Result<Filter, UsageError> {
         if let Some(t) = &self.test
-            && t != "latency"
-            && t != "throughput"
+            && !["latency", "throughput", "topology"].contains(&t.as_str())
         {
             return Err(UsageError(format!(
-                "--test '{t}': expected latency or throughput"
+                "--test '{t}': expected latency, throughput or topology"
             )));
         }
         let size = self
@@ -78,6 +78,7 @@ impl FilterArgs {
             since,
             sweep: self.sweep.clone(),
             group: self.group.clone(),
+            name: self.name.clone(),
             limit: self.limit,
         })
     }
@@ -105,8 +106,11 @@ fn read(flag: &str, p: &Path) -> anyhow::Result<ResultsFile> {
     pubsubperf_report::read_results(p).map_err(|e| flag_error(flag, e))
 }
 
-fn query(db: &Database, filter: &Filter) -> anyhow::Result<Vec<StoredRun>> {
-    db.query(filter).map_err(|e| flag_error("--db", e))
+/// The runs and the topology runs a filter selects.
+fn query(db: &Database, filter: &Filter) -> anyhow::Result<(Vec<StoredRun>, Vec<StoredGraph>)> {
+    let runs = db.query(filter).map_err(|e| flag_error("--db", e))?;
+    let graphs = db.query_graphs(filter).map_err(|e| flag_error("--db", e))?;
+    Ok((runs, graphs))
 }
 
 fn write_out(flag: &str, p: &Path, data: &[u8]) -> anyhow::Result<()> {
@@ -135,15 +139,15 @@ pub fn report(a: &ReportArgs) -> anyhow::Result<ExitCode> {
     if a.results.is_empty() || a.db.is_some() || !a.filter.is_empty() {
         let filter = a.filter.to_filter()?;
         let db = open_db(a.db.as_deref())?;
-        let runs = query(&db, &filter)?;
-        if runs.is_empty() {
+        let (runs, graphs) = query(&db, &filter)?;
+        if runs.is_empty() && graphs.is_empty() {
             return Err(UsageError(format!(
                 "--db {}: no runs match the selection (see 'pubsubperf history')",
                 db.path().display()
             ))
             .into());
         }
-        sources.extend(db_sources(&db, &runs));
+        sources.extend(db_sources(&db, &runs, &graphs));
     }
     let report = build(
         &sources,
@@ -173,20 +177,35 @@ pub fn report(a: &ReportArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Stored runs as report sources, one per run group (each group has one
-/// environment).
-fn db_sources(db: &Database, runs: &[StoredRun]) -> Vec<pubsubperf_report::html::Source> {
-    let mut groups: Vec<(String, Vec<StoredRun>)> = Vec::new();
+/// Stored runs and topology runs as report sources, one per run group
+/// (each group has one environment).
+fn db_sources(
+    db: &Database,
+    runs: &[StoredRun],
+    graphs: &[StoredGraph],
+) -> Vec<pubsubperf_report::html::Source> {
+    type Group = (String, Vec<StoredRun>, Vec<StoredGraph>);
+    fn of<'a>(groups: &'a mut Vec<Group>, id: &str) -> &'a mut Group {
+        let i = match groups.iter().position(|(g, _, _)| g == id) {
+            Some(i) => i,
+            None => {
+                groups.push((id.to_string(), Vec::new(), Vec::new()));
+                groups.len() - 1
+            }
+        };
+        &mut groups[i]
+    }
+    let mut groups: Vec<Group> = Vec::new();
     for r in runs {
-        match groups.iter_mut().find(|(g, _)| *g == r.group) {
-            Some((_, v)) => v.push(r.clone()),
-            None => groups.push((r.group.clone(), vec![r.clone()])),
-        }
+        of(&mut groups, &r.group).1.push(r.clone());
+    }
+    for g in graphs {
+        of(&mut groups, &g.group).2.push(g.clone());
     }
     groups
         .into_iter()
-        .filter_map(|(g, v)| {
-            let (file, _) = db::to_results_file(&v).ok()?;
+        .filter_map(|(g, v, graphs)| {
+            let (file, _) = db::to_results_file(&v, &graphs).ok()?;
             Some(pubsubperf_report::html::Source {
                 name: format!("{} group {g}", db.path().display()),
                 file,
@@ -209,8 +228,12 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
     }
     let json = serde_json::to_string_pretty(&merged)?;
     write_out("--out", &a.out, json.as_bytes())?;
+    let topologies = match merged.graphs.len() {
+        0 => String::new(),
+        n => format!(" ({n} topology run(s) kept as they are)"),
+    };
     println!(
-        "pubsubperf merge: {} run(s) from {} file(s) merged into {} cell(s): wrote {}",
+        "pubsubperf merge: {} run(s) from {} file(s) merged into {} cell(s){topologies}: wrote {}",
         before,
         files.len(),
         merged.runs.len(),
@@ -241,6 +264,7 @@ fn db_selector(flag: &str, spec: &str) -> Result<Filter, UsageError> {
             "transport" => f.transport = v,
             "test" => f.test = v,
             "size" => f.size = v,
+            "name" => f.name = v,
             "since" => f.since = v,
             "limit" => {
                 f.limit = Some(text.parse().map_err(|_| {
@@ -249,7 +273,7 @@ fn db_selector(flag: &str, spec: &str) -> Result<Filter, UsageError> {
             }
             _ => {
                 return Err(UsageError(format!(
-                    "{flag} 'db:{spec}': unknown key '{k}' (use group, sweep, binding, transport, test, size, since, limit)"
+                    "{flag} 'db:{spec}': unknown key '{k}' (use group, sweep, binding, transport, test, size, name, since, limit)"
                 )));
             }
         }
@@ -262,15 +286,15 @@ fn side(flag: &str, spec: &str, db_path: Option<&Path>) -> anyhow::Result<(Strin
     if let Some(sel) = spec.strip_prefix("db:") {
         let filter = db_selector(flag, sel)?;
         let db = open_db(db_path)?;
-        let runs = query(&db, &filter)?;
-        if runs.is_empty() {
+        let (runs, graphs) = query(&db, &filter)?;
+        if runs.is_empty() && graphs.is_empty() {
             return Err(UsageError(format!(
                 "{flag} '{spec}': no runs match in {}",
                 db.path().display()
             ))
             .into());
         }
-        let (file, notes) = db::to_results_file(&runs).map_err(|e| flag_error(flag, e))?;
+        let (file, notes) = db::to_results_file(&runs, &graphs).map_err(|e| flag_error(flag, e))?;
         for n in notes {
             eprintln!("pubsubperf compare: note: {flag}: {n}");
         }
@@ -291,9 +315,14 @@ pub fn compare(a: &CompareArgs) -> anyhow::Result<ExitCode> {
     let c = pubsubperf_report::compare::compare(&bn, &base, &nn, &new, &conditions)
         .map_err(|e| flag_error("compare", e))?;
     print!("{}", pubsubperf_report::text::comparison(&c));
-    if c.cells.is_empty() {
+    if c.cells.is_empty() && !(base.runs.is_empty() && new.runs.is_empty()) {
         eprintln!(
             "pubsubperf compare: no cell of BASE matches a cell of NEW (same binding, transport, test, size, QoS and settings)"
+        );
+    }
+    if c.graphs.graphs.is_empty() && !(base.graphs.is_empty() && new.graphs.is_empty()) {
+        eprintln!(
+            "pubsubperf compare: no topology run of BASE matches one of NEW (same topology name, binding and transport)"
         );
     }
     Ok(if c.violations.is_empty() {
@@ -317,8 +346,12 @@ pub fn import(a: &ImportArgs) -> anyhow::Result<ExitCode> {
             ..Default::default()
         };
         let group = db.save(f, &meta).map_err(|e| flag_error("--db", e))?;
+        let topologies = match f.graphs.len() {
+            0 => String::new(),
+            n => format!(" and {n} topology run(s)"),
+        };
         println!(
-            "pubsubperf import: {} run(s) from {} stored as group {group}",
+            "pubsubperf import: {} run(s){topologies} from {} stored as group {group}",
             f.runs.len(),
             p.display()
         );
@@ -334,11 +367,16 @@ pub fn history(a: &HistoryArgs) -> anyhow::Result<ExitCode> {
         filter.limit = Some(50);
     }
     let db = open_db(a.db.as_deref())?;
-    let runs = query(&db, &filter)?;
-    print!("{}", pubsubperf_report::text::history(&runs));
+    let (runs, graphs) = query(&db, &filter)?;
+    print!("{}", pubsubperf_report::graph_text::history(&runs, &graphs));
     let total = db.count().map_err(|e| flag_error("--db", e))?;
+    let total_graphs = db.count_graphs().map_err(|e| flag_error("--db", e))?;
+    let topologies = match total_graphs {
+        0 => String::new(),
+        n => format!(" and {} of {n} topology run(s)", graphs.len()),
+    };
     eprintln!(
-        "{} of {} run(s) in {}",
+        "{} of {} run(s){topologies} in {}",
         runs.len(),
         total,
         db.path().display()
@@ -350,8 +388,8 @@ pub fn history(a: &HistoryArgs) -> anyhow::Result<ExitCode> {
 pub fn export(a: &ExportArgs) -> anyhow::Result<ExitCode> {
     let filter = a.filter.to_filter()?;
     let db = open_db(a.db.as_deref())?;
-    let runs = query(&db, &filter)?;
-    if runs.is_empty() {
+    let (runs, graphs) = query(&db, &filter)?;
+    if runs.is_empty() && graphs.is_empty() {
         return Err(UsageError(format!(
             "--db {}: no runs match the selection (see 'pubsubperf history')",
             db.path().display()
@@ -359,17 +397,26 @@ pub fn export(a: &ExportArgs) -> anyhow::Result<ExitCode> {
         .into());
     }
     if let Some(p) = &a.csv {
+        // CSV holds runs, one per line; topology runs go to --json only.
         let plain: Vec<_> = runs.iter().map(|r| r.run.clone()).collect();
         write_out("--csv", p, pubsubperf_report::csv::csv(&plain).as_bytes())?;
     }
     if let Some(p) = &a.json {
-        let (file, notes) = db::to_results_file(&runs).map_err(|e| flag_error("--json", e))?;
+        let (file, notes) =
+            db::to_results_file(&runs, &graphs).map_err(|e| flag_error("--json", e))?;
         for n in notes {
             eprintln!("pubsubperf export: note: {n}");
         }
         write_out("--json", p, serde_json::to_string_pretty(&file)?.as_bytes())?;
     }
-    eprintln!("pubsubperf export: {} run(s) exported", runs.len());
+    let topologies = match graphs.len() {
+        0 => String::new(),
+        n => format!(" and {n} topology run(s)"),
+    };
+    eprintln!(
+        "pubsubperf export: {} run(s){topologies} exported",
+        runs.len()
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -385,6 +432,11 @@ mod tests {
         assert_eq!(
             (f.sweep.as_deref(), f.size, f.limit),
             (Some("nightly"), Some(1024), Some(5))
+        );
+        let f = db_selector("BASE", "name=chain5,test=topology").unwrap();
+        assert_eq!(
+            (f.name.as_deref(), f.test.as_deref()),
+            (Some("chain5"), Some("topology"))
         );
         let e = db_selector("NEW", "colour=red").unwrap_err().0;
         assert!(e.starts_with("NEW 'db:colour=red': unknown key"), "{e}");

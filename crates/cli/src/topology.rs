@@ -1,6 +1,7 @@
 //! `pubsubperf topology FILE`: reads and checks a topology file, runs its
 //! graph over one binding ([`pubsubperf_harness::graph`]) and prints its
-//! paths, hops, topics and nodes; `--json` writes the result.
+//! paths, hops, topics and nodes; `--json` writes the result, and the run
+//! is saved in the results database unless `--no-save`.
 
 use crate::cli::{TopologyArgs, WaitArg};
 use crate::output::Sink;
@@ -265,5 +266,15 @@ pub fn run(args: &TopologyArgs) -> anyhow::Result<ExitCode> {
     );
     sink.file.graphs.push(graph);
     sink.write()?;
+    let meta = crate::analysis::SaveMeta {
+        command: Some(crate::command_line()),
+        ..Default::default()
+    };
+    if let Some((path, group)) = crate::analysis::save_results(&args.save, &sink.file, &meta)? {
+        eprintln!(
+            "pubsubperf: saved as run group {group} in {}",
+            path.display()
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

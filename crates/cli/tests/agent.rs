@@ -1223,6 +1223,8 @@ fn a_topology_node_on_an_agent_has_its_clock_corrected() {
         .arg(&agent.token_file)
         .arg("--json")
         .arg(&j)
+        // Tests never write the user's results database.
+        .arg("--no-save")
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));

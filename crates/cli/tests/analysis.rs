@@ -1,7 +1,8 @@
 //! The analysis commands end to end on real runs of the binary: report
 //! (and its rendering in headless Chromium), merge, compare with
-//! `--fail-if`, import, history and export. No test asserts a latency or
-//! throughput figure.
+//! `--fail-if`, import, history and export, also of topology runs (over
+//! the mock, whose figures are exact). No test asserts a latency or
+//! throughput figure of a real binding.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -479,4 +480,177 @@ fn merge_compare_import_history_export() {
         "no runs match",
     );
     ok(&["report", "--db", &db, "--out", &d("db.html")]);
+}
+
+/// A topology over the mock, whose virtual clock makes every figure exact:
+/// each send takes 500 + 10 × (k mod 50) ns, so of each 50 samples the hop
+/// of `a` is late (over 800 ns, up to 950 ns) 15 times and too late (over
+/// 950 ns) 4 times: 60 and 16 of 200.
+const MOCK_TOPOLOGY: &str = r#"
+name = "mockchain"
+binding = "mock"
+duration = "200ms"
+warmup = "10ms"
+
+[topics.a]
+size = 64
+rate = "1k"
+deadline = "800ns"
+too_late = "950ns"
+
+[topics.b]
+size = 128
+
+[nodes.src]
+publish = ["a"]
+
+[nodes.mid]
+relay = [{ from = "a", to = "b" }]
+
+[nodes.sink1]
+subscribe = ["b"]
+
+[nodes.sink2]
+subscribe = ["b"]
+"#;
+
+/// Issue 47 item 4: `topology` saves its run like `latency` does (not with
+/// `--no-save`); `history` lists it, `export --json` and `report` carry it,
+/// `compare` matches its paths and topics and `--fail-if` on them exits 3.
+#[test]
+fn topology_runs_are_saved_listed_reported_and_compared() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    std::fs::write(d("mock.toml"), MOCK_TOPOLOGY).unwrap();
+    let default_db = d("default.sqlite");
+    let topology = |json: &str, more: &[&str]| {
+        let o = bin()
+            .env("PUBSUBPERF_DB", &default_db)
+            .args(["topology", &d("mock.toml"), "--json", &d(json)])
+            .args([
+                "--opt",
+                "delay-ns=500",
+                "--opt",
+                "step-ns=10",
+                "--opt",
+                "period=50",
+            ])
+            .args(more)
+            .output()
+            .expect("runs");
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        o
+    };
+    let o = topology("a.json", &[]);
+    assert!(
+        text(&o.stderr).contains("saved as run group"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = topology("b.json", &["--no-save"]);
+    assert!(!text(&o.stderr).contains("saved"), "{}", text(&o.stderr));
+    // One topology run stored: history lists it after its heading.
+    let o = ok(&["history", "--db", &default_db]);
+    let h = text(&o.stdout);
+    let lines: Vec<&str> = h.lines().collect();
+    assert_eq!(lines.len(), 3, "{h}");
+    assert!(lines[0].starts_with("Topology runs"), "{h}");
+    for col in [
+        "TOPOLOGY",
+        "PATHS",
+        "worst p50 µs",
+        "worst p99 µs",
+        "too late",
+    ] {
+        assert!(lines[1].contains(col), "{col}: {h}");
+    }
+    let row: Vec<&str> = lines[2].split_whitespace().collect();
+    // ID, time, name, binding, nodes, paths, p50, p99, lost, late, too late.
+    assert_eq!(row[2..6], ["mockchain", "mock", "4", "2"], "{h}");
+    assert_eq!(row[8..11], ["0", "60", "16"], "{h}");
+    assert!(
+        text(&o.stderr).contains("0 of 0 run(s) and 1 of 1 topology run(s)"),
+        "{}",
+        text(&o.stderr)
+    );
+    for (filter, n) in [
+        (&["--name", "mockchain"][..], 3),
+        (&["--test", "topology"][..], 3),
+        (&["--name", "other"][..], 1),
+        (&["--test", "latency"][..], 1),
+    ] {
+        let o = ok(&[&["history", "--db", &default_db][..], filter].concat());
+        assert_eq!(text(&o.stdout).lines().count(), n, "{filter:?}");
+    }
+    // export --json carries it as saved.
+    ok(&["export", "--db", &default_db, "--json", &d("e.json")]);
+    let read = |f: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(d(f)).unwrap()).unwrap()
+    };
+    assert_eq!(read("e.json")["graphs"], read("a.json")["graphs"]);
+    // merge keeps topology runs as they are.
+    let o = ok(&["merge", &d("a.json"), &d("b.json"), "--out", &d("m.json")]);
+    assert!(
+        text(&o.stdout).contains("(2 topology run(s) kept as they are)"),
+        "{}",
+        text(&o.stdout)
+    );
+    assert_eq!(read("m.json")["graphs"].as_array().unwrap().len(), 2);
+    // The report draws it.
+    let o = ok(&["report", "--db", &default_db, "--out", &d("r.html")]);
+    assert!(
+        text(&o.stdout).contains("(1 plot(s)"),
+        "{}",
+        text(&o.stdout)
+    );
+    let html = std::fs::read_to_string(d("r.html")).unwrap();
+    assert!(html.contains("<section id=\"topologies\">"));
+    assert!(html.contains("class=\"topology\" id=\"topology-1-mockchain\""));
+    // compare: the mock's figures are exact, so the two runs are alike.
+    let o = ok(&[
+        "compare",
+        &d("a.json"),
+        &d("b.json"),
+        "--fail-if",
+        "path_p99>+1%",
+        "--fail-if",
+        "late>+0",
+    ]);
+    let out = text(&o.stdout);
+    assert!(out.contains("1 topology matched"), "{out}");
+    assert!(
+        out.contains("mockchain mock  src -a-> mid -b-> sink1"),
+        "{out}"
+    );
+    assert!(!out.contains("FAILED"), "{out}");
+    assert!(!text(&o.stderr).contains("no cell"), "{}", text(&o.stderr));
+    let o = run(&[
+        "compare",
+        "--db",
+        &default_db,
+        "db:name=mockchain",
+        &d("b.json"),
+        "--fail-if",
+        "too_late>0",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("too_late>0: mockchain mock topic a: too_late is 16"),
+        "{}",
+        text(&o.stdout)
+    );
+    usage_error(
+        &[
+            "compare",
+            &d("a.json"),
+            &d("b.json"),
+            "--fail-if",
+            "late>1ms",
+        ],
+        "unknown unit 'ms' for late",
+    );
+    usage_error(
+        &["history", "--db", &default_db, "--test", "graph"],
+        "--test 'graph': expected latency, throughput or topology",
+    );
 }

@@ -23,7 +23,8 @@ fn file(dir: &Path, name: &str, text: &str) -> String {
     p.to_str().unwrap().to_string()
 }
 
-/// Runs `pubsubperf topology ARGS --json F` to its end, watching its child
+/// Runs `pubsubperf topology ARGS --json F --no-save` (tests never write
+/// the user's results database) to its end, watching its child
 /// processes; asserts it succeeded and every child is gone. Returns the
 /// graph and how many children there were.
 fn run(dir: &Path, args: &[&str]) -> (Value, usize) {
@@ -31,7 +32,7 @@ fn run(dir: &Path, args: &[&str]) -> (Value, usize) {
     let mut child = bin()
         .arg("topology")
         .args(args)
-        .args(["--json", json.to_str().unwrap()])
+        .args(["--json", json.to_str().unwrap(), "--no-save"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

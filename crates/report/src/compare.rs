@@ -3,10 +3,12 @@
 //! merged exactly for the figures (p50, p99, samples/s, ...), and the
 //! per-repetition values (p50 for latency, samples/s for throughput) go
 //! into Welch's t-test. `--fail-if` conditions are checked on the merged
-//! figures of every matched cell.
+//! figures of every matched cell. Topology runs are matched apart
+//! ([`crate::graph_compare`]): by topology, then path and topic.
 
 use crate::error::Result;
 use crate::failif::{Condition, Metric};
+use crate::graph_compare::{GraphsCompared, compare_graphs};
 use crate::key::{CellKey, NON_ESSENTIAL, flatten};
 use crate::merge::{group_by_cell, merge_runs};
 use crate::stat::{TTest, welch};
@@ -65,8 +67,11 @@ pub struct Comparison {
     pub environment_differences: Vec<String>,
     /// Violated conditions.
     pub violations: Vec<Violation>,
-    /// Conditions that no matched cell could be checked against.
+    /// Conditions that no matched cell, path or topic could be checked
+    /// against.
     pub unchecked: Vec<String>,
+    /// The topology runs of both sides, matched.
+    pub graphs: GraphsCompared,
 }
 
 /// Compares two results.
@@ -115,6 +120,7 @@ pub fn compare(
         .filter(|k| !base_keys.contains(k))
         .collect();
     let labels = cell_labels(&cells.iter().map(|c| c.key.clone()).collect::<Vec<_>>());
+    let graphs = compare_graphs(&base.graphs, &new.graphs)?;
     let mut violations = Vec::new();
     let mut unchecked = Vec::new();
     for cond in conditions {
@@ -126,6 +132,18 @@ pub fn compare(
                     violations.push(Violation {
                         condition: cond.text.clone(),
                         cell: label.clone(),
+                        found: cond.describe(q),
+                    });
+                }
+            }
+        }
+        for g in &graphs.graphs {
+            for (label, q, violated) in g.check(cond) {
+                checked = true;
+                if violated {
+                    violations.push(Violation {
+                        condition: cond.text.clone(),
+                        cell: label,
                         found: cond.describe(q),
                     });
                 }
@@ -149,6 +167,7 @@ pub fn compare(
         environment_differences: environment_differences(&base.environment, &new.environment),
         violations,
         unchecked,
+        graphs,
     })
 }
 

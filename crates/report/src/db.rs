@@ -1,9 +1,9 @@
 //! The results database: every run ever measured (or imported), with its
 //! environment and configuration, in one SQLite file.
 //!
-//! Layout (schema version 3, `PRAGMA user_version`; version 1 lacked the
-//! `rejected` column and version 2 the `profile_method` column, which
-//! opening such a database adds):
+//! Layout (schema version 4, `PRAGMA user_version`; version 1 lacked the
+//! `rejected` column, version 2 the `profile_method` column and version 3
+//! the `graphs` table, which opening such a database adds):
 //! - `groups`: one row per saved results file (one invocation): id, time,
 //!   tool version, environment JSON, command line.
 //! - `runs`: one row per run: the whole run JSON plus indexed columns for
@@ -12,12 +12,16 @@
 //!   profile_method: the tracer of a `--profile` run), the sweep name,
 //!   cell key and repetition number when the run came from a sweep, and the
 //!   group id.
+//! - `graphs`: one row per topology run (`pubsubperf topology`): the whole
+//!   graph JSON plus its time, topology name, binding and transport, and
+//!   the group id.
 //!
-//! The whole run JSON is the source of truth: the columns are copies for
-//! queries, and a run read back equals the run saved.
+//! The whole run (or graph) JSON is the source of truth: the columns are
+//! copies for queries, and a run read back equals the run saved.
 
 use crate::error::{ReportError, Result};
 use pubsubperf_core::environment::Environment;
+use pubsubperf_core::graph_result::GraphRun;
 use pubsubperf_core::result::{ResultsFile, Run, SCHEMA_VERSION, ToolInfo};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::{Path, PathBuf};
@@ -58,7 +62,21 @@ CREATE INDEX IF NOT EXISTS runs_time ON runs(time);
 CREATE INDEX IF NOT EXISTS runs_cell ON runs(binding, test, size);
 CREATE INDEX IF NOT EXISTS runs_sweep ON runs(sweep, cell, repetition);
 CREATE INDEX IF NOT EXISTS runs_group ON runs(group_id);
+CREATE TABLE IF NOT EXISTS graphs (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    group_id      TEXT NOT NULL REFERENCES groups(id),
+    time          TEXT NOT NULL,
+    name          TEXT NOT NULL,
+    binding       TEXT NOT NULL,
+    transport     TEXT NOT NULL,
+    run           TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS graphs_time ON graphs(time);
+CREATE INDEX IF NOT EXISTS graphs_group ON graphs(group_id);
 ";
+
+/// The schema's version (`PRAGMA user_version`).
+const VERSION: i64 = 4;
 
 /// Where and how a saved results file came about.
 #[derive(Debug, Clone, Default)]
@@ -76,14 +94,16 @@ pub struct SaveMeta {
     pub command: Option<String>,
 }
 
-/// Which runs to select. Every field narrows the selection.
+/// Which runs to select. Every field narrows the selection; a field a
+/// kind of run does not have selects none of that kind (a topology run
+/// has no size nor sweep, a plain run no topology name).
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
     /// Binding name.
     pub binding: Option<String>,
     /// Transport name.
     pub transport: Option<String>,
-    /// `latency` or `throughput`.
+    /// `latency`, `throughput` or `topology` (topology runs only).
     pub test: Option<String>,
     /// Sample size, bytes.
     pub size: Option<usize>,
@@ -93,7 +113,10 @@ pub struct Filter {
     pub sweep: Option<String>,
     /// Run-group id (or a unique prefix of one).
     pub group: Option<String>,
-    /// Only the most recent N runs.
+    /// Topology name (topology runs only).
+    pub name: Option<String>,
+    /// Only the most recent N runs (and, apart, the most recent N topology
+    /// runs).
     pub limit: Option<usize>,
 }
 
@@ -118,6 +141,23 @@ pub struct StoredRun {
     pub environment: Environment,
     /// The run as saved.
     pub run: Run,
+}
+
+/// A topology run read back from the database.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredGraph {
+    /// Row id (stable; its own sequence, apart from the runs').
+    pub id: i64,
+    /// Run-group id.
+    pub group: String,
+    /// Start time, RFC 3339.
+    pub time: String,
+    /// Tool version that measured it.
+    pub tool_version: String,
+    /// Environment of the run's group.
+    pub environment: Environment,
+    /// The graph as saved.
+    pub graph: GraphRun,
 }
 
 /// An open results database.
@@ -214,7 +254,7 @@ impl Database {
         for m in MIGRATIONS {
             add_column(&conn, m).map_err(db_err)?;
         }
-        conn.pragma_update(None, "user_version", 3)
+        conn.pragma_update(None, "user_version", VERSION)
             .map_err(db_err)?;
         Ok(Database {
             conn,
@@ -234,8 +274,8 @@ impl Database {
         }
     }
 
-    /// Saves every run of a results file in one transaction; returns the
-    /// run-group id. Sweep name, cell and repetition come from `meta`, or
+    /// Saves every run and every topology run of a results file in one
+    /// transaction; returns the run-group id. Sweep name, cell and repetition come from `meta`, or
     /// else from a run's `config.sweep` object (`name`, `cell`,
     /// `repetition`) when the runner recorded them there.
     pub fn save(&mut self, file: &ResultsFile, meta: &SaveMeta) -> Result<String> {
@@ -255,6 +295,24 @@ impl Database {
             for run in &file.runs {
                 insert_run(&tx, &group, run, meta, &now)?;
             }
+            for g in &file.graphs {
+                tx.execute(
+                    "INSERT INTO graphs (group_id, time, name, binding, transport, run)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![
+                        group,
+                        if g.started.is_empty() {
+                            &now
+                        } else {
+                            &g.started
+                        },
+                        g.name,
+                        g.binding,
+                        g.transport,
+                        serde_json::to_string(g).unwrap_or_default(),
+                    ],
+                )?;
+            }
             Ok(())
         })();
         res.and_then(|()| tx.commit()).map_err(|e| self.err(e))?;
@@ -264,6 +322,10 @@ impl Database {
     /// Reads runs matching `filter`, oldest first (with `limit`, the most
     /// recent N, still oldest first).
     pub fn query(&self, filter: &Filter) -> Result<Vec<StoredRun>> {
+        if filter.name.is_some() {
+            // A topology's name: no plain run has one.
+            return Ok(Vec::new());
+        }
         let mut sql = String::from(
             "SELECT r.id, r.group_id, r.time, r.sweep, r.cell, r.repetition, r.run,
                     g.tool_version, g.environment
@@ -344,10 +406,93 @@ impl Database {
         Ok(out)
     }
 
+    /// Reads topology runs matching `filter`, oldest first (with `limit`,
+    /// the most recent N, still oldest first). A filter on size or sweep,
+    /// or on a test other than `topology`, selects none.
+    pub fn query_graphs(&self, filter: &Filter) -> Result<Vec<StoredGraph>> {
+        if filter.size.is_some()
+            || filter.sweep.is_some()
+            || filter.test.as_deref().is_some_and(|t| t != "topology")
+        {
+            return Ok(Vec::new());
+        }
+        let mut sql = String::from(
+            "SELECT x.id, x.group_id, x.time, x.run, g.tool_version, g.environment
+             FROM graphs x JOIN groups g ON g.id = x.group_id WHERE 1=1",
+        );
+        let mut args: Vec<String> = Vec::new();
+        for (cond, v) in [
+            ("x.binding =", filter.binding.clone()),
+            ("x.transport =", filter.transport.clone()),
+            ("x.time >=", filter.since.clone()),
+            ("x.name =", filter.name.clone()),
+            (
+                "x.group_id LIKE",
+                filter.group.as_ref().map(|g| format!("{g}%")),
+            ),
+        ] {
+            if let Some(v) = v {
+                args.push(v);
+                sql.push_str(&format!(" AND {cond} ?{}", args.len()));
+            }
+        }
+        sql.push_str(" ORDER BY x.time DESC, x.id DESC");
+        if let Some(n) = filter.limit {
+            sql.push_str(&format!(" LIMIT {n}"));
+        }
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(&args), |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, String>(2)?,
+                    row.get::<_, String>(3)?,
+                    row.get::<_, String>(4)?,
+                    row.get::<_, String>(5)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, group, time, run, tool_version, env) = row.map_err(|e| self.err(e))?;
+            let bad = |m: String| ReportError::DbRun {
+                path: self.path.clone(),
+                id,
+                message: m,
+            };
+            let graph: GraphRun =
+                serde_json::from_str(&run).map_err(|e| bad(format!("topology run: {e}")))?;
+            let environment: Environment =
+                serde_json::from_str(&env).map_err(|e| bad(format!("environment: {e}")))?;
+            out.push(StoredGraph {
+                id,
+                group,
+                time,
+                tool_version,
+                environment,
+                graph,
+            });
+        }
+        out.reverse();
+        Ok(out)
+    }
+
     /// Number of runs stored.
     pub fn count(&self) -> Result<u64> {
+        self.count_rows("runs")
+    }
+
+    /// Number of topology runs stored.
+    pub fn count_graphs(&self) -> Result<u64> {
+        self.count_rows("graphs")
+    }
+
+    fn count_rows(&self, table: &str) -> Result<u64> {
         self.conn
-            .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get::<_, i64>(0))
+            .query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| {
+                r.get::<_, i64>(0)
+            })
             .map(|n| n.max(0) as u64)
             .map_err(|e| self.err(e))
     }
@@ -428,17 +573,29 @@ fn insert_run(
     Ok(())
 }
 
-/// Builds a results file from stored runs. The environment is that of the
-/// first run; `notes` says when runs came from other machines.
-pub fn to_results_file(runs: &[StoredRun]) -> Result<(ResultsFile, Vec<String>)> {
-    let first = runs
+/// Builds a results file from stored runs and topology runs. The
+/// environment is that of the first run (else of the first topology run);
+/// `notes` says when they came from other machines.
+pub fn to_results_file(
+    runs: &[StoredRun],
+    graphs: &[StoredGraph],
+) -> Result<(ResultsFile, Vec<String>)> {
+    let sources: Vec<(&Environment, &str)> = runs
+        .iter()
+        .map(|r| (&r.environment, r.tool_version.as_str()))
+        .chain(
+            graphs
+                .iter()
+                .map(|g| (&g.environment, g.tool_version.as_str())),
+        )
+        .collect();
+    let &(first_env, first_version) = sources
         .first()
         .ok_or_else(|| ReportError::Empty("no runs match the selection".into()))?;
-    let mut env = first.environment.clone();
+    let mut env = first_env.clone();
     let mut notes = Vec::new();
     let mut other_hosts: Vec<String> = Vec::new();
-    for r in runs {
-        let e = &r.environment;
+    for (e, _) in &sources {
         if (e.cpu_model != env.cpu_model || e.hostname != env.hostname || e.kernel != env.kernel)
             && !other_hosts.contains(&e.hostname)
         {
@@ -452,19 +609,19 @@ pub fn to_results_file(runs: &[StoredRun]) -> Result<(ResultsFile, Vec<String>)>
         notes.push(format!(
             "the selection mixes environments (also {}); the file keeps the environment of the first run ({})",
             other_hosts.join(", "),
-            first.environment.hostname
+            first_env.hostname
         ));
     }
     Ok((
         ResultsFile {
             tool: ToolInfo {
                 name: "pubsubperf".into(),
-                version: first.tool_version.clone(),
+                version: first_version.to_string(),
                 schema: SCHEMA_VERSION,
             },
             environment: env,
             runs: runs.iter().map(|r| r.run.clone()).collect(),
-            graphs: Vec::new(),
+            graphs: graphs.iter().map(|g| g.graph.clone()).collect(),
         },
         notes,
     ))
@@ -538,9 +695,61 @@ mod tests {
             .conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(v, 3);
+        assert_eq!(v, VERSION);
         // Opening again changes nothing.
         drop(db);
         Database::open(&path).unwrap();
+    }
+
+    /// A version-3 database (no `graphs` table) gains the table when
+    /// opened, keeps its runs, and stores and returns topology runs.
+    #[test]
+    fn version_3_gains_the_graphs_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v3.sqlite");
+        let cut = SCHEMA.find("CREATE TABLE IF NOT EXISTS graphs").unwrap();
+        let v3 = &SCHEMA[..cut];
+        assert!(!v3.contains("graphs"), "the schema has the table");
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch(v3).unwrap();
+            c.pragma_update(None, "user_version", 3).unwrap();
+        }
+        let mut db = Database::open(&path).unwrap();
+        let has: i64 = db
+            .conn
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'graphs'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(has, 1);
+        let v: i64 = db
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, VERSION);
+        assert_eq!(db.count_graphs().unwrap(), 0);
+        let graph: GraphRun = serde_json::from_value(serde_json::json!({
+            "name": "chain", "binding": "udp", "transport": "udp",
+            "started": "2026-12-01T10:00:00Z", "duration_s": 1.0, "warmup_s": 0.1,
+            "clock": "clock_monotonic", "nodes": [], "topics": [], "hops": [], "paths": []
+        }))
+        .unwrap();
+        let file: ResultsFile = serde_json::from_value(serde_json::json!({
+            "tool": {"name": "pubsubperf", "version": "0.1.0", "schema": 1},
+            "environment": {"cpu_model": "c", "cores": 2, "kernel": "k", "hostname": "h",
+                "os": "o", "bindings": {}},
+            "runs": [], "graphs": [graph]
+        }))
+        .unwrap();
+        db.save(&file, &SaveMeta::default()).unwrap();
+        let back = db.query_graphs(&Filter::default()).unwrap();
+        assert_eq!(back.len(), 1);
+        assert_eq!(back[0].graph, file.graphs[0]);
+        assert_eq!(back[0].time, "2026-12-01T10:00:00Z");
+        drop(db);
+        assert_eq!(Database::open(&path).unwrap().count_graphs().unwrap(), 1);
     }
 }

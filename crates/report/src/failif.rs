@@ -4,7 +4,10 @@
 //! - METRIC: `p50`, `p90`, `p99`, `p99_9` (or `p99.9`), `mean`, `max`
 //!   (latency), `samples_per_s`, `mbps`, `lost_percent` (throughput),
 //!   `rejected` (sends or pings the kernel or middleware refused under best
-//!   effort; latency and throughput).
+//!   effort; latency and throughput); for topology runs, on every matched
+//!   path `path_p50`, `path_p90`, `path_p99`, `path_max` (end to end) and
+//!   on every matched topic `late`, `too_late` (counts of samples) and
+//!   `topic_lost_percent`.
 //! - OP: `>` or `<`.
 //! - THRESHOLD, one of:
 //!   - a signed percentage, a relative change from BASE to NEW:
@@ -19,7 +22,9 @@
 //! take an optional `k`/`M`; Mbit/s an optional `Mbps`/`Gbps`.
 
 use crate::error::{ReportError, Result};
+use pubsubperf_core::graph_result::GraphTopic;
 use pubsubperf_core::result::Run;
+use pubsubperf_core::stats::LatencySummary;
 
 /// A metric a condition is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,10 +58,25 @@ pub enum Metric {
     SpreadP50,
     /// Discovery: the slowest endpoint's time to match, ns.
     Discovery,
+    /// A topology's path: median end-to-end latency, ns.
+    PathP50,
+    /// A topology's path: 90th percentile, ns.
+    PathP90,
+    /// A topology's path: 99th percentile, ns.
+    PathP99,
+    /// A topology's path: maximum, ns.
+    PathMax,
+    /// A topology's topic: received samples later than its deadline.
+    Late,
+    /// A topology's topic: received samples later than its `too_late`.
+    TooLate,
+    /// A topology's topic: lost samples, % of what its readers should
+    /// have received.
+    TopicLostPercent,
 }
 
 /// Every metric with its names, for messages.
-pub const METRIC_NAMES: &str = "p50, p90, p99, p99_9, mean, max, samples_per_s, mbps, lost_percent, rejected, forward_p50, back_p50, spread_p50, discovery";
+pub const METRIC_NAMES: &str = "p50, p90, p99, p99_9, mean, max, samples_per_s, mbps, lost_percent, rejected, forward_p50, back_p50, spread_p50, discovery, path_p50, path_p90, path_p99, path_max, late, too_late, topic_lost_percent";
 
 impl Metric {
     /// Parses a metric name.
@@ -76,6 +96,13 @@ impl Metric {
             "back_p50" => Metric::BackP50,
             "spread_p50" => Metric::SpreadP50,
             "discovery" => Metric::Discovery,
+            "path_p50" => Metric::PathP50,
+            "path_p90" => Metric::PathP90,
+            "path_p99" => Metric::PathP99,
+            "path_max" => Metric::PathMax,
+            "late" => Metric::Late,
+            "too_late" => Metric::TooLate,
+            "topic_lost_percent" => Metric::TopicLostPercent,
             _ => return None,
         })
     }
@@ -97,6 +124,13 @@ impl Metric {
             Metric::BackP50 => "back_p50",
             Metric::SpreadP50 => "spread_p50",
             Metric::Discovery => "discovery",
+            Metric::PathP50 => "path_p50",
+            Metric::PathP90 => "path_p90",
+            Metric::PathP99 => "path_p99",
+            Metric::PathMax => "path_max",
+            Metric::Late => "late",
+            Metric::TooLate => "too_late",
+            Metric::TopicLostPercent => "topic_lost_percent",
         }
     }
 
@@ -114,8 +148,50 @@ impl Metric {
         self.is_latency()
             || matches!(
                 self,
-                Metric::ForwardP50 | Metric::BackP50 | Metric::SpreadP50 | Metric::Discovery
+                Metric::ForwardP50
+                    | Metric::BackP50
+                    | Metric::SpreadP50
+                    | Metric::Discovery
+                    | Metric::PathP50
+                    | Metric::PathP90
+                    | Metric::PathP99
+                    | Metric::PathMax
             )
+    }
+
+    /// True for counts of samples or sends (no unit).
+    fn is_count(self) -> bool {
+        matches!(self, Metric::Rejected | Metric::Late | Metric::TooLate)
+    }
+
+    /// True for percentages of lost samples.
+    fn is_lost_percent(self) -> bool {
+        matches!(self, Metric::LostPercent | Metric::TopicLostPercent)
+    }
+
+    /// The metric's value on a topology's path (its end-to-end latency),
+    /// if it is a path metric and the path has samples.
+    pub fn path_value(self, latency: &LatencySummary) -> Option<f64> {
+        let l = Some(latency).filter(|l| l.count > 0)?;
+        Some(match self {
+            Metric::PathP50 => l.p50,
+            Metric::PathP90 => l.p90,
+            Metric::PathP99 => l.p99,
+            Metric::PathMax => l.max,
+            _ => return None,
+        } as f64)
+    }
+
+    /// The metric's value on a topology's topic, if it is a topic metric
+    /// (`late` and `too_late` only where the topic has that deadline: one
+    /// without counts neither).
+    pub fn topic_value(self, t: &GraphTopic) -> Option<f64> {
+        match self {
+            Metric::Late => t.deadline_ns.map(|_| t.late as f64),
+            Metric::TooLate => t.too_late_ns.map(|_| t.too_late as f64),
+            Metric::TopicLostPercent => Some(t.lost_percent),
+            _ => None,
+        }
     }
 
     /// The metric's value in a run, if the run measured it.
@@ -132,6 +208,13 @@ impl Metric {
                 let (lo, hi) = (p50s.clone().min()?, p50s.max()?);
                 return Some((hi - lo) as f64);
             }
+            Metric::PathP50
+            | Metric::PathP90
+            | Metric::PathP99
+            | Metric::PathMax
+            | Metric::Late
+            | Metric::TooLate
+            | Metric::TopicLostPercent => return None,
             Metric::Discovery => {
                 let d = r.discovery.as_ref()?;
                 let slowest = d
@@ -176,7 +259,7 @@ impl Metric {
             match self {
                 Metric::SamplesPerS => format!("{v:.0}/s"),
                 Metric::Mbps => format!("{v:.1} Mbit/s"),
-                Metric::Rejected => format!("{v:.0}"),
+                _ if self.is_count() => format!("{v:.0}"),
                 _ => format!("{v:.3}%"),
             }
         }
@@ -271,7 +354,7 @@ impl Condition {
             return Err(bad(format!("'{t}' is not a finite number")));
         }
         let unit = &t[num_end..];
-        let threshold = if unit == "%" && (signed || metric != Metric::LostPercent) {
+        let threshold = if unit == "%" && (signed || !metric.is_lost_percent()) {
             if !signed {
                 return Err(bad(format!(
                     "a relative change needs a sign: {}>+{num}% (grew by more than) or {}<-{num}% (fell by more than)",
@@ -300,8 +383,12 @@ impl Condition {
     /// metric. `Some((quantity, violated))`: the quantity compared (percent
     /// change, absolute change, or NEW's value).
     pub fn check(&self, base: &Run, new: &Run) -> Option<(f64, bool)> {
-        let b = self.metric.value(base)?;
-        let n = self.metric.value(new)?;
+        Some(self.check_values(self.metric.value(base)?, self.metric.value(new)?))
+    }
+
+    /// Checks the condition on the metric's values in BASE and NEW (a
+    /// topology's path or topic): `(quantity, violated)` as [`Self::check`].
+    pub fn check_values(&self, b: f64, n: f64) -> (f64, bool) {
         let (q, limit) = match self.threshold {
             Threshold::Relative(p) => (relative_change(b, n), p),
             Threshold::Change(d) => (n - b, d),
@@ -311,7 +398,7 @@ impl Condition {
             Op::Above => q > limit,
             Op::Below => q < limit,
         };
-        Some((q, violated))
+        (q, violated)
     }
 
     /// Describes a checked quantity for a message.
@@ -390,16 +477,18 @@ fn unit_scale(metric: Metric, unit: &str) -> std::result::Result<f64, String> {
                 "unknown unit '{unit}' for mbps (use none, Mbps or Gbps)"
             )),
         },
-        Metric::Rejected => match u.as_str() {
+        _ if metric.is_count() => match u.as_str() {
             "" => Ok(1.0),
             _ => Err(format!(
-                "unknown unit '{unit}' for rejected (a count: none, e.g. rejected>0)"
+                "unknown unit '{unit}' for {0} (a count: none, e.g. {0}>0)",
+                metric.name()
             )),
         },
         _ => match u.as_str() {
             "" | "%" | "pp" => Ok(1.0),
             _ => Err(format!(
-                "unknown unit '{unit}' for lost_percent (use %, or pp for a change)"
+                "unknown unit '{unit}' for {} (use %, or pp for a change)",
+                metric.name()
             )),
         },
     }
@@ -563,6 +652,66 @@ mod tests {
             assert!(m.contains(want), "{e}: {m}");
             assert!(!m.contains('\n'));
         }
+    }
+
+    /// The topology metrics read a path's latency or a topic's counts,
+    /// never a plain run, and take the units of their kind.
+    #[test]
+    fn path_and_topic_metrics() {
+        use pubsubperf_core::stats::LatencyRecorder;
+        let mut rec = LatencyRecorder::new();
+        for v in [1_000, 1_500, 2_000] {
+            rec.record(v);
+        }
+        let path = rec.summary();
+        let topic: GraphTopic = serde_json::from_value(serde_json::json!({
+            "name": "t", "size": 64, "reliability": "reliable", "sent": 100,
+            "received": 98, "lost": 2, "lost_percent": 2.0, "late": 5, "too_late": 1,
+            "deadline_ns": 1000, "too_late_ns": 5000
+        }))
+        .unwrap();
+        let mut no_deadline = topic.clone();
+        (no_deadline.deadline_ns, no_deadline.too_late_ns) = (None, None);
+        assert_eq!(Metric::Late.topic_value(&no_deadline), None);
+        assert_eq!(Metric::TooLate.topic_value(&no_deadline), None);
+        assert_eq!(
+            Metric::TopicLostPercent.topic_value(&no_deadline),
+            Some(2.0)
+        );
+        assert_eq!(Metric::PathP50.path_value(&path), Some(1_500.0));
+        assert_eq!(Metric::PathMax.path_value(&path), Some(2_000.0));
+        assert_eq!(Metric::PathP50.topic_value(&topic), None);
+        assert_eq!(Metric::Late.topic_value(&topic), Some(5.0));
+        assert_eq!(Metric::TooLate.topic_value(&topic), Some(1.0));
+        assert_eq!(Metric::TopicLostPercent.topic_value(&topic), Some(2.0));
+        assert_eq!(Metric::P50.path_value(&path), None);
+        assert_eq!(c("path_p99>2ms").threshold, Threshold::Limit(2_000_000.0));
+        assert_eq!(c("path_p50>+10%").threshold, Threshold::Relative(10.0));
+        assert_eq!(c("late>+3").threshold, Threshold::Change(3.0));
+        assert_eq!(c("too_late>0").threshold, Threshold::Limit(0.0));
+        assert_eq!(c("topic_lost_percent>1%").threshold, Threshold::Limit(1.0));
+        assert_eq!(
+            c("topic_lost_percent>+0.5pp").threshold,
+            Threshold::Change(0.5)
+        );
+        assert!(err("path_p99>100").contains("give a unit"));
+        assert!(err("late>1ms").contains("unknown unit 'ms' for late"));
+        assert_eq!(c("late>+50%").check_values(4.0, 5.0), (25.0, false));
+        assert_eq!(c("late>+20%").check_values(4.0, 5.0), (25.0, true));
+        assert_eq!(c("late>+20%").describe(25.0), "late changed by +25.0%");
+        assert_eq!(c("too_late>0").describe(3.0), "too_late is 3");
+        // A plain run has none of them.
+        let run: Run = serde_json::from_value(serde_json::json!({
+            "binding": "udp", "transport": "udp", "test": "latency", "size": 64,
+            "zero_copy": false, "data_type": "bytes", "reliable": false,
+            "config": {}, "resources": {
+                "publisher": {"cpu_percent": 0.0, "max_rss_kib": 0, "voluntary_cs": 0, "involuntary_cs": 0},
+                "subscriber": {"cpu_percent": 0.0, "max_rss_kib": 0, "voluntary_cs": 0, "involuntary_cs": 0}
+            }
+        }))
+        .unwrap();
+        assert_eq!(c("path_p99>1ns").check(&run, &run), None);
+        assert_eq!(c("late>0").check(&run, &run), None);
     }
 
     #[test]

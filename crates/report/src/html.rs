@@ -12,6 +12,7 @@
 //! from the results given.
 
 use crate::cell_text::{discovery_text, limit_text, one_way_text};
+use crate::css::CSS;
 use crate::error::{ReportError, Result};
 use crate::key::{CellKey, SeriesKey, flatten};
 use crate::label::series_labels;
@@ -73,7 +74,8 @@ struct SeriesData {
 /// Builds the report.
 pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
     let all: Vec<&Run> = sources.iter().flat_map(|s| s.file.runs.iter()).collect();
-    if all.is_empty() {
+    let graphs: Vec<_> = sources.iter().flat_map(|s| s.file.graphs.iter()).collect();
+    if all.is_empty() && graphs.is_empty() {
         return Err(ReportError::Empty("no runs to report".into()));
     }
     let mut cells = Vec::new();
@@ -652,25 +654,32 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
         ));
     }
 
+    if !graphs.is_empty() {
+        let html = crate::graph_html::section(&graphs, &mut plots);
+        sections.push(("topologies".into(), "Topologies".into(), html));
+    }
     sections.push((
         "environment".into(),
         "Environment".into(),
         environment_html(sources),
     ));
-    sections.push((
-        "configuration".into(),
-        "Configuration".into(),
-        config_html(&cells),
-    ));
+    if !cells.is_empty() {
+        let html = config_html(&cells);
+        sections.push(("configuration".into(), "Configuration".into(), html));
+    }
 
     // Page.
     let mut h = String::new();
     let nruns = all.len();
     let _ = write!(
         h,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"generator\" content=\"pubsubperf\">\n<title>{title}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<header>\n<h1>{title}</h1>\n<p class=\"meta\">{nruns} run(s) in {ncells} cell(s) from {sources}; generated {gen} by pubsubperf {ver}.</p>\n<nav>",
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"generator\" content=\"pubsubperf\">\n<title>{title}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<header>\n<h1>{title}</h1>\n<p class=\"meta\">{nruns} run(s) in {ncells} cell(s){topologies} from {sources}; generated {gen} by pubsubperf {ver}.</p>\n<nav>",
         title = esc(&opts.title),
         ncells = cells.len(),
+        topologies = match graphs.len() {
+            0 => String::new(),
+            n => format!(" and {n} topology run(s)"),
+        },
         sources = esc(&sources.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")),
         gen = esc(&opts.generated_at),
         ver = esc(&sources.first().map(|s| s.file.tool.version.clone()).unwrap_or_default()),
@@ -950,29 +959,3 @@ fn config_html(cells: &[Cell]) -> String {
     }
     h
 }
-
-const CSS: &str = "
-:root{color-scheme:light}
-body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;margin:0;color:#222;background:#f6f7f9;line-height:1.45}
-header{background:#1d2b3a;color:#fff;padding:18px 28px 10px}
-header h1{margin:0 0 4px;font-size:24px}
-header .meta{margin:0 0 10px;color:#c8d3de;font-size:13px}
-nav a{color:#fff;margin-right:18px;font-size:14px;text-decoration:none;border-bottom:1px solid #6c8aa8}
-main{max-width:1180px;margin:0 auto;padding:8px 20px 30px}
-section{background:#fff;border:1px solid #dde2e7;border-radius:6px;margin:18px 0;padding:6px 20px 16px}
-h2{font-size:20px;border-bottom:2px solid #1d2b3a;padding-bottom:4px}
-figure{margin:14px 0 22px}
-figure svg{max-width:100%;height:auto;display:block;margin:0 auto}
-figcaption{font-size:13px;color:#555;margin:4px 10px 0;text-align:center}
-table{border-collapse:collapse;margin:12px 0;font-size:13px}
-caption{text-align:left;font-weight:bold;padding:4px 0;color:#1d2b3a}
-th,td{border:1px solid #dde2e7;padding:3px 8px}
-thead th{background:#eef1f4}
-table.num td{text-align:right;font-variant-numeric:tabular-nums}
-table.num td:first-child{text-align:left}
-table.kv th{text-align:left;background:#f4f6f8;font-weight:normal;color:#444}
-tbody tr:nth-child(even){background:#fafbfc}
-.sw{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:6px}
-.scroll{overflow-x:auto}
-footer{max-width:1180px;margin:0 auto 30px;padding:0 20px;font-size:12px;color:#666}
-";

@@ -15,6 +15,10 @@
 //! - [`csv`], [`text`]: CSV export and the text tables of the CLI; [`axes`]:
 //!   the rate, subscribers and publishers a table's runs differ in, and
 //!   [`axis_plots`] the curves along them.
+//! - Topology runs (`graphs` of a results file): stored in the database's
+//!   `graphs` table, matched by [`graph_compare`], listed and compared in
+//!   text by [`graph_text`], drawn by [`graph_svg`] in the report's
+//!   Topologies section ([`graph_html`]).
 //!
 //! This crate knows nothing about command lines: the CLI turns flags into
 //! the plain types here ([`db::Filter`], [`failif::Condition`], ...).
@@ -24,10 +28,15 @@ pub mod axis_plots;
 pub mod bars;
 mod cell_text;
 pub mod compare;
+mod css;
 pub mod csv;
 pub mod db;
 pub mod error;
 pub mod failif;
+pub mod graph_compare;
+pub mod graph_html;
+pub mod graph_svg;
+pub mod graph_text;
 pub mod html;
 pub mod key;
 pub mod label;

@@ -298,7 +298,8 @@ pub fn group_by_cell<'a>(runs: impl IntoIterator<Item = &'a Run>) -> Vec<(CellKe
 }
 
 /// Merges results files: runs of the same cell (across all files and
-/// within one) become one run; the others are kept as they are. The
+/// within one) become one run; the others, and every topology run, are
+/// kept as they are. The
 /// environment is the first file's; `notes` lists what the caller should
 /// tell the user (files measured on another machine).
 pub fn merge_files(files: &[ResultsFile]) -> Result<(ResultsFile, Vec<String>)> {
@@ -331,7 +332,8 @@ pub fn merge_files(files: &[ResultsFile]) -> Result<(ResultsFile, Vec<String>)> 
             tool: first.tool.clone(),
             environment: env,
             runs,
-            graphs: Vec::new(),
+            // Topology runs are kept as they are, not merged.
+            graphs: files.iter().flat_map(|f| f.graphs.clone()).collect(),
         },
         notes,
     ))

@@ -222,6 +222,17 @@ pub fn percentile_label(p: f64) -> String {
     format!("{pc:.6}%")
 }
 
+/// The start of an SVG document `w` by `h` in the report's font: the
+/// element (its class and id), title, white background and the heading
+/// centered on `tx`.
+pub(crate) fn open_svg(class: &str, id: &str, title: &str, w: f64, h: f64, tx: f64) -> String {
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"{class}\" id=\"{id}\" viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\" font-family=\"{FONT}\" font-size=\"12\" role=\"img\" aria-label=\"{title}\">\n<title>{title}</title>\n<rect width=\"{w}\" height=\"{h}\" fill=\"#fff\"/>\n<text x=\"{tx}\" y=\"26\" font-size=\"16\" font-weight=\"bold\" text-anchor=\"middle\" fill=\"#222\">{title}</text>\n",
+        id = esc(id),
+        title = esc(title),
+    )
+}
+
 /// An axis' range (in scale units) and its ticks.
 pub(crate) struct Ticks {
     pub(crate) lo: f64,
@@ -391,11 +402,7 @@ impl Plot {
     /// The start of the SVG document, `h` high: element, title, background
     /// and the heading centered on `tx`.
     pub(crate) fn open(&self, h: f64, tx: f64) -> String {
-        format!(
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" id=\"plot-{id}\" viewBox=\"0 0 {W} {h}\" width=\"{W}\" height=\"{h}\" font-family=\"{FONT}\" font-size=\"12\" role=\"img\" aria-label=\"{title}\">\n<title>{title}</title>\n<rect width=\"{W}\" height=\"{h}\" fill=\"#fff\"/>\n<text x=\"{tx}\" y=\"26\" font-size=\"16\" font-weight=\"bold\" text-anchor=\"middle\" fill=\"#222\">{title}</text>\n",
-            id = esc(&self.id),
-            title = esc(&self.title),
-        )
+        open_svg("plot", &format!("plot-{}", self.id), &self.title, W, h, tx)
     }
 
     /// The plot as a standalone SVG document: lines, or bars when it holds

@@ -29,7 +29,7 @@ pub fn us(ns: u64) -> String {
     format!("{}.{:03}", ns / 1000, ns % 1000)
 }
 
-fn p_value(t: &TTest) -> String {
+pub(crate) fn p_value(t: &TTest) -> String {
     match t {
         TTest::NotApplicable => "n/a".into(),
         TTest::NoVariance { equal: true } => "1 (equal)".into(),
@@ -42,7 +42,7 @@ fn p_value(t: &TTest) -> String {
 
 /// Pads the columns of rows: `align` has one `l` or `r` per column
 /// (missing: right).
-fn table(rows: &[Vec<String>], align: &str) -> String {
+pub(crate) fn table(rows: &[Vec<String>], align: &str) -> String {
     let align: Vec<char> = align.chars().collect();
     let n = rows.iter().map(Vec::len).max().unwrap_or(0);
     let mut w = vec![0usize; n];
@@ -76,7 +76,7 @@ fn table(rows: &[Vec<String>], align: &str) -> String {
 /// The text of `pubsubperf compare`.
 pub fn comparison(c: &Comparison) -> String {
     let mut s = String::new();
-    let _ = writeln!(
+    let _ = write!(
         s,
         "BASE {}  vs  NEW {}: {} cell(s) matched, {} only in BASE, {} only in NEW",
         c.base_name,
@@ -85,6 +85,18 @@ pub fn comparison(c: &Comparison) -> String {
         c.only_base.len(),
         c.only_new.len()
     );
+    let g = &c.graphs;
+    if !(g.graphs.is_empty() && g.only_base.is_empty() && g.only_new.is_empty()) {
+        let _ = write!(
+            s,
+            "; {} topolog{} matched, {} only in BASE, {} only in NEW",
+            g.graphs.len(),
+            if g.graphs.len() == 1 { "y" } else { "ies" },
+            g.only_base.len(),
+            g.only_new.len()
+        );
+    }
+    s.push('\n');
     let lat: Vec<&CellComparison> = c.cells.iter().filter(|x| x.key.test == "latency").collect();
     let tp: Vec<&CellComparison> = c.cells.iter().filter(|x| x.key.test != "latency").collect();
     if !lat.is_empty() {
@@ -176,7 +188,8 @@ pub fn comparison(c: &Comparison) -> String {
         }
         s.push_str(&table(&rows, "l"));
     }
-    if !c.cells.is_empty() {
+    s.push_str(&crate::graph_text::comparison(&c.graphs));
+    if !c.cells.is_empty() || c.graphs.graphs.iter().any(|g| !g.paths.is_empty()) {
         let _ = writeln!(
             s,
             "(* p < 0.05; n/a: a test needs at least 2 repetitions on each side)"
@@ -194,6 +207,7 @@ pub fn comparison(c: &Comparison) -> String {
             let _ = writeln!(s, "  {}", k.label());
         }
     }
+    s.push_str(&crate::graph_text::unmatched(&c.graphs));
     if !c.setting_differences.is_empty() {
         let _ = writeln!(s, "\nSettings that differ (not used to match cells):");
         for d in &c.setting_differences {
@@ -209,7 +223,7 @@ pub fn comparison(c: &Comparison) -> String {
     for u in &c.unchecked {
         let _ = writeln!(
             s,
-            "\n--fail-if '{u}': no matched cell has this metric; not checked"
+            "\n--fail-if '{u}': no matched cell, path or topic has this metric; not checked"
         );
     }
     if !c.violations.is_empty() {

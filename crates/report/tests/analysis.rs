@@ -181,7 +181,7 @@ fn database_round_trip_and_filters() {
             ..Default::default()
         })
         .unwrap();
-    let (f, notes) = to_results_file(&back).unwrap();
+    let (f, notes) = to_results_file(&back, &[]).unwrap();
     assert!(notes.is_empty());
     assert_eq!(f.environment, base.environment);
     let mut want = base.runs.clone();

@@ -103,7 +103,7 @@ fn the_database_keeps_the_profile_and_its_method() {
     )
     .unwrap();
     let back = db.query(&Filter::default()).unwrap();
-    let (f, _) = to_results_file(&back).unwrap();
+    let (f, _) = to_results_file(&back, &[]).unwrap();
     let p = f.runs.iter().find(|r| r.size == 64).unwrap();
     assert_eq!(p.profile, profiled_run().profile);
     assert!(

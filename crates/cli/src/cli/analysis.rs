@@ -5,7 +5,7 @@ use clap::Args;
 use std::path::PathBuf;
 
 /// `--db` and `--no-save` for commands that measure (latency, throughput,
-/// sweep): flatten into their arguments with `#[command(flatten)]`.
+/// sweep, topology): flatten into their arguments with `#[command(flatten)]`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct SaveArgs {
     /// Results database to save runs in (default: $PUBSUBPERF_DB, else
@@ -27,7 +27,8 @@ pub struct FilterArgs {
     /// Only runs over this transport.
     #[arg(short, long, value_name = "NAME")]
     pub transport: Option<String>,
-    /// Only runs of this test: latency or throughput.
+    /// Only runs of this test: latency, throughput or topology (topology
+    /// runs only).
     #[arg(long, value_name = "TEST")]
     pub test: Option<String>,
     /// Only runs of this sample size (64, 1KiB, ...).
@@ -43,7 +44,10 @@ pub struct FilterArgs {
     /// Only runs of this run group (id or prefix, as 'history' shows it).
     #[arg(long, value_name = "ID")]
     pub group: Option<String>,
-    /// Only the most recent N runs.
+    /// Only topology runs of this topology (its name).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Only the most recent N runs (and the most recent N topology runs).
     #[arg(short = 'n', long, value_name = "N")]
     pub limit: Option<usize>,
 }
@@ -85,7 +89,7 @@ pub struct MergeArgs {
 pub struct CompareArgs {
     /// The baseline: a results JSON file, or a database selection
     /// 'db:KEY=VALUE,...' (keys: group, sweep, binding, transport, test,
-    /// size, since, limit; 'db:ID' is short for 'db:group=ID').
+    /// size, name, since, limit; 'db:ID' is short for 'db:group=ID').
     #[arg(value_name = "BASE")]
     pub base: String,
     /// The new results, in the same forms as BASE.

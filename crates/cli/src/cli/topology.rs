@@ -1,6 +1,6 @@
 //! Arguments of `pubsubperf topology`.
 
-use super::WaitArg;
+use super::{SaveArgs, WaitArg};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -54,4 +54,6 @@ pub struct TopologyArgs {
     /// Write the result as JSON (a results file with `graphs`).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub save: SaveArgs,
 }
