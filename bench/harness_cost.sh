@@ -15,11 +15,11 @@
 # against the goal (>= 0.95: the harness adds under 5 %), and its 95 %
 # interval (bench/lib/ratios.py).
 #
-# The mock binding's clock is virtual (its rates are in virtual time), so
-# only intra is timed here; the mock's loop is the same code path.
+# The mock binding's clock is virtual (its rates are in virtual time): it
+# is compared by CPU per sample, counted (below), as intra is too.
 #
 # usage: [ROUNDS=5] [SIZE=64] [WAIT=block] [SUBSCRIBERS="1 8 64"]
-#        [TOPICS="2 8"] bench/harness_cost.sh [SECONDS]
+#        [TOPICS="2 8"] [CPU_BINDINGS="mock intra"] bench/harness_cost.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-3}
@@ -59,4 +59,41 @@ for t in $topics; do
     alternate floor_run 1 "$t" -- ours_run 1 "$t"
     report tp "topics-$t" "$size" harness_floor
 done
+
+# CPU per sample, counted (the mock's clock is virtual, so its rates mean
+# nothing in real time; and counts do not swing with the VM as rates do):
+# each side runs SHORT and LONG counts of samples under `perf stat -e
+# task-clock` (one process: the mock's and intra's subscribers are threads
+# of it), and the figure is the samples delivered per CPU-second of the
+# difference, which cancels set-up and teardown. The ratio harness/floor
+# >= 0.95: the harness spends under about 5 % more CPU per sample.
+cpu_ms() { # CMD... -> CPU ms of its whole process
+    perf stat -x, -e task-clock -o "$tmp/perf.csv" -- "$@" > /dev/null 2>&1 || { echo nan; return; }
+    awk -F, '$3 == "task-clock" { print $1 }' "$tmp/perf.csv"
+}
+per_cpu_s() { # WHO BINDING SUBS -> samples delivered per CPU-second, LONG minus SHORT
+    local who=$1 b=$2 n=$3 short=$(( 400000 / $3 )) long=$(( 2000000 / $3 )) a z
+    for c in $short $long; do
+        if [ "$who" = floor ]; then
+            z=$(cpu_ms "$floor" --binding "$b" --subscribers "$n" --count "$c" --warmup 0 --wait "$wait_mode" --cpu 0,1)
+        else
+            z=$(cpu_ms "$bin" throughput -b "$b" --subscribers "$n" -n "$c" --size "$size" --warmup 0s --wait "$wait_mode" --cpu 0,1 -q --no-save)
+        fi
+        [ "$c" = "$short" ] && a=$z
+    done
+    python3 -c 'import sys; a, z, s, l, n = map(float, sys.argv[1:]); d = (z - a) / 1000; print("nan" if d <= 0 else round((l - s) * n / d))' "$a" "$z" "$short" "$long" "$n"
+}
+if command -v perf > /dev/null; then
+    for b in ${CPU_BINDINGS:-mock intra}; do
+        echo "== ${b}: samples delivered per CPU-second (perf stat task-clock, $(( 2000000 )) minus $(( 400000 )) deliveries), ${rounds} alternating rounds"
+        for n in $subscribers; do
+            wanted tp "cpu-$b-subs-$n" "$size" harness_floor || continue
+            alternate per_cpu_s floor "$b" "$n" -- per_cpu_s ours "$b" "$n"
+            report tp "cpu-$b-subs-$n" "$size" harness_floor
+        done
+    done
+else
+    echo "perf not found (Debian: linux-perf): the CPU-per-sample cells are not measured" >&2
+    exit 1
+fi
 echo "  (load average: $(cut -d' ' -f1-3 /proc/loadavg); this VM has $(nproc) vCPUs and is shared, so compare figures of one run only)"

@@ -10,29 +10,13 @@ fn us(ns: u64) -> String {
     format!("{:.1}", ns as f64 / 1e3)
 }
 
-/// The publisher process's CPU time per sample it sent, ns: its CPU share
-/// over the measured duration, divided by the samples it sent (every
-/// thread of the process: the middleware's own included). A run's counts
-/// are summed over its subscribers, each of which counts what was sent to
-/// it; publisher 0's own are its counts over the subscribers.
-pub fn publisher_cpu_per_sample(r: &Run) -> Option<f64> {
-    let counts = r.publishers.first().or(r.throughput.as_ref())?;
-    let subs = r.config["subscribers"].as_u64().unwrap_or(1).max(1);
-    let sent = counts.sent / subs;
-    if sent == 0 {
-        return None;
-    }
-    let cpu_ns = r.resources.publisher.cpu_percent / 100.0 * r.duration_s * 1e9;
-    Some(cpu_ns / sent as f64)
-}
-
 /// One line per run that measured its fan-out.
 pub fn lines(runs: &[&Run]) -> String {
     let mut s = String::new();
     for r in runs {
         let Some(f) = &r.fan_out else { continue };
         let size = pubsubperf_core::size::format_size_with_unit(r.size);
-        let cost = match (r.test, publisher_cpu_per_sample(r)) {
+        let cost = match (r.test, r.publisher_cpu_per_sample()) {
             (TestKind::Throughput, Some(ns)) => {
                 format!("; publisher CPU {:.0} ns per sample sent", ns)
             }

@@ -358,10 +358,7 @@ relay = [{ from = "in", to = "out" }]
 subscribe = ["out"]
 "#,
     );
-    let (g, _) = run(
-        d.path(),
-        &[&f, "-b", "cyclonedds", "--reliable"],
-    );
+    let (g, _) = run(d.path(), &[&f, "-b", "cyclonedds", "--reliable"]);
     let t = |name: &str| find(&g["topics"], |t| t["name"] == name).clone();
     let (inn, out) = (t("in"), t("out"));
     assert_eq!(

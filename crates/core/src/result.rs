@@ -357,6 +357,23 @@ pub struct Pings {
 }
 
 impl Run {
+    /// Throughput: the publisher process's CPU time per sample it sent, ns:
+    /// its CPU share over the measured duration divided by the samples it
+    /// sent (every thread of the process, the middleware's own included).
+    /// A run's counts are summed over its subscribers, each of which counts
+    /// what was sent to it: publisher 0's own are its counts over the
+    /// subscribers.
+    pub fn publisher_cpu_per_sample(&self) -> Option<f64> {
+        let counts = self.publishers.first().or(self.throughput.as_ref())?;
+        let subs = self.config["subscribers"].as_u64().unwrap_or(1).max(1);
+        let sent = counts.sent / subs;
+        if sent == 0 {
+            return None;
+        }
+        let cpu_ns = self.resources.publisher.cpu_percent / 100.0 * self.duration_s * 1e9;
+        Some(cpu_ns / sent as f64)
+    }
+
     /// Sends refused under best effort: the throughput counters' or, in a
     /// latency test, the pings'; 0 when the run counted none.
     pub fn rejected(&self) -> u64 {

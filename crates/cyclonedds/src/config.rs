@@ -254,7 +254,10 @@ pub fn domain_xml(cfg: &EndpointConfig, o: &Opts) -> Result<String, BindingError
     x.close("General");
     x.open("Discovery");
     x.leaf("ParticipantIndex", "auto");
-    x.leaf("MaxAutoParticipantIndex", "60");
+    // Up to 64 subscribers and 64 publishers, each a participant, on one
+    // host: 120 is the most the standard port mapping holds within a
+    // domain's 250 ports (7400 + 250 d + 10 + 2 i, i < 120).
+    x.leaf("MaxAutoParticipantIndex", "119");
     // The group of every traffic but participant discovery (SPDP keeps
     // CycloneDDS's 239.255.0.1, so discovery works as without it).
     if let Some(a) = o.multicast_address {
@@ -439,7 +442,7 @@ mod tests {
         c.multicast_address = Some("239.255.12.34".into());
         let x = domain_xml(&c, &Opts::parse(&c).unwrap()).unwrap();
         assert!(
-            x.contains("<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>60</MaxAutoParticipantIndex><DefaultMulticastAddress>239.255.12.34</DefaultMulticastAddress>"),
+            x.contains("<Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>119</MaxAutoParticipantIndex><DefaultMulticastAddress>239.255.12.34</DefaultMulticastAddress>"),
             "{x}"
         );
         assert!(x.contains(" prefer_multicast=\"true\"/>"), "{x}");

@@ -9,9 +9,12 @@
 //!
 //! usage: harness_floor --binding intra|mock --subscribers N --topics T
 //!        --size BYTES --duration SECS --warmup SECS [--wait busy|block]
-//!        [--cpu PUB,SUB]
+//!        [--cpu PUB,SUB] [--count N]
 //! prints `per_s=N`: samples received per second of measurement, all
 //! readers together (as the harness's throughput sums its subscribers).
+//! With `--count N` each writer sends N samples after the warm-up and the
+//! run ends when the readers have them all (the mock's clock is virtual,
+//! so its runs are compared by the CPU time they take, not by a rate).
 
 use pubsubperf_core::sample::{FLAG_WARMUP, Header};
 use pubsubperf_core::{
@@ -30,6 +33,8 @@ struct Args {
     warmup: Duration,
     wait: WaitMode,
     cpu: Option<(usize, usize)>,
+    /// Measured samples each writer sends (0: for the duration).
+    count: u64,
 }
 
 fn args() -> Result<Args, String> {
@@ -42,6 +47,7 @@ fn args() -> Result<Args, String> {
         warmup: Duration::from_secs(1),
         wait: WaitMode::Block,
         cpu: None,
+        count: 0,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -55,6 +61,7 @@ fn args() -> Result<Args, String> {
             "--subscribers" => a.subscribers = num(&v)? as usize,
             "--topics" => a.topics = num(&v)? as usize,
             "--size" => a.size = num(&v)? as usize,
+            "--count" => a.count = num(&v)? as u64,
             "--duration" => a.duration = Duration::from_secs_f64(num(&v)?),
             "--warmup" => a.warmup = Duration::from_secs_f64(num(&v)?),
             "--wait" if v == "busy" => a.wait = WaitMode::Busy,
@@ -77,7 +84,7 @@ fn topic<B: Binding>(
     a: &Args,
     t: usize,
     stop: &Arc<AtomicBool>,
-    counted: &Arc<AtomicU64>,
+    counters: &mut Vec<Arc<AtomicU64>>,
 ) -> Result<Vec<std::thread::JoinHandle<()>>, String> {
     let mut cfg = EndpointConfig::for_test(&format!("floor{}t{t}", std::process::id()));
     cfg.wait = a.wait;
@@ -94,25 +101,29 @@ fn topic<B: Binding>(
             })
             .map_err(|e| e.to_string())?;
         locators.push(l);
-        let (stop, counted, cpu) = (stop.clone(), counted.clone(), a.cpu.map(|c| c.1));
+        // Each reader's own counter, stored after each receive call (no
+        // shared cache line per sample).
+        let counted = Arc::new(AtomicU64::new(0));
+        counters.push(counted.clone());
+        let (stop, cpu) = (stop.clone(), a.cpu.map(|c| c.1));
         threads.push(std::thread::spawn(move || {
             if let Some(c) = cpu {
                 let _ = sys::pin_to_cpu(c);
             }
             let mut n = 0u64;
-            let mut count = |s: Received| {
-                if let Some(h) = Header::read(s.head())
-                    && h.flags & FLAG_WARMUP == 0
-                {
-                    n += 1;
-                }
-            };
             while !stop.load(Ordering::Relaxed) {
+                let mut count = |s: Received| {
+                    if let Some(h) = Header::read(s.head())
+                        && h.flags & FLAG_WARMUP == 0
+                    {
+                        n += 1;
+                    }
+                };
                 if r.recv(Duration::from_millis(50), &mut count).is_err() {
                     break;
                 }
+                counted.store(n, Ordering::Relaxed);
             }
-            counted.fetch_add(n, Ordering::Relaxed);
         }));
     }
     let mut w = b
@@ -126,20 +137,23 @@ fn topic<B: Binding>(
         .map_err(|e| e.to_string())?;
     w.wait_matched(a.subscribers, Duration::from_secs(10))
         .map_err(|e| e.to_string())?;
-    let (stop, size, warm, cpu) = (stop.clone(), a.size, a.warmup, a.cpu.map(|c| c.0));
+    let (stop, size, warm, cpu, count) =
+        (stop.clone(), a.size, a.warmup, a.cpu.map(|c| c.0), a.count);
     threads.push(std::thread::spawn(move || {
         let _keep = b;
         if let Some(c) = cpu {
             let _ = sys::pin_to_cpu(c);
         }
+        // The clock is read every 1024 sends (the harness's loop reads it
+        // every 64): a read per send would be most of the loop's cost.
         let start = Instant::now();
         let mut seq = 0u64;
+        let mut flags = if warm.is_zero() { 0 } else { FLAG_WARMUP };
+        let mut measured = 0u64;
         while !stop.load(Ordering::Relaxed) {
-            let flags = if start.elapsed() < warm {
-                FLAG_WARMUP
-            } else {
-                0
-            };
+            if flags != 0 && seq.is_multiple_of(1024) && start.elapsed() >= warm {
+                flags = 0;
+            }
             let h = Header {
                 seq,
                 publisher: 0,
@@ -151,6 +165,12 @@ fn topic<B: Binding>(
                 break;
             }
             seq += 1;
+            if flags == 0 {
+                measured += 1;
+                if measured == count {
+                    break;
+                }
+            }
         }
         let _ = w.flush();
     }));
@@ -159,17 +179,33 @@ fn topic<B: Binding>(
 
 fn run<B: Binding>(a: &Args) -> Result<f64, String> {
     let stop = Arc::new(AtomicBool::new(false));
-    let counted = Arc::new(AtomicU64::new(0));
+    let mut counters = Vec::new();
     let mut threads = Vec::new();
     for t in 0..a.topics {
-        threads.extend(topic::<B>(a, t, &stop, &counted)?);
+        threads.extend(topic::<B>(a, t, &stop, &mut counters)?);
     }
-    std::thread::sleep(a.warmup + a.duration);
+    let reading = |c: &[Arc<AtomicU64>]| c.iter().map(|x| x.load(Ordering::Relaxed)).sum::<u64>();
+    let start = Instant::now();
+    if a.count > 0 {
+        // Until every reader has every sample (bounded by an hour).
+        let want = a.count * (a.subscribers * a.topics) as u64;
+        while reading(&counters) < want && start.elapsed() < Duration::from_secs(3600) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    } else {
+        std::thread::sleep(a.warmup + a.duration);
+    }
+    let elapsed = start.elapsed().saturating_sub(a.warmup);
     stop.store(true, Ordering::Relaxed);
     for t in threads {
         let _ = t.join();
     }
-    Ok(counted.load(Ordering::Relaxed) as f64 / a.duration.as_secs_f64())
+    let seconds = if a.count > 0 {
+        elapsed.as_secs_f64()
+    } else {
+        a.duration.as_secs_f64()
+    };
+    Ok(reading(&counters) as f64 / seconds)
 }
 
 fn main() {

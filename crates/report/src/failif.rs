@@ -58,6 +58,14 @@ pub enum Metric {
     SpreadP50,
     /// Discovery: the slowest endpoint's time to match, ns.
     Discovery,
+    /// Fan-out: median of each sample's last delivery minus its first, ns.
+    FanoutSpreadP50,
+    /// Fan-out: 99th percentile of that spread, ns.
+    FanoutSpreadP99,
+    /// Fan-out: 99th percentile of each sample's last delivery, ns.
+    FanoutLastP99,
+    /// Throughput: the publisher's CPU per sample sent, ns.
+    SendCost,
     /// A topology's path: median end-to-end latency, ns.
     PathP50,
     /// A topology's path: 90th percentile, ns.
@@ -76,7 +84,7 @@ pub enum Metric {
 }
 
 /// Every metric with its names, for messages.
-pub const METRIC_NAMES: &str = "p50, p90, p99, p99_9, mean, max, samples_per_s, mbps, lost_percent, rejected, forward_p50, back_p50, spread_p50, discovery, path_p50, path_p90, path_p99, path_max, late, too_late, topic_lost_percent";
+pub const METRIC_NAMES: &str = "p50, p90, p99, p99_9, mean, max, samples_per_s, mbps, lost_percent, rejected, forward_p50, back_p50, spread_p50, discovery, fanout_spread_p50, fanout_spread_p99, fanout_last_p99, send_cost, path_p50, path_p90, path_p99, path_max, late, too_late, topic_lost_percent";
 
 impl Metric {
     /// Parses a metric name.
@@ -96,6 +104,10 @@ impl Metric {
             "back_p50" => Metric::BackP50,
             "spread_p50" => Metric::SpreadP50,
             "discovery" => Metric::Discovery,
+            "fanout_spread_p50" => Metric::FanoutSpreadP50,
+            "fanout_spread_p99" => Metric::FanoutSpreadP99,
+            "fanout_last_p99" => Metric::FanoutLastP99,
+            "send_cost" => Metric::SendCost,
             "path_p50" => Metric::PathP50,
             "path_p90" => Metric::PathP90,
             "path_p99" => Metric::PathP99,
@@ -124,6 +136,10 @@ impl Metric {
             Metric::BackP50 => "back_p50",
             Metric::SpreadP50 => "spread_p50",
             Metric::Discovery => "discovery",
+            Metric::FanoutSpreadP50 => "fanout_spread_p50",
+            Metric::FanoutSpreadP99 => "fanout_spread_p99",
+            Metric::FanoutLastP99 => "fanout_last_p99",
+            Metric::SendCost => "send_cost",
             Metric::PathP50 => "path_p50",
             Metric::PathP90 => "path_p90",
             Metric::PathP99 => "path_p99",
@@ -152,6 +168,10 @@ impl Metric {
                     | Metric::BackP50
                     | Metric::SpreadP50
                     | Metric::Discovery
+                    | Metric::FanoutSpreadP50
+                    | Metric::FanoutSpreadP99
+                    | Metric::FanoutLastP99
+                    | Metric::SendCost
                     | Metric::PathP50
                     | Metric::PathP90
                     | Metric::PathP99
@@ -208,6 +228,10 @@ impl Metric {
                 let (lo, hi) = (p50s.clone().min()?, p50s.max()?);
                 return Some((hi - lo) as f64);
             }
+            Metric::FanoutSpreadP50 => return r.fan_out.as_ref().map(|f| f.spread_ns.p50 as f64),
+            Metric::FanoutSpreadP99 => return r.fan_out.as_ref().map(|f| f.spread_ns.p99 as f64),
+            Metric::FanoutLastP99 => return r.fan_out.as_ref().map(|f| f.last_ns.p99 as f64),
+            Metric::SendCost => return r.publisher_cpu_per_sample(),
             Metric::PathP50
             | Metric::PathP90
             | Metric::PathP99
@@ -588,6 +612,52 @@ mod tests {
         assert_eq!(
             Metric::Discovery.format(3_000_000.0),
             crate::text::format_ns(3_000_000.0)
+        );
+    }
+
+    /// Fan-out: the spread's and last delivery's percentiles; the
+    /// publisher's CPU per sample sent (throughput).
+    #[test]
+    fn fan_out_and_send_cost() {
+        use pubsubperf_core::result::FanOut;
+        use pubsubperf_core::stats::LatencyRecorder;
+        let summary = |v: u64| {
+            let mut r = LatencyRecorder::new();
+            r.record(v);
+            r.summary()
+        };
+        let run = |scale: u64| -> Run {
+            let mut r: Run = serde_json::from_value(serde_json::json!({
+                "binding": "udp", "transport": "udp", "test": "throughput", "size": 64,
+                "zero_copy": false, "data_type": "bytes", "reliable": false,
+                "config": {"subscribers": 2}, "duration_s": 1.0,
+                "throughput": {"sent": 2_000_000, "received": 0, "bytes": 0, "samples_per_s": 0.0,
+                    "mbps": 0.0, "lost": 0, "lost_percent": 0.0, "duplicates": 0, "out_of_order": 0},
+                "resources": {
+                    "publisher": {"cpu_percent": 50.0 * scale as f64, "max_rss_kib": 0, "voluntary_cs": 0, "involuntary_cs": 0},
+                    "subscriber": {"cpu_percent": 0.0, "max_rss_kib": 0, "voluntary_cs": 0, "involuntary_cs": 0}
+                }
+            }))
+            .expect("a run");
+            r.fan_out = Some(FanOut {
+                every: 1,
+                subscribers: 2,
+                samples: 1,
+                first_ns: summary(1_000),
+                last_ns: summary(3_000 * scale),
+                spread_ns: summary(2_000 * scale),
+            });
+            r
+        };
+        let (base, new) = (run(1), run(2));
+        assert_eq!(Metric::FanoutSpreadP50.value(&base), Some(2_000.0));
+        assert_eq!(Metric::FanoutLastP99.value(&base), Some(3_000.0));
+        // 0.5 s of CPU over the 1M samples publisher 0 sent.
+        assert_eq!(Metric::SendCost.value(&base), Some(500.0));
+        assert_eq!(c("send_cost>+50%").check(&base, &new), Some((100.0, true)));
+        assert_eq!(
+            c("fanout_spread_p99>3us").check(&base, &new),
+            Some((4_000.0, true))
         );
     }
 
