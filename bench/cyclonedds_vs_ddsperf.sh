@@ -43,6 +43,13 @@
 # (GLIBC_TUNABLES), for a like-for-like comparison; OURS_OPTS="--opt
 # malloc=default" runs ours with glibc's as it is.
 #
+# 4. (PARTS=4) the whole distribution at SIZES, listener mode: per run the
+#    count-weighted medians over the seconds of mean, min, p50, p90, p99 and
+#    max (the points ddsperf prints each second; ours from our intervals'
+#    own histograms) and the round trips per second with the mean round
+#    trip they imply (time / count); per point the median over the rounds
+#    of each tool and the ratio ours/ddsperf (issue 49 item 3).
+#
 # usage: [ROUNDS=3] [SIZES="64 1024 65536 1048576"] [PARTS="1 2 3"]
 #        [MODES="listener waitset"] [REF_MALLOC=default|keep] [OURS_OPTS=...]
 #        bench/cyclonedds_vs_ddsperf.sh [SECONDS]
@@ -68,7 +75,7 @@ cat > "$tmp/lo.xml" <<'XML'
   </General>
   <Discovery>
     <ParticipantIndex>auto</ParticipantIndex>
-    <MaxAutoParticipantIndex>60</MaxAutoParticipantIndex>
+    <MaxAutoParticipantIndex>119</MaxAutoParticipantIndex>
     <Peers><Peer address="127.0.0.1"/></Peers>
   </Discovery>
 </Domain></CycloneDDS>
@@ -150,6 +157,49 @@ ours_run() {
     fi
 }
 
+# The distribution of a latency run's seconds from its per-second points,
+# as "mean min p50 p90 p99 max rate" (us, us, ..., round trips/s):
+# count-weighted medians over the seconds kept, the rate their count over
+# their number. Reads "mean min p50 p90 p99 max count" lines on stdin.
+dist_of_seconds() {
+    python3 -c '
+import sys
+rows = [list(map(float, l.split())) for l in sys.stdin if l.strip()]
+def wmedian(pairs):
+    pairs = sorted(pairs)
+    half, acc = sum(c for _, c in pairs) / 2, 0
+    for v, c in pairs:
+        acc += c
+        if acc >= half:
+            return v
+    return float("nan")
+if not rows:
+    print(" ".join(["nan"] * 7))
+else:
+    pts = [wmedian([(r[i], r[6]) for r in rows]) for i in range(6)]
+    print(" ".join(f"{p:.3f}" for p in pts), f"{sum(r[6] for r in rows) / len(rows):.0f}")
+'
+}
+# ddsperf ping/pong listener at SIZE: its seconds after the first.
+ddsperf_dist() {
+    local size=$1
+    ddsperf_lat "$size" listener > /dev/null
+    sed -n 's/^\[[0-9]*\] *[0-9.]* *[^ ]* size [0-9]* mean \([0-9.]*\)us min \([0-9.]*\)us 50% \([0-9.]*\)us 90% \([0-9.]*\)us 99% \([0-9.]*\)us max \([0-9.]*\)us cnt \([0-9]*\).*/\1 \2 \3 \4 \5 \6 \7/p' "$tmp/ping.txt" | tail -n +2 | dist_of_seconds
+}
+# ours, listener, at SIZE: our intervals (the warm-up is not in them).
+ours_dist() {
+    local size=$1
+    # shellcheck disable=SC2086 # OURS_OPTS: flags, split on spaces
+    "$bin" latency --binding cyclonedds --size "$size" --receive listener ${OURS_OPTS:-} --duration "${secs}s" --cpu 0,1 -q --no-save --json "$tmp/d.json" > /dev/null || { echo "nan nan nan nan nan nan nan"; return; }
+    python3 -c '
+import json, sys
+for i in json.load(open(sys.argv[1]))["runs"][0].get("intervals", []):
+    v = [i.get(k) for k in ("latency_mean_ns", "latency_min_ns", "latency_p50_ns", "latency_p90_ns", "latency_p99_ns", "latency_max_ns")]
+    if None not in v and i.get("received"):
+        print(" ".join(f"{x / 1000:.3f}" for x in v), i["received"])
+' "$tmp/d.json" | dist_of_seconds
+}
+
 if has_part 1; then
 echo "== 1. latency p50/p99 (one-way = RTT/2), ${secs} s per run, ${rounds} alternating rounds"
 for mode in ${MODES:-listener waitset}; do
@@ -191,5 +241,29 @@ if [ -z "${ONLY_CELLS:-}" ]; then
 "$bin" throughput --binding udp --size 1KiB --duration "${secs}s" --cpu 0,1 -q --no-save --json "$tmp/tp_udp.json" > /dev/null
 echo "  udp binding at 1 KiB (best effort, the kernel's floor): $(json "$tmp/tp_udp.json" "f\"{r[0]['throughput']['samples_per_s']:.0f}/s received, lost {r[0]['throughput']['lost_percent']:.2f} %\"")"
 fi
+fi
+if has_part 4; then
+echo "== 4. the whole distribution, listener, ${secs} s per run, ${rounds} alternating rounds: medians over the seconds (us), round trips/s and the mean round trip they imply"
+for size in $sizes; do
+    : > "$tmp/dist"
+    for r in $(seq "$rounds"); do
+        if first_of_round "$r"; then d=$(ddsperf_dist "$size"); o=$(ours_dist "$size"); else o=$(ours_dist "$size"); d=$(ddsperf_dist "$size"); fi
+        echo "$d | $o" >> "$tmp/dist"
+        echo "  ${size} B round $r: ddsperf $d | pubsubperf $o"
+    done
+    python3 - "$tmp/dist" "$size" <<'PY'
+import statistics, sys
+rows = [l.split("|") for l in open(sys.argv[1]) if "|" in l]
+ref = [list(map(float, a.split())) for a, _ in rows]
+ours = [list(map(float, b.split())) for _, b in rows]
+names = ["mean", "min", "p50", "p90", "p99", "max", "round trips/s"]
+med = lambda cols, i: statistics.median(c[i] for c in cols)
+for i, n in enumerate(names):
+    a, b = med(ref, i), med(ours, i)
+    print(f"  {sys.argv[2]:>7} B  {n:>14}: ddsperf {a:10.2f}  pubsubperf {b:10.2f}  ratio {b / a:.3f}")
+a, b = med(ref, 6), med(ours, 6)
+print(f"  {sys.argv[2]:>7} B  mean round trip from count and time: ddsperf {1e6 / a:.2f} us, pubsubperf {1e6 / b:.2f} us (one-way {5e5 / a:.2f} / {5e5 / b:.2f})")
+PY
+done
 fi
 echo "  (load average: $(cut -d' ' -f1-3 /proc/loadavg); this VM has $(nproc) vCPUs and is shared, so compare figures of one run only)"

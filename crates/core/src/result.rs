@@ -462,6 +462,10 @@ pub struct Interval {
     /// from the run's: see `stats`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_p50_ns: Option<u64>,
+    /// Latency test: the interval's 90th percentile, ns (as above; with
+    /// p50 and p99, the points ddsperf prints each second).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_p90_ns: Option<u64>,
     /// Latency test: the interval's 99th percentile, ns (as above).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_p99_ns: Option<u64>,

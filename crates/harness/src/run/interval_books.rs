@@ -56,6 +56,7 @@ impl IntervalBooks {
                 latency_std_ns: Some(summary.std),
                 latency_last_ns: Some(self.last_ns),
                 latency_p50_ns: Some(rec.quantile(0.50)),
+                latency_p90_ns: Some(rec.quantile(0.90)),
                 latency_p99_ns: Some(rec.quantile(0.99)),
                 ..Default::default()
             }
