@@ -374,3 +374,36 @@ subscribe = ["out"]
     assert_eq!(inn["sent"], 100);
     assert_eq!(inn["received"], 100);
 }
+
+/// Loss is exact with the mock: dropping every 10th send of 100 loses 10
+/// on the hop and the topic, and the run ends at once (a dropped sample
+/// holds the lockstep only briefly).
+#[test]
+fn the_mock_s_drops_are_counted_exactly_as_loss() {
+    let d = tempfile::tempdir().unwrap();
+    let f = file(
+        d.path(),
+        "drop.toml",
+        "binding = \"mock\"\nduration = \"100ms\"\nwarmup = \"0s\"\n[topics.a]\nsize = 64\nrate = \"1k\"\n\
+         [nodes.src]\npublish = [\"a\"]\n[nodes.sink]\nsubscribe = [\"a\"]\n",
+    );
+    let start = std::time::Instant::now();
+    let (g, _) = run(d.path(), &[&f, "--best-effort", "--opt", "drop-every=10"]);
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        start.elapsed()
+    );
+    let t = &g["topics"][0];
+    assert_eq!(
+        (
+            t["sent"].as_u64(),
+            t["received"].as_u64(),
+            t["lost"].as_u64()
+        ),
+        (Some(100), Some(90), Some(10)),
+        "{t}"
+    );
+    assert_eq!(t["lost_percent"], 10.0);
+    assert_eq!(g["hops"][0]["lost"], 10);
+}
