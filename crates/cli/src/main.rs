@@ -269,19 +269,35 @@ pub fn remote_access(
     plan: &plan::TestPlan,
     pool: Option<&std::sync::Arc<pubsubperf_harness::ssh::Pool>>,
 ) -> anyhow::Result<RemoteAccess> {
-    let by_address = plan
-        .connect
-        .iter()
-        .chain(&plan.connect_publishers)
-        .any(|a| !a.starts_with("ssh://"));
+    let addrs = plan.connect.iter().chain(&plan.connect_publishers);
+    let mut access = access_to(
+        addrs.map(String::as_str),
+        plan.token_file.as_deref(),
+        plan.insecure,
+        plan.remote_path.clone(),
+    )?;
+    access.pool = pool.cloned();
+    Ok(access)
+}
+
+/// How to reach the agents at `addrs`: the token (read only when one is
+/// reached by address, and not `insecure`; over SSH none is needed) and
+/// the remote binary.
+pub fn access_to<'a>(
+    mut addrs: impl Iterator<Item = &'a str>,
+    token_file: Option<&std::path::Path>,
+    insecure: bool,
+    remote_path: Option<String>,
+) -> anyhow::Result<RemoteAccess> {
+    let by_address = addrs.any(|a| !a.starts_with("ssh://"));
     Ok(RemoteAccess {
-        token: if by_address && !plan.insecure {
-            agent_token(plan.token_file.as_deref())?
+        token: if by_address && !insecure {
+            agent_token(token_file)?
         } else {
             None
         },
-        remote_path: plan.remote_path.clone(),
-        pool: pool.cloned(),
+        remote_path,
+        pool: None,
     })
 }
 

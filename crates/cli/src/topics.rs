@@ -86,7 +86,7 @@ pub fn merge(outcomes: Vec<RunOutcome>) -> RunOutcome {
         .collect();
     out.latency_ns = merged_latency(&runs);
     out.latency_by_subscriber.clear();
-    out.pings = runs.iter().map(|r| r.pings.as_ref()).sum_pings();
+    out.pings = summed_pings(&runs);
     out.throughput = summed_throughput(&runs);
     out.subscribers.clear();
     out.publishers.clear();
@@ -121,27 +121,20 @@ fn merged_latency(runs: &[Run]) -> Option<pubsubperf_core::stats::LatencySummary
     Some(all.summary())
 }
 
-/// Summing the topics' pings.
-trait SumPings {
-    fn sum_pings(self) -> Option<Pings>;
-}
-
-impl<'a, I: Iterator<Item = Option<&'a Pings>>> SumPings for I {
-    fn sum_pings(self) -> Option<Pings> {
-        let mut out: Option<Pings> = None;
-        for p in self {
-            let p = p?;
-            let o = out.get_or_insert_with(Pings::default);
-            o.sent += p.sent;
-            o.echoed += p.echoed;
-            o.lost += p.lost;
-            o.rejected += p.rejected;
-            if o.rejected_reason.is_none() {
-                o.rejected_reason = p.rejected_reason.clone();
-            }
+/// The topics' pings summed (None unless every run has pings).
+fn summed_pings(runs: &[Run]) -> Option<Pings> {
+    let mut out = Pings::default();
+    for r in runs {
+        let p = r.pings.as_ref()?;
+        out.sent += p.sent;
+        out.echoed += p.echoed;
+        out.lost += p.lost;
+        out.rejected += p.rejected;
+        if out.rejected_reason.is_none() {
+            out.rejected_reason = p.rejected_reason.clone();
         }
-        out
     }
+    Some(out)
 }
 
 /// The topics' counters and rates summed (they ran over the same

@@ -11,7 +11,6 @@ use pubsubperf_core::result::TestKind;
 use pubsubperf_core::{WaitMode, sys};
 use pubsubperf_harness::graph::Placement;
 use pubsubperf_harness::registry;
-use pubsubperf_harness::session::RemoteAccess;
 use pubsubperf_harness::spec::RunSpec;
 use pubsubperf_topology::Topology;
 use std::process::ExitCode;
@@ -136,6 +135,14 @@ fn check_hosts(t: &Topology, file: &std::path::Path, binding: &str) -> Result<()
     Ok(())
 }
 
+/// `spec` with both sides on binding `b`.
+fn on_binding(spec: &RunSpec, b: &str) -> RunSpec {
+    let mut own = spec.clone();
+    own.binding = b.to_string();
+    own.peer_binding = b.to_string();
+    own
+}
+
 /// Nodes with bindings of their own: bindings that meet (the DDS stacks),
 /// each able to run the run's settings.
 fn check_bindings(t: &Topology, file: &std::path::Path, spec: &RunSpec) -> Result<(), UsageError> {
@@ -162,10 +169,8 @@ fn check_bindings(t: &Topology, file: &std::path::Path, spec: &RunSpec) -> Resul
                 spec.binding
             )));
         }
-        let mut own = spec.clone();
-        own.binding = b.to_string();
-        own.peer_binding = b.to_string();
-        registry::validate(&own, n.host.is_some()).map_err(|e| UsageError(format!("{at}: {e}")))?;
+        registry::validate(&on_binding(spec, b), n.host.is_some())
+            .map_err(|e| UsageError(format!("{at}: {e}")))?;
     }
     Ok(())
 }
@@ -196,9 +201,7 @@ fn check_topic_qos(t: &Topology, file: &std::path::Path, spec: &RunSpec) -> Resu
             }
         }
         for b in &bindings {
-            let mut own = spec.clone();
-            own.binding = b.clone();
-            own.peer_binding = b.clone();
+            let mut own = on_binding(spec, b);
             own.endpoint.history = topic.history.or(own.endpoint.history);
             own.endpoint.durability = topic.durability.or(own.endpoint.durability);
             registry::validate(&own, false).map_err(|e| {
@@ -211,25 +214,6 @@ fn check_topic_qos(t: &Topology, file: &std::path::Path, spec: &RunSpec) -> Resu
         }
     }
     Ok(())
-}
-
-/// How to reach the topology's agents: the token when one is reached by
-/// address (over SSH none is needed).
-fn remote_access(t: &Topology, args: &TopologyArgs) -> anyhow::Result<RemoteAccess> {
-    let by_address = t
-        .nodes
-        .iter()
-        .filter_map(|n| n.host.as_deref())
-        .any(|h| !h.starts_with("ssh://"));
-    Ok(RemoteAccess {
-        token: if by_address && !args.insecure {
-            crate::agent_token(args.token_file.as_deref())?
-        } else {
-            None
-        },
-        remote_path: args.remote_path.clone(),
-        pool: None,
-    })
 }
 
 /// Runs the topology and prints and writes what it measured.
@@ -253,7 +237,12 @@ pub fn run(args: &TopologyArgs) -> anyhow::Result<ExitCode> {
     let here = t.nodes.iter().filter(|n| n.host.is_none()).count();
     let placement = Placement {
         local: crate::peers_for(&spec.binding, &[], Default::default(), here)?,
-        access: remote_access(t, args)?,
+        access: crate::access_to(
+            t.nodes.iter().filter_map(|n| n.host.as_deref()),
+            args.token_file.as_deref(),
+            args.insecure,
+            args.remote_path.clone(),
+        )?,
         connect_timeout: timeout,
     };
     let graph = pubsubperf_harness::graph::run_topology(t, &spec, placement)

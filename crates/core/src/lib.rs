@@ -28,6 +28,7 @@ pub mod page_buf;
 pub mod profile;
 pub mod rate;
 pub mod received;
+mod refusal;
 pub mod result;
 pub mod room;
 pub mod sample;

@@ -56,26 +56,15 @@ pub struct Placement {
 struct Sessions {
     local: Option<Session>,
     remote: Option<Session>,
-    /// Per node: whether it is remote, and its index in that session.
-    at: Vec<(bool, usize)>,
+    /// Per node: whether it runs on an agent.
+    far: Vec<bool>,
 }
 
 impl Sessions {
     fn start(t: &Topology, placement: Placement) -> Result<Sessions, Fault> {
-        let mut at = Vec::new();
-        let (mut locals, mut addrs) = (0, Vec::new());
-        for n in &t.nodes {
-            match &n.host {
-                Some(h) => {
-                    at.push((true, addrs.len()));
-                    addrs.push(h.clone());
-                }
-                None => {
-                    at.push((false, locals));
-                    locals += 1;
-                }
-            }
-        }
+        let far: Vec<bool> = t.nodes.iter().map(|n| n.host.is_some()).collect();
+        let locals = far.iter().filter(|f| !**f).count();
+        let addrs: Vec<String> = t.nodes.iter().filter_map(|n| n.host.clone()).collect();
         let timeout = placement.connect_timeout;
         let local = (locals > 0)
             .then(|| Session::start(placement.local, timeout))
@@ -90,33 +79,20 @@ impl Sessions {
                 Some(Session::start(peers, timeout)?)
             }
         };
-        Ok(Sessions { local, remote, at })
+        Ok(Sessions { local, remote, far })
     }
 
-    /// Every node's connection, in the topology's order.
+    /// Every node's connection, in the topology's order (each session
+    /// holds its nodes in that order).
     fn conns(&mut self) -> Vec<&mut SubConn> {
-        let mut local = self
-            .local
-            .as_mut()
-            .map(|s| s.subs.iter_mut().collect::<Vec<_>>());
-        let mut remote = self
-            .remote
-            .as_mut()
-            .map(|s| s.subs.iter_mut().collect::<Vec<_>>());
-        let mut out: Vec<Option<&mut SubConn>> = Vec::new();
-        for _ in &self.at {
-            out.push(None);
-        }
-        for (n, &(far, i)) in self.at.iter().enumerate().rev() {
-            let list = if far { remote.as_mut() } else { local.as_mut() };
-            if let Some(list) = list
-                && i + 1 == list.len()
-            {
-                out[n] = list.pop();
-            }
-        }
-        out.into_iter()
-            .map(|c| c.expect("a connection per node"))
+        let mut local = self.local.iter_mut().flat_map(|s| s.subs.iter_mut());
+        let mut remote = self.remote.iter_mut().flat_map(|s| s.subs.iter_mut());
+        self.far
+            .iter()
+            .map(|&far| {
+                let next = if far { remote.next() } else { local.next() };
+                next.expect("a connection per node")
+            })
             .collect()
     }
 

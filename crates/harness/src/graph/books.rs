@@ -155,23 +155,21 @@ impl ReaderBooks {
         }
     }
 
-    /// The report, with loss reckoned against each writer's `sent`.
-    pub fn report(mut self, topic: usize, sent: impl Fn(u8) -> u64) -> ReaderReport {
+    /// The report: each hop's distinct samples received (loss is reckoned
+    /// by the orchestrator, which knows every writer's count).
+    pub fn report(self, topic: usize) -> ReaderReport {
         let hops = self
             .hops
-            .iter_mut()
+            .iter()
             .zip(&self.writers)
-            .map(|(h, &stream)| {
-                h.seq.finish(sent(stream));
-                HopReport {
-                    stream,
-                    received: h.seq.received,
-                    duplicates: h.seq.duplicates,
-                    late: h.late,
-                    too_late: h.too_late,
-                    below_zero: h.below_zero,
-                    latency: h.latency.summary(),
-                }
+            .map(|(h, &stream)| HopReport {
+                stream,
+                received: h.seq.received,
+                duplicates: h.seq.duplicates,
+                late: h.late,
+                too_late: h.too_late,
+                below_zero: h.below_zero,
+                latency: h.latency.summary(),
             })
             .collect();
         ReaderReport {
@@ -219,7 +217,7 @@ mod tests {
         b.record(9, 0, 1010, 1000, &[9], None);
         b.record(7, 0, 1010, 1000, &[7], None);
         b.record(4, 4, 1010, 1000, &[1, 4], Some(1009));
-        let r = b.report(1, |s| if s == 4 { 6 } else { 1 });
+        let r = b.report(1);
         assert_eq!(r.strays, 2);
         assert_eq!(
             (r.hops[0].received, r.hops[0].late, r.hops[0].too_late),
@@ -256,7 +254,7 @@ mod tests {
         let mut b = ReaderBooks::new(&plan, &[1_000_000_000_000, -5_000]);
         b.record(1, 0, 10_000, 2_000, &[0, 1], Some(1_000_000_001_000));
         b.record(1, 1, 10_000, 9_000, &[0, 1], Some(1_000_000_011_000));
-        let r = b.report(0, |_| 2);
+        let r = b.report(0);
         let hop = &r.hops[0];
         assert_eq!(
             (hop.latency.min, hop.latency.max, hop.below_zero),

@@ -312,9 +312,7 @@ impl<B: Binding> Threads<B> {
                 open_writers.push(writer);
             }
             report.foreign += out.foreign;
-            // Loss is reckoned by the orchestrator, which knows every
-            // writer's count; here each hop's `received` is exact.
-            report.readers.push(out.books.report(topic, |_| 0));
+            report.readers.push(out.books.report(topic));
         }
         report
     }

@@ -8,7 +8,7 @@ use super::plan::WriterPlan;
 use crate::Fault;
 use pubsubperf_core::sample::{FLAG_WARMUP, Header};
 use pubsubperf_core::stats::LatencyRecorder;
-use pubsubperf_core::{Binding, BindingError, Reader, Received, Reliability, Writer, clock};
+use pubsubperf_core::{Binding, BindingError, Reader, Received, Reliability, Writer};
 use pubsubperf_topology::route::{ROUTE_END, Route};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -121,13 +121,14 @@ struct Taking<'a, W> {
 }
 
 impl<W: Writer> Taking<'_, W> {
-    /// Records one sample received at `rx_ns` of the binding's clock and
-    /// relays it; `now` reads that clock.
+    /// Records one sample received at `rx_ns` of `B`'s clock and relays it.
     #[inline]
-    fn take(&mut self, s: Received<'_>, rx_ns: u64, now: impl Fn() -> u64) {
+    fn take<B: Binding<Writer = W>>(&mut self, s: Received<'_>, rx_ns: u64) {
+        // Real time for the drain: the same reading unless the clock is
+        // virtual (no second clock read per sample).
         self.shared
             .last_rx_ns
-            .store(clock::now_ns(), Ordering::Release);
+            .store(crate::stream::real_time::<B>(rx_ns), Ordering::Release);
         let parsed = head(&s).and_then(|b| Some((Header::read(&b)?, Route::read(&b)?)));
         let Some((h, route)) = parsed.filter(|(h, _)| h.key == self.key) else {
             self.foreign += 1;
@@ -141,7 +142,7 @@ impl<W: Writer> Taking<'_, W> {
         }
         for relay in &mut self.relays {
             if self.failure.is_none()
-                && let Err(e) = relay.forward(&h, &route, rx_ns, now())
+                && let Err(e) = relay.forward(&h, &route, rx_ns, B::now_ns())
             {
                 self.failure = Some(e);
             }
@@ -168,7 +169,7 @@ pub fn read<B: Binding>(
         shared,
     };
     let mut on_sample = |s: Received<'_>| {
-        taking.take(s, B::now_ns(), B::now_ns);
+        taking.take::<B>(s, B::now_ns());
         if B::VIRTUAL_CLOCK {
             lockstep::received();
         }
