@@ -187,6 +187,16 @@ pub fn emulation(cpuinfo: &str, process_name: &str) -> Option<String> {
     })
 }
 
+/// True when this process runs under a user-mode emulator ([`emulation`]),
+/// read once per process.
+pub fn emulated() -> bool {
+    static EMULATED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *EMULATED.get_or_init(|| {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        emulation(&cpuinfo, &process_name()).is_some()
+    })
+}
+
 /// This process's name as the kernel knows it (`/proc/self/comm`).
 fn process_name() -> String {
     std::fs::read_to_string("/proc/self/comm")

@@ -12,6 +12,14 @@
 //! nodelay=off --size 60` (four alternating rounds of 3 s): 1.10-1.12 M
 //! samples/s with the table shared (4fb1197), 1.14-1.20 M with the helpers
 //! on their own (0d9432a).
+//!
+//! Under a user-mode emulator ([`crate::environment::emulated`]) helpers
+//! share the table: qemu-user keeps one table of descriptor translators per
+//! process (a netlink socket's replies are rewritten for the guest), not one
+//! per thread, so once the starting thread's copy of a helper's descriptor
+//! is closed and its number reused for a netlink socket (RTI Connext's
+//! UDPv4 transport opens one), qemu runs the helper's reads of its own
+//! descriptor through the netlink translator, and they fail with EINVAL.
 
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::mpsc::sync_channel;
@@ -20,17 +28,19 @@ use std::thread::JoinHandle;
 /// Starts `work` on a helper thread, handing it `owned` (an object holding
 /// one descriptor, as a stream): in the helper's own table that descriptor
 /// and 0-2 stay open, nothing else; in the calling thread's table it is
-/// closed once the helper has its copy. If the kernel refuses the copy, the
-/// helper shares the table and nothing is closed.
+/// closed once the helper has its copy. If the kernel refuses the copy, or
+/// the process is emulated, the helper shares the table and nothing is
+/// closed.
 pub fn spawn_helper<R, T>(owned: R, work: impl FnOnce(R) -> T + Send + 'static) -> JoinHandle<T>
 where
     R: AsRawFd + Send + 'static,
     T: Send + 'static,
 {
     let fd = owned.as_raw_fd();
+    let own_table = !crate::environment::emulated();
     let (tell, told) = sync_channel(1);
     let helper = std::thread::spawn(move || {
-        let _ = tell.send(take_own_table(fd));
+        let _ = tell.send(own_table && take_own_table(fd));
         work(owned)
     });
     if told.recv() == Ok(true) {
