@@ -199,7 +199,9 @@ ref_iceoryx2() {
     samples_of "$d/ref.txt"
 }
 
-ours_fastdds() { ours_run "$@" --receive listener; }
+# As the reference runs: UDPv4, reliable (the binding's defaults are Fast
+# DDS's built-in UDPv4 + SHM pair, best effort).
+ours_fastdds() { ours_run "$@" --receive listener --transport udp --reliable; }
 ref_fastdds() {
     local kind=$1 size=$2 secs=$3 d=$4 a=ping b=pong
     [ "$kind" = tp ] && { a=pub; b=sub; }

@@ -92,7 +92,9 @@ ours_mode() { if [ "$1" = listener ]; then echo "$recv_listener"; else echo "$re
 # in us or samples/s, nan when the run failed.
 ours_run() {
     local kind=$1 size=$2 recv=$3
-    if "$bin" "$kind" --binding fastdds --size "$size" --duration "${secs}s" --cpu 0,1 --receive "$recv" -q --no-save --json "$tmp/o.json" > /dev/null; then
+    # The reference's configuration (UDPv4, reliable), not the binding's
+    # defaults (Fast DDS's built-in UDPv4 + SHM, best effort).
+    if "$bin" "$kind" --binding fastdds --transport udp --reliable --size "$size" --duration "${secs}s" --cpu 0,1 --receive "$recv" -q --no-save --json "$tmp/o.json" > /dev/null; then
         if [ "$kind" = latency ]; then ours_lat "$tmp/o.json"; else ours_tp "$tmp/o.json"; fi
     else
         [ "$kind" = latency ] && echo "nan nan" || echo nan

@@ -782,7 +782,7 @@ impl TestRequest {
         let transport = self
             .transport
             .clone()
-            .unwrap_or_else(|| caps.transports[0].to_string());
+            .unwrap_or_else(|| registry::default_transport(&self.binding, &peer, self.multicast));
         let data_type = self.data_type.unwrap_or(caps.data_types[0]);
         let receive = self.receive_mode(caps, test)?;
         let history: Option<History> = self

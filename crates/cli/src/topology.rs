@@ -44,9 +44,20 @@ pub fn plan(args: &TopologyArgs) -> Result<TopologyPlan, UsageError> {
         )));
     }
     let (readers, writers) = t.fan();
+    // Nodes of other vendors meet over the transport a cross-vendor pair
+    // takes (udp), not the run's binding's own default.
+    let other = t
+        .nodes
+        .iter()
+        .filter_map(|n| n.binding.as_deref())
+        .find(|b| *b != binding);
+    let transport = args
+        .transport
+        .clone()
+        .or_else(|| other.map(|o| registry::default_transport(&binding, o, false)));
     let req = TestRequest {
         binding: binding.clone(),
-        transport: args.transport.clone(),
+        transport,
         size: t.max_size().to_string(),
         duration: Some(
             args.duration

@@ -301,6 +301,7 @@ fn dds_knobs_run_and_are_recorded() {
         "fastdds",
         "-n",
         "2000",
+        "--reliable",
         "--no-positive-acks",
     ]);
     assert_eq!(r["config"]["endpoint"]["no_positive_acks"], true);

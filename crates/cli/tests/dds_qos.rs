@@ -160,9 +160,9 @@ fn dds_bindings_map_every_flag_and_record_it() {
         // Each flag alone, and keep-last.
         for extra in [
             &["--history", "keep-last:64", "--best-effort"][..],
-            &["--instances", "3", "--data-type", "flat"],
+            &["--instances", "3", "--data-type", "flat", "--reliable"],
         ] {
-            let reliable = !extra.contains(&"--best-effort");
+            let reliable = extra.contains(&"--reliable");
             let d = tempfile::tempdir().expect("tempdir");
             let j = d.path().join("r.json");
             let mut a = vec![
@@ -205,6 +205,17 @@ fn dds_bindings_map_every_flag_and_record_it() {
         assert!(o.status.success(), "{b}: {}", stderr(&o));
         let ep = &json(&j)["runs"][0]["config"]["endpoint"];
         assert!(ep["history"].is_null() && ep["durability"].is_null() && ep["domain"].is_null());
+        // The vendor tool's reliability and transport: ddsperf's reliable
+        // UDP; Fast DDS LatencyTest's best effort over its built-in pair.
+        let vendor = match b {
+            "cyclonedds" => ("reliable", "udp"),
+            _ => ("best-effort", "udp+shm"),
+        };
+        assert_eq!(
+            (ep["reliability"].as_str(), ep["transport"].as_str()),
+            (Some(vendor.0), Some(vendor.1)),
+            "{b}"
+        );
         assert_eq!(
             (ep["async_publish"].clone(), ep["instances"].clone()),
             (false.into(), 0.into())

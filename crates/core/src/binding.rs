@@ -663,6 +663,14 @@ pub trait Binding: Sized + Send + 'static {
         0
     }
 
+    /// `--transport` when not given (and both sides are this binding): the
+    /// transport the middleware's own tool runs over by default; with
+    /// `multicast`, one that carries multicast. By default the first of
+    /// [`Capabilities::transports`].
+    fn default_transport(_multicast: bool) -> &'static str {
+        Self::info().capabilities.transports[0]
+    }
+
     /// `--wait` when not given, for a run of `test`: how the middleware's
     /// own benchmark waits for that test (iceoryx2's and iceoryx's busy-poll).
     fn default_wait(_test: crate::result::TestKind) -> WaitMode {

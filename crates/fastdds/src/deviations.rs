@@ -14,17 +14,21 @@ const FASTDDS_HEARTBEAT_RESPONSE_MS: u64 = 5;
 
 /// The settings of a run over `cfg` that Fast DDS's defaults (built-in
 /// UDPv4 and SHM transports, data sharing automatic, KEEP_LAST 1, a
-/// transient-local writer, the timings above) do not have.
+/// transient-local writer, the timings above) and its LatencyTest's and
+/// ThroughputTest's (best effort) do not have.
 pub fn of(cfg: &EndpointConfig) -> Vec<String> {
-    let mut d = vec![match cfg.transport.as_str() {
-        "udp" => "UDPv4 transport only".to_string(),
-        "tcp" => "TCPv4 transport".into(),
-        t => format!("{t} transport only"),
-    }];
+    let mut d: Vec<String> = match cfg.transport.as_str() {
+        "udp" => vec!["UDPv4 transport only".into()],
+        "tcp" => vec!["TCPv4 transport".into()],
+        _ => Vec::new(),
+    };
     if !cfg.zero_copy {
         d.push("data sharing off".into());
     }
     let reliable = cfg.reliability == Reliability::Reliable;
+    if reliable {
+        d.push("reliable".into());
+    }
     match cfg.history {
         Some(History::KeepAll) => d.push("keep-all history".into()),
         None if reliable => d.push("keep-all history".into()),
@@ -54,8 +58,8 @@ pub fn of(cfg: &EndpointConfig) -> Vec<String> {
         }
     }
     match (cfg.socket_buffer, cfg.transport.as_str()) {
-        (0, "udp") => d.push(format!("receive buffer {} MiB", UDP_RECEIVE_BUFFER >> 20)),
-        (0, _) => {}
+        (0, "tcp") => {}
+        (0, _) => d.push(format!("receive buffer {} MiB", UDP_RECEIVE_BUFFER >> 20)),
         (n, _) => d.push(format!("socket buffers {n} B")),
     }
     d
@@ -74,6 +78,7 @@ mod tests {
             [
                 "UDPv4 transport only",
                 "data sharing off",
+                "reliable",
                 "keep-all history",
                 "volatile writer",
                 "max blocking time 10 s",
@@ -85,14 +90,30 @@ mod tests {
     }
 
     #[test]
+    fn the_default_run_differs_in_data_sharing_durability_and_buffer() {
+        let mut c = EndpointConfig::for_test("d");
+        c.transport = "udp+shm".into();
+        c.reliability = Reliability::BestEffort;
+        assert_eq!(
+            of(&c),
+            [
+                "data sharing off",
+                "volatile writer",
+                "receive buffer 4 MiB"
+            ]
+        );
+    }
+
+    #[test]
     fn best_effort_zero_copy_over_shm_says_less() {
         let mut c = EndpointConfig::for_test("d");
         c.transport = "shm".into();
         c.reliability = Reliability::BestEffort;
         c.zero_copy = true;
         c.durability = Some(Durability::TransientLocal);
-        assert_eq!(of(&c), ["shm transport only"]);
+        c.socket_buffer = 1 << 20;
+        assert_eq!(of(&c), ["socket buffers 1048576 B"]);
         c.history = Some(History::KeepLast(8));
-        assert_eq!(of(&c), ["shm transport only", "keep-last 8"]);
+        assert_eq!(of(&c), ["keep-last 8", "socket buffers 1048576 B"]);
     }
 }

@@ -1,11 +1,15 @@
 //! `fastdds`: eProsima Fast DDS 2.9 through its C++ API and a small C shim
 //! of ours (`shim/shim.cpp`, compiled by build.rs; Fast DDS has no C API).
 //!
-//! - Transports (`--transport`): `udp` (UDPv4 only, builtin transports off,
+//! - Transports (`--transport`): `udp+shm` (the default: Fast DDS's
+//!   built-in pair, shared memory between participants of one host and
+//!   UDPv4 otherwise, as Fast DDS runs unconfigured and its LatencyTest and
+//!   ThroughputTest run; `shm` is another name for it), `udp` (UDPv4 only,
 //!   unicast discovery through initial peers on the bind address, so no
 //!   multicast is needed on one host), `tcp` (TCPv4 with a listening port
-//!   per participant), `shm` (Fast DDS's shared-memory transport; UDP stays
-//!   for discovery).
+//!   per participant).
+//! - Best effort by default, as LatencyTest and ThroughputTest run
+//!   (`--reliable` for reliable).
 //! - Data types: `bytes` = `pubsubperf::Bytes { sequence<octet> data; }`
 //!   serialized with Fast CDR; `flat` = `pubsubperf::Flat<N> { uint32 len;
 //!   octet data[N]; }`, a plain type whose memory is its wire form, N = the
@@ -159,13 +163,14 @@ pub(crate) fn caps() -> Capabilities {
     Capabilities {
         reliable: true,
         best_effort: true,
-        default_reliability: Reliability::Reliable,
+        // LatencyTest's and ThroughputTest's default (`--reliability`).
+        default_reliability: Reliability::BestEffort,
         multicast: true,
         max_sample_size: MAX_SAMPLE,
         zero_copy: true,
         batching: false,
         multiple_subscribers: true,
-        transports: &["udp", "tcp", "shm"],
+        transports: &["udp+shm", "udp", "tcp", "shm"],
         data_types: &[DataType::Bytes, DataType::Flat],
         in_process: false,
         // Between hosts, discovery is SPDP multicast on the run's interface
@@ -386,7 +391,7 @@ pub(crate) fn plan(cfg: &EndpointConfig) -> Result<Plan, BindingError> {
     let opts = Options::parse(cfg)?;
     if !caps().transports.contains(&cfg.transport.as_str()) {
         return Err(BindingError::Unsupported(format!(
-            "--transport {}: fastdds offers udp, tcp, shm",
+            "--transport {}: fastdds offers udp+shm, udp, tcp, shm",
             cfg.transport
         )));
     }
@@ -444,7 +449,7 @@ pub(crate) fn plan(cfg: &EndpointConfig) -> Result<Plan, BindingError> {
     }
     if cfg.no_positive_acks && cfg.reliability != Reliability::Reliable {
         return Err(BindingError::Unsupported(
-            "--no-positive-acks: applies to reliable writers and readers; drop --best-effort"
+            "--no-positive-acks: applies to reliable writers and readers; add --reliable (fastdds runs best effort unless told, as Fast DDS's LatencyTest and ThroughputTest)"
                 .into(),
         ));
     }
@@ -561,6 +566,12 @@ impl Binding for FastDds {
         deviations::of(cfg)
     }
 
+    /// Fast DDS's built-in pair; `udp` for `--multicast`, which this
+    /// binding maps on its UDPv4-only participants.
+    fn default_transport(multicast: bool) -> &'static str {
+        if multicast { "udp" } else { "udp+shm" }
+    }
+
     fn validate(cfg: &EndpointConfig) -> Result<(), BindingError> {
         plan(cfg).map(|_| ())
     }
@@ -571,7 +582,7 @@ impl Binding for FastDds {
         shm::clean_zombies();
         let transport = match cfg.transport.as_str() {
             "tcp" => 1,
-            "shm" => 2,
+            "shm" | "udp+shm" => 2,
             _ => 0,
         };
         let domain = plan.opts.domain_id(&cfg.run_id);

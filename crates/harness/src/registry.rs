@@ -106,6 +106,27 @@ pub fn default_block_timeout(name: &str) -> Duration {
     with_binding!(name, B => B::default_block_timeout(), unknown => pubsubperf_core::binding::DEFAULT_BLOCK_TIMEOUT)
 }
 
+/// `--transport` when not given, for binding `name` (publisher) and `peer`
+/// (subscribers): [`Binding::default_transport`] of `name`; between two
+/// different bindings (a cross-vendor run, RTPS on the wire) `udp` where
+/// both offer it (their shared-memory transports do not meet), else the
+/// first of `name`'s transports that `peer` offers.
+pub fn default_transport(name: &str, peer: &str, multicast: bool) -> String {
+    let own = with_binding!(name, B => B::default_transport(multicast), unknown => "");
+    if peer == name {
+        return own.to_string();
+    }
+    let offers = |n: &str| info(n).map_or(&[][..], |i| i.capabilities.transports);
+    let (ours, theirs) = (offers(name), offers(peer));
+    let both = |t: &&str| theirs.contains(t);
+    ["udp"]
+        .iter()
+        .chain(ours)
+        .find(|t| ours.contains(t) && both(t))
+        .unwrap_or(&own)
+        .to_string()
+}
+
 /// `of(name)` when `of(peer)` is the same, else `otherwise`: the defaults
 /// of a vendor's tool hold for a pair of bindings only where both sides
 /// have them (a mixed pair is no vendor tool's run).

@@ -81,3 +81,25 @@ fn knobs_are_mapped_only_where_applied() {
     assert_eq!(with("--history"), ["cyclonedds", "fastdds", "connext"]);
     assert_eq!(with("--qos-file"), ["cyclonedds", "fastdds"]);
 }
+
+/// The transport of a run without `--transport`: the vendor's own default
+/// for one binding, `udp` between two vendors' DDS (their shared-memory
+/// transports do not meet).
+#[test]
+fn the_default_transport_is_the_vendors_alone_and_udp_between_vendors() {
+    let t = registry::default_transport;
+    assert_eq!(t("fastdds", "fastdds", false), "udp+shm");
+    assert_eq!(t("fastdds", "fastdds", true), "udp");
+    assert_eq!(t("connext", "connext", false), "udp+shm");
+    assert_eq!(t("cyclonedds", "cyclonedds", false), "udp");
+    assert_eq!(t("zenoh", "zenoh", false), "tcp");
+    for (a, b) in [
+        ("fastdds", "cyclonedds"),
+        ("cyclonedds", "fastdds"),
+        ("connext", "cyclonedds"),
+        ("connext", "fastdds"),
+        ("fastdds", "connext"),
+    ] {
+        assert_eq!(t(a, b, false), "udp", "{a} to {b}");
+    }
+}

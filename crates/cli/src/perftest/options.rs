@@ -424,16 +424,20 @@ impl Invocation {
             return;
         }
         let mut cfg = pubsubperf_core::EndpointConfig::for_test("perftest");
-        cfg.transport = match (&self.request.transport, caps) {
-            (Some(t), _) => t.clone(),
-            (None, Some(c)) => c.transports.first().map_or("", |t| t).to_string(),
-            (None, None) => String::new(),
-        };
         let peer = self
             .request
             .peer_binding
             .as_deref()
             .unwrap_or(&self.request.binding);
+        cfg.transport = match (&self.request.transport, caps) {
+            (Some(t), _) => t.clone(),
+            (None, Some(_)) => pubsubperf_harness::registry::default_transport(
+                &self.request.binding,
+                peer,
+                self.request.multicast,
+            ),
+            (None, None) => String::new(),
+        };
         let middleware_batches = pubsubperf_harness::registry::default_batch(
             &self.request.binding,
             peer,
