@@ -51,7 +51,7 @@ ref_run() {
     local peer=$!
     peers+=("$peer")
     "$ref" "$a" "$size" "$secs" 1 0 "$mode" "$aw" "$ar" > "$tmp/ref_a.txt" 2> >(tail -n 5 > "$tmp/ref_a.err") || ok=0
-    wait "$peer" || ok=0
+    wait_peer "$peer" 20 || ok=0
     peers=("${peers[@]/$peer/}")
     [ $ok = 1 ] || { : > "$tmp/ref_a.txt"; : > "$tmp/ref_b.txt"; sleep 0.2; cat "$tmp"/ref_?.err >&2; }
     if [ "$kind" = lat ]; then ref_lat "$tmp/ref_a.txt"; else ref_tp "$tmp/ref_b.txt"; fi

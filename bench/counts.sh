@@ -38,7 +38,7 @@
 #   cyclonedds ours defaults                 vs ddsperf ping/pong, pub/sub (defaults)
 #   zenoh      ours defaults, listener       vs bench/zenoh-pingpong (callback, its defaults)
 #   iceoryx2   ours --zero-copy --wait busy  vs bench/iceoryx2-pingpong (its default: loan, busy poll)
-#   fastdds    ours --receive listener       vs bench/fastdds-ref (listener, its default)
+#   fastdds    ours --receive listener       vs bench/fastdds-ref (listener, its default), both at the binding's defaults (udp+shm, best effort)
 #   iceoryx    ours --zero-copy --wait busy  vs bench/iceoryx-ref (polling, as iceperf), RouDi
 #              counted on both sides (ours starts its own as a child)
 #   connext    ours --receive listener       vs bench/connext-ref (listener, on the XML
@@ -199,16 +199,16 @@ ref_iceoryx2() {
     samples_of "$d/ref.txt"
 }
 
-# As the reference runs: UDPv4, reliable (the binding's defaults are Fast
-# DDS's built-in UDPv4 + SHM pair, best effort).
-ours_fastdds() { ours_run "$@" --receive listener --transport udp --reliable; }
+# Both at the binding's defaults, which are Fast DDS LatencyTest's: shared
+# memory beside UDPv4, best effort.
+ours_fastdds() { ours_run "$@" --receive listener; }
 ref_fastdds() {
     local kind=$1 size=$2 secs=$3 d=$4 a=ping b=pong
     [ "$kind" = tp ] && { a=pub; b=sub; }
     local domain=$((RANDOM % 200 + 20))
-    counted "$d/b.csv" taskset -c 1 "$fastdds_ref" "$b" --size "$size" --domain "$domain" --seconds $((secs + 3)) > "$d/b.txt" 2>&1 &
+    counted "$d/b.csv" taskset -c 1 "$fastdds_ref" "$b" --size "$size" --domain "$domain" --seconds $((secs + 3)) --transport udp+shm --best-effort > "$d/b.txt" 2>&1 &
     peers=($!)
-    counted "$d/a.csv" taskset -c 0 "$fastdds_ref" "$a" --size "$size" --domain "$domain" --seconds "$secs" > "$d/a.txt" 2>&1 || true
+    counted "$d/a.csv" taskset -c 0 "$fastdds_ref" "$a" --size "$size" --domain "$domain" --seconds "$secs" --transport udp+shm --best-effort > "$d/a.txt" 2>&1 || true
     [ "$kind" = lat ] && end_counted "${peers[0]}" TERM
     wait "${peers[0]}" 2>/dev/null || true
     peers=()
@@ -250,7 +250,7 @@ ref_connext() {
     counted "$d/b.csv" "$connext_ref" "$b" "$size" "$secs" 0 1 listener "$bw" "$br" > "$d/b.txt" 2> /dev/null &
     local peer=$!
     counted "$d/a.csv" "$connext_ref" "$a" "$size" "$secs" 0 0 listener "$aw" "$ar" > "$d/a.txt" 2> /dev/null || true
-    wait "$peer" 2>/dev/null || true
+    wait_peer "$peer" 20 2>/dev/null || true
     if [ "$kind" = lat ]; then samples_of "$d/a.txt"; else samples_of "$d/b.txt"; fi
 }
 

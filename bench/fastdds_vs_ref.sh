@@ -4,10 +4,13 @@
 # fastdds-tools has the discovery server and `fastdds` only, and the
 # Benchmark example of libfastrtps-doc is sources that count round trips
 # per second, no percentiles). The script builds it with g++ and links
-# Debian's libfastrtps/libfastcdr. Both sides use the same configuration:
-# UDPv4 on 127.0.0.1, unicast discovery, reliable, KEEP_ALL, the same type
-# and wire form (bytes: sequence<octet>), the same queue sizes, a 4 MiB UDP
-# receive buffer and readers answering heartbeats at once (see the header of
+# Debian's libfastrtps/libfastcdr. Both sides use the same configuration
+# (QOS below): by default the binding's defaults, Fast DDS's shared memory
+# beside UDPv4 on 127.0.0.1 and best effort with KEEP_LAST, as Fast DDS's
+# LatencyTest and ThroughputTest run; with QOS=udp-reliable UDPv4 only,
+# reliable, KEEP_ALL, readers answering heartbeats at once; either way
+# unicast discovery, the same type and wire form (bytes: sequence<octet>),
+# the same queue sizes, a 4 MiB UDP receive buffer (see the header of
 # bench/fastdds-ref/ref.cpp). Publisher/ping on core 0, subscriber/pong on
 # core 1, in one run, ROUNDS (default 3) alternating rounds (odd rounds the
 # reference goes first), at SIZES (default 64 B, 1 KiB, 64 KiB, 1 MiB):
@@ -34,8 +37,17 @@
 #    at 64 B, 1 MiB, 16 MiB and p50(16 MiB)/p50(64 B) (goal <= 1.3), and the
 #    raw `udp` binding's 1 KiB throughput (the kernel's floor, best effort).
 #
+# QOS says which configuration both sides of parts 1 and 2 run:
+#   default       the binding's defaults, which are Fast DDS LatencyTest's
+#                 and ThroughputTest's: shared memory beside UDPv4, best
+#                 effort (ours without flags; the reference with
+#                 --transport udp+shm --best-effort)
+#   udp-reliable  UDPv4 only, reliable, KEEP_ALL (ours with --transport udp
+#                 --reliable; the reference without flags)
+#
 # usage: [ROUNDS=3] [SIZES="64 1024 65536 1048576"] [PARTS="1 2 3"]
-#        [MODES="listener waitset"] bench/fastdds_vs_ref.sh [SECONDS]
+#        [MODES="listener waitset"] [QOS=default|udp-reliable]
+#        bench/fastdds_vs_ref.sh [SECONDS]
 #   (MODES: the reference modes of parts 1 and 2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,6 +57,12 @@ sizes=${SIZES:-64 1024 65536 1048576}
 . bench/lib/common.sh
 export BENCH_SUBJECT=fastdds # the row name in bench/table.sh's table
 parts=${PARTS:-1 2 3}
+qos=${QOS:-default}
+case $qos in
+    default) ours_qos=(); ref_qos=(--transport udp+shm --best-effort) ;;
+    udp-reliable) ours_qos=(--transport udp --reliable); ref_qos=() ;;
+    *) echo "QOS=$qos: default or udp-reliable" >&2; exit 2 ;;
+esac
 has_part() { [[ " $parts " == *" $1 "* ]]; }
 need g++ g++
 [ -e /usr/include/fastdds/dds/domain/DomainParticipant.hpp ] || { echo "Fast DDS headers missing: apt-get install libfastrtps-dev" >&2; exit 1; }
@@ -60,10 +78,10 @@ echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) vCPUs 
 ref_lat() {
     local size=$1 mode=$2 d=$(( 1 + RANDOM % 200 )) ws=()
     [ "$mode" = waitset ] && ws=(--waitset)
-    taskset -c 1 "$ref" pong --size "$size" --domain "$d" --seconds $((secs + 40)) "${ws[@]}" > /dev/null &
+    taskset -c 1 "$ref" pong --size "$size" --domain "$d" --seconds $((secs + 40)) "${ws[@]}" "${ref_qos[@]}" > /dev/null &
     peers=($!)
     local out
-    out=$(taskset -c 0 "$ref" ping --size "$size" --domain "$d" --seconds "$secs" "${ws[@]}") || out="nan nan 0"
+    out=$(taskset -c 0 "$ref" ping --size "$size" --domain "$d" --seconds "$secs" "${ws[@]}" "${ref_qos[@]}") || out="nan nan 0"
     wait "${peers[0]}" 2>/dev/null || true
     peers=()
     echo "$out" | cut -d' ' -f1-2
@@ -73,9 +91,9 @@ ref_lat() {
 ref_tp() {
     local size=$1 mode=$2 d=$(( 1 + RANDOM % 200 )) ws=()
     [ "$mode" = waitset ] && ws=(--waitset)
-    taskset -c 1 "$ref" sub --size "$size" --domain "$d" --seconds $((secs + 40)) "${ws[@]}" > "$tmp/sub.txt" &
+    taskset -c 1 "$ref" sub --size "$size" --domain "$d" --seconds $((secs + 40)) "${ws[@]}" "${ref_qos[@]}" > "$tmp/sub.txt" &
     peers=($!)
-    taskset -c 0 "$ref" pub --size "$size" --domain "$d" --seconds $((secs + 1)) > /dev/null || true
+    taskset -c 0 "$ref" pub --size "$size" --domain "$d" --seconds $((secs + 1)) "${ref_qos[@]}" > /dev/null || true
     wait "${peers[0]}" 2>/dev/null || true
     peers=()
     python3 - "$tmp/sub.txt" <<'PY'
@@ -92,9 +110,7 @@ ours_mode() { if [ "$1" = listener ]; then echo "$recv_listener"; else echo "$re
 # in us or samples/s, nan when the run failed.
 ours_run() {
     local kind=$1 size=$2 recv=$3
-    # The reference's configuration (UDPv4, reliable), not the binding's
-    # defaults (Fast DDS's built-in UDPv4 + SHM, best effort).
-    if "$bin" "$kind" --binding fastdds --transport udp --reliable --size "$size" --duration "${secs}s" --cpu 0,1 --receive "$recv" -q --no-save --json "$tmp/o.json" > /dev/null; then
+    if "$bin" "$kind" --binding fastdds "${ours_qos[@]}" --size "$size" --duration "${secs}s" --cpu 0,1 --receive "$recv" -q --no-save --json "$tmp/o.json" > /dev/null; then
         if [ "$kind" = latency ]; then ours_lat "$tmp/o.json"; else ours_tp "$tmp/o.json"; fi
     else
         [ "$kind" = latency ] && echo "nan nan" || echo nan
@@ -102,7 +118,7 @@ ours_run() {
 }
 
 if has_part 1; then
-echo "== 1. latency p50/p99 (one-way = RTT/2), reliable, ${secs} s per run, ${rounds} alternating rounds"
+echo "== 1. latency p50/p99 (one-way = RTT/2), QOS=$qos, ${secs} s per run, ${rounds} alternating rounds"
 for mode in ${MODES:-listener waitset}; do
     recv=$(ours_mode "$mode")
     echo "  reference $mode beside pubsubperf --receive $recv"
@@ -115,7 +131,7 @@ done
 
 fi
 if has_part 2; then
-echo "== 2. throughput, reliable, ${secs} s per run, ${rounds} alternating rounds"
+echo "== 2. throughput (received samples/s), QOS=$qos, ${secs} s per run, ${rounds} alternating rounds"
 for mode in ${MODES:-listener waitset}; do
     recv=$(ours_mode "$mode")
     echo "  reference sub $mode beside pubsubperf --receive $recv"

@@ -5,7 +5,8 @@
 // WaitSet, take_next_sample, DataWriter::write.
 //
 // usage: fastdds-ref ping|pong|pub|sub [--size B] [--seconds S] [--domain D]
-//                    [--waitset] [--warmup S]
+//                    [--waitset] [--warmup S] [--transport udp|udp+shm]
+//                    [--best-effort]
 //   ping  writes a sample on "ref_ping", waits for its echo on "ref_pong",
 //         and prints "p50_us p99_us count" of one-way latency (round trip
 //         / 2) over the samples after the warm-up (default 1 s).
@@ -36,6 +37,13 @@
 // over long runs), this program allocates 16 and lets Fast DDS grow the
 // rest: docs/bindings/fastdds.md, Heartbeats, has why the binding's
 // allocation needs the short heartbeat period.
+//
+// --transport udp+shm --best-effort: the binding's defaults, which are Fast
+// DDS LatencyTest's and ThroughputTest's: Fast DDS's shared-memory transport
+// beside the UDPv4 one (its segment sized as the binding sizes it,
+// 4 x the sample + 256 KiB within 1-64 MiB), best effort, KEEP_LAST with the
+// binding's depths (writer clamp(256 MiB / size, 2, 64), reader
+// clamp(1 GiB / size, 2 x the writer's, 5000)).
 
 #include <fastcdr/Cdr.h>
 #include <fastcdr/FastBuffer.h>
@@ -52,6 +60,7 @@
 #include <fastdds/dds/topic/TopicDataType.hpp>
 #include <fastdds/dds/topic/TypeSupport.hpp>
 #include <fastdds/rtps/transport/UDPv4TransportDescriptor.h>
+#include <fastdds/rtps/transport/shared_mem/SharedMemTransportDescriptor.h>
 #include <fastrtps/utils/IPLocator.h>
 
 #include <algorithm>
@@ -146,10 +155,12 @@ struct Args {
     double warmup = 1;
     int domain = 0;
     bool waitset = false;
+    bool shm = false;          // --transport udp+shm
+    bool best_effort = false;  // --best-effort
 };
 
 [[noreturn]] void usage(const char* why) {
-    std::fprintf(stderr, "fastdds-ref: %s\nusage: fastdds-ref ping|pong|pub|sub [--size B] [--seconds S] [--domain D] [--waitset] [--warmup S]\n", why);
+    std::fprintf(stderr, "fastdds-ref: %s\nusage: fastdds-ref ping|pong|pub|sub [--size B] [--seconds S] [--domain D] [--waitset] [--warmup S] [--transport udp|udp+shm] [--best-effort]\n", why);
     std::exit(2);
 }
 
@@ -169,6 +180,12 @@ Args parse(int argc, char** argv) {
         else if (k == "--warmup") a.warmup = std::atof(val());
         else if (k == "--domain") a.domain = std::atoi(val());
         else if (k == "--waitset") a.waitset = true;
+        else if (k == "--best-effort") a.best_effort = true;
+        else if (k == "--transport") {
+            std::string t = val();
+            if (t != "udp" && t != "udp+shm") usage("--transport: udp or udp+shm");
+            a.shm = t == "udp+shm";
+        }
         else usage(("unknown flag " + k).c_str());
     }
     if (a.size < 16) usage("--size: at least 16 (a timestamp and a sequence number)");
@@ -177,21 +194,36 @@ Args parse(int argc, char** argv) {
 
 // The pubsubperf fastdds binding's endpoint QoS (see the header comment).
 template <class Q>
-void common_qos(Q& q) {
-    q.reliability().kind = RELIABLE_RELIABILITY_QOS;
+void common_qos(Q& q, const Args& a) {
+    q.reliability().kind = a.best_effort ? BEST_EFFORT_RELIABILITY_QOS : RELIABLE_RELIABILITY_QOS;
     q.durability().kind = VOLATILE_DURABILITY_QOS;
-    q.history().kind = KEEP_ALL_HISTORY_QOS;
+    q.history().kind = a.best_effort ? KEEP_LAST_HISTORY_QOS : KEEP_ALL_HISTORY_QOS;
     q.history().depth = 1;
     q.endpoint().history_memory_policy = eprosima::fastrtps::rtps::PREALLOCATED_WITH_REALLOC_MEMORY_MODE;
 }
 
-DataWriterQos writer_qos(uint32_t size) {
+// KEEP_LAST `depth` (best effort) or KEEP_ALL of `max` samples (reliable).
+template <class Q>
+void history_limits(Q& q, const Args& a, int32_t depth, int32_t max) {
+    if (a.best_effort) {
+        q.history().depth = depth;
+        if (depth > q.resource_limits().max_samples_per_instance) {
+            q.resource_limits().max_samples_per_instance = depth;
+            q.resource_limits().max_samples = std::max(q.resource_limits().max_samples, depth);
+        }
+    } else {
+        q.resource_limits().max_samples = max;
+        q.resource_limits().max_samples_per_instance = max;
+    }
+}
+
+DataWriterQos writer_qos(const Args& a) {
     DataWriterQos q = DATAWRITER_QOS_DEFAULT;
-    common_qos(q);
+    common_qos(q, a);
+    uint32_t size = a.size;
     int32_t depth = static_cast<int32_t>(std::clamp<uint64_t>((256ull << 20) / size, 2, 64));
     int32_t max = static_cast<int32_t>(std::clamp<uint64_t>((32ull << 20) / size, 2, 5000));
-    q.resource_limits().max_samples = max;
-    q.resource_limits().max_samples_per_instance = max;
+    history_limits(q, a, depth, max);
     q.resource_limits().allocated_samples = std::min(depth, 16);
     q.reliability().max_blocking_time = eprosima::fastrtps::Duration_t(10, 0);
     q.reliable_writer_qos().times.heartbeatPeriod = eprosima::fastrtps::Duration_t(0, 5000000);
@@ -199,13 +231,13 @@ DataWriterQos writer_qos(uint32_t size) {
     return q;
 }
 
-DataReaderQos reader_qos(uint32_t size) {
+DataReaderQos reader_qos(const Args& a) {
     DataReaderQos q = DATAREADER_QOS_DEFAULT;
-    common_qos(q);
+    common_qos(q, a);
+    uint32_t size = a.size;
     int32_t wdepth = static_cast<int32_t>(std::clamp<uint64_t>((256ull << 20) / size, 2, 64));
     int32_t depth = static_cast<int32_t>(std::clamp<uint64_t>((1ull << 30) / size, 2 * wdepth, 5000));
-    q.resource_limits().max_samples = depth;
-    q.resource_limits().max_samples_per_instance = depth;
+    history_limits(q, a, depth, depth);
     q.resource_limits().allocated_samples = std::min(depth, 16);
     q.data_sharing().off();
     // Acknowledge a heartbeat at once (Fast DDS waits 5 ms by default).
@@ -213,10 +245,17 @@ DataReaderQos reader_qos(uint32_t size) {
     return q;
 }
 
-DomainParticipant* open_participant(int domain) {
+DomainParticipant* open_participant(const Args& a) {
+    int domain = a.domain;
     DomainParticipantQos pq = PARTICIPANT_QOS_DEFAULT;
     pq.name("fastdds-ref");
     pq.transport().use_builtin_transports = false;
+    if (a.shm) {
+        auto shm = std::make_shared<eprosima::fastdds::rtps::SharedMemTransportDescriptor>();
+        uint64_t segment = std::clamp<uint64_t>(4ull * a.size + (256u << 10), 1u << 20, 64u << 20);
+        shm->segment_size(static_cast<uint32_t>(segment));
+        pq.transport().user_transports.push_back(shm);
+    }
     auto udp = std::make_shared<UDPv4TransportDescriptor>();
     udp->interfaceWhiteList.push_back("127.0.0.1");
     // A 4 MiB receive buffer (the kernel caps it at net.core.rmem_max);
@@ -327,7 +366,7 @@ void run_waitset(DataReader* r, Echo& e, double seconds) {
 
 int latency(const Args& a) {
     bool ping = a.mode == "ping";
-    DomainParticipant* p = open_participant(a.domain);
+    DomainParticipant* p = open_participant(a);
     TypeSupport type(new BytesType(a.size));
     type.register_type(p);
     Topic* tping = p->create_topic("ref_ping", type.get_type_name(), TOPIC_QOS_DEFAULT);
@@ -339,8 +378,8 @@ int latency(const Args& a) {
     e.s = static_cast<Sample*>(type.create_data());
     e.s->len = a.size;
     if (ping) e.half_rtt.reserve(static_cast<size_t>(a.seconds * 2e6) + 1024);
-    e.w = pub->create_datawriter(ping ? tping : tpong, writer_qos(a.size));
-    DataReader* r = sub->create_datareader(ping ? tpong : tping, reader_qos(a.size), a.waitset ? nullptr : &e,
+    e.w = pub->create_datawriter(ping ? tping : tpong, writer_qos(a));
+    DataReader* r = sub->create_datareader(ping ? tpong : tping, reader_qos(a), a.waitset ? nullptr : &e,
                                            a.waitset ? StatusMask::none() : StatusMask::data_available());
     int rc = 0;
     if (ping) {
@@ -418,14 +457,14 @@ struct Counter : public DataReaderListener {
 };
 
 int throughput(const Args& a) {
-    DomainParticipant* p = open_participant(a.domain);
+    DomainParticipant* p = open_participant(a);
     TypeSupport type(new BytesType(a.size));
     type.register_type(p);
     Topic* t = p->create_topic("ref_tp", type.get_type_name(), TOPIC_QOS_DEFAULT);
     int rc = 0;
     if (a.mode == "pub") {
         Publisher* pub = p->create_publisher(PUBLISHER_QOS_DEFAULT);
-        DataWriter* w = pub->create_datawriter(t, writer_qos(a.size));
+        DataWriter* w = pub->create_datawriter(t, writer_qos(a));
         auto* s = static_cast<Sample*>(type.create_data());
         s->len = a.size;
         if (!wait_matched(w, nullptr, 30)) {
@@ -450,7 +489,7 @@ int throughput(const Args& a) {
         Subscriber* sub = p->create_subscriber(SUBSCRIBER_QOS_DEFAULT);
         Counter c;
         c.s = static_cast<Sample*>(type.create_data());
-        DataReader* r = sub->create_datareader(t, reader_qos(a.size), a.waitset ? nullptr : &c,
+        DataReader* r = sub->create_datareader(t, reader_qos(a), a.waitset ? nullptr : &c,
                                                a.waitset ? StatusMask::none() : StatusMask::data_available());
         std::thread ticker;
         std::atomic<bool> ticking{true};

@@ -97,6 +97,25 @@ kill_tree() {
 }
 trap bench_cleanup EXIT
 
+# wait_peer PID SECS: waits for the background peer PID to end, at most
+# SECS seconds; then ends it (TERM, KILL a second later) and fails. A
+# reference whose partner gave up must not hold the script: a connext_ref
+# pong whose ping had given up ("nothing received within 30 s") was still
+# running nine minutes later.
+wait_peer() {
+    local pid=$1 left=$(( $2 * 10 ))
+    while kill -0 "$pid" 2>/dev/null && (( left-- > 0 )); do sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then
+        echo "bench: peer $pid still running $2 s after its partner ended; ended" >&2
+        kill -TERM "$pid" 2>/dev/null || true
+        sleep 1
+        kill -KILL "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+        return 1
+    fi
+    wait "$pid"
+}
+
 json() {
     python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['runs']; print(eval(sys.argv[2]))" "$1" "$2"
 }

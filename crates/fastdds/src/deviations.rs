@@ -11,6 +11,8 @@ use pubsubperf_core::{Durability, EndpointConfig, History, Reliability};
 const FASTDDS_MAX_BLOCKING_MS: u64 = 100;
 const FASTDDS_HEARTBEAT_MS: u64 = 3000;
 const FASTDDS_HEARTBEAT_RESPONSE_MS: u64 = 5;
+/// Fast DDS 2.9's shared-memory transport segment (512 KiB).
+const FASTDDS_SHM_SEGMENT_KIB: usize = 512;
 
 /// The settings of a run over `cfg` that Fast DDS's defaults (built-in
 /// UDPv4 and SHM transports, data sharing automatic, KEEP_LAST 1, a
@@ -62,6 +64,12 @@ pub fn of(cfg: &EndpointConfig) -> Vec<String> {
         (0, _) => d.push(format!("receive buffer {} MiB", UDP_RECEIVE_BUFFER >> 20)),
         (n, _) => d.push(format!("socket buffers {n} B")),
     }
+    if matches!(cfg.transport.as_str(), "udp+shm" | "shm") {
+        let kib = crate::shm_segment(cfg) >> 10;
+        if kib != FASTDDS_SHM_SEGMENT_KIB {
+            d.push(format!("shared-memory segment {kib} KiB"));
+        }
+    }
     d
 }
 
@@ -99,7 +107,8 @@ mod tests {
             [
                 "data sharing off",
                 "volatile writer",
-                "receive buffer 4 MiB"
+                "receive buffer 4 MiB",
+                "shared-memory segment 1024 KiB"
             ]
         );
     }
@@ -112,8 +121,9 @@ mod tests {
         c.zero_copy = true;
         c.durability = Some(Durability::TransientLocal);
         c.socket_buffer = 1 << 20;
-        assert_eq!(of(&c), ["socket buffers 1048576 B"]);
+        let segment = "shared-memory segment 1024 KiB";
+        assert_eq!(of(&c), ["socket buffers 1048576 B", segment]);
         c.history = Some(History::KeepLast(8));
-        assert_eq!(of(&c), ["keep-last 8", "socket buffers 1048576 B"]);
+        assert_eq!(of(&c), ["keep-last 8", "socket buffers 1048576 B", segment]);
     }
 }

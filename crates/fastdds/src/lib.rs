@@ -2,9 +2,9 @@
 //! of ours (`shim/shim.cpp`, compiled by build.rs; Fast DDS has no C API).
 //!
 //! - Transports (`--transport`): `udp+shm` (the default: Fast DDS's
-//!   built-in pair, shared memory between participants of one host and
-//!   UDPv4 otherwise, as Fast DDS runs unconfigured and its LatencyTest and
-//!   ThroughputTest run; `shm` is another name for it), `udp` (UDPv4 only,
+//!   built-in pair, its shared-memory transport beside UDPv4, as Fast DDS
+//!   runs unconfigured and its LatencyTest and ThroughputTest run; `shm` is
+//!   another name for it), `udp` (UDPv4 only,
 //!   unicast discovery through initial peers on the bind address, so no
 //!   multicast is needed on one host), `tcp` (TCPv4 with a listening port
 //!   per participant).
@@ -195,6 +195,13 @@ pub fn type_name(cfg: &EndpointConfig) -> String {
         DataType::Bytes => format!("pubsubperf::{keyed}Bytes"),
         DataType::Flat => format!("pubsubperf::{keyed}Flat{}", cfg.max_sample_size),
     }
+}
+
+/// Bytes of the shared-memory transport's segment (`udp+shm`, `shm`):
+/// four of the run's largest samples and 256 KiB, within 1-64 MiB (Fast
+/// DDS's own 512 KiB holds no sample above it).
+pub(crate) fn shm_segment(cfg: &EndpointConfig) -> usize {
+    (cfg.max_sample_size.saturating_mul(4) + (256 << 10)).clamp(1 << 20, 64 << 20)
 }
 
 /// LATENCY_BUDGET of writers and readers with `--async`: the same as the
@@ -604,8 +611,7 @@ impl Binding for FastDds {
         let peers = cstr(&plan.opts.peers.join(","))?;
         let qos_file = cstr(plan.opts.qos_file.as_deref().unwrap_or(""))?;
         let multicast_address = cstr(cfg.multicast_address.as_deref().unwrap_or(""))?;
-        let shm_segment =
-            (cfg.max_sample_size.saturating_mul(4) + (256 << 10)).clamp(1 << 20, 64 << 20);
+        let shm_segment = shm_segment(cfg);
         let c = ffi::Config {
             domain: domain as i32,
             transport,
