@@ -130,23 +130,40 @@ impl LatencyRecorder {
         self.hist.value_at_quantile(q).min(self.max)
     }
 
+    /// The exact mean and population standard deviation (0 and 0 with no
+    /// values), from the integer sums; nothing is encoded or allocated, so
+    /// that a report interval's figures cost no deflate of the histogram.
+    pub fn mean_std(&self) -> (f64, f64) {
+        let n = self.count;
+        if n == 0 {
+            return (0.0, 0.0);
+        }
+        let mean = self.sum as f64 / n as f64;
+        // Population variance from exact integer sums: n*sum_sq - sum^2 >= 0.
+        let num = (self.sum_sq * u128::from(n)).saturating_sub(self.sum * self.sum);
+        let var = num as f64 / (n as f64 * n as f64);
+        (mean, var.sqrt())
+    }
+
+    /// The smallest value recorded (0 with none).
+    pub fn min(&self) -> u64 {
+        if self.count == 0 { 0 } else { self.min }
+    }
+
+    /// The largest value recorded (0 with none).
+    pub fn max(&self) -> u64 {
+        self.max
+    }
+
     /// The summary that goes into results.
     pub fn summary(&self) -> LatencySummary {
         let n = self.count;
-        let (mean, std) = if n == 0 {
-            (0.0, 0.0)
-        } else {
-            let mean = self.sum as f64 / n as f64;
-            // Population variance from exact integer sums: n*sum_sq - sum^2 >= 0.
-            let num = (self.sum_sq * u128::from(n)).saturating_sub(self.sum * self.sum);
-            let var = num as f64 / (n as f64 * n as f64);
-            (mean, var.sqrt())
-        };
+        let (mean, std) = self.mean_std();
         LatencySummary {
             count: n,
             mean,
             std,
-            min: if n == 0 { 0 } else { self.min },
+            min: self.min(),
             max: self.max,
             p50: self.quantile(0.50),
             p90: self.quantile(0.90),
@@ -267,6 +284,21 @@ mod tests {
         assert!(rel(s.p99_9, 999_000) <= 0.001);
         assert!(rel(s.p99_99, 999_900) <= 0.001);
         assert!(rel(s.p99_9999, 999_999) <= 0.001);
+    }
+
+    #[test]
+    fn the_unencoded_figures_are_the_summarys() {
+        let mut r = LatencyRecorder::new();
+        assert_eq!((r.mean_std(), r.min(), r.max()), ((0.0, 0.0), 0, 0));
+        for v in [7u64, 3, 1000, 42] {
+            r.record(v);
+        }
+        let s = r.summary();
+        assert_eq!(
+            (r.mean_std(), r.min(), r.max()),
+            ((s.mean, s.std), s.min, s.max)
+        );
+        assert_eq!((s.min, s.max), (3, 1000));
     }
 
     #[test]
