@@ -100,18 +100,11 @@ ddsperf_lat() {
     kill "${peers[0]}" 2>/dev/null || true
     wait "${peers[0]}" 2>/dev/null || true
     peers=()
-    python3 - "$tmp/ping.txt" <<'PY'
+    PYTHONPATH="$bench_dir/lib" python3 - "$tmp/ping.txt" <<'PY'
 import re, sys
+from wmedian import wmedian
 rx = re.compile(r'^\[\d+\]\s+[0-9.]+\s+\S+ size \d+ mean [0-9.]+us min [0-9.]+us 50% ([0-9.]+)us 90% [0-9.]+us 99% ([0-9.]+)us .* cnt (\d+)')
 iv = [(float(m.group(1)), float(m.group(2)), int(m.group(3))) for m in map(rx.match, open(sys.argv[1])) if m][1:]
-def wmedian(pairs):
-    pairs = sorted(pairs)
-    half, acc = sum(c for _, c in pairs) / 2, 0
-    for v, c in pairs:
-        acc += c
-        if acc >= half:
-            return v
-    return float("nan")
 print(wmedian([(a, c) for a, _, c in iv]), wmedian([(b, c) for _, b, c in iv]))
 PY
 }
@@ -162,17 +155,10 @@ ours_run() {
 # count-weighted medians over the seconds kept, the rate their count over
 # their number. Reads "mean min p50 p90 p99 max count" lines on stdin.
 dist_of_seconds() {
-    python3 -c '
+    PYTHONPATH="$bench_dir/lib" python3 -c '
 import sys
+from wmedian import wmedian
 rows = [list(map(float, l.split())) for l in sys.stdin if l.strip()]
-def wmedian(pairs):
-    pairs = sorted(pairs)
-    half, acc = sum(c for _, c in pairs) / 2, 0
-    for v, c in pairs:
-        acc += c
-        if acc >= half:
-            return v
-    return float("nan")
 if not rows:
     print(" ".join(["nan"] * 7))
 else:

@@ -124,19 +124,12 @@ ours_tp() { json "$1" "r[0]['throughput']['samples_per_s']"; }
 # "p50 p99" in us as ddsperf reports them: the medians of the 1-second
 # intervals' p50 and p99, weighted by the intervals' counts.
 ours_lat_per_second() {
-    python3 - "$1" <<'PY'
+    PYTHONPATH="$bench_dir/lib" python3 - "$1" <<'PY'
 import json, sys
+from wmedian import wmedian
 iv = json.load(open(sys.argv[1]))["runs"][0].get("intervals", [])
-def wmedian(pairs):
-    pairs = sorted(p for p in pairs if p[0] is not None)
-    half, acc = sum(c for _, c in pairs) / 2, 0
-    for v, c in pairs:
-        acc += c
-        if acc >= half:
-            return v / 1000
-    return float("nan")
-print(wmedian([(i.get("latency_p50_ns"), i["received"]) for i in iv]),
-      wmedian([(i.get("latency_p99_ns"), i["received"]) for i in iv]))
+print(wmedian([(i.get("latency_p50_ns"), i["received"]) for i in iv]) / 1000,
+      wmedian([(i.get("latency_p99_ns"), i["received"]) for i in iv]) / 1000)
 PY
 }
 wanted() {

@@ -64,7 +64,7 @@ pub fn of(cfg: &EndpointConfig) -> Vec<String> {
         (0, _) => d.push(format!("receive buffer {} MiB", UDP_RECEIVE_BUFFER >> 20)),
         (n, _) => d.push(format!("socket buffers {n} B")),
     }
-    if matches!(cfg.transport.as_str(), "udp+shm" | "shm") {
+    if crate::with_shm(cfg) {
         let kib = crate::shm_segment(cfg) >> 10;
         if kib != FASTDDS_SHM_SEGMENT_KIB {
             d.push(format!("shared-memory segment {kib} KiB"));

@@ -197,6 +197,12 @@ pub fn type_name(cfg: &EndpointConfig) -> String {
     }
 }
 
+/// True when the run's participants carry Fast DDS's shared-memory
+/// transport beside UDPv4 (`udp+shm`, and `shm`, its other name).
+pub(crate) fn with_shm(cfg: &EndpointConfig) -> bool {
+    matches!(cfg.transport.as_str(), "udp+shm" | "shm")
+}
+
 /// Bytes of the shared-memory transport's segment (`udp+shm`, `shm`):
 /// four of the run's largest samples and 256 KiB, within 1-64 MiB (Fast
 /// DDS's own 512 KiB holds no sample above it).
@@ -589,7 +595,7 @@ impl Binding for FastDds {
         shm::clean_zombies();
         let transport = match cfg.transport.as_str() {
             "tcp" => 1,
-            "shm" | "udp+shm" => 2,
+            _ if with_shm(cfg) => 2,
             _ => 0,
         };
         let domain = plan.opts.domain_id(&cfg.run_id);

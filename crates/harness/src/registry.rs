@@ -118,11 +118,11 @@ pub fn default_transport(name: &str, peer: &str, multicast: bool) -> String {
     }
     let offers = |n: &str| info(n).map_or(&[][..], |i| i.capabilities.transports);
     let (ours, theirs) = (offers(name), offers(peer));
-    let both = |t: &&str| theirs.contains(t);
-    ["udp"]
-        .iter()
-        .chain(ours)
-        .find(|t| ours.contains(t) && both(t))
+    if ours.contains(&"udp") && theirs.contains(&"udp") {
+        return "udp".into();
+    }
+    ours.iter()
+        .find(|t| theirs.contains(t))
         .unwrap_or(&own)
         .to_string()
 }

@@ -522,6 +522,13 @@ fn unit_scale(metric: Metric, unit: &str) -> std::result::Result<f64, String> {
 mod tests {
     use super::*;
 
+    /// The summary of one recorded value.
+    fn summary(v: u64) -> pubsubperf_core::stats::LatencySummary {
+        let mut r = pubsubperf_core::stats::LatencyRecorder::new();
+        r.record(v);
+        r.summary()
+    }
+
     fn c(s: &str) -> Condition {
         Condition::parse(s).unwrap()
     }
@@ -557,12 +564,6 @@ mod tests {
     #[test]
     fn one_way_spread_and_discovery_are_metrics() {
         use pubsubperf_core::result::{Discovery, OneWay, SubscriberDiscovery};
-        use pubsubperf_core::stats::LatencyRecorder;
-        let summary = |v: u64| {
-            let mut r = LatencyRecorder::new();
-            r.record(v);
-            r.summary()
-        };
         let run = |scale: u64| -> Run {
             let mut r: Run = serde_json::from_value(serde_json::json!({
                 "binding": "udp", "transport": "udp", "test": "latency", "size": 64,
@@ -620,12 +621,6 @@ mod tests {
     #[test]
     fn fan_out_and_send_cost() {
         use pubsubperf_core::result::FanOut;
-        use pubsubperf_core::stats::LatencyRecorder;
-        let summary = |v: u64| {
-            let mut r = LatencyRecorder::new();
-            r.record(v);
-            r.summary()
-        };
         let run = |scale: u64| -> Run {
             let mut r: Run = serde_json::from_value(serde_json::json!({
                 "binding": "udp", "transport": "udp", "test": "throughput", "size": 64,
