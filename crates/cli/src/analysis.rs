@@ -312,6 +312,22 @@ pub fn compare(a: &CompareArgs) -> anyhow::Result<ExitCode> {
         .collect::<Result<Vec<_>, _>>()?;
     let (bn, base) = side("BASE", &a.base, a.db.as_deref())?;
     let (nn, new) = side("NEW", &a.new, a.db.as_deref())?;
+    let unplanned = not_as_planned(&[("BASE", &base), ("NEW", &new)]);
+    if let Some(first) = unplanned.first() {
+        if !a.allow_not_as_planned {
+            return Err(UsageError(format!(
+                "compare: {first}{}; its figures were not measured as planned: measure it again, or pass --allow-not-as-planned to compare it anyway",
+                match unplanned.len() {
+                    1 => String::new(),
+                    n => format!(" (and {} more run(s))", n - 1),
+                }
+            ))
+            .into());
+        }
+        for u in &unplanned {
+            eprintln!("pubsubperf compare: NOT AS PLANNED: {u}");
+        }
+    }
     let c = pubsubperf_report::compare::compare(&bn, &base, &nn, &new, &conditions)
         .map_err(|e| flag_error("compare", e))?;
     print!("{}", pubsubperf_report::text::comparison(&c));
@@ -330,6 +346,27 @@ pub fn compare(a: &CompareArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(crate::EXIT_FAIL_IF)
     })
+}
+
+/// Each run of the sides that did not run as planned, with its reasons.
+fn not_as_planned(sides: &[(&str, &pubsubperf_core::result::ResultsFile)]) -> Vec<String> {
+    sides
+        .iter()
+        .flat_map(|(name, f)| {
+            f.runs
+                .iter()
+                .filter(|r| !r.conditions.is_empty())
+                .map(move |r| {
+                    format!(
+                        "{name} run {} {} {} B did not run as planned ({})",
+                        r.binding,
+                        r.test,
+                        r.size,
+                        r.conditions.join("; ")
+                    )
+                })
+        })
+        .collect()
 }
 
 /// `pubsubperf import`.

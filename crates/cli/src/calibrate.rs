@@ -32,7 +32,7 @@ pub fn floor_ns(cal: &serde_json::Value) -> Option<f64> {
 
 /// Runs `pubsubperf calibrate`.
 pub fn run(a: &CalibrateArgs) -> anyhow::Result<std::process::ExitCode> {
-    let cores = crate::plan::parse_cpu(Some(&a.cpu), pubsubperf_core::sys::cores())?;
+    let cores = crate::plan::parse_cpu(Some(&a.cpu), pubsubperf_core::sys::cpus())?;
     let (p, q) = (cores.0.unwrap_or(0), cores.1.unwrap_or(1));
     if a.link_only {
         return link_only(a, [p, q]);

@@ -14,7 +14,8 @@ use std::process::ExitCode;
 
 /// Runs `pubsubperf doctor`.
 pub fn run(a: &DoctorArgs) -> anyhow::Result<ExitCode> {
-    let cores = crate::plan::parse_cpu(Some(&a.cpu), usize::MAX)?;
+    let any: Vec<usize> = (0..libc::CPU_SETSIZE as usize).collect();
+    let cores = crate::plan::parse_cpu(Some(&a.cpu), &any)?;
     let cores: Vec<usize> = [cores.0, cores.1].into_iter().flatten().collect();
     let (host, here) = match &a.root {
         Some(r) if !r.is_dir() => {

@@ -62,7 +62,7 @@ pub struct Load {
 impl Load {
     /// The load of `--load PROFILE` on `--load-cpu LIST` (default: cores
     /// 0 to `cores - 1`).
-    pub fn plan(profile: &str, load_cpu: Option<&str>, cores: usize) -> Result<Load, UsageError> {
+    pub fn plan(profile: &str, load_cpu: Option<&str>, cpus: &[usize]) -> Result<Load, UsageError> {
         let names: Vec<&str> = PROFILES.iter().map(|p| p.0).collect();
         let Some((_, stressors, _)) = PROFILES.iter().find(|p| p.0 == profile) else {
             return Err(UsageError(format!(
@@ -71,17 +71,17 @@ impl Load {
             )));
         };
         let set = match load_cpu {
-            None => (0..cores.max(1)).collect(),
+            None => cpus.to_vec(),
             Some(s) => cpu_list(s).filter(|v| !v.is_empty()).ok_or_else(|| {
                 UsageError(format!(
                     "--load-cpu '{s}': expected a CPU list like 0-1 or 0,2"
                 ))
             })?,
         };
-        if let Some(c) = set.iter().find(|&&c| c >= cores) {
+        if let Some(c) = set.iter().find(|&&c| !cpus.contains(&c)) {
             return Err(UsageError(format!(
-                "--load-cpu: core {c} does not exist (this machine has cores 0-{})",
-                cores - 1
+                "--load-cpu: core {c} is not one this process may use (cores {})",
+                pubsubperf_core::cpus::list_text(cpus)
             )));
         }
         let list = cpu_list_text(&set);
@@ -206,25 +206,25 @@ mod tests {
 
     #[test]
     fn profiles_become_stress_ng_lines_and_bad_ones_are_refused() {
-        let l = Load::plan("cpu", None, 2).unwrap();
+        let l = Load::plan("cpu", None, &[0, 1]).unwrap();
         assert_eq!(l.command, ["stress-ng", "--cpu", "2", "--taskset", "0-1"]);
         assert_eq!(l.cores, "0-1");
-        let l = Load::plan("all", Some("1"), 4).unwrap();
+        let l = Load::plan("all", Some("1"), &[0, 1, 2, 3]).unwrap();
         assert_eq!(
             l.command.join(" "),
             "stress-ng --cpu 1 --stream 1 --cache 1 --timer 1 --udp 1 --hdd 1 --taskset 1"
         );
-        let e = Load::plan("heavy", None, 2).unwrap_err().0;
+        let e = Load::plan("heavy", None, &[0, 1]).unwrap_err().0;
         assert!(
             e.starts_with("--load 'heavy': not a load profile (use cpu, memory,"),
             "{e}"
         );
-        let e = Load::plan("cpu", Some("0-x"), 2).unwrap_err().0;
+        let e = Load::plan("cpu", Some("0-x"), &[0, 1]).unwrap_err().0;
         assert!(
             e.starts_with("--load-cpu '0-x': expected a CPU list"),
             "{e}"
         );
-        let e = Load::plan("cpu", Some("5"), 2).unwrap_err().0;
-        assert!(e.starts_with("--load-cpu: core 5 does not exist"), "{e}");
+        let e = Load::plan("cpu", Some("5"), &[0, 1]).unwrap_err().0;
+        assert!(e.starts_with("--load-cpu: core 5 is not one"), "{e}");
     }
 }

@@ -66,6 +66,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // The cores runs are planned on, read before any run pins a thread.
+    pubsubperf_core::sys::cpus();
     let cli = match cli::parse() {
         Ok(c) => c,
         Err(code) => return code,

@@ -229,9 +229,10 @@ pub fn latency_table(runs: &[&Run]) -> String {
             us(l.p99_9999),
             r.resources.publisher.cpu_percent,
             r.resources.subscriber.cpu_percent,
-            if r.complete { "" } else { "  (partial)" }
+            row_mark(r)
         );
     }
+    s.push_str(&condition_lines(runs));
     for r in runs {
         let Some(p) = &r.pings else { continue };
         foreign_line(&mut s, r);
@@ -303,9 +304,16 @@ pub fn throughput_table(runs: &[&Run]) -> String {
             r.resources.subscriber.cpu_percent,
             crate::ramp::mib(r.resources.publisher.max_rss_kib),
             crate::ramp::mib(r.resources.subscriber.max_rss_kib),
-            if r.complete { "" } else { "  (partial)" }
+            row_mark(r)
         );
     }
+    // Runs with latency under load say it under that table, below.
+    let without_lat: Vec<&Run> = runs
+        .iter()
+        .filter(|r| r.latency_ns.as_ref().is_none_or(|l| l.count == 0))
+        .copied()
+        .collect();
+    s.push_str(&condition_lines(&without_lat));
     s.push_str(&loss_lines(runs));
     let with_lat: Vec<&&Run> = runs
         .iter()
@@ -331,6 +339,34 @@ fn foreign_line(s: &mut String, r: &Run) {
             r.foreign_samples
         );
     }
+}
+
+/// The mark a row carries when its run did not run as planned.
+pub fn row_mark(r: &Run) -> &'static str {
+    match (r.complete, r.conditions.is_empty()) {
+        (true, true) => "",
+        (false, true) => "  (partial)",
+        (true, false) => "  (NOT AS PLANNED)",
+        (false, false) => "  (partial, NOT AS PLANNED)",
+    }
+}
+
+/// One line under a table for each run whose sides did not run where
+/// they were planned (`conditions`), naming what the kernel reported.
+pub fn condition_lines(runs: &[&Run]) -> String {
+    let mut s = String::new();
+    for r in runs.iter().filter(|r| !r.conditions.is_empty()) {
+        let _ = writeln!(
+            s,
+            "NOT AS PLANNED: {} {}, {} B{}: {}; its figures were not measured as planned (placement in the results)",
+            r.binding,
+            r.test,
+            r.size,
+            point_note(r),
+            r.conditions.join("; ")
+        );
+    }
+    s
 }
 
 /// One line under the throughput table for each best-effort run that was
@@ -425,9 +461,10 @@ pub fn summary_table(runs: &[Run]) -> String {
                 "  {} -> {}",
                 h.publisher, h.subscriber
             )),
-            if r.complete { "" } else { " (partial)" }
+            row_mark(r)
         );
     }
+    s.push_str(&condition_lines(&runs.iter().collect::<Vec<_>>()));
     s
 }
 

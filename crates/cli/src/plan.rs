@@ -89,10 +89,10 @@ pub fn parse_duration(flag: &str, s: &str) -> Result<Duration, UsageError> {
 /// Parses `--cpu PUB,SUB` (or `none`).
 pub fn parse_cpu(
     s: Option<&str>,
-    cores: usize,
+    cpus: &[usize],
 ) -> Result<(Option<usize>, Option<usize>), UsageError> {
     match s {
-        None if cores >= 2 => Ok((Some(0), Some(1))),
+        None if cpus.len() >= 2 => Ok((Some(cpus[0]), Some(cpus[1]))),
         None => Ok((None, None)),
         Some("none") => Ok((None, None)),
         Some(v) => {
@@ -108,16 +108,34 @@ pub fn parse_cpu(
             let p: usize = parts[0].trim().parse().map_err(|_| bad())?;
             let q: usize = parts[1].trim().parse().map_err(|_| bad())?;
             for c in [p, q] {
-                if c >= cores {
+                if !cpus.contains(&c) {
                     return Err(UsageError(format!(
-                        "--cpu '{v}': core {c} does not exist (this machine has cores 0-{})",
-                        cores - 1
+                        "--cpu '{v}': core {c} is not one this process may use (cores {})",
+                        pubsubperf_core::cpus::list_text(cpus)
                     )));
                 }
             }
             Ok((Some(p), Some(q)))
         }
     }
+}
+
+/// A `--connect` address on this host: a loopback address or
+/// `localhost` (an `ssh://` one runs through SSH, counted as another host).
+fn on_this_host(addr: &str) -> bool {
+    if addr.contains("://") && !addr.starts_with("tcp://") {
+        return false;
+    }
+    let a = addr.trim_start_matches("tcp://");
+    let host = match a.rsplit_once(':') {
+        Some((h, port)) if port.chars().all(|c| c.is_ascii_digit()) => h,
+        _ => a,
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 fn bytes_opt(flag: &str, v: &Option<String>) -> Result<usize, UsageError> {
@@ -758,9 +776,11 @@ impl TestRequest {
                 )));
             }
         }
-        let (pub_cpu, sub_cpu) = parse_cpu(self.cpu.as_deref(), pubsubperf_core::sys::cores())?;
-        // Remote subscribers run on another host: no pinning is sent unless asked.
-        let sub_cpu = if connect.is_empty() || self.cpu.is_some() {
+        let (pub_cpu, sub_cpu) = parse_cpu(self.cpu.as_deref(), pubsubperf_core::sys::cpus())?;
+        // Remote subscribers run on another host: no pinning is sent unless
+        // asked. Subscribers at a loopback address share this host's cores,
+        // so they are pinned as local ones are.
+        let sub_cpu = if connect.iter().all(|c| on_this_host(c)) || self.cpu.is_some() {
             sub_cpu
         } else {
             None
@@ -952,7 +972,7 @@ impl TestRequest {
             Some(p) => Some(crate::load::Load::plan(
                 p,
                 self.load_cpu.as_deref(),
-                pubsubperf_core::sys::cores(),
+                pubsubperf_core::sys::cpus(),
             )?),
             None => None,
         };

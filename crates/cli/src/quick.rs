@@ -142,7 +142,7 @@ pub fn run(q: &QuickArgs) -> anyhow::Result<ExitCode> {
         None,
     );
     // The quick comparison pins as a test does by default.
-    let (a, b) = crate::plan::parse_cpu(None, pubsubperf_core::sys::cores())?;
+    let (a, b) = crate::plan::parse_cpu(None, pubsubperf_core::sys::cpus())?;
     sink.file.environment.calibration = crate::calibrate::load();
     sink.file.environment.doctor =
         pubsubperf_doctor::examine_here(&[a, b].into_iter().flatten().collect::<Vec<_>>(), None);
@@ -284,6 +284,22 @@ fn missed_above(record: &serde_json::Value, sent: f64) -> String {
     })
 }
 
+/// How a binding's latency runs waited for the next sample (`busy`
+/// polls, `block` sleeps in the kernel until woken): busy-polling rows
+/// are not comparable with blocking ones without saying so.
+fn wait_of(runs: &[Run], binding: &str) -> String {
+    let mut waits: Vec<&str> = runs
+        .iter()
+        .filter(|r| r.binding == binding && r.test == TestKind::Latency)
+        .filter_map(|r| r.config["endpoint"]["wait"].as_str())
+        .collect();
+    waits.dedup();
+    match waits.as_slice() {
+        [] => "-".into(),
+        w => w.join(","),
+    }
+}
+
 /// One row per binding: latency p50/p99 at each size, throughput at 1 KiB
 /// (which way it was measured in the last column).
 pub fn table(runs: &[Run]) -> String {
@@ -291,9 +307,10 @@ pub fn table(runs: &[Run]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "\n{:<10} {:<12} {:>12} {:>12} {:>12} {:>12} {:>14} {:>10} {:>8}  {:<22}  AS RUN",
+        "\n{:<10} {:<12} {:<6} {:>12} {:>12} {:>12} {:>12} {:>14} {:>10} {:>8}  {:<22}  AS RUN",
         "BINDING",
         "RELIABILITY",
+        "WAIT",
         "p50 64B µs",
         "p99 64B µs",
         "p50 4KiB µs",
@@ -330,11 +347,22 @@ pub fn table(runs: &[Run]) -> String {
             .is_some_and(|r| r.reliable);
         let (a, b) = lat(64);
         let (c, d) = lat(4096);
+        // A binding with a run not as planned is marked; the lines under
+        // the table say which and why.
+        let mark = if runs
+            .iter()
+            .any(|r| r.binding == n && !r.conditions.is_empty())
+        {
+            "!"
+        } else {
+            ""
+        };
         let _ = writeln!(
             s,
-            "{:<10} {:<12} {:>12} {:>12} {:>12} {:>12} {:>14} {:>10} {:>8}  {:<22}  {}",
-            n,
+            "{:<10} {:<12} {:<6} {:>12} {:>12} {:>12} {:>12} {:>14} {:>10} {:>8}  {:<22}  {}",
+            format!("{n}{mark}"),
             if reliable { "reliable" } else { "best effort" },
+            wait_of(runs, n),
             a,
             b,
             c,
@@ -347,6 +375,7 @@ pub fn table(runs: &[Run]) -> String {
         );
     }
     let _ = writeln!(s, "{BATCHED}");
+    s.push_str(&output::condition_lines(&runs.iter().collect::<Vec<_>>()));
     // A search's runs were chosen for their loss: no "outran" line for them.
     let throughput: Vec<&Run> = runs
         .iter()

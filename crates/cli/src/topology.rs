@@ -33,14 +33,18 @@ pub fn plan(args: &TopologyArgs) -> Result<TopologyPlan, UsageError> {
             args.file.display()
         ))
     })?;
-    let cores = sys::cores();
-    if let Some(n) = t.nodes.iter().find(|n| n.cpu.is_some_and(|c| c >= cores)) {
+    let cpus = sys::cpus();
+    if let Some(n) = t
+        .nodes
+        .iter()
+        .find(|n| n.cpu.is_some_and(|c| !cpus.contains(&c)))
+    {
         return Err(UsageError(format!(
-            "topology {}: nodes.{}.cpu = {}: this host has {cores} cores (0-{})",
+            "topology {}: nodes.{}.cpu = {}: not a core this process may use (cores {})",
             args.file.display(),
             n.name,
             n.cpu.unwrap_or(0),
-            cores - 1
+            pubsubperf_core::cpus::list_text(cpus)
         )));
     }
     let (readers, writers) = t.fan();

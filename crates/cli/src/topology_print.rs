@@ -98,8 +98,16 @@ pub fn print(g: &GraphRun) {
         .iter()
         .map(|n| {
             let r = &n.resources;
+            let mut ran_on: Vec<usize> =
+                n.placement.iter().flat_map(|p| p.ran_on.clone()).collect();
+            ran_on.sort_unstable();
+            ran_on.dedup();
             let cells = vec![
                 n.place.clone(),
+                match ran_on.as_slice() {
+                    [] => "-".into(),
+                    c => pubsubperf_core::cpus::list_text(c),
+                },
                 format!("{:.1}", r.cpu_percent),
                 format!("{:.1}", r.max_rss_kib as f64 / 1024.0),
                 r.voluntary_cs.to_string(),
@@ -114,9 +122,16 @@ pub fn print(g: &GraphRun) {
         .collect();
     table(
         "nodes",
-        &["place", "cpu %", "rss MiB", "cs vol", "cs invol"],
+        &["place", "cores", "cpu %", "rss MiB", "cs vol", "cs invol"],
         &rows,
     );
+    for n in g.nodes.iter().filter(|n| !n.conditions.is_empty()) {
+        println!(
+            "NOT AS PLANNED: node {}: {}; its figures were not measured as planned",
+            n.name,
+            n.conditions.join("; ")
+        );
+    }
     for n in &g.nodes {
         if let (Some(off), Some(bound)) = (n.clock_offset_ns, n.clock_bound_ns) {
             println!(

@@ -84,6 +84,13 @@ pub struct GraphRelay {
 pub struct GraphNode {
     /// Its name in the file.
     pub name: String,
+    /// Where each of its measuring threads ran, read back from the kernel
+    /// (sources, then readers; [`crate::placement`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placement: Vec<crate::placement::Placement>,
+    /// What in `placement` differs from its `cpu`, one reason each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<String>,
     /// `process`, `thread` (in-process bindings) or the agent's address.
     pub place: String,
     /// The core it was pinned to.

@@ -182,6 +182,17 @@ pub struct Run {
     /// Measured duration in seconds (warm-up excluded).
     #[serde(default)]
     pub duration_s: f64,
+    /// Where each side's measuring thread really ran, read back from the
+    /// kernel: the publisher first, then each subscriber
+    /// ([`crate::placement`]). Absent in results of pubsubperf before 0.2.0.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placement: Vec<crate::placement::Placement>,
+    /// What in `placement` differs from the plan, one reason each (a side
+    /// pinned elsewhere, two sides on a core they were planned not to
+    /// share): the figures were not measured as planned. Empty when the
+    /// run ran as planned.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<String>,
 }
 
 /// Fan-out to several subscribers on one host ([`Run::fan_out`]): for
@@ -596,6 +607,8 @@ mod tests {
                 hosts: None,
                 limit: None,
                 duration_s: 1.0,
+                placement: Vec::new(),
+                conditions: Vec::new(),
             }],
             graphs: Vec::new(),
         }

@@ -14,19 +14,16 @@ pub fn pin_to_cpu(cpu: usize) -> Result<(), String> {
         libc::CPU_SET(cpu, &mut set);
         if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
             return Err(format!(
-                "--cpu: cannot pin to core {cpu}: {} (this machine has {} cores; use --cpu PUB,SUB with cores below that)",
+                "--cpu: cannot pin to core {cpu}: {} (this process may use cores {}; use --cpu PUB,SUB among them)",
                 std::io::Error::last_os_error(),
-                cores()
+                crate::cpus::cpus_text()
             ));
         }
     }
     Ok(())
 }
 
-/// Number of cores this process may run on.
-pub fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
+pub use crate::cpus::{ThreadState, cores, cpus};
 
 /// Sets the calling thread's scheduling policy; 0 or the error number.
 /// Through pthread_setschedparam, not sched_setscheduler: musl's

@@ -479,6 +479,8 @@ fn assemble(
         .zip(places)
         .enumerate()
         .map(|(i, ((r, node), place))| GraphNode {
+            placement: r.placement.clone(),
+            conditions: node_conditions(&r.placement),
             name: node.name.clone(),
             place: place.clone(),
             cpu: node.cpu,
@@ -515,4 +517,13 @@ fn assemble(
         paths,
         relays,
     }
+}
+
+/// A node's threads checked against its `cpu`: each pinned elsewhere is
+/// named (its threads share its core by plan, so sharing is no fault).
+fn node_conditions(placement: &[pubsubperf_core::placement::Placement]) -> Vec<String> {
+    placement
+        .iter()
+        .flat_map(|p| pubsubperf_core::placement::conditions(std::slice::from_ref(p)))
+        .collect()
 }

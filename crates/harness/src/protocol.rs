@@ -165,6 +165,9 @@ pub enum Msg {
         /// ([`crate::fan_out`]).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         arrivals: Vec<u32>,
+        /// Where its measuring thread ran (absent from agents before 0.2.0).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        placement: Option<Box<pubsubperf_core::placement::Placement>>,
     },
     /// Publisher → subscriber, between runs: one probe of the two hosts'
     /// clocks ([`crate::clock_offset`]); answered at once with a

@@ -162,7 +162,12 @@ pub fn latency_method(one_way: Option<&pubsubperf_core::result::OneWay>) -> Stri
 /// Runs one test on the session's subscribers, over the binding the spec
 /// names. With `--profile`, the same cell runs first without it, and its
 /// figures go into the profile (`profile.unprofiled`).
+///
+/// The calling thread is pinned and prioritised for the run as the spec
+/// says and put back as it was after it ([`sys::ThreadState`]), so that
+/// every run of a process is set up like its first.
 pub fn run(s: &mut Session, spec: &RunSpec, on_interval: &mut dyn FnMut(&Interval)) -> RunOutcome {
+    let _state = sys::ThreadState::save();
     if !spec.profile {
         return run_once(s, spec, on_interval);
     }
@@ -225,6 +230,7 @@ fn run_over<B: Binding>(
     let (clock_name, ns_per_tick) = round_trip_clock::<B>(spec);
     s.watch_run(Some(&spec.endpoint.cancel));
     let offsets = clocks.offsets();
+    let placed = pubsubperf_core::placement::Watch::start();
     let mut m = measure(
         s,
         spec,
@@ -234,6 +240,7 @@ fn run_over<B: Binding>(
         ns_per_tick,
         &offsets,
     );
+    let placement = placed.finish("publisher", spec.pub_cpu);
     s.watch_run(None);
     let publisher = Usage::now().since(&usage0);
     let profile = profiler.map(|p| {
@@ -245,7 +252,7 @@ fn run_over<B: Binding>(
     });
     let mut rejected = m.rejected;
     let sent_by = collect_publishers(s, spec, m.sent, &mut rejected, &mut m.fault);
-    let peers = collect_subscribers(
+    let mut peers = collect_subscribers(
         s,
         spec,
         &sent_by,
@@ -277,6 +284,7 @@ fn run_over<B: Binding>(
             d.first_sample_ns = first;
         }
     }
+    let peers_placements = std::mem::take(&mut peers.placements);
     let fault = m.fault.take();
     let directions = m.directions.take();
     let by_subscriber = std::mem::take(&mut m.by_subscriber);
@@ -286,6 +294,8 @@ fn run_over<B: Binding>(
     if let (Some(p), Some(r)) = (profile, run.profile.as_mut()) {
         r.publisher = p;
     }
+    run.placement = std::iter::once(placement).chain(peers_placements).collect();
+    run.conditions = pubsubperf_core::placement::conditions(&run.placement);
     run.discovery = Some(discovery);
     run.fan_out = fan_out;
     run.latency_by_subscriber = by_subscriber.iter().map(|r| r.summary()).collect();

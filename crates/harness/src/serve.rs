@@ -404,6 +404,9 @@ pub fn serve_admitted(ctl: Ctl, settings: &SessionSettings, watch: Watch) -> Res
             Err(ControlError::Closed) => return Ok(()),
             Err(e) => return Err(Fault::Peer(format!("publisher: {e}"))),
         };
+        // A run pins and prioritises this thread as its spec says; the
+        // next one starts from the state the session began with.
+        let _state = pubsubperf_core::sys::ThreadState::save();
         let r = match msg {
             Msg::Setup { mut spec } => {
                 let name = spec.peer_binding.clone();

@@ -169,7 +169,9 @@ pub fn serve_run<B: Binding>(
     });
 
     let start = Usage::now();
+    let placed = pubsubperf_core::placement::Watch::start();
     let res = measure::<B>(ctl, spec, &mut reader, echo.as_mut(), &shared, &mut *watch);
+    let placement = placed.finish(&format!("subscriber {idx}"), spec.sub_cpu);
     let resources = Usage::now().since(&start);
     let profile = profiler.map(|p| {
         let handled = res.as_ref().map_or(0, |r| r.handled);
@@ -194,6 +196,7 @@ pub fn serve_run<B: Binding>(
             .first_sample_at
             .map(|t| crate::stream::real_time::<B>(t).saturating_sub(reader_created)),
         arrivals: m.arrivals,
+        placement: Some(Box::new(placement)),
     };
     watch(spec, &result);
     ctl.send(&result).map_err(ctl_err)

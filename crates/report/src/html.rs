@@ -658,6 +658,9 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
         let html = crate::graph_html::section(&graphs, &mut plots);
         sections.push(("topologies".into(), "Topologies".into(), html));
     }
+    if let Some(html) = not_as_planned_html(&cells) {
+        sections.insert(0, ("not-as-planned".into(), "Not as planned".into(), html));
+    }
     sections.push((
         "environment".into(),
         "Environment".into(),
@@ -701,6 +704,28 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
 
 fn subs_many(r: &Run) -> bool {
     r.intervals.iter().any(|i| i.subscriber > 0)
+}
+
+/// The cells whose runs did not run where they were planned, first in
+/// the report: their figures in every plot below are not the planned
+/// measurement.
+fn not_as_planned_html(cells: &[Cell]) -> Option<String> {
+    let rows: String = cells
+        .iter()
+        .filter(|c| !c.run.conditions.is_empty())
+        .map(|c| {
+            format!(
+                "<tr><td>{}</td><td>{}</td></tr>\n",
+                esc(&c.key.label()),
+                esc(&c.run.conditions.join("; "))
+            )
+        })
+        .collect();
+    (!rows.is_empty()).then(|| {
+        format!(
+            "<p class=\"warn\">These cells' sides did not run where they were planned (read back from the kernel: <code>placement</code> in the results). Their figures below were not measured as planned.</p>\n<table>\n<tr><th>cell</th><th>what differed</th></tr>\n{rows}</table>\n"
+        )
+    })
 }
 
 /// A file-name-safe version of a label.

@@ -103,6 +103,18 @@ pub fn merge_runs(runs: &[&Run]) -> Result<Run> {
         Some(errors.join("; "))
     };
     out.duration_s = duration_s;
+    // Where each repetition ran, all of them: a merge of runs as planned
+    // and runs not as planned is not as planned.
+    out.placement = runs.iter().flat_map(|r| r.placement.clone()).collect();
+    out.conditions = runs
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| {
+            r.conditions
+                .iter()
+                .map(move |c| format!("repetition {}: {c}", i + 1))
+        })
+        .collect();
     merge_counter_lists(&mut out, runs, "publishers", duration_s);
     Ok(out)
 }

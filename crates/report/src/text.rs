@@ -256,6 +256,21 @@ pub fn deviation_list(r: &Run) -> Vec<String> {
     }
 }
 
+/// A stored run's mark for where it ran: `NOT AS PLANNED` when its
+/// sides did not run where planned; `pinning unverified` for a run of a
+/// sweep or of the main job stored by a version before 0.2.0, which
+/// recorded no placement and pinned only the first run of a process (the
+/// later ones ran both sides on one core; CHANGELOG, 0.2.0).
+pub fn placement_mark(r: &StoredRun) -> &'static str {
+    if !r.run.conditions.is_empty() {
+        " (NOT AS PLANNED)"
+    } else if r.run.placement.is_empty() && (r.sweep.is_some() || r.cell.is_some()) {
+        " (pinning unverified)"
+    } else {
+        ""
+    }
+}
+
 /// The text of `pubsubperf history`.
 pub fn history(runs: &[StoredRun]) -> String {
     if runs.is_empty() {
@@ -299,7 +314,7 @@ pub fn history(runs: &[StoredRun]) -> String {
             r.id.to_string(),
             r.time.clone(),
             binding,
-            run.test.to_string() + if run.complete { "" } else { " (partial)" },
+            run.test.to_string() + if run.complete { "" } else { " (partial)" } + placement_mark(r),
             format_size(run.size),
             qos_label(run.reliable, run.zero_copy, &run.data_type),
             lat.map_or("-".into(), |l| us(l.p50)),

@@ -104,6 +104,11 @@ pub struct CompareArgs {
     /// Results database for 'db:' selections.
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
+    /// Compare runs whose sides did not run where they were planned
+    /// (their `conditions`, e.g. two sides held on one core); refused
+    /// without it.
+    #[arg(long)]
+    pub allow_not_as_planned: bool,
 }
 
 #[derive(Debug, Args)]

@@ -146,6 +146,7 @@ mod tests {
             profile: None,
             first_sample_ns: None,
             arrivals: Vec::new(),
+            placement: None,
         }
     }
 

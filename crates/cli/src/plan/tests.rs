@@ -51,17 +51,25 @@ fn durations() {
 
 #[test]
 fn cpu() {
-    assert_eq!(parse_cpu(None, 2).unwrap(), (Some(0), Some(1)));
-    assert_eq!(parse_cpu(None, 1).unwrap(), (None, None));
-    assert_eq!(parse_cpu(Some("1,0"), 2).unwrap(), (Some(1), Some(0)));
-    assert_eq!(parse_cpu(Some("none"), 2).unwrap(), (None, None));
+    assert_eq!(parse_cpu(None, &[0, 1]).unwrap(), (Some(0), Some(1)));
+    assert_eq!(parse_cpu(None, &[0]).unwrap(), (None, None));
+    assert_eq!(parse_cpu(Some("1,0"), &[0, 1]).unwrap(), (Some(1), Some(0)));
+    assert_eq!(parse_cpu(Some("none"), &[0, 1]).unwrap(), (None, None));
     assert!(
-        parse_cpu(Some("0,5"), 2)
+        parse_cpu(Some("0,5"), &[0, 1])
             .unwrap_err()
             .0
-            .contains("does not exist")
+            .contains("cores 0-1")
     );
-    assert!(parse_cpu(Some("x"), 2).is_err());
+    assert!(parse_cpu(Some("x"), &[0, 1]).is_err());
+}
+
+/// Under `taskset -c 2,3` the default sides are cores 2 and 3, and 0 is
+/// refused: the plan takes the process's own cores.
+#[test]
+fn cpu_defaults_to_the_process_cores() {
+    assert_eq!(parse_cpu(None, &[2, 3]).unwrap(), (Some(2), Some(3)));
+    assert!(parse_cpu(Some("0,1"), &[2, 3]).is_err());
 }
 
 #[test]
@@ -316,4 +324,15 @@ fn front_ends_take_one_value() {
     req.set_for("-numSubscribers", "subscribers", Some("3"), &mut applied)
         .unwrap();
     assert_eq!(req.subscribers, "3");
+}
+
+/// An agent at a loopback address shares this host's cores: its
+/// subscriber is pinned as a local one is; another host's is not.
+#[test]
+fn a_loopback_agent_is_on_this_host() {
+    assert!(super::on_this_host("127.0.0.1:7400"));
+    assert!(super::on_this_host("[::1]:7400"));
+    assert!(super::on_this_host("localhost:7400"));
+    assert!(!super::on_this_host("192.0.2.10:7400"));
+    assert!(!super::on_this_host("ssh://pi@127.0.0.1"));
 }

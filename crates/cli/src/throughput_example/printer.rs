@@ -246,6 +246,7 @@ mod tests {
             profile: None,
             first_sample_ns: None,
             arrivals: Vec::new(),
+            placement: None,
         }
     }
 

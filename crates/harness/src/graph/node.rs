@@ -15,6 +15,7 @@ use crate::protocol::{ControlError, Msg};
 use crate::session::{HEARTBEAT, PEER_SILENCE};
 use crate::spec::RunSpec;
 use crate::{Fault, INTERRUPTED};
+use pubsubperf_core::placement::{Placement, Watch};
 use pubsubperf_core::sample::{FLAG_WARMUP, Header};
 use pubsubperf_core::stats::LatencySummary;
 use pubsubperf_core::sys::{self, Usage};
@@ -51,6 +52,9 @@ pub struct NodeReport {
     pub resources: sys::Resources,
     /// Samples without the run's key.
     pub foreign: u64,
+    /// Where each of its measuring threads ran (sources, then readers).
+    #[serde(default)]
+    pub placement: Vec<Placement>,
 }
 
 pub(super) fn bind(e: BindingError) -> Fault {
@@ -199,9 +203,9 @@ pub(super) struct Sent {
 }
 
 /// A source's thread: its counts and its writer, kept open.
-type SourceThread<W> = JoinHandle<(Sent, W)>;
+type SourceThread<W> = JoinHandle<((Sent, W), Placement)>;
 /// A reader's thread.
-type ReaderThread<W> = JoinHandle<Result<ReadOutcome<W>, Fault>>;
+type ReaderThread<W> = JoinHandle<(Result<ReadOutcome<W>, Fault>, Placement)>;
 
 /// The node's running threads.
 struct Threads<B: Binding> {
@@ -254,8 +258,15 @@ fn start<B: Binding>(
                 let (w, sh) = (w.clone(), shared.clone());
                 let (warmup, duration) = (spec.warmup_ns, spec.duration_ns);
                 let stream = w.stream;
-                let t =
-                    std::thread::spawn(move || source::<B>(&w, writer, key, warmup, duration, &sh));
+                let cpu = plan.cpu;
+                let t = std::thread::spawn(move || {
+                    let watch = Watch::start();
+                    let out = source::<B>(&w, writer, key, warmup, duration, &sh);
+                    (
+                        out,
+                        watch.finish(&format!("source of stream {stream}"), cpu),
+                    )
+                });
                 sources.push((stream, t));
             }
         }
@@ -268,7 +279,12 @@ fn start<B: Binding>(
         .map(|((r, reader), relay)| {
             let books = ReaderBooks::new(r, &plan.clock_deltas_ns);
             let (sh, sink) = (shared.clone(), !r.paths.is_empty());
-            let t = std::thread::spawn(move || read::<B>(reader, books, relay, key, sink, &sh));
+            let (cpu, topic) = (plan.cpu, r.topic);
+            let t = std::thread::spawn(move || {
+                let watch = Watch::start();
+                let out = read::<B>(reader, books, relay, key, sink, &sh);
+                (out, watch.finish(&format!("reader of topic {topic}"), cpu))
+            });
             (r.topic, t)
         })
         .collect();
@@ -288,10 +304,12 @@ impl<B: Binding> Threads<B> {
             readers: Vec::new(),
             resources: Default::default(),
             foreign: 0,
+            placement: Vec::new(),
         };
         let mut open_writers = Vec::new();
         for (stream, t) in self.sources {
-            let (s, writer) = t.join().expect("a source thread panicked");
+            let ((s, writer), placed) = t.join().expect("a source thread panicked");
+            report.placement.push(placed);
             report.sent.push((stream, s.measured));
             report.rejected += s.rejected;
             open_writers.push(writer);
@@ -302,7 +320,9 @@ impl<B: Binding> Threads<B> {
         shared.stop_readers.store(true, Ordering::Release);
         report.resources = Usage::now().since(usage);
         for (topic, t) in self.readers {
-            let Ok(out) = t.join().expect("a reader thread panicked") else {
+            let (out, placed) = t.join().expect("a reader thread panicked");
+            report.placement.push(placed);
+            let Ok(out) = out else {
                 continue;
             };
             for ((stream, s, stay), writer) in out.relays {

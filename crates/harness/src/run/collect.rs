@@ -67,6 +67,8 @@ pub(super) struct PeerResults {
     pub(super) first_samples: Vec<(usize, Option<u64>)>,
     /// Fan-out: each subscriber's recorded delays.
     pub(super) arrivals: Vec<Vec<u32>>,
+    /// Where each subscriber's measuring thread ran.
+    pub(super) placements: Vec<pubsubperf_core::placement::Placement>,
 }
 
 /// A subscriber's counts are checked against what was sent: with every
@@ -137,8 +139,10 @@ pub(super) fn collect_subscribers(
                     profile,
                     first_sample_ns,
                     arrivals,
+                    placement,
                     ..
                 }) => {
+                    out.placements.extend(placement.map(|p| *p));
                     out.first_samples.push((sub.index, first_sample_ns));
                     out.arrivals.push(arrivals);
                     out.profiles.extend(profile.map(|p| *p));
@@ -311,6 +315,8 @@ pub(super) fn assemble(
         fan_out: None,
         by_topic: Vec::new(),
         duration_s: m.duration_ns as f64 / 1e9,
+        placement: Vec::new(),
+        conditions: Vec::new(),
     }
 }
 
