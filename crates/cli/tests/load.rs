@@ -228,3 +228,54 @@ fn a_sweep_runs_each_cell_under_each_load() {
         "stressors left behind"
     );
 }
+
+/// The stressors of every cell of a sweep take the same cores (before
+/// 0.2.0 the second cell's ran on the one core the first run had left the
+/// process pinned to): each cell's record names the process's cores.
+#[test]
+fn every_cell_of_a_sweep_loads_the_same_cores() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = d.join("load.toml");
+    std::fs::write(
+        &file,
+        "name = \"load-cells\"\n\
+         [matrix]\n\
+         bindings = [\"udp\"]\n\
+         sizes = [64, 128, 256]\n\
+         load = [\"cpu\"]\n\
+         [settings]\n\
+         duration = \"300ms\"\n\
+         warmup = \"0s\"\n",
+    )
+    .unwrap();
+    let json = d.join("sweep.json");
+    let o = bin()
+        .args(["sweep", file.to_str().unwrap(), "--no-save", "--json"])
+        .arg(&json)
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let cores: Vec<String> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["config"]["load"]["cores"].as_str().unwrap_or("-").to_string())
+        .collect();
+    let all = &v["environment"]["cores"];
+    assert_eq!(cores.len(), 3, "{v}");
+    assert!(cores.iter().all(|c| *c == cores[0]), "{cores:?}");
+    assert_eq!(
+        cores[0],
+        format!("0-{}", all.as_u64().unwrap() - 1),
+        "the stressors' cores are the process's: {cores:?}"
+    );
+    assert!(
+        until(Duration::from_secs(3), || stressors().is_empty()),
+        "stressors left behind"
+    );
+}

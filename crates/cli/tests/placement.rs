@@ -10,8 +10,14 @@
 //! Needs two cores (the default plan pins the sides apart): fails naming
 //! that when the machine has fewer. No figure is asserted.
 
+mod pair;
+
+use pair::{Pair, exits_within};
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 fn cores() -> (usize, usize) {
     // SAFETY: plain data filled by the kernel.
@@ -374,5 +380,114 @@ fn an_agent_serves_sessions_in_a_row_on_the_planned_core() {
     let _ = agent.wait();
     if let Err(e) = result {
         std::panic::resume_unwind(e);
+    }
+}
+
+/// The affinities (`Cpus_allowed_list`) the threads of process `pid` had,
+/// read from /proc every 20 ms until `stop`.
+fn affinities_of(pid: u32, stop: &AtomicBool) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    while !stop.load(Ordering::Relaxed) {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            break;
+        };
+        for t in tasks.flatten() {
+            let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+            if let Some(l) = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")) {
+                seen.insert(l.trim().to_string());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    seen
+}
+
+/// A Perftest-style pair on this host, its `-pub` running `publisher`:
+/// the `-sub` (another process, found at a loopback address) serves every
+/// run on the second core, read from the kernel while it runs, and the
+/// `-pub` reports no run not as planned.
+fn pair_is_pinned(front: &'static str, sub: &str, publisher: &str) {
+    let (_, second) = cores();
+    let p = Pair::new(front);
+    let (mut child, _lines) = p.sub(sub);
+    let pid = child.id();
+    let stop = AtomicBool::new(false);
+    let (out, seen) = std::thread::scope(|s| {
+        let watch = s.spawn(|| affinities_of(pid, &stop));
+        let out = p.run(publisher);
+        stop.store(true, Ordering::Relaxed);
+        (out, watch.join().unwrap())
+    });
+    exits_within(&mut child, Duration::from_secs(15), sub);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{front} {publisher}: {stderr}");
+    assert!(!stderr.contains("NOT AS PLANNED"), "{stderr}");
+    assert!(
+        seen.contains(&second.to_string()),
+        "{front} {sub}: no thread of the subscriber's process ran pinned to core {second}; affinities seen: {seen:?}"
+    );
+}
+
+#[test]
+fn a_perftest_sub_beside_its_pub_is_pinned_for_every_size() {
+    pair_is_pinned(
+        "perftest",
+        "-sub -middleware udp",
+        "-pub -latencyTest -middleware udp -executionTime 1 -scan 32:1024",
+    );
+}
+
+#[test]
+fn a_throughput_example_pair_is_pinned_for_every_demand() {
+    pair_is_pinned(
+        "throughput-example",
+        "-domainId 89 -participantId 1 -nic 127.0.0.1 -transport 1 -peer 127.0.0.1",
+        "-domainId 89 -nic 127.0.0.1 -transport 1 -peer 127.0.0.1 -subscribers 1 -duration 1 -size 1024 -demand 1000:1000:2000",
+    );
+}
+
+/// A topology's nodes pinned to a core each: every thread of every node
+/// ran on its node's core, read back from the kernel.
+#[test]
+fn topology_nodes_run_on_their_cores() {
+    let (p, s) = cores();
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("t.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"pinned\"\nbinding = \"udp\"\nduration = \"500ms\"\nwarmup = \"0s\"\n\
+             [topics.a]\nsize = 64\nrate = 200\n[topics.b]\nsize = 64\n\
+             [nodes.src]\npublish = [\"a\"]\ncpu = {p}\n\
+             [nodes.mid]\nrelay = [{{ from = \"a\", to = \"b\" }}]\ncpu = {s}\n\
+             [nodes.dst]\nsubscribe = [\"b\"]\ncpu = {p}\n"
+        ),
+    )
+    .unwrap();
+    let json = d.path().join("t.json");
+    let o = ok(
+        d.path(),
+        &[
+            "topology",
+            file.to_str().unwrap(),
+            "--no-save",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert!(!text(&o.stdout).contains("NOT AS PLANNED"), "{}", text(&o.stdout));
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let nodes = j["graphs"][0]["nodes"].as_array().expect("nodes");
+    assert_eq!(nodes.len(), 3);
+    for n in nodes {
+        let cpu = n["cpu"].as_u64().expect("cpu") as usize;
+        let threads = n["placement"].as_array().expect("placement");
+        assert!(!threads.is_empty(), "{n}");
+        for t in threads {
+            assert_eq!(cpus(&t["affinity"]), [cpu], "{}: {t}", n["name"]);
+            assert_eq!(cpus(&t["ran_on"]), [cpu], "{}: {t}", n["name"]);
+        }
+        assert!(n.get("conditions").is_none(), "{n}");
     }
 }

@@ -199,6 +199,15 @@ fn publish(inv: &Invocation) -> anyhow::Result<ExitCode> {
         let echoes = inv.request.latency_every.is_some();
         sink.on_push(Box::new(move |run| {
             let mut r = out.borrow_mut().run(run);
+            // Perftest's own lines stay as RTI's build prints them; a run
+            // whose sides did not run where planned says so beside them.
+            eprint!(
+                "{}",
+                crate::output::condition_lines(&[run]).replace(
+                    "NOT AS PLANNED:",
+                    "pubsubperf perftest -pub: NOT AS PLANNED:"
+                )
+            );
             if run.latency_ns.is_none() {
                 eprintln!(
                     "pubsubperf perftest -pub: no pong came back for {} B, so no latency lines ({})",
