@@ -13,12 +13,40 @@ use anyhow::Context;
 use pubsubperf_core::result::TestKind;
 use pubsubperf_harness::{Fault, INTERRUPTED};
 use pubsubperf_report::db::{Database, Filter};
-use pubsubperf_report::sweep::{Cell, PublisherHost};
+use pubsubperf_report::sweep::{Cell, PublisherHost, Sweep};
 use std::collections::HashSet;
 use std::io::{IsTerminal, Write};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
+
+#[path = "sweep_skips.rs"]
+mod skips;
+
+/// Reads a sweep file and checks its binding names against the project's
+/// table before anything runs: a name the table does not have (a typo) is
+/// a usage error naming the key and the known names. A binding of the
+/// table that this build leaves out or this machine lacks is not an error:
+/// its cells are skipped, and counted.
+pub(crate) fn load(file: &Path) -> Result<Sweep, UsageError> {
+    let at = |e: String| UsageError(format!("sweep {}: {e}", file.display()));
+    let sweep = pubsubperf_report::sweep::load(file).map_err(|e| at(e.to_string()))?;
+    let all = pubsubperf_harness::registry::ALL;
+    if let Some(c) = sweep
+        .cells
+        .iter()
+        .find(|c| !all.contains(&c.binding.as_str()))
+    {
+        return Err(at(format!(
+            "{}.bindings: unknown binding '{}' (known: {})",
+            c.matrix,
+            c.binding,
+            all.join(", ")
+        )));
+    }
+    Ok(sweep)
+}
 
 /// The cell id stored in the database: the cell key and a digest of its
 /// arguments, so a resumed sweep re-runs cells whose settings changed.
@@ -100,8 +128,7 @@ fn remote_publisher(
 
 /// Runs a sweep.
 pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
-    let sweep = pubsubperf_report::sweep::load(&a.file)
-        .map_err(|e| UsageError(format!("sweep {}: {e}", a.file.display())))?;
+    let sweep = load(&a.file)?;
     if a.resume && a.save.no_save {
         return Err(
             UsageError("--resume: needs the results database; drop --no-save".into()).into(),
@@ -177,6 +204,7 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
     sink.file.environment.calibration = crate::calibrate::load();
     let total_est: f64 = todo.iter().map(|c| estimate_s(&c.args)).sum();
     let (mut spent_est, mut failed, mut skipped) = (0.0f64, 0usize, 0usize);
+    let mut skips = skips::Skips::default();
     let start = Instant::now();
     // One agent per ssh:// host for every cell (ended when the sweep ends).
     let agents = std::sync::Arc::new(pubsubperf_harness::ssh::Pool::new());
@@ -221,6 +249,7 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
                 }
                 eprintln!("  skipped {}: {why}", cell.key);
                 skipped += 1;
+                skips.add(&cell.key, &why);
                 continue;
             }
         };
@@ -281,6 +310,7 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
             ""
         }
     );
+    eprint!("{}", skips.tally());
     print!("{}", output::summary_table(&sink.file.runs));
     Ok(if interrupted {
         ExitCode::from(130)

@@ -222,6 +222,90 @@ fn sweep_dry_run_lists_cells_and_skips() {
     assert!(!d.join("default.sqlite").exists());
 }
 
+/// A binding name the project does not have (a typo) is an error before
+/// any cell runs: one line naming the key and the known names, exit code 2
+/// (it was skipped like a binding not built here, and the sweep exited 0).
+#[test]
+fn a_sweeps_unknown_binding_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = d.join("typo.toml");
+    std::fs::write(
+        &file,
+        "[[matrix]]\nbindings = [\"mock\"]\nsizes = [64]\n\
+         [[matrix]]\nbindings = [\"cyclonedd\"]\nsizes = [64]\n",
+    )
+    .unwrap();
+    for extra in [&[][..], &["--dry-run"][..]] {
+        let mut args = vec!["sweep", file.to_str().unwrap(), "--no-save"];
+        args.extend_from_slice(extra);
+        let o = bin(d).args(&args).output().unwrap();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains(": matrix[1].bindings: unknown binding 'cyclonedd' (known: udp, tcp, "),
+            "{args:?}: {err}"
+        );
+        assert!(err.contains("cyclonedds") && err.contains("mock"), "{err}");
+        // Nothing ran: no progress line, no table.
+        assert!(text(&o.stdout).is_empty(), "{}", text(&o.stdout));
+    }
+}
+
+/// A binding of the table that this machine lacks (iceoryx without its
+/// RouDi daemon in PATH) stays a skip, and the skipped cells are counted
+/// at the end with their reason; the other cells run and the exit code is
+/// 0.
+#[test]
+fn a_sweep_counts_the_cells_it_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = d.join("skips.toml");
+    std::fs::write(
+        &file,
+        "repetitions = 2\n\
+         [matrix]\n\
+         bindings = [\"mock\", \"iceoryx\"]\n\
+         sizes = [64, \"1GiB\"]\n\
+         [settings]\n\
+         count = 200\n\
+         warmup = \"0s\"\n\
+         cpu = \"none\"\n\
+         echo_timeout = \"5s\"\n",
+    )
+    .unwrap();
+    // An empty PATH: no iox-roudi, so iceoryx is not available here.
+    let empty = d.join("empty-path");
+    std::fs::create_dir(&empty).unwrap();
+    let o = bin(d)
+        .env("PATH", &empty)
+        .args(["sweep", file.to_str().unwrap(), "--no-save"])
+        .output()
+        .unwrap();
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    // Repetitions 1 and 2 of mock at 64 B ran; the rest was skipped.
+    assert!(
+        err.contains("2 runs measured, 6 skipped, 0 failed"),
+        "{err}"
+    );
+    let tally: Vec<&str> = err
+        .lines()
+        .skip_while(|l| !l.ends_with("skipped:"))
+        .collect();
+    assert_eq!(tally.first(), Some(&"3 cells skipped:"), "{err}");
+    assert_eq!(tally.len(), 3, "{err}");
+    assert!(
+        tally[1].starts_with("  1 cell: --size 1073741824: exceeds mock's limit"),
+        "{err}"
+    );
+    assert!(
+        tally[2].starts_with("  2 cells: --binding iceoryx: not available on this machine: "),
+        "{err}"
+    );
+}
+
 /// A mock run of `test` (200 samples, not pinned, a long echo timeout: the
 /// machine running the tests may be busy) with `extra` arguments.
 fn mock_run(dir: &Path, test: &str, extra: &[&str]) {
