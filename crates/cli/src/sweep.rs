@@ -3,7 +3,8 @@
 //! saved at once (database and `--json`), so a crash or Ctrl-C loses
 //! nothing finished, and `--resume` skips the cells already in the database
 //! for this sweep with the same settings. A progress bar with ETA is drawn
-//! on a terminal; plain lines otherwise.
+//! on a terminal; plain lines otherwise. One invocation is one run group
+//! in the database: every cell and repetition it measured.
 
 use crate::analysis::{SaveMeta, save_results};
 use crate::cli::SweepArgs;
@@ -206,6 +207,9 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
     let (mut spent_est, mut failed, mut skipped) = (0.0f64, 0usize, 0usize);
     let mut skips = skips::Skips::default();
     let start = Instant::now();
+    // One run group for every cell this invocation saves.
+    let group = pubsubperf_report::db::new_group_id();
+    let mut saved_in = None;
     // One agent per ssh:// host for every cell (ended when the sweep ends).
     let agents = std::sync::Arc::new(pubsubperf_harness::ssh::Pool::new());
     for (i, cell) in todo.iter().enumerate() {
@@ -261,17 +265,19 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
             Some(host) => remote_publisher(cell, host, &mut cell_sink)?,
         };
         let meta = SaveMeta {
+            group: Some(group.clone()),
             sweep: Some(sweep.name.clone()),
             cell: Some(cell_id(cell)),
             repetition: cell.repetition,
             command: Some(format!("sweep {}", a.file.display())),
-            ..Default::default()
         };
         for r in &mut cell_sink.file.runs {
             r.hosts = cell.hosts.clone();
         }
         if !cell_sink.file.runs.is_empty() {
-            save_results(&a.save, &cell_sink.file, &meta).context("saving the cell")?;
+            saved_in = save_results(&a.save, &cell_sink.file, &meta)
+                .context("saving the cell")?
+                .or(saved_in);
         }
         for (name, v) in &cell_sink.file.environment.bindings {
             sink.file
@@ -312,6 +318,9 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
     );
     eprint!("{}", skips.tally());
     print!("{}", output::summary_table(&sink.file.runs));
+    if let Some((path, group)) = saved_in {
+        println!("database: run group {group} in {}", path.display());
+    }
     Ok(if interrupted {
         ExitCode::from(130)
     } else if failed > 0 {

@@ -60,6 +60,42 @@ fn write_sweep(path: &Path, sizes: &str) {
     .unwrap();
 }
 
+/// The distinct run groups of the database's runs: `history`'s GROUP
+/// column (its table is aligned by characters).
+fn groups(dir: &Path, db: &str) -> std::collections::BTreeSet<String> {
+    let out = text(&ok(dir, &["history", "--db", db]).stdout);
+    let mut lines = out.lines();
+    let header = lines.next().expect("a header");
+    let at = header
+        .split("GROUP")
+        .next()
+        .filter(|before| before.len() < header.len())
+        .unwrap_or_else(|| panic!("no GROUP column: {out}"))
+        .chars()
+        .count();
+    lines
+        .map(|l| {
+            let g: String = l
+                .chars()
+                .skip(at)
+                .take_while(|c| !c.is_whitespace())
+                .collect();
+            assert!(!g.is_empty(), "no group in: {l}");
+            g
+        })
+        .collect()
+}
+
+/// The run group a sweep's stdout names (`database: run group ID in PATH`).
+fn group_of(stdout: &str) -> String {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("database: run group "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no run group: {stdout}"))
+        .to_string()
+}
+
 /// The plain progress lines of a sweep's stderr: `[i/n] KEY rep R ...`.
 fn progress(stderr: &str) -> Vec<&str> {
     stderr.lines().filter(|l| l.starts_with('[')).collect()
@@ -115,10 +151,15 @@ fn sweep_runs_every_cell_saves_each_and_resumes() {
         err.contains("sweep 'mock-sweep': 4 runs measured, 0 skipped, 0 failed"),
         "{err}"
     );
-    // Every cell in the database (one run group each) and in --json.
+    // Every cell in the database and in --json.
     let rows = history(d, &["--db", db, "--sweep", "mock-sweep"]);
     assert_eq!(rows.len(), 4, "{rows:?}");
     assert!(rows.iter().all(|r| r.contains("mock-sweep#1")), "{rows:?}");
+    // The invocation is one run group (it was one a cell), the one it
+    // names, of every run it measured.
+    let group = group_of(&text(&o.stdout));
+    assert_eq!(groups(d, db), [group.clone()].into(), "{rows:?}");
+    assert_eq!(history(d, &["--db", db, "--group", &group]), rows);
     let j: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let runs = j["runs"].as_array().unwrap();
@@ -151,7 +192,8 @@ fn resume_runs_only_the_cells_not_finished() {
     // The first two cells finish (a sweep stopped after them leaves the
     // same database: each cell is saved when it ends) ...
     write_sweep(&file, "64");
-    ok(d, &["sweep", file.to_str().unwrap(), "--db", db]);
+    let o = ok(d, &["sweep", file.to_str().unwrap(), "--db", db]);
+    let first = group_of(&text(&o.stdout));
     assert_eq!(history(d, &["--db", db, "--sweep", "mock-sweep"]).len(), 2);
     // ... then the whole sweep is resumed: only the other two run.
     write_sweep(&file, "64, 128");
@@ -172,6 +214,13 @@ fn resume_runs_only_the_cells_not_finished() {
         "{err}"
     );
     assert_eq!(history(d, &["--db", db, "--sweep", "mock-sweep"]).len(), 4);
+    // Each invocation is one run group, of the runs it measured.
+    let second = group_of(&text(&o.stdout));
+    assert_ne!(first, second);
+    assert_eq!(groups(d, db), [first.clone(), second.clone()].into());
+    for g in [&first, &second] {
+        assert_eq!(history(d, &["--db", db, "--group", g]).len(), 2, "{g}");
+    }
     // A cell whose settings changed is not the finished one: it runs again.
     std::fs::write(
         &file,
