@@ -1,6 +1,7 @@
 //! The runners end to end: `sweep` (every cell run and saved, `--resume`,
 //! the plain progress lines when stderr is not a terminal), a plain run
-//! saved in the results database, and the main job (`quick`). Sweeps use
+//! saved in the results database, and the main job (`quick`, saved as the
+//! sweep `main-job`). Sweeps use
 //! the deterministic `mock` binding; every database and report goes to a
 //! temporary directory. No test asserts a latency or throughput figure.
 
@@ -459,9 +460,14 @@ fn main_job_prints_the_table_and_writes_the_report() {
     assert!(page.starts_with("<!DOCTYPE html>"));
     assert!(page.contains("intra") && page.contains("tcp"));
     assert!(out.contains("database: run group"), "{out}");
-    let rows = history(d, &["--db", db.to_str().unwrap(), "--sweep", "quick"]);
+    let rows = history(d, &["--db", db.to_str().unwrap(), "--sweep", "main-job"]);
     // Latency at two sizes and throughput at one, per binding.
     assert_eq!(rows.len(), 6, "{rows:?}");
+    assert!(rows.iter().all(|r| r.contains("main-job#0")), "{rows:?}");
+    // Not under the name of sweeps/quick.toml's sweep, which
+    // `report --sweep quick` reads.
+    let db = db.to_str().unwrap();
+    assert!(history(d, &["--db", db, "--sweep", "quick"]).is_empty());
     // Nothing written outside the temporary directory's named files.
     assert!(!d.join("pubsubperf-report.html").exists());
     assert!(!d.join("default.sqlite").exists());
