@@ -28,6 +28,9 @@ pub fn run(a: &DoctorArgs) -> anyhow::Result<ExitCode> {
         Some(r) => (Host::at(r), false),
         None => (Host::this(), true),
     };
+    // A core the machine does not have would pass every per-core check.
+    pubsubperf_doctor::check_cores(&host, &cores)
+        .map_err(|e| UsageError(format!("--cpu {}: {e}", a.cpu)))?;
     let interface = match &a.interface {
         Some(i) => Some(interface_of(i)?),
         None => None,

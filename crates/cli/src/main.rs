@@ -106,8 +106,7 @@ fn check_only(cli: Cli) -> anyhow::Result<ExitCode> {
         )?),
         Some(Command::Topology(a)) => drop(topology::plan(&a)?),
         Some(Command::Sweep(a)) => {
-            let sweep = pubsubperf_report::sweep::load(&a.file)
-                .map_err(|e| UsageError(format!("sweep {}: {e}", a.file.display())))?;
+            let sweep = sweep::load(&a.file)?;
             for cell in &sweep.cells {
                 if let Err(why) = sweep::check_cell(cell) {
                     eprintln!(

@@ -203,7 +203,7 @@ pub fn run(q: &QuickArgs) -> anyhow::Result<ExitCode> {
     }
     if !runs.is_empty() {
         let meta = crate::analysis::SaveMeta {
-            sweep: Some("quick".into()),
+            sweep: Some("main-job".into()),
             command: Some("pubsubperf (quick comparison)".into()),
             ..Default::default()
         };

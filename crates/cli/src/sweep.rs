@@ -3,7 +3,8 @@
 //! saved at once (database and `--json`), so a crash or Ctrl-C loses
 //! nothing finished, and `--resume` skips the cells already in the database
 //! for this sweep with the same settings. A progress bar with ETA is drawn
-//! on a terminal; plain lines otherwise.
+//! on a terminal; plain lines otherwise. One invocation is one run group
+//! in the database: every cell and repetition it measured.
 
 use crate::analysis::{SaveMeta, save_results};
 use crate::cli::SweepArgs;
@@ -13,12 +14,40 @@ use anyhow::Context;
 use pubsubperf_core::result::TestKind;
 use pubsubperf_harness::{Fault, INTERRUPTED};
 use pubsubperf_report::db::{Database, Filter};
-use pubsubperf_report::sweep::{Cell, PublisherHost};
+use pubsubperf_report::sweep::{Cell, PublisherHost, Sweep};
 use std::collections::HashSet;
 use std::io::{IsTerminal, Write};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
+
+#[path = "sweep_skips.rs"]
+mod skips;
+
+/// Reads a sweep file and checks its binding names against the project's
+/// table before anything runs: a name the table does not have (a typo) is
+/// a usage error naming the key and the known names. A binding of the
+/// table that this build leaves out or this machine lacks is not an error:
+/// its cells are skipped, and counted.
+pub(crate) fn load(file: &Path) -> Result<Sweep, UsageError> {
+    let at = |e: String| UsageError(format!("sweep {}: {e}", file.display()));
+    let sweep = pubsubperf_report::sweep::load(file).map_err(|e| at(e.to_string()))?;
+    let all = pubsubperf_harness::registry::ALL;
+    if let Some(c) = sweep
+        .cells
+        .iter()
+        .find(|c| !all.contains(&c.binding.as_str()))
+    {
+        return Err(at(format!(
+            "{}.bindings: unknown binding '{}' (known: {})",
+            c.matrix,
+            c.binding,
+            all.join(", ")
+        )));
+    }
+    Ok(sweep)
+}
 
 /// The cell id stored in the database: the cell key and a digest of its
 /// arguments, so a resumed sweep re-runs cells whose settings changed.
@@ -100,8 +129,7 @@ fn remote_publisher(
 
 /// Runs a sweep.
 pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
-    let sweep = pubsubperf_report::sweep::load(&a.file)
-        .map_err(|e| UsageError(format!("sweep {}: {e}", a.file.display())))?;
+    let sweep = load(&a.file)?;
     if a.resume && a.save.no_save {
         return Err(
             UsageError("--resume: needs the results database; drop --no-save".into()).into(),
@@ -177,7 +205,11 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
     sink.file.environment.calibration = crate::calibrate::load();
     let total_est: f64 = todo.iter().map(|c| estimate_s(&c.args)).sum();
     let (mut spent_est, mut failed, mut skipped) = (0.0f64, 0usize, 0usize);
+    let mut skips = skips::Skips::default();
     let start = Instant::now();
+    // One run group for every cell this invocation saves.
+    let group = pubsubperf_report::db::new_group_id();
+    let mut saved_in = None;
     // One agent per ssh:// host for every cell (ended when the sweep ends).
     let agents = std::sync::Arc::new(pubsubperf_harness::ssh::Pool::new());
     for (i, cell) in todo.iter().enumerate() {
@@ -221,6 +253,7 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
                 }
                 eprintln!("  skipped {}: {why}", cell.key);
                 skipped += 1;
+                skips.add(&cell.key, &why);
                 continue;
             }
         };
@@ -232,17 +265,19 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
             Some(host) => remote_publisher(cell, host, &mut cell_sink)?,
         };
         let meta = SaveMeta {
+            group: Some(group.clone()),
             sweep: Some(sweep.name.clone()),
             cell: Some(cell_id(cell)),
             repetition: cell.repetition,
             command: Some(format!("sweep {}", a.file.display())),
-            ..Default::default()
         };
         for r in &mut cell_sink.file.runs {
             r.hosts = cell.hosts.clone();
         }
         if !cell_sink.file.runs.is_empty() {
-            save_results(&a.save, &cell_sink.file, &meta).context("saving the cell")?;
+            saved_in = save_results(&a.save, &cell_sink.file, &meta)
+                .context("saving the cell")?
+                .or(saved_in);
         }
         for (name, v) in &cell_sink.file.environment.bindings {
             sink.file
@@ -281,7 +316,11 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
             ""
         }
     );
+    eprint!("{}", skips.tally());
     print!("{}", output::summary_table(&sink.file.runs));
+    if let Some((path, group)) = saved_in {
+        println!("database: run group {group} in {}", path.display());
+    }
     Ok(if interrupted {
         ExitCode::from(130)
     } else if failed > 0 {

@@ -112,6 +112,79 @@ fn bad_input_is_one_line_exit_2() {
     }
 }
 
+/// A core the machine does not have is refused before any check (every
+/// per-core check passed on it: "ok irq: no device interrupt on cpu 2-3"
+/// on a machine of two cores), naming `--cpu` and the cores online: in a
+/// tree that says which are online, and on this machine.
+#[test]
+fn a_core_that_is_not_online_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    tree(dir.path());
+    let online = dir.path().join("sys/devices/system/cpu/online");
+    std::fs::create_dir_all(online.parent().unwrap()).unwrap();
+    std::fs::write(&online, "0-1\n").unwrap();
+    let root = dir.path().to_str().unwrap();
+    let o = run(&["doctor", "--root", root, "--cpu", "2,3", "--strict"]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err,
+        "pubsubperf: --cpu 2,3: cores 2-3 are not online on this machine (the cores online: 0-1)\n"
+    );
+    assert!(o.stdout.is_empty(), "{}", text(&o.stdout));
+    // The cores it has are checked as before.
+    assert!(
+        run(&["doctor", "--root", root, "--cpu", "1,0"])
+            .status
+            .success()
+    );
+
+    // This machine: the core after its last online one.
+    let here = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let cores = pubsubperf_doctor::cpu_list(&here).unwrap();
+    let past = cores.iter().max().unwrap() + 1;
+    let cpu = format!("{},{past}", cores[0]);
+    let o = run(&["doctor", "--cpu", &cpu, "--strict", "--no-link"]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "pubsubperf: --cpu {cpu}: core {past} is not online on this machine (the cores online: {})",
+            here.trim()
+        )),
+        "{err}"
+    );
+}
+
+/// An interface this host does not have fails the nic check, and its
+/// offloads and coalescing are not said to be ok.
+#[test]
+fn a_missing_interface_is_not_ok_in_any_nic_check() {
+    let name = "nosuchnic0";
+    assert!(!Path::new("/sys/class/net").join(name).exists());
+    let o = run(&["doctor", "--interface", name, "--no-link", "--strict"]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    let line = |check: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(check))
+            .unwrap_or_else(|| panic!("no {check}: {out}"))
+            .to_string()
+    };
+    assert_eq!(
+        line("nic"),
+        format!("fail  nic              {name}: no such interface")
+    );
+    for check in ["nic-offloads", "nic-coalescing"] {
+        assert!(
+            line(check).starts_with("warn ")
+                && line(check).ends_with(&format!("{name}: not checkable (no such interface)")),
+            "{out}"
+        );
+    }
+}
+
 #[test]
 fn this_machine_is_examined_and_a_run_keeps_the_findings() {
     let o = run(&["doctor", "--no-link"]);

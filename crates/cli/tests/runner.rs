@@ -1,6 +1,7 @@
 //! The runners end to end: `sweep` (every cell run and saved, `--resume`,
 //! the plain progress lines when stderr is not a terminal), a plain run
-//! saved in the results database, and the main job (`quick`). Sweeps use
+//! saved in the results database, and the main job (`quick`, saved as the
+//! sweep `main-job`). Sweeps use
 //! the deterministic `mock` binding; every database and report goes to a
 //! temporary directory. No test asserts a latency or throughput figure.
 
@@ -60,6 +61,42 @@ fn write_sweep(path: &Path, sizes: &str) {
     .unwrap();
 }
 
+/// The distinct run groups of the database's runs: `history`'s GROUP
+/// column (its table is aligned by characters).
+fn groups(dir: &Path, db: &str) -> std::collections::BTreeSet<String> {
+    let out = text(&ok(dir, &["history", "--db", db]).stdout);
+    let mut lines = out.lines();
+    let header = lines.next().expect("a header");
+    let at = header
+        .split("GROUP")
+        .next()
+        .filter(|before| before.len() < header.len())
+        .unwrap_or_else(|| panic!("no GROUP column: {out}"))
+        .chars()
+        .count();
+    lines
+        .map(|l| {
+            let g: String = l
+                .chars()
+                .skip(at)
+                .take_while(|c| !c.is_whitespace())
+                .collect();
+            assert!(!g.is_empty(), "no group in: {l}");
+            g
+        })
+        .collect()
+}
+
+/// The run group a sweep's stdout names (`database: run group ID in PATH`).
+fn group_of(stdout: &str) -> String {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("database: run group "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no run group: {stdout}"))
+        .to_string()
+}
+
 /// The plain progress lines of a sweep's stderr: `[i/n] KEY rep R ...`.
 fn progress(stderr: &str) -> Vec<&str> {
     stderr.lines().filter(|l| l.starts_with('[')).collect()
@@ -115,10 +152,15 @@ fn sweep_runs_every_cell_saves_each_and_resumes() {
         err.contains("sweep 'mock-sweep': 4 runs measured, 0 skipped, 0 failed"),
         "{err}"
     );
-    // Every cell in the database (one run group each) and in --json.
+    // Every cell in the database and in --json.
     let rows = history(d, &["--db", db, "--sweep", "mock-sweep"]);
     assert_eq!(rows.len(), 4, "{rows:?}");
     assert!(rows.iter().all(|r| r.contains("mock-sweep#1")), "{rows:?}");
+    // The invocation is one run group (it was one a cell), the one it
+    // names, of every run it measured.
+    let group = group_of(&text(&o.stdout));
+    assert_eq!(groups(d, db), [group.clone()].into(), "{rows:?}");
+    assert_eq!(history(d, &["--db", db, "--group", &group]), rows);
     let j: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let runs = j["runs"].as_array().unwrap();
@@ -151,7 +193,8 @@ fn resume_runs_only_the_cells_not_finished() {
     // The first two cells finish (a sweep stopped after them leaves the
     // same database: each cell is saved when it ends) ...
     write_sweep(&file, "64");
-    ok(d, &["sweep", file.to_str().unwrap(), "--db", db]);
+    let o = ok(d, &["sweep", file.to_str().unwrap(), "--db", db]);
+    let first = group_of(&text(&o.stdout));
     assert_eq!(history(d, &["--db", db, "--sweep", "mock-sweep"]).len(), 2);
     // ... then the whole sweep is resumed: only the other two run.
     write_sweep(&file, "64, 128");
@@ -172,6 +215,13 @@ fn resume_runs_only_the_cells_not_finished() {
         "{err}"
     );
     assert_eq!(history(d, &["--db", db, "--sweep", "mock-sweep"]).len(), 4);
+    // Each invocation is one run group, of the runs it measured.
+    let second = group_of(&text(&o.stdout));
+    assert_ne!(first, second);
+    assert_eq!(groups(d, db), [first.clone(), second.clone()].into());
+    for g in [&first, &second] {
+        assert_eq!(history(d, &["--db", db, "--group", g]).len(), 2, "{g}");
+    }
     // A cell whose settings changed is not the finished one: it runs again.
     std::fs::write(
         &file,
@@ -220,6 +270,90 @@ fn sweep_dry_run_lists_cells_and_skips() {
     );
     // Nothing ran, so nothing was saved.
     assert!(!d.join("default.sqlite").exists());
+}
+
+/// A binding name the project does not have (a typo) is an error before
+/// any cell runs: one line naming the key and the known names, exit code 2
+/// (it was skipped like a binding not built here, and the sweep exited 0).
+#[test]
+fn a_sweeps_unknown_binding_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = d.join("typo.toml");
+    std::fs::write(
+        &file,
+        "[[matrix]]\nbindings = [\"mock\"]\nsizes = [64]\n\
+         [[matrix]]\nbindings = [\"cyclonedd\"]\nsizes = [64]\n",
+    )
+    .unwrap();
+    for extra in [&[][..], &["--dry-run"][..]] {
+        let mut args = vec!["sweep", file.to_str().unwrap(), "--no-save"];
+        args.extend_from_slice(extra);
+        let o = bin(d).args(&args).output().unwrap();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains(": matrix[1].bindings: unknown binding 'cyclonedd' (known: udp, tcp, "),
+            "{args:?}: {err}"
+        );
+        assert!(err.contains("cyclonedds") && err.contains("mock"), "{err}");
+        // Nothing ran: no progress line, no table.
+        assert!(text(&o.stdout).is_empty(), "{}", text(&o.stdout));
+    }
+}
+
+/// A binding of the table that this machine lacks (iceoryx without its
+/// RouDi daemon in PATH) stays a skip, and the skipped cells are counted
+/// at the end with their reason; the other cells run and the exit code is
+/// 0.
+#[test]
+fn a_sweep_counts_the_cells_it_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = d.join("skips.toml");
+    std::fs::write(
+        &file,
+        "repetitions = 2\n\
+         [matrix]\n\
+         bindings = [\"mock\", \"iceoryx\"]\n\
+         sizes = [64, \"1GiB\"]\n\
+         [settings]\n\
+         count = 200\n\
+         warmup = \"0s\"\n\
+         cpu = \"none\"\n\
+         echo_timeout = \"5s\"\n",
+    )
+    .unwrap();
+    // An empty PATH: no iox-roudi, so iceoryx is not available here.
+    let empty = d.join("empty-path");
+    std::fs::create_dir(&empty).unwrap();
+    let o = bin(d)
+        .env("PATH", &empty)
+        .args(["sweep", file.to_str().unwrap(), "--no-save"])
+        .output()
+        .unwrap();
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    // Repetitions 1 and 2 of mock at 64 B ran; the rest was skipped.
+    assert!(
+        err.contains("2 runs measured, 6 skipped, 0 failed"),
+        "{err}"
+    );
+    let tally: Vec<&str> = err
+        .lines()
+        .skip_while(|l| !l.ends_with("skipped:"))
+        .collect();
+    assert_eq!(tally.first(), Some(&"3 cells skipped:"), "{err}");
+    assert_eq!(tally.len(), 3, "{err}");
+    assert!(
+        tally[1].starts_with("  1 cell: --size 1073741824: exceeds mock's limit"),
+        "{err}"
+    );
+    assert!(
+        tally[2].starts_with("  2 cells: --binding iceoryx: not available on this machine: "),
+        "{err}"
+    );
 }
 
 /// A mock run of `test` (200 samples, not pinned, a long echo timeout: the
@@ -326,9 +460,14 @@ fn main_job_prints_the_table_and_writes_the_report() {
     assert!(page.starts_with("<!DOCTYPE html>"));
     assert!(page.contains("intra") && page.contains("tcp"));
     assert!(out.contains("database: run group"), "{out}");
-    let rows = history(d, &["--db", db.to_str().unwrap(), "--sweep", "quick"]);
+    let rows = history(d, &["--db", db.to_str().unwrap(), "--sweep", "main-job"]);
     // Latency at two sizes and throughput at one, per binding.
     assert_eq!(rows.len(), 6, "{rows:?}");
+    assert!(rows.iter().all(|r| r.contains("main-job#0")), "{rows:?}");
+    // Not under the name of sweeps/quick.toml's sweep, which
+    // `report --sweep quick` reads.
+    let db = db.to_str().unwrap();
+    assert!(history(d, &["--db", db, "--sweep", "quick"]).is_empty());
     // Nothing written outside the temporary directory's named files.
     assert!(!d.join("pubsubperf-report.html").exists());
     assert!(!d.join("default.sqlite").exists());

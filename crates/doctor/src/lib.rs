@@ -12,9 +12,11 @@
 //! [`Options`], measured by the caller.
 
 mod checks;
+mod cores;
 mod host;
 pub mod probe;
 
+pub use cores::{CoresNotOnline, check_cores};
 pub use host::{Host, cpu_list, cpu_list_text};
 use serde::{Deserialize, Serialize};
 

@@ -351,3 +351,47 @@ fn an_empty_tree_warns_only_where_it_cannot_tell() {
         "{got:?}"
     );
 }
+
+/// An interface the host does not have fails the nic check, and its
+/// offloads and coalescing are not checkable: ethtool's "No such device"
+/// is no answer (they said ok, "not reported by the driver").
+#[test]
+fn a_missing_interface_is_not_ok_in_any_nic_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    write(
+        r,
+        &[
+            ("sys/class/net/eth0/speed", "1000\n"),
+            ("sys/class/net/eth0/operstate", "up\n"),
+        ],
+    );
+    let opts = Options {
+        interface: Some("eth1".into()),
+        ethtool: Some(Ethtool {
+            features: Some("netlink error: no device matches name (offset 24)\nnetlink error: No such device\n".into()),
+            coalesce: Some("Cannot get device coalesce settings: No such device\n".into()),
+        }),
+        ..Options::default()
+    };
+    let nic: Vec<(String, Verdict, String)> = verdicts(r, &opts)
+        .into_iter()
+        .filter(|(c, _, _)| c.starts_with("nic"))
+        .collect();
+    assert_eq!(
+        nic,
+        vec![
+            row("nic", Verdict::Fail, "eth1: no such interface"),
+            row(
+                "nic-offloads",
+                Verdict::Warn,
+                "eth1: not checkable (no such interface)"
+            ),
+            row(
+                "nic-coalescing",
+                Verdict::Warn,
+                "eth1: not checkable (no such interface)"
+            ),
+        ]
+    );
+}

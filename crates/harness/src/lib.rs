@@ -49,6 +49,7 @@ pub mod spec;
 pub mod ssh;
 pub mod start_gate;
 mod stream;
+mod sub_interval;
 pub mod subscriber;
 pub mod token;
 

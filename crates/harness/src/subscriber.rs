@@ -6,6 +6,7 @@ use crate::check_every::CheckEvery;
 use crate::protocol::{ControlError, Msg};
 use crate::rate_window::RateWindow;
 use crate::spec::RunSpec;
+use crate::sub_interval::{self, Totals};
 use crate::{Fault, INTERRUPTED};
 use pubsubperf_core::received::HEAD_LEN;
 use pubsubperf_core::result::{Interval, TestKind, Throughput};
@@ -406,28 +407,17 @@ fn measure<B: Binding>(
             let received: u64 = trackers.iter().map(|t| t.received).sum();
             let lost: u64 = trackers.iter().map(|t| t.lost).sum();
             let u = Usage::now();
-            let dt = (now - last_report.0) as f64 / 1e9;
-            let d = received - last_report.1;
+            let last = Totals {
+                at_ns: last_report.0,
+                counted: last_report.1,
+                lost: last_report.2,
+            };
+            let totals = Totals::new(spec.test, now, received, echoed, lost);
             let interval = Interval {
-                t_s: (now - t0) as f64 / 1e9,
-                subscriber: spec.subscriber_index,
-                received: if spec.test == TestKind::Latency {
-                    echoed - last_report.1
-                } else {
-                    d
-                },
-                lost: lost.saturating_sub(last_report.2),
-                samples_per_s: d as f64 / dt,
-                mbps: d as f64 * size as f64 * 8.0 / dt / 1e6,
                 cpu_percent: u.since(&last_report.3).cpu_percent,
-                ..Default::default()
+                ..sub_interval::interval(&last, &totals, t0, size, spec.subscriber_index)
             };
-            let counted = if spec.test == TestKind::Latency {
-                echoed
-            } else {
-                received
-            };
-            last_report = (now, counted, lost, u);
+            last_report = (now, totals.counted, lost, u);
             next_report = now + interval_ns;
             let msg = Msg::Interval { interval };
             watch(spec, &msg);

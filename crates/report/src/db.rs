@@ -277,7 +277,10 @@ impl Database {
     /// Saves every run and every topology run of a results file in one
     /// transaction; returns the run-group id. Sweep name, cell and repetition come from `meta`, or
     /// else from a run's `config.sweep` object (`name`, `cell`,
-    /// `repetition`) when the runner recorded them there.
+    /// `repetition`) when the runner recorded them there. A file saved
+    /// into a group that exists (a sweep saves each cell as it ends, all
+    /// in the invocation's group) adds its runs to it; the group keeps its
+    /// first environment, with the versions of the file's bindings added.
     pub fn save(&mut self, file: &ResultsFile, meta: &SaveMeta) -> Result<String> {
         let group = meta.group.clone().unwrap_or_else(new_group_id);
         let env = serde_json::to_string(&file.environment).unwrap_or_default();
@@ -287,11 +290,30 @@ impl Database {
         })?;
         let now = crate::time::rfc3339_now();
         let res: rusqlite::Result<()> = (|| {
-            tx.execute(
-                "INSERT OR IGNORE INTO groups (id, time, tool_version, environment, command)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![group, now, file.tool.version, env, meta.command],
-            )?;
+            let stored: Option<String> = tx
+                .query_row(
+                    "SELECT environment FROM groups WHERE id = ?1",
+                    [&group],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            match stored {
+                None => {
+                    tx.execute(
+                        "INSERT INTO groups (id, time, tool_version, environment, command)
+                         VALUES (?1, ?2, ?3, ?4, ?5)",
+                        params![group, now, file.tool.version, env, meta.command],
+                    )?;
+                }
+                Some(stored) => {
+                    if let Some(merged) = with_bindings(&stored, &file.environment) {
+                        tx.execute(
+                            "UPDATE groups SET environment = ?2 WHERE id = ?1",
+                            params![group, merged],
+                        )?;
+                    }
+                }
+            }
             for run in &file.runs {
                 insert_run(&tx, &group, run, meta, &now)?;
             }
@@ -510,6 +532,17 @@ impl Database {
             .map_err(|e| self.err(e))?;
         Ok(s.and_then(|s| serde_json::from_str(&s).ok()))
     }
+}
+
+/// A group's stored environment with the binding versions of `env` it
+/// lacks, or `None` when it lacks none (or does not parse).
+fn with_bindings(stored: &str, env: &Environment) -> Option<String> {
+    let mut e: Environment = serde_json::from_str(stored).ok()?;
+    let before = e.bindings.len();
+    for (b, v) in &env.bindings {
+        e.bindings.entry(b.clone()).or_insert_with(|| v.clone());
+    }
+    (e.bindings.len() > before).then(|| serde_json::to_string(&e).unwrap_or_default())
 }
 
 fn insert_run(
@@ -751,5 +784,53 @@ mod tests {
         assert_eq!(back[0].time, "2026-12-01T10:00:00Z");
         drop(db);
         assert_eq!(Database::open(&path).unwrap().count_graphs().unwrap(), 1);
+    }
+
+    /// Files saved into one group (a sweep's cells) are one group: its
+    /// runs are all of theirs, its environment the first one's with every
+    /// file's binding versions.
+    #[test]
+    fn files_saved_into_a_group_share_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = Database::open(&dir.path().join("g.sqlite")).unwrap();
+        let file = |binding: &str, host: &str| -> ResultsFile {
+            serde_json::from_value(serde_json::json!({
+                "tool": {"name": "pubsubperf", "version": "0.1.0", "schema": 1},
+                "environment": {"cpu_model": "c", "cores": 2, "kernel": "k", "hostname": host,
+                    "os": "o", "bindings": {binding: format!("{binding} 1.0")}},
+                "runs": [], "graphs": []
+            }))
+            .unwrap()
+        };
+        let meta = SaveMeta {
+            group: Some("sweep-group".into()),
+            command: Some("sweep s.toml".into()),
+            ..SaveMeta::default()
+        };
+        assert_eq!(
+            db.save(&file("udp", "first"), &meta).unwrap(),
+            "sweep-group"
+        );
+        assert_eq!(
+            db.save(&file("tcp", "second"), &meta).unwrap(),
+            "sweep-group"
+        );
+        assert_eq!(
+            db.save(&file("udp", "third"), &meta).unwrap(),
+            "sweep-group"
+        );
+        let groups: i64 = db
+            .conn
+            .query_row("SELECT COUNT(*) FROM groups", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(groups, 1);
+        let env = db.group_environment("sweep-group").unwrap().unwrap();
+        assert_eq!(env.hostname, "first");
+        let bindings: Vec<(&str, &str)> = env
+            .bindings
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(bindings, [("tcp", "tcp 1.0"), ("udp", "udp 1.0")]);
     }
 }

@@ -89,6 +89,10 @@ pub struct Cell {
     pub test: String,
     /// Binding name.
     pub binding: String,
+    /// The matrix table the cell comes from, as errors name it: `matrix`,
+    /// or `matrix[i]` for the i-th of several `[[matrix]]` tables (an
+    /// unknown binding is `{matrix}.bindings`).
+    pub matrix: String,
     /// Size in bytes.
     pub size: usize,
     /// A digest of `args` (FNV-1a, hex): changes when any setting changes,
@@ -618,6 +622,7 @@ fn expand(
                                                 args,
                                                 test: test.clone(),
                                                 binding: binding.clone(),
+                                                matrix: at.to_string(),
                                                 size,
                                                 publisher: None,
                                                 hosts: None,
@@ -983,5 +988,20 @@ subscribers = [2]
         assert!(parse(t, "x").unwrap_err().contains("appears twice"));
         let t = "[[matrix]]\nname='a'\nbindings=['udp']\nsizes=[64]\n[[matrix]]\nname='b'\nbindings=['udp']\nsizes=[64]";
         assert_eq!(parse(t, "x").unwrap().cells.len(), 2);
+    }
+
+    /// Each cell names its matrix table as errors about it name it.
+    #[test]
+    fn cells_name_their_matrix() {
+        let one = parse("[matrix]\nbindings=['udp']\nsizes=[64]", "x").unwrap();
+        assert_eq!(one.cells[0].matrix, "matrix");
+        let t = "[[matrix]]\nname='a'\nbindings=['udp']\nsizes=[64]\n[[matrix]]\nname='b'\nbindings=['tcp']\nsizes=[64]";
+        let two = parse(t, "x").unwrap();
+        let m: Vec<(&str, &str)> = two
+            .cells
+            .iter()
+            .map(|c| (c.binding.as_str(), c.matrix.as_str()))
+            .collect();
+        assert_eq!(m, [("udp", "matrix[0]"), ("tcp", "matrix[1]")]);
     }
 }

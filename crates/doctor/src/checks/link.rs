@@ -13,11 +13,32 @@ pub(crate) fn check(host: &Host, opts: &Options, out: &mut Vec<Finding>) {
     }
     if let Some(i) = &opts.interface {
         out.push(nic(host, i));
-        let e = opts.ethtool.clone().unwrap_or_default();
-        out.push(offloads(i, e.features.as_deref()));
-        out.push(coalescing(i, e.coalesce.as_deref()));
+        if interface_exists(host, i) {
+            let e = opts.ethtool.clone().unwrap_or_default();
+            out.push(offloads(i, e.features.as_deref()));
+            out.push(coalescing(i, e.coalesce.as_deref()));
+        } else {
+            // ethtool's "No such device" is no answer about offloads.
+            out.push(not_checkable("nic-offloads", i));
+            out.push(not_checkable("nic-coalescing", i));
+        }
         out.push(clock_sync(host, opts));
     }
+}
+
+fn interface_exists(host: &Host, name: &str) -> bool {
+    host.exists(&format!("/sys/class/net/{name}"))
+}
+
+/// A check of an interface this host does not have.
+fn not_checkable(check: &str, name: &str) -> Finding {
+    Finding::bad(
+        check,
+        Verdict::Warn,
+        format!("{name}: not checkable (no such interface)"),
+        "the offloads and interrupt coalescing of an interface this host does not have cannot be read",
+        "ip -br link (then --interface with one of its names)",
+    )
 }
 
 /// The `name: value` lines of ethtool's output.
@@ -115,7 +136,7 @@ fn core_link(a: f64, b: f64) -> Finding {
 fn nic(host: &Host, name: &str) -> Finding {
     let check = "nic";
     let base = format!("/sys/class/net/{name}");
-    if !host.exists(&base) {
+    if !interface_exists(host, name) {
         return Finding::bad(
             check,
             Verdict::Fail,
