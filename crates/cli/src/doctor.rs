@@ -14,8 +14,18 @@ use std::process::ExitCode;
 
 /// Runs `pubsubperf doctor`.
 pub fn run(a: &DoctorArgs) -> anyhow::Result<ExitCode> {
+    // Any core number parses here; check_cores below refuses those the
+    // examined machine does not have.
     let any: Vec<usize> = (0..libc::CPU_SETSIZE as usize).collect();
-    let cores = crate::plan::parse_cpu(Some(&a.cpu), &any)?;
+    let cpu = match (&a.cpu, &a.root) {
+        (Some(c), _) => c.clone(),
+        (None, Some(_)) => "0,1".to_string(),
+        (None, None) => match crate::plan::parse_cpu(None, pubsubperf_core::sys::cpus())? {
+            (Some(p), Some(s)) => format!("{p},{s}"),
+            _ => "none".to_string(),
+        },
+    };
+    let cores = crate::plan::parse_cpu(Some(&cpu), &any)?;
     let cores: Vec<usize> = [cores.0, cores.1].into_iter().flatten().collect();
     let (host, here) = match &a.root {
         Some(r) if !r.is_dir() => {
@@ -30,7 +40,7 @@ pub fn run(a: &DoctorArgs) -> anyhow::Result<ExitCode> {
     };
     // A core the machine does not have would pass every per-core check.
     pubsubperf_doctor::check_cores(&host, &cores)
-        .map_err(|e| UsageError(format!("--cpu {}: {e}", a.cpu)))?;
+        .map_err(|e| UsageError(format!("--cpu {cpu}: {e}")))?;
     let interface = match &a.interface {
         Some(i) => Some(interface_of(i)?),
         None => None,

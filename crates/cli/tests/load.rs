@@ -264,7 +264,12 @@ fn every_cell_of_a_sweep_loads_the_same_cores() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| r["config"]["load"]["cores"].as_str().unwrap_or("-").to_string())
+        .map(|r| {
+            r["config"]["load"]["cores"]
+                .as_str()
+                .unwrap_or("-")
+                .to_string()
+        })
         .collect();
     let all = &v["environment"]["cores"];
     assert_eq!(cores.len(), 3, "{v}");

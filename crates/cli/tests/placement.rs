@@ -109,7 +109,17 @@ fn assert_placed(what: &str, runs: &[serde_json::Value], n: usize) {
             "{at}: publisher {}",
             sides[0]
         );
-        for sub in &sides[1..] {
+        // Extra publishers (`publisher N`) are not pinned: recorded only.
+        for extra in sides[1..].iter().filter(|x| x["side"] != "publisher" && x["side"].as_str().is_some_and(|n| n.starts_with("publisher "))) {
+            assert!(extra["planned_cpu"].is_null(), "{at}: {extra}");
+            assert!(!cpus(&extra["affinity"]).is_empty(), "{at}: {extra}");
+        }
+        let subs: Vec<&serde_json::Value> = sides[1..]
+            .iter()
+            .filter(|x| x["side"].as_str().is_some_and(|n| n.starts_with("subscriber ")))
+            .collect();
+        assert!(!subs.is_empty(), "{at}: {sides:?}");
+        for sub in subs {
             assert_eq!(cpus(&sub["affinity"]), [s], "{at}: {sub}");
             assert_eq!(cpus(&sub["ran_on"]), [s], "{at}: {sub}");
             assert_eq!(sub["policy"], "other", "{at}: {sub}");
@@ -181,6 +191,33 @@ fn a_list_of_subscribers_pins_every_run() {
     );
     assert_placed("--subscribers 1,2", &runs, 2);
     assert_eq!(runs[1]["placement"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn a_list_of_publishers_pins_every_run() {
+    let d = tempfile::tempdir().unwrap();
+    let runs = runs_of(
+        d.path(),
+        &with_short(&[
+            "throughput",
+            "--binding",
+            "udp",
+            "--size",
+            "1KiB",
+            "--rate",
+            "1000",
+            "--publishers",
+            "1,2",
+        ]),
+    );
+    assert_placed("--publishers 1,2", &runs, 2);
+    let sides: Vec<&str> = runs[1]["placement"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["side"].as_str().unwrap())
+        .collect();
+    assert_eq!(sides, ["publisher", "publisher 1", "subscriber 0"]);
 }
 
 #[test]
@@ -383,20 +420,31 @@ fn an_agent_serves_sessions_in_a_row_on_the_planned_core() {
     }
 }
 
-/// The affinities (`Cpus_allowed_list`) the threads of process `pid` had,
+/// The affinities (`Cpus_allowed_list`) the threads of process `pid` and
+/// of its descendants (a subscriber serves each session in a child) had,
 /// read from /proc every 20 ms until `stop`.
 fn affinities_of(pid: u32, stop: &AtomicBool) -> BTreeSet<String> {
-    let mut seen = BTreeSet::new();
-    while !stop.load(Ordering::Relaxed) {
+    fn walk(pid: u32, seen: &mut BTreeSet<String>) {
         let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-            break;
+            return;
         };
         for t in tasks.flatten() {
             let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
-            if let Some(l) = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")) {
+            if let Some(l) = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            {
                 seen.insert(l.trim().to_string());
             }
+            let children = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+            for c in children.split_whitespace().filter_map(|c| c.parse().ok()) {
+                walk(c, seen);
+            }
         }
+    }
+    let mut seen = BTreeSet::new();
+    while !stop.load(Ordering::Relaxed) {
+        walk(pid, &mut seen);
         std::thread::sleep(Duration::from_millis(20));
     }
     seen
@@ -433,7 +481,7 @@ fn a_perftest_sub_beside_its_pub_is_pinned_for_every_size() {
     pair_is_pinned(
         "perftest",
         "-sub -middleware udp",
-        "-pub -latencyTest -middleware udp -executionTime 1 -scan 32:1024",
+        "-pub -latencyTest -middleware udp -executionTime 1 -pubsubperfVersion 4.1 -scan 32:1024",
     );
 }
 
@@ -475,7 +523,11 @@ fn topology_nodes_run_on_their_cores() {
             json.to_str().unwrap(),
         ],
     );
-    assert!(!text(&o.stdout).contains("NOT AS PLANNED"), "{}", text(&o.stdout));
+    assert!(
+        !text(&o.stdout).contains("NOT AS PLANNED"),
+        "{}",
+        text(&o.stdout)
+    );
     let j: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let nodes = j["graphs"][0]["nodes"].as_array().expect("nodes");
@@ -490,4 +542,42 @@ fn topology_nodes_run_on_their_cores() {
         }
         assert!(n.get("conditions").is_none(), "{n}");
     }
+}
+
+/// `compare` refuses a run whose sides did not run as planned, naming
+/// it, unless told to compare it anyway; `history` marks it.
+#[test]
+fn a_run_not_as_planned_is_refused_by_compare_and_marked_in_history() {
+    let d = tempfile::tempdir().unwrap();
+    let base = d.path().join("base.json");
+    let o = ok(
+        d.path(),
+        &with_short(&["latency", "--binding", "tcp", "--size", "64", "--json", base.to_str().unwrap()]),
+    );
+    assert!(o.status.success());
+    let mut j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
+    j["runs"][0]["conditions"] = serde_json::json!([
+        "publisher and subscriber 0 were both held on core 0 (planned 0 and 1)"
+    ]);
+    let bad = d.path().join("bad.json");
+    std::fs::write(&bad, serde_json::to_string(&j).unwrap()).unwrap();
+    let args = ["compare", base.to_str().unwrap(), bad.to_str().unwrap()];
+    let o = bin(d.path()).args(args).output().unwrap();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("NEW run tcp latency 64 B did not run as planned (publisher and subscriber 0 were both held on core 0")
+            && err.contains("--allow-not-as-planned"),
+        "{err}"
+    );
+    let mut anyway = args.to_vec();
+    anyway.push("--allow-not-as-planned");
+    let o = ok(d.path(), &anyway);
+    assert!(text(&o.stderr).contains("NOT AS PLANNED: NEW run tcp latency 64 B"), "{}", text(&o.stderr));
+    // Stored, it is marked in history.
+    let db = d.path().join("h.sqlite");
+    ok(d.path(), &["import", bad.to_str().unwrap(), "--db", db.to_str().unwrap()]);
+    let h = text(&ok(d.path(), &["history", "--db", db.to_str().unwrap()]).stdout);
+    assert!(h.contains("latency (NOT AS PLANNED)"), "{h}");
 }

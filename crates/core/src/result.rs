@@ -183,7 +183,7 @@ pub struct Run {
     #[serde(default)]
     pub duration_s: f64,
     /// Where each side's measuring thread really ran, read back from the
-    /// kernel: the publisher first, then each subscriber
+    /// kernel: the publisher first, then each extra publisher, then each subscriber
     /// ([`crate::placement`]). Absent in results of pubsubperf before 0.2.0.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub placement: Vec<crate::placement::Placement>,

@@ -85,6 +85,7 @@ pub fn serve_publisher<B: Binding>(
     });
     let mut told = std::time::Instant::now();
     let usage = Usage::now();
+    let placed = pubsubperf_core::placement::Watch::start();
     let streamed = send_stream::<B>(
         &mut w,
         spec,
@@ -104,6 +105,7 @@ pub fn serve_publisher<B: Binding>(
         },
         &|e| Fault::Binding(e.to_string()),
     );
+    let placement = placed.finish(&format!("publisher {id}"), None);
     let resources = Usage::now().since(&usage);
     stop.store(true, Ordering::Release);
     let _ = control.join();
@@ -123,6 +125,7 @@ pub fn serve_publisher<B: Binding>(
         rejected: streamed.rejected,
         duration_ns: streamed.duration_ns,
         resources,
+        placement: Some(Box::new(placement)),
     })
     .map_err(ctl_err)
 }

@@ -138,6 +138,9 @@ pub enum Msg {
         duration_ns: u64,
         /// Resources used while measuring.
         resources: Resources,
+        /// Where its sending thread ran (absent from agents before 0.2.0).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        placement: Option<Box<pubsubperf_core::placement::Placement>>,
     },
     /// Subscriber → publisher: the run's results on this side.
     Result {

@@ -251,7 +251,15 @@ fn run_over<B: Binding>(
         p.finish(m.sent + m.warmup, what)
     });
     let mut rejected = m.rejected;
-    let sent_by = collect_publishers(s, spec, m.sent, &mut rejected, &mut m.fault);
+    let mut publishers = Vec::new();
+    let sent_by = collect_publishers(
+        s,
+        spec,
+        m.sent,
+        &mut rejected,
+        &mut m.fault,
+        &mut publishers,
+    );
     let mut peers = collect_subscribers(
         s,
         spec,
@@ -294,7 +302,10 @@ fn run_over<B: Binding>(
     if let (Some(p), Some(r)) = (profile, run.profile.as_mut()) {
         r.publisher = p;
     }
-    run.placement = std::iter::once(placement).chain(peers_placements).collect();
+    run.placement = std::iter::once(placement)
+        .chain(publishers)
+        .chain(peers_placements)
+        .collect();
     run.conditions = pubsubperf_core::placement::conditions(&run.placement);
     run.discovery = Some(discovery);
     run.fan_out = fan_out;

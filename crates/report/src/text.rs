@@ -358,4 +358,47 @@ mod tests {
         assert_eq!(format_ns(2.5e9), "2.500 s");
         assert_eq!(us(1_234), "1.234");
     }
+
+    fn stored(sweep: Option<&str>, run: serde_json::Value) -> StoredRun {
+        let mut r = serde_json::json!({
+            "binding": "udp", "transport": "udp", "test": "latency", "size": 64,
+            "zero_copy": false, "data_type": "bytes", "reliable": false, "config": {},
+            "resources": {"publisher": {"cpu_percent": 1.0, "max_rss_kib": 1, "voluntary_cs": 0, "involuntary_cs": 0},
+                          "subscriber": {"cpu_percent": 1.0, "max_rss_kib": 1, "voluntary_cs": 0, "involuntary_cs": 0}}
+        });
+        for (k, v) in run.as_object().unwrap() {
+            r[k] = v.clone();
+        }
+        StoredRun {
+            id: 1,
+            group: "g".into(),
+            time: String::new(),
+            sweep: sweep.map(String::from),
+            cell: None,
+            repetition: 1,
+            tool_version: "0.1.0".into(),
+            environment: pubsubperf_core::environment::Environment::detect(),
+            run: serde_json::from_value(r).unwrap(),
+        }
+    }
+
+    /// A run not as planned is marked; a sweep's run stored before 0.2.0
+    /// (no placement) is unverified; a lone run of then, or one with its
+    /// placement as planned, is not marked.
+    #[test]
+    fn history_marks_where_runs_ran() {
+        let placed = serde_json::json!({"placement": [{"side": "publisher", "kernel": "k",
+            "planned_cpu": 0, "affinity": [0], "ran_on": [0], "migrations": 0, "policy": "other",
+            "priority": 0, "voluntary_cs": 0, "involuntary_cs": 0, "on_cpu_ns": 0, "run_queue_ns": 0,
+            "others_ns": 0, "steal_ns": 0, "span_ns": 1, "online": 2}]});
+        let mut bad = placed.clone();
+        bad["conditions"] = serde_json::json!(["x"]);
+        assert_eq!(placement_mark(&stored(Some("s"), bad)), " (NOT AS PLANNED)");
+        assert_eq!(
+            placement_mark(&stored(Some("s"), serde_json::json!({}))),
+            " (pinning unverified)"
+        );
+        assert_eq!(placement_mark(&stored(None, serde_json::json!({}))), "");
+        assert_eq!(placement_mark(&stored(Some("s"), placed)), "");
+    }
 }

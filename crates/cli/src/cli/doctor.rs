@@ -7,9 +7,11 @@ use std::path::PathBuf;
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
     /// The cores the runs pin to (publisher, subscriber), as `--cpu` of a
-    /// test: their siblings, isolation, interrupts and cpuset are checked.
-    #[arg(long, default_value = "0,1", value_name = "A,B")]
-    pub cpu: String,
+    /// test: their siblings, isolation, interrupts and cpuset are checked
+    /// (default: those a test pins to, this process's first two cores;
+    /// 0,1 with --root).
+    #[arg(long, value_name = "A,B")]
+    pub cpu: Option<String>,
     /// A run across hosts over this interface (or the interface of this
     /// address): its link and the clock's synchronisation are checked.
     #[arg(long, value_name = "NAME|ADDRESS")]

@@ -13,6 +13,7 @@ pub(super) fn collect_publishers(
     sent: u64,
     rejected: &mut u64,
     fault: &mut Option<Fault>,
+    placements: &mut Vec<pubsubperf_core::placement::Placement>,
 ) -> Vec<u64> {
     let mut sent_by = vec![sent];
     let pub_wait = Duration::from_nanos(spec.duration_ns) + Duration::from_secs(10);
@@ -29,8 +30,12 @@ pub(super) fn collect_publishers(
         loop {
             match p.recv(deadline.saturating_duration_since(std::time::Instant::now())) {
                 Ok(Msg::PubDone {
-                    sent, rejected: r, ..
+                    sent,
+                    rejected: r,
+                    placement,
+                    ..
                 }) => {
+                    placements.extend(placement.map(|p| *p));
                     got = sent;
                     *rejected += r;
                     break;
