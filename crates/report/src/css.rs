@@ -5,6 +5,7 @@
 pub(crate) const CSS: &str = "
 :root{color-scheme:light}
 body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;margin:0;color:#222;background:#f6f7f9;line-height:1.45}
+p.left-out{color:#555;font-size:13px}
 p.warn{background:#fff3e0;border-left:4px solid #e65100;padding:6px 10px}
 header{background:#1d2b3a;color:#fff;padding:18px 28px 10px}
 header h1{margin:0 0 4px;font-size:24px}

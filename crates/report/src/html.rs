@@ -473,8 +473,11 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
         sections.push(("spectrum".into(), "Percentile spectrum".into(), spec_html));
     }
 
-    // Time series.
+    // Time series: a line of fewer than two points (a run of one interval)
+    // shows no time and is left out; a plot left without lines is left out,
+    // and a line under the section says which and why.
     let mut ts_html = String::new();
+    let mut ts_left_out: Vec<String> = Vec::new();
     for s in &series {
         let throughput = s.key.test == "throughput";
         let mut p = Plot {
@@ -509,6 +512,7 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
             style_keys: Vec::new(),
         };
         let mut k = 0;
+        let mut short: Vec<String> = Vec::new();
         for &i in &s.cells {
             let c = &cells[i];
             let mut subs: Vec<usize> = c.run.intervals.iter().map(|iv| iv.subscriber).collect();
@@ -539,6 +543,10 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
                 } else {
                     format_size(c.key.size)
                 };
+                if points.len() < 2 {
+                    short.push(name);
+                    continue;
+                }
                 p.series.push(Series {
                     name,
                     legend: true,
@@ -554,14 +562,34 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
                 k += 1;
             }
         }
-        let caption = if throughput {
-            "Samples received in each interval (one per second per subscriber, as the subscriber measured). Repetitions follow one another on the time axis."
+        if p.series.is_empty() {
+            if !short.is_empty() {
+                ts_left_out.push(format!("{} ({})", s.label, s.key.test));
+            }
+            continue;
+        }
+        let mut caption = if throughput {
+            "Samples received in each interval (one per second per subscriber, as the subscriber measured). Repetitions follow one another on the time axis.".to_string()
         } else {
-            "Mean one-way latency of the pings in each interval. Repetitions follow one another on the time axis."
+            "Mean one-way latency of the pings in each interval. Repetitions follow one another on the time axis.".to_string()
         };
-        if let Some(f) = add_plot(&mut plots, &p, caption) {
+        if !short.is_empty() {
+            let _ = write!(
+                caption,
+                " Not drawn, one interval each: {}.",
+                short.join(", ")
+            );
+        }
+        if let Some(f) = add_plot(&mut plots, &p, &caption) {
             ts_html.push_str(&f);
         }
+    }
+    if !ts_left_out.is_empty() {
+        let _ = writeln!(
+            ts_html,
+            "<p class=\"left-out\">No time series of {}: each of their runs measured one interval, and a time series needs two (an interval is a second of measurement).</p>",
+            esc(&ts_left_out.join(", "))
+        );
     }
     if !ts_html.is_empty() {
         sections.push(("timeseries".into(), "Time series".into(), ts_html));
