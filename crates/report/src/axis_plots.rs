@@ -10,8 +10,9 @@
 //! that sends each ping when the previous echo came.
 
 use crate::axes::Axes;
+use crate::colors::{binding_color, shade};
 use crate::key::CellKey;
-use crate::svg::{Axis, Plot, Scale, Series, Style, StyleKey, Unit, color};
+use crate::svg::{Axis, Plot, Scale, Series, Style, StyleKey, Unit};
 use pubsubperf_core::result::{Run, TestKind};
 use pubsubperf_core::size::format_size;
 use std::collections::BTreeMap;
@@ -76,8 +77,9 @@ pub struct AxisCell<'a> {
     pub reps: usize,
 }
 
-/// A curve: its label and its cells in x order.
+/// A curve: its binding, label and its cells in x order.
 struct Curve<'a> {
+    binding: String,
     label: String,
     points: Vec<(f64, &'a AxisCell<'a>)>,
 }
@@ -111,9 +113,11 @@ fn curves<'a>(cells: &'a [AxisCell<'a>], test: TestKind, along: Along) -> Vec<Cu
         if !others.is_empty() {
             label.push_str(&format!(", {others}"));
         }
+        let binding = key.binding.clone();
         groups
             .entry(key)
             .or_insert_with(|| Curve {
+                binding,
                 label,
                 points: Vec::new(),
             })
@@ -128,6 +132,22 @@ fn curves<'a>(cells: &'a [AxisCell<'a>], test: TestKind, along: Along) -> Vec<Cu
         c.points.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
     out
+}
+
+/// The color of each curve: its binding's, a shade of it for the second
+/// and further curves of one binding.
+fn colors(curves: &[Curve<'_>]) -> Vec<String> {
+    curves
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let k = curves[..i]
+                .iter()
+                .filter(|o| o.binding == c.binding)
+                .count();
+            shade(binding_color(&c.binding), k)
+        })
+        .collect()
 }
 
 /// Latency p50 (solid) and p99 (dashed) against each axis with a curve.
@@ -157,7 +177,7 @@ pub fn latency(cells: &[AxisCell<'_>]) -> Vec<Plot> {
             StyleKey::new("p50", Style::Solid),
             StyleKey::new("p99", Style::Dashed),
         ];
-        for (i, c) in curves.iter().enumerate() {
+        for (c, color) in curves.iter().zip(colors(&curves)) {
             for (metric, style) in [("p50", Style::Solid), ("p99", Style::Dashed)] {
                 let pts: Vec<(f64, f64, &AxisCell)> = c
                     .points
@@ -169,7 +189,7 @@ pub fn latency(cells: &[AxisCell<'_>]) -> Vec<Plot> {
                     })
                     .collect();
                 p.series
-                    .push(line(&c.label, i, style, metric, along, &pts, "µs", 1e3));
+                    .push(line(c, &color, style, metric, along, &pts, "µs", 1e3));
             }
         }
         plots.push(p);
@@ -195,7 +215,7 @@ pub fn throughput(cells: &[AxisCell<'_>]) -> Vec<Plot> {
                 unit: Unit::Number,
             },
         );
-        for (i, c) in curves.iter().enumerate() {
+        for (c, color) in curves.iter().zip(colors(&curves)) {
             let pts: Vec<(f64, f64, &AxisCell)> = c
                 .points
                 .iter()
@@ -204,8 +224,8 @@ pub fn throughput(cells: &[AxisCell<'_>]) -> Vec<Plot> {
                 })
                 .collect();
             p.series.push(line(
-                &c.label,
-                i,
+                c,
+                &color,
                 Style::Solid,
                 "samples/s",
                 along,
@@ -242,8 +262,8 @@ fn plot(id: &str, title: &str, along: Along, y: Axis) -> Plot {
 /// One line of a curve: `metric` of its cells, with a tooltip each.
 #[allow(clippy::too_many_arguments)]
 fn line(
-    label: &str,
-    i: usize,
+    curve: &Curve<'_>,
+    color: &str,
     style: Style,
     metric: &str,
     along: Along,
@@ -251,10 +271,12 @@ fn line(
     unit: &str,
     divide: f64,
 ) -> Series {
+    let label = &curve.label;
     Series {
-        name: label.into(),
+        name: label.clone(),
         legend: style == Style::Solid,
-        color: color(i).into(),
+        binding: curve.binding.clone(),
+        color: color.into(),
         style,
         width: if style == Style::Solid { 2.5 } else { 1.8 },
         opacity: if style == Style::Solid { 1.0 } else { 0.75 },

@@ -6,13 +6,15 @@
 //! zero on a linear axis. Each bar is a `<rect class="bar">` with a
 //! `<title>` tooltip; the names are the chart's `<g class="legend">`.
 
-use crate::svg::{Axis, MT, Plot, Scale, Series, Style, W, esc, label, ticks};
+use crate::svg::{Axis, MT, Plot, Scale, Series, Style, W, binding_attr, esc, label, ticks};
 use std::fmt::Write as _;
 
 /// One bar.
 struct Bar<'a> {
     name: String,
     value: f64,
+    /// ` data-binding=".."` or empty.
+    binding: String,
     color: &'a str,
     opacity: f64,
     tip: String,
@@ -42,6 +44,7 @@ fn bar<'a>(p: &'a Plot, s: &'a Series) -> Option<Bar<'a>> {
     Some(Bar {
         name,
         value,
+        binding: binding_attr(s),
         color: &s.color,
         opacity: match s.style {
             Style::Solid => 1.0,
@@ -95,8 +98,9 @@ pub fn render(p: &Plot) -> String {
         let y = y0 + 8.0 + i as f64 * ROW;
         let _ = writeln!(
             s,
-            "<rect class=\"bar\" data-name=\"{}\" x=\"{x0}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{BAR_H}\" fill=\"{}\" fill-opacity=\"{}\"><title>{}</title></rect><text x=\"{:.1}\" y=\"{:.1}\" fill=\"#222\">{}</text>",
+            "<rect class=\"bar\" data-name=\"{}\"{} x=\"{x0}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{BAR_H}\" fill=\"{}\" fill-opacity=\"{}\"><title>{}</title></rect><text x=\"{:.1}\" y=\"{:.1}\" fill=\"#222\">{}</text>",
             esc(&b.name),
+            b.binding,
             px(b.value) - x0,
             b.color,
             b.opacity,
@@ -127,6 +131,7 @@ mod tests {
         Series {
             name: name.into(),
             legend: style == Style::Solid,
+            binding: name.into(),
             color: "#1f77b4".into(),
             style,
             width: 2.0,
@@ -169,7 +174,10 @@ mod tests {
         let svg = p.render();
         assert_eq!(svg.matches("class=\"bar\"").count(), 2, "{svg}");
         assert!(!svg.contains("class=\"series\""), "{svg}");
-        assert!(svg.contains("data-name=\"udp\""), "{svg}");
+        assert!(
+            svg.contains("data-name=\"udp\" data-binding=\"udp\""),
+            "{svg}"
+        );
         assert!(svg.contains("<title>tcp tip</title>"), "{svg}");
         assert!(svg.contains(">600k</text>"), "{svg}");
         let legend = &svg[svg.find("class=\"legend\"").unwrap()..];

@@ -12,13 +12,14 @@
 //! from the results given.
 
 use crate::cell_text::{discovery_text, limit_text, one_way_text};
+use crate::colors::{binding_color, shade};
 use crate::css::CSS;
 use crate::error::{ReportError, Result};
 use crate::key::{CellKey, SeriesKey, flatten};
 use crate::label::series_labels;
 use crate::merge::{group_by_cell, merge_runs};
 use crate::search;
-use crate::svg::{Axis, Plot, Scale, Series, Style, StyleKey, Unit, color, esc};
+use crate::svg::{Axis, Plot, Scale, Series, Style, StyleKey, Unit, esc};
 use crate::text::us;
 use pubsubperf_core::result::{ResultsFile, Run, SearchRecord};
 use pubsubperf_core::size::format_size;
@@ -67,7 +68,9 @@ struct Cell {
 struct SeriesData {
     key: SeriesKey,
     label: String,
-    color: &'static str,
+    /// The binding's color, or a shade of it for its second and further
+    /// variants.
+    color: String,
     cells: Vec<usize>,
 }
 
@@ -91,24 +94,30 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
             searches,
         });
     }
-    // Series: one per series key, sorted by binding then the rest; one color
-    // per label, the same in every plot (a binding's latency and throughput
-    // series are named alike and drawn alike).
+    // Series: one per series key, sorted by binding then the rest. The
+    // color is the binding's (crate::colors), the same in every plot and
+    // report; its variants (labels) are shades of it, one per label (a
+    // binding's latency and throughput series are named alike and drawn
+    // alike).
     let mut skeys: Vec<SeriesKey> = cells.iter().map(|c| c.key.series()).collect();
     skeys.sort();
     skeys.dedup();
     let labels = series_labels(&skeys);
-    let mut names: Vec<&String> = Vec::new();
-    for l in &labels {
-        if !names.contains(&l) {
-            names.push(l);
+    let mut names: Vec<(&str, &String)> = Vec::new();
+    for (k, l) in skeys.iter().zip(&labels) {
+        if !names.contains(&(k.binding.as_str(), l)) {
+            names.push((&k.binding, l));
         }
     }
     let series: Vec<SeriesData> = skeys
         .iter()
         .zip(&labels)
         .map(|(k, label)| {
-            let ci = names.iter().position(|n| *n == label).unwrap_or(0);
+            let variant = names
+                .iter()
+                .filter(|(b, _)| *b == k.binding)
+                .position(|(_, n)| *n == label)
+                .unwrap_or(0);
             let mut idx: Vec<usize> = cells
                 .iter()
                 .enumerate()
@@ -119,7 +128,7 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
             SeriesData {
                 key: k.clone(),
                 label: label.clone(),
-                color: color(ci),
+                color: shade(binding_color(&k.binding), variant),
                 cells: idx,
             }
         })
@@ -213,7 +222,8 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
                 p.series.push(Series {
                     name: s.label.clone(),
                     legend: style == Style::Solid,
-                    color: s.color.into(),
+                    binding: s.key.binding.clone(),
+                    color: s.color.clone(),
                     style,
                     width,
                     opacity: if style == Style::Solid { 1.0 } else { 0.75 },
@@ -321,7 +331,8 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
                 p.series.push(Series {
                     name: s.label.clone(),
                     legend: true,
-                    color: s.color.into(),
+                    binding: s.key.binding.clone(),
+                    color: s.color.clone(),
                     style: Style::Solid,
                     width: 2.5,
                     opacity: 1.0,
@@ -440,7 +451,8 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
             p.series.push(Series {
                 name: format!("{} ({} samples)", format_size(c.key.size), l.count),
                 legend: true,
-                color: color(j).into(),
+                binding: s.key.binding.clone(),
+                color: shade(&s.color, j),
                 style: Style::Solid,
                 width: 2.0,
                 opacity: 1.0,
@@ -461,8 +473,11 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
         sections.push(("spectrum".into(), "Percentile spectrum".into(), spec_html));
     }
 
-    // Time series.
+    // Time series: a line of fewer than two points (a run of one interval)
+    // shows no time and is left out; a plot left without lines is left out,
+    // and a line under the section says which and why.
     let mut ts_html = String::new();
+    let mut ts_left_out: Vec<String> = Vec::new();
     for s in &series {
         let throughput = s.key.test == "throughput";
         let mut p = Plot {
@@ -497,6 +512,7 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
             style_keys: Vec::new(),
         };
         let mut k = 0;
+        let mut short: Vec<String> = Vec::new();
         for &i in &s.cells {
             let c = &cells[i];
             let mut subs: Vec<usize> = c.run.intervals.iter().map(|iv| iv.subscriber).collect();
@@ -527,10 +543,15 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
                 } else {
                     format_size(c.key.size)
                 };
+                if points.len() < 2 {
+                    short.push(name);
+                    continue;
+                }
                 p.series.push(Series {
                     name,
                     legend: true,
-                    color: color(k).into(),
+                    binding: s.key.binding.clone(),
+                    color: shade(&s.color, k),
                     style: Style::Solid,
                     width: 1.8,
                     opacity: 1.0,
@@ -541,14 +562,34 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
                 k += 1;
             }
         }
-        let caption = if throughput {
-            "Samples received in each interval (one per second per subscriber, as the subscriber measured). Repetitions follow one another on the time axis."
+        if p.series.is_empty() {
+            if !short.is_empty() {
+                ts_left_out.push(format!("{} ({})", s.label, s.key.test));
+            }
+            continue;
+        }
+        let mut caption = if throughput {
+            "Samples received in each interval (one per second per subscriber, as the subscriber measured). Repetitions follow one another on the time axis.".to_string()
         } else {
-            "Mean one-way latency of the pings in each interval. Repetitions follow one another on the time axis."
+            "Mean one-way latency of the pings in each interval. Repetitions follow one another on the time axis.".to_string()
         };
-        if let Some(f) = add_plot(&mut plots, &p, caption) {
+        if !short.is_empty() {
+            let _ = write!(
+                caption,
+                " Not drawn, one interval each: {}.",
+                short.join(", ")
+            );
+        }
+        if let Some(f) = add_plot(&mut plots, &p, &caption) {
             ts_html.push_str(&f);
         }
+    }
+    if !ts_left_out.is_empty() {
+        let _ = writeln!(
+            ts_html,
+            "<p class=\"left-out\">No time series of {}: each of their runs measured one interval, and a time series needs two (an interval is a second of measurement).</p>",
+            esc(&ts_left_out.join(", "))
+        );
     }
     if !ts_html.is_empty() {
         sections.push(("timeseries".into(), "Time series".into(), ts_html));
@@ -609,7 +650,8 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
                 p.series.push(Series {
                     name: s.label.clone(),
                     legend: side == "publisher",
-                    color: s.color.into(),
+                    binding: s.key.binding.clone(),
+                    color: s.color.clone(),
                     style,
                     width: 2.0,
                     opacity: 1.0,
@@ -768,7 +810,7 @@ fn searches_html(cells: &[Cell], series: &[&SeriesData]) -> String {
                 .iter()
                 .map(|&i| (cells[i].key.size, cells[i].searches.as_slice()))
                 .collect();
-            search::table(&s.label, s.color, &per_size)
+            search::table(&s.label, &s.color, &per_size)
         })
         .collect();
     if tables.is_empty() {

@@ -11,7 +11,8 @@
 //!   repetitions, `--fail-if` conditions ([`failif`]).
 //! - [`html`]: one self-contained HTML report with inline SVG plots
 //!   ([`svg`], [`bars`] for a figure of one sample size), working offline;
-//!   series named by [`label`], a throughput search's trials by [`search`].
+//!   series named by [`label`] and drawn in their binding's color
+//!   ([`colors`]), a throughput search's trials by [`search`].
 //! - [`csv`], [`text`]: CSV export and the text tables of the CLI; [`axes`]:
 //!   the rate, subscribers and publishers a table's runs differ in, and
 //!   [`axis_plots`] the curves along them.
@@ -27,6 +28,7 @@ pub mod axes;
 pub mod axis_plots;
 pub mod bars;
 mod cell_text;
+pub mod colors;
 pub mod compare;
 mod css;
 pub mod csv;

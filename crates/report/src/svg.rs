@@ -2,22 +2,22 @@
 //! line plots with linear, logarithmic and percentile axes, ticks, grid,
 //! axis labels and a legend. Each data point is a `<circle class="pt">`
 //! with a `<title>` tooltip; each line a `<polyline class="series">` with
-//! `data-n` = its number of points (the browser test counts them). A plot
+//! `data-n` = its number of points (the browser test counts them); the
+//! elements of a series of one binding carry `data-binding` (its color is
+//! the binding's, [`crate::colors`]). A plot
 //! over sample sizes that holds a single size is drawn as a bar chart
 //! instead ([`crate::bars`]).
 
 use pubsubperf_core::size::format_size;
 use std::fmt::Write as _;
 
-/// Colors of series, in order (distinguishable, print-safe).
-pub const PALETTE: &[&str] = &[
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
-    "#7f7f7f", "#bcbd22",
-];
-
-/// The color of series `i`.
-pub fn color(i: usize) -> &'static str {
-    PALETTE[i % PALETTE.len()]
+/// ` data-binding="udp"` of a series of one binding, else nothing.
+pub(crate) fn binding_attr(s: &Series) -> String {
+    if s.binding.is_empty() {
+        String::new()
+    } else {
+        format!(" data-binding=\"{}\"", esc(&s.binding))
+    }
 }
 
 /// How values map to positions.
@@ -87,6 +87,9 @@ pub struct Series {
     /// Listed in the legend (secondary lines of a series, such as its p99,
     /// are not).
     pub legend: bool,
+    /// The binding the series measures (`data-binding` of its elements),
+    /// or empty.
+    pub binding: String,
     /// Stroke color.
     pub color: String,
     /// Line style.
@@ -412,20 +415,20 @@ impl Plot {
             return crate::bars::render(self);
         }
         // Legend layout: entries flow in rows under the plot.
-        let mut entries: Vec<(String, String, Style)> = self
+        let mut entries: Vec<(String, String, Style, String)> = self
             .series
             .iter()
             .filter(|s| s.legend && !s.name.is_empty())
-            .map(|s| (s.name.clone(), s.color.clone(), s.style))
+            .map(|s| (s.name.clone(), s.color.clone(), s.style, binding_attr(s)))
             .collect();
         entries.extend(
             self.style_keys
                 .iter()
-                .map(|k| (k.text.clone(), "#444".to_string(), k.style)),
+                .map(|k| (k.text.clone(), "#444".to_string(), k.style, String::new())),
         );
         let mut rows: Vec<Vec<(f64, usize)>> = vec![Vec::new()];
         let mut x = ML;
-        for (i, (name, _, _)) in entries.iter().enumerate() {
+        for (i, (name, ..)) in entries.iter().enumerate() {
             let w = 34.0 + 7.0 * name.chars().count() as f64 + 18.0;
             if x + w > W - MR && !rows.last().is_some_and(Vec::is_empty) {
                 rows.push(Vec::new());
@@ -603,9 +606,10 @@ impl Plot {
                 .collect();
             let _ = writeln!(
                 s,
-                "<polyline class=\"series\" data-n=\"{}\" data-name=\"{}\" points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" stroke-opacity=\"{}\" stroke-linejoin=\"round\"{}/>",
+                "<polyline class=\"series\" data-n=\"{}\" data-name=\"{}\"{} points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" stroke-opacity=\"{}\" stroke-linejoin=\"round\"{}/>",
                 drawn.len(),
                 esc(&se.name),
+                binding_attr(se),
                 coords.join(" "),
                 se.color,
                 se.width,
@@ -632,7 +636,8 @@ impl Plot {
                 };
                 let _ = writeln!(
                     s,
-                    "<circle class=\"pt\" cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3.5\" fill=\"{fill}\" stroke=\"{}\" stroke-width=\"1.5\"><title>{}</title></circle>",
+                    "<circle class=\"pt\"{} cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3.5\" fill=\"{fill}\" stroke=\"{}\" stroke-width=\"1.5\"><title>{}</title></circle>",
+                    binding_attr(se),
                     se.color,
                     esc(&tip)
                 );
@@ -645,10 +650,10 @@ impl Plot {
             for (ri, row) in rows.iter().enumerate() {
                 let y = y1 + MB + 6.0 + ri as f64 * 20.0;
                 for &(x, i) in row {
-                    let (name, col, style) = &entries[i];
+                    let (name, col, style, binding) = &entries[i];
                     let _ = writeln!(
                         s,
-                        "<line x1=\"{x}\" x2=\"{}\" y1=\"{y}\" y2=\"{y}\" stroke=\"{col}\" stroke-width=\"2.5\"{}/><text x=\"{}\" y=\"{}\" fill=\"#222\">{}</text>",
+                        "<line{binding} x1=\"{x}\" x2=\"{}\" y1=\"{y}\" y2=\"{y}\" stroke=\"{col}\" stroke-width=\"2.5\"{}/><text x=\"{}\" y=\"{}\" fill=\"#222\">{}</text>",
                         x + 26.0,
                         style.dash(),
                         x + 32.0,
@@ -703,7 +708,8 @@ mod tests {
             series: vec![Series {
                 name: "udp".into(),
                 legend: true,
-                color: color(0).into(),
+                binding: "udp".into(),
+                color: crate::colors::binding_color("udp").into(),
                 style: Style::Solid,
                 width: 2.0,
                 opacity: 1.0,
@@ -718,5 +724,10 @@ mod tests {
         assert!(svg.contains("data-n=\"2\""));
         assert!(svg.contains("T &lt;x&gt;"));
         assert!(svg.contains(">1KiB<"));
+        assert_eq!(
+            svg.matches("data-binding=\"udp\"").count(),
+            4,
+            "line, two markers and the legend: {svg}"
+        );
     }
 }
