@@ -50,9 +50,15 @@
 #    trip they imply (time / count); per point the median over the rounds
 #    of each tool and the ratio ours/ddsperf (issue 49 item 3).
 #
+# REF_CONFIG=none runs ddsperf as shipped, with no configuration at all
+# (its default interface and multicast), against ours at its defaults; the
+# default, REF_CONFIG=ours, gives ddsperf the loopback configuration our
+# binding generates (like for like). docs/bindings/cyclonedds.md says what
+# the difference between the two is on this machine.
+#
 # usage: [ROUNDS=3] [SIZES="64 1024 65536 1048576"] [PARTS="1 2 3"]
 #        [MODES="listener waitset"] [REF_MALLOC=default|keep] [OURS_OPTS=...]
-#        bench/cyclonedds_vs_ddsperf.sh [SECONDS]
+#        [REF_CONFIG=ours|none] bench/cyclonedds_vs_ddsperf.sh [SECONDS]
 #   (MODES: ddsperf's modes of part 1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -89,7 +95,12 @@ case ${REF_MALLOC:-default} in
     keep) ref_env=(env GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=67108864) ;;
     *) echo "REF_MALLOC=$REF_MALLOC: use default or keep" >&2; exit 2 ;;
 esac
-echo "ddsperf's allocator: ${REF_MALLOC:-default} (REF_MALLOC); our extra flags: ${OURS_OPTS:-none} (OURS_OPTS)"
+case ${REF_CONFIG:-ours} in
+    ours) ;;
+    none) ref_env+=(-u CYCLONEDDS_URI) ;;
+    *) echo "REF_CONFIG=$REF_CONFIG: use ours or none" >&2; exit 2 ;;
+esac
+echo "ddsperf's allocator: ${REF_MALLOC:-default} (REF_MALLOC); its configuration: ${REF_CONFIG:-ours} (REF_CONFIG); our extra flags: ${OURS_OPTS:-none} (OURS_OPTS)"
 
 # ping/pong in MODE (listener|waitset) at SIZE; prints "p50 p99" in us.
 ddsperf_lat() {

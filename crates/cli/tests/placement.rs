@@ -110,13 +110,22 @@ fn assert_placed(what: &str, runs: &[serde_json::Value], n: usize) {
             sides[0]
         );
         // Extra publishers (`publisher N`) are not pinned: recorded only.
-        for extra in sides[1..].iter().filter(|x| x["side"] != "publisher" && x["side"].as_str().is_some_and(|n| n.starts_with("publisher "))) {
+        for extra in sides[1..].iter().filter(|x| {
+            x["side"] != "publisher"
+                && x["side"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with("publisher "))
+        }) {
             assert!(extra["planned_cpu"].is_null(), "{at}: {extra}");
             assert!(!cpus(&extra["affinity"]).is_empty(), "{at}: {extra}");
         }
         let subs: Vec<&serde_json::Value> = sides[1..]
             .iter()
-            .filter(|x| x["side"].as_str().is_some_and(|n| n.starts_with("subscriber ")))
+            .filter(|x| {
+                x["side"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with("subscriber "))
+            })
             .collect();
         assert!(!subs.is_empty(), "{at}: {sides:?}");
         for sub in subs {
@@ -552,7 +561,15 @@ fn a_run_not_as_planned_is_refused_by_compare_and_marked_in_history() {
     let base = d.path().join("base.json");
     let o = ok(
         d.path(),
-        &with_short(&["latency", "--binding", "tcp", "--size", "64", "--json", base.to_str().unwrap()]),
+        &with_short(&[
+            "latency",
+            "--binding",
+            "tcp",
+            "--size",
+            "64",
+            "--json",
+            base.to_str().unwrap(),
+        ]),
     );
     assert!(o.status.success());
     let mut j: serde_json::Value =
@@ -574,10 +591,22 @@ fn a_run_not_as_planned_is_refused_by_compare_and_marked_in_history() {
     let mut anyway = args.to_vec();
     anyway.push("--allow-not-as-planned");
     let o = ok(d.path(), &anyway);
-    assert!(text(&o.stderr).contains("NOT AS PLANNED: NEW run tcp latency 64 B"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("NOT AS PLANNED: NEW run tcp latency 64 B"),
+        "{}",
+        text(&o.stderr)
+    );
     // Stored, it is marked in history.
     let db = d.path().join("h.sqlite");
-    ok(d.path(), &["import", bad.to_str().unwrap(), "--db", db.to_str().unwrap()]);
+    ok(
+        d.path(),
+        &[
+            "import",
+            bad.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+        ],
+    );
     let h = text(&ok(d.path(), &["history", "--db", db.to_str().unwrap()]).stdout);
     assert!(h.contains("latency (NOT AS PLANNED)"), "{h}");
 }
