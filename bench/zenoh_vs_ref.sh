@@ -37,8 +37,13 @@
 # control is printed first, and TCP_CC=NAME runs the script under another
 # (bench/lib/tcp_cc.sh).
 #
+# REF_RUNTIME=pinned opens the reference's sessions on its pinned threads,
+# so zenoh's runtime threads share each side's core (as a z_ping started
+# under taskset has them); the default, float, is the binding's policy
+# (docs/bindings/zenoh.md, "Threads and CPU pinning").
+#
 # usage: [ROUNDS=3] [SIZES="64 1024 65536 1048576"] [MODES="..."] [ZENOH_PINGPONG=PATH]
-#        [TCP_CC=cubic|bbr|reno] bench/zenoh_vs_ref.sh [SECONDS]
+#        [REF_RUNTIME=float|pinned] [TCP_CC=cubic|bbr|reno] bench/zenoh_vs_ref.sh [SECONDS]
 set -euo pipefail
 script=$(realpath "$0")
 cd "$(dirname "$0")/.."
@@ -68,7 +73,7 @@ mode_flags() {
 ref_run() { # KIND SIZE
     local test=latency
     [ "$1" = tp ] && test=throughput
-    "$pp" --test "$test" --size "$2" --duration "$secs" --cpu 0,1 "${ref[@]}" > "$tmp/ref.txt" || true
+    "$pp" --test "$test" --size "$2" --duration "$secs" --cpu 0,1 --runtime "${REF_RUNTIME:-float}" "${ref[@]}" > "$tmp/ref.txt" || true
     if [ "$1" = lat ]; then ref_lat "$tmp/ref.txt"; else ref_tp "$tmp/ref.txt"; fi
 }
 ours_run() { # KIND SIZE

@@ -6,6 +6,7 @@
 //! usage: zenoh-pingpong [--test latency|throughput] [--size BYTES]
 //!        [--duration SECS] [--warmup SECS] [--cpu PUB,SUB]
 //!        [--recv callback|channel] [--wait block|busy] [--express true|false]
+//!        [--runtime float|pinned]
 //!
 //! - latency: ping (this process) puts a sample and waits for its echo on a
 //!   FIFO-channel subscriber (`--wait block`: `recv`, as z_ping; `busy`:
@@ -23,10 +24,13 @@
 //!   over `--duration` seconds after `--warmup` from its first sample.
 //!
 //! `--express` (default true for latency, as z_ping; false for throughput,
-//! as z_pub_thr, which lets zenoh batch small messages). Both sides open
-//! their session from a helper thread allowed on every CPU (so zenoh's
-//! runtime threads float, the binding's policy) and pin their own thread:
-//! publisher/ping on the first `--cpu`, subscriber/pong on the second.
+//! as z_pub_thr, which lets zenoh batch small messages). Both sides pin
+//! their own thread: publisher/ping on the first `--cpu`, subscriber/pong
+//! on the second. `--runtime float` (the default, the binding's policy):
+//! they open their session from a helper thread allowed on every CPU, so
+//! zenoh's runtime threads float; `--runtime pinned`: from their pinned
+//! thread, so zenoh's runtime threads share its core (as a process started
+//! under `taskset -c N` has them).
 //! Session: peer mode, no multicast scouting, no gossip, shared memory off,
 //! one tcp link (the publisher side listens on 127.0.0.1, an ephemeral port;
 //! the other side connects).
@@ -49,6 +53,9 @@ pub struct Opts {
     pub busy: bool,
     pub express: bool,
 }
+
+/// `--runtime pinned`: sessions are opened on the pinned thread.
+static RUNTIME_PINNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 fn usage(msg: &str) -> ! {
     eprintln!("zenoh-pingpong: {msg}");
@@ -125,6 +132,11 @@ fn parse() -> (Option<String>, Opts, Vec<String>) {
                 v => usage(&format!("--wait {v}: use block or busy")),
             },
             "--express" => express = Some(bool_of("--express", &val("true|false"))),
+            "--runtime" => match val("float|pinned").as_str() {
+                "float" => RUNTIME_PINNED.store(false, std::sync::atomic::Ordering::Relaxed),
+                "pinned" => RUNTIME_PINNED.store(true, std::sync::atomic::Ordering::Relaxed),
+                v => usage(&format!("--runtime {v}: use float or pinned")),
+            },
             other => usage(&format!("unknown argument {other}")),
         }
     }
@@ -154,6 +166,13 @@ fn parse() -> (Option<String>, Opts, Vec<String>) {
         if o.busy { "busy" } else { "block" }.into(),
         "--express".into(),
         o.express.to_string(),
+        "--runtime".into(),
+        if RUNTIME_PINNED.load(std::sync::atomic::Ordering::Relaxed) {
+            "pinned"
+        } else {
+            "float"
+        }
+        .into(),
     ];
     (peer, o, pass)
 }
@@ -170,7 +189,11 @@ pub fn pin(cpu: usize) {
 
 /// Runs `f` on a helper thread allowed on every CPU, so that the zenoh
 /// threads it starts (the runtime is created on first use) are not pinned.
+/// With `--runtime pinned`, `f` runs on the calling (pinned) thread.
 pub fn unpinned<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    if RUNTIME_PINNED.load(std::sync::atomic::Ordering::Relaxed) {
+        return f();
+    }
     std::thread::spawn(move || {
         // SAFETY: as in `pin`, every CPU index below the configured count.
         unsafe {
