@@ -56,7 +56,7 @@ pub fn run(a: &CalibrateArgs) -> anyhow::Result<std::process::ExitCode> {
     }
     let v = serde_json::to_value(&c)?;
     if let Some(f) = &a.json {
-        std::fs::write(f, serde_json::to_string_pretty(&v)?)
+        pubsubperf_report::write_atomic(f, serde_json::to_string_pretty(&v)?.as_bytes())
             .with_context(|| format!("--json {}", f.display()))?;
     }
     if !a.no_save
@@ -65,7 +65,7 @@ pub fn run(a: &CalibrateArgs) -> anyhow::Result<std::process::ExitCode> {
         if let Some(d) = p.parent() {
             std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
         }
-        std::fs::write(&p, serde_json::to_string_pretty(&v)?)
+        pubsubperf_report::write_atomic(&p, serde_json::to_string_pretty(&v)?.as_bytes())
             .with_context(|| format!("saving {}", p.display()))?;
         println!(
             "saved to {} (included in later results' environment)",
@@ -89,7 +89,7 @@ fn link_only(a: &CalibrateArgs, cores: [usize; 2]) -> anyhow::Result<std::proces
     print_cache_line(&l);
     if let Some(f) = &a.json {
         let v = serde_json::json!({ "cache_line": l });
-        std::fs::write(f, serde_json::to_string_pretty(&v)?)
+        pubsubperf_report::write_atomic(f, serde_json::to_string_pretty(&v)?.as_bytes())
             .with_context(|| format!("--json {}", f.display()))?;
     }
     Ok(std::process::ExitCode::SUCCESS)

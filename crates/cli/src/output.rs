@@ -74,13 +74,7 @@ impl Sink {
 }
 
 fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension(format!(
-        "{}.tmp{}",
-        path.extension().and_then(|e| e.to_str()).unwrap_or(""),
-        std::process::id()
-    ));
-    std::fs::write(&tmp, data)?;
-    std::fs::rename(&tmp, path)
+    pubsubperf_report::write_atomic(path, data)
 }
 
 /// Nanoseconds as microseconds with 3 decimals (full nanosecond precision).

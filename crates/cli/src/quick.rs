@@ -224,7 +224,7 @@ pub fn run(q: &QuickArgs) -> anyhow::Result<ExitCode> {
             },
         )
         .map_err(|e| anyhow::anyhow!("report: {e}"))?;
-        std::fs::write(&q.out, report.html.as_bytes())
+        pubsubperf_report::write_atomic(&q.out, report.html.as_bytes())
             .map_err(|e| anyhow::anyhow!("--out {}: {e}", q.out.display()))?;
         println!("report: {}", q.out.display());
     }

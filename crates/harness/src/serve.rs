@@ -145,6 +145,19 @@ impl Limits {
         Ok(())
     }
 
+    /// Refuses a topology node's real-time priority (its `priority` in the
+    /// topology file) unless `--allow-rt-priority` allows it, as a run's
+    /// `--rt-priority` is: a node's busy wait at SCHED_FIFO would starve a
+    /// core of this host.
+    pub fn check_node(&self, priority: Option<i32>) -> Result<(), Fault> {
+        match priority {
+            Some(p) if !self.rt_priority => Err(Fault::Config(format!(
+                "refused by the agent: a topology node's priority = {p} is not allowed (start the agent with --allow-rt-priority)"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// For a run from the network: a watchdog that ends this session
     /// process if the run outlives its warm-up, measurement (a run bounded
     /// by its count alone: `--max-duration`) and [`Bounds::GRACE`] (a
@@ -437,7 +450,11 @@ pub fn serve_admitted(ctl: Ctl, settings: &SessionSettings, watch: Watch) -> Res
                 bind_ip,
             } => {
                 let name = spec.binding.clone();
-                accept_run(&mut spec, settings, &data_ip).and_then(|_armed| {
+                settings
+                    .limits
+                    .check_node(plan.priority)
+                    .and_then(|()| accept_run(&mut spec, settings, &data_ip))
+                    .and_then(|_armed| {
                     if let Some(ip) = bind_ip.filter(|_| settings.trusted()) {
                         spec.endpoint.bind_ip = ip;
                     }
@@ -577,6 +594,24 @@ mod tests {
 
     fn refusal(spec: &RunSpec) -> String {
         network().check(spec).unwrap_err().to_string()
+    }
+
+    /// A topology node's priority is held to `--allow-rt-priority` as a
+    /// run's `--rt-priority` is (it bypassed the limit before).
+    #[test]
+    fn a_nodes_priority_needs_allow_rt_priority() {
+        let closed = Limits::default();
+        let e = closed.check_node(Some(99)).unwrap_err().to_string();
+        assert!(
+            e.contains("priority = 99 is not allowed") && e.contains("--allow-rt-priority"),
+            "{e}"
+        );
+        assert!(closed.check_node(None).is_ok());
+        let open = Limits {
+            rt_priority: true,
+            ..Limits::default()
+        };
+        assert!(open.check_node(Some(99)).is_ok());
     }
 
     #[test]

@@ -70,17 +70,82 @@ pub fn read_results(path: &Path) -> Result<ResultsFile> {
 
 /// Writes a file atomically (a temporary file next to it, then rename).
 pub fn write_file(path: &Path, data: &[u8]) -> Result<()> {
-    let io = |e| ReportError::Io {
+    write_atomic(path, data).map_err(|e| ReportError::Io {
         path: path.to_path_buf(),
         source: e,
+    })
+}
+
+/// Writes `data` to `path` through a temporary file in the same directory,
+/// then renames it over `path`. The temporary file has a random name and is
+/// created exclusively (`O_EXCL`, not following a symlink), so a symlink
+/// planted at a predictable name cannot redirect the write; the rename
+/// replaces `path` itself, even when it is a symlink, never its target.
+/// The file is readable by all (0644), as a plain create would leave it.
+/// A `path` that is no regular file (`/dev/stdout`, a FIFO) is written to
+/// as it is.
+pub fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)?
+            .write_all(data);
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
     };
     let name = path
         .file_name()
         .map_or("out".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
-    std::fs::write(&tmp, data).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io(e)
-    })
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    tmp.write_all(data)?;
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    tmp.persist(path).map(|_| ()).map_err(|e| e.error)
+}
+
+#[cfg(test)]
+mod write_tests {
+    use super::write_atomic;
+
+    /// A symlink planted where the temporary file used to go (a
+    /// predictable name) or at the output itself never redirects the
+    /// write to its target.
+    #[test]
+    fn planted_symlinks_redirect_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let out = d.path().join("r.html");
+        for name in [
+            format!(".r.html.tmp{}", std::process::id()),
+            format!("r.html.tmp{}", std::process::id()),
+        ] {
+            std::os::unix::fs::symlink(&victim, d.path().join(name)).unwrap();
+        }
+        write_atomic(&out, b"report").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "report");
+        // The output a symlink: the link is replaced, its target kept.
+        std::fs::remove_file(&out).unwrap();
+        std::os::unix::fs::symlink(&victim, &out).unwrap();
+        write_atomic(&out, b"again").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert!(!std::fs::symlink_metadata(&out).unwrap().is_symlink());
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "again");
+        // Nothing else is left beside it.
+        let names: Vec<String> = std::fs::read_dir(d.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.contains("tmp"))
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+    }
 }
