@@ -727,6 +727,39 @@ fn a_session_idle_after_its_hello_is_ended() {
     agent.expect("session 1 ended", Duration::from_secs(5));
 }
 
+/// Clock probes are answered but do not hold a session past its idle
+/// timeout: one every 300 ms for longer than the timeout still ends it.
+#[test]
+fn clock_probes_do_not_hold_an_idle_session() {
+    let agent = Agent::start(&["--idle-timeout", "1s"]);
+    let ctl = greeted(&agent, env!("CARGO_PKG_VERSION"));
+    assert!(matches!(
+        ctl.recv(Some(Duration::from_secs(10))),
+        Ok(Msg::Welcome { .. })
+    ));
+    let started = std::time::Instant::now();
+    let ended = loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(8),
+            "probes held the session 8 s past a 1 s idle timeout"
+        );
+        if ctl.send(&Msg::ClockProbe { t1: 1 }).is_err() {
+            break None;
+        }
+        match ctl.recv(Some(Duration::from_millis(300))) {
+            Ok(Msg::ClockEcho { .. }) => {}
+            Ok(Msg::Error { message }) => break Some(message),
+            Err(_) => {}
+            Ok(other) => panic!("{other:?}"),
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    if let Some(m) = ended {
+        assert!(m.contains("--idle-timeout"), "{m}");
+    }
+    agent.expect("session 1 ended", Duration::from_secs(5));
+}
+
 #[test]
 fn runs_beyond_the_agents_limits_are_refused() {
     let agent = Agent::start(&["--max-size", "1KiB", "--max-duration", "2s"]);

@@ -462,6 +462,9 @@ pub fn serve_admitted(ctl: Ctl, settings: &SessionSettings, watch: Watch) -> Res
                     unknown => Err(Fault::Config(crate::registry::unknown_binding("--binding", &name))))
                 })
             }
+            // A clock probe is answered but is no run: it does not hold
+            // the session past the idle timeout (a probe every few seconds
+            // kept a session alive while others were told "busy").
             Msg::ClockProbe { t1 } => {
                 let t2 = pubsubperf_core::clock::now_ns();
                 ctl.send(&Msg::ClockEcho {
@@ -470,7 +473,8 @@ pub fn serve_admitted(ctl: Ctl, settings: &SessionSettings, watch: Watch) -> Res
                     t3: pubsubperf_core::clock::now_ns(),
                     t4: 0,
                 })
-                .map_err(|e| Fault::Peer(format!("publisher: {e}")))
+                .map_err(|e| Fault::Peer(format!("publisher: {e}")))?;
+                continue;
             }
             Msg::Bye => return Ok(()),
             // Anything else outside a run (late Stop, Start) is stale.
