@@ -285,7 +285,11 @@ impl Door {
                 Err(_) => continue,
             };
             if let Some(why) = self.turned_away(peer.ip()) {
-                drop(stream);
+                // Said before closing, so that a publisher turned away
+                // says why instead of "the peer closed the connection".
+                let _ = Ctl::stranger(stream).send(&Msg::Error {
+                    message: format!("the agent is busy: {why}"),
+                });
                 report(Event::Refused { peer, why });
                 continue;
             }

@@ -122,8 +122,9 @@ pub fn session_keys(token: &str, np: &[u8; NONCE], na: &[u8; NONCE], agent: bool
 pub struct Refusal {
     /// What the publisher is told (when it can be) and the log says.
     pub why: String,
-    /// The connection failed to prove the token (counted against its
-    /// address, [`crate::agent`]'s back-off).
+    /// The connection failed to prove the token, or sent no Hello within
+    /// the handshake's deadline (an idle stranger holding a slot): counted
+    /// against its address ([`crate::agent`]'s back-off).
     pub failed_proof: bool,
 }
 
@@ -155,6 +156,14 @@ pub fn admit(
             nonce,
         }) => (version, protocol, nonce),
         Ok(_) => return Err(Refusal::other("expected Hello, got another message")),
+        // Idle connections held every handshake slot without ever failing
+        // a proof, so the per-address limits never bit.
+        Err(ControlError::Timeout(_)) => {
+            return Err(Refusal {
+                why: "sent no Hello within the handshake's deadline".into(),
+                failed_proof: true,
+            });
+        }
         Err(e) => return Err(Refusal::other(format!("publisher: {e}"))),
     };
     let refuse = |r: Refusal| {
@@ -345,6 +354,21 @@ mod tests {
         let t = std::thread::spawn(move || greet(&pc, "agent", publisher_token, soon()));
         let admitted = admit(&a, agent_token, soon());
         (t.join().unwrap(), admitted, p, a)
+    }
+
+    /// A stranger that connects and says nothing is counted against its
+    /// address when its deadline passes, as a wrong proof is.
+    #[test]
+    fn an_idle_stranger_counts_as_a_failure() {
+        let (_p, a) = pair();
+        let r = admit(
+            &a,
+            Some("secret"),
+            Instant::now() + Duration::from_millis(100),
+        )
+        .unwrap_err();
+        assert!(r.failed_proof, "{r:?}");
+        assert!(r.why.contains("no Hello"), "{r:?}");
     }
 
     #[test]
