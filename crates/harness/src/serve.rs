@@ -424,7 +424,7 @@ pub fn serve_admitted(ctl: Ctl, settings: &SessionSettings, watch: Watch) -> Res
             Msg::Setup { mut spec } => {
                 let name = spec.peer_binding.clone();
                 own_group(&mut spec.endpoint, settings)
-                    .and_then(|()| accept_run(&mut spec, settings, &data_ip))
+                    .and_then(|()| accept_run(&mut spec, settings, &data_ip, &destinations))
                     .and_then(|_armed| {
                         with_binding!(name.as_str(), B => crate::subscriber::serve_run::<B>(&ctl, &spec, setup_timeout, &destinations, &mut *watch),
                         unknown => Err(Fault::Config(crate::registry::unknown_binding("--peer-binding", &name))))
@@ -438,7 +438,7 @@ pub fn serve_admitted(ctl: Ctl, settings: &SessionSettings, watch: Watch) -> Res
                 let name = spec.binding.clone();
                 data.iter()
                     .try_for_each(|l| destinations.check("a subscriber's data locator", l))
-                    .and_then(|()| accept_run(&mut spec, settings, &data_ip))
+                    .and_then(|()| accept_run(&mut spec, settings, &data_ip, &destinations))
                     .and_then(|_armed| {
                         with_binding!(name.as_str(), B => crate::extra::serve_publisher::<B>(&ctl, &spec, publisher, &data, setup_timeout),
                         unknown => Err(Fault::Config(crate::registry::unknown_binding("--binding", &name))))
@@ -453,7 +453,7 @@ pub fn serve_admitted(ctl: Ctl, settings: &SessionSettings, watch: Watch) -> Res
                 settings
                     .limits
                     .check_node(plan.priority)
-                    .and_then(|()| accept_run(&mut spec, settings, &data_ip))
+                    .and_then(|()| accept_run(&mut spec, settings, &data_ip, &destinations))
                     .and_then(|_armed| {
                     if let Some(ip) = bind_ip.filter(|_| settings.trusted()) {
                         spec.endpoint.bind_ip = ip;
@@ -499,9 +499,24 @@ fn accept_run(
     spec: &mut RunSpec,
     settings: &SessionSettings,
     data_ip: &str,
+    destinations: &Destinations,
 ) -> Result<Option<Watchdog>, Fault> {
     spec.endpoint.bind_ip = data_ip.to_string();
     crate::remote_check::check_setup(spec, settings)?;
+    // Discovery peers (`--opt peers=`, `fastdds.peers=`) are destinations
+    // too: the middleware sends to them.
+    let own: Vec<IpAddr> = pubsubperf_core::sys::interface_addresses()
+        .into_iter()
+        .map(|(_, ip)| ip)
+        .collect();
+    for (k, v) in spec
+        .endpoint
+        .options
+        .iter()
+        .filter(|(k, _)| k.ends_with("peers"))
+    {
+        destinations.check_peers(&format!("--opt {k}="), v, &own)?;
+    }
     settings.limits.check(spec)?;
     Ok(settings.limits.watchdog(spec))
 }
