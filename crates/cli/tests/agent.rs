@@ -686,11 +686,16 @@ fn wrong_proofs_are_turned_away_and_their_log_lines_limited() {
             other => panic!("attempt {i}: {other:?}"),
         }
     }
-    // The sixth from that address is closed before its challenge (once
-    // the agent has counted the fifth).
+    // The sixth from that address is told why and closed before its
+    // challenge (once the agent has counted the fifth).
     std::thread::sleep(Duration::from_millis(200));
+    // (wrong_proof_from returns what came instead of the challenge as its
+    // error.)
     let e = wrong_proof_from("127.0.4.1", &agent).unwrap_err();
-    assert!(e.contains("Closed"), "{e}");
+    assert!(
+        e.contains("the agent turned this connection away: closed: 5 failed proofs"),
+        "{e}"
+    );
     agent.expect("failed proofs from this address", Duration::from_secs(5));
     // Another address is not affected, and the log shows at most ten
     // refusals in ten seconds.

@@ -288,7 +288,7 @@ impl Door {
                 // Said before closing, so that a publisher turned away
                 // says why instead of "the peer closed the connection".
                 let _ = Ctl::stranger(stream).send(&Msg::Error {
-                    message: format!("the agent is busy: {why}"),
+                    message: format!("the agent turned this connection away: {why}"),
                 });
                 report(Event::Refused { peer, why });
                 continue;
