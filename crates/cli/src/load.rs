@@ -81,7 +81,7 @@ impl Load {
         if let Some(c) = set.iter().find(|&&c| !cpus.contains(&c)) {
             return Err(UsageError(format!(
                 "--load-cpu: core {c} is not one this process may use (cores {})",
-                pubsubperf_core::cpus::list_text(cpus)
+                cpu_list_text(cpus)
             )));
         }
         let list = cpu_list_text(&set);

@@ -111,7 +111,7 @@ pub fn parse_cpu(
                 if !cpus.contains(&c) {
                     return Err(UsageError(format!(
                         "--cpu '{v}': core {c} is not one this process may use (cores {})",
-                        pubsubperf_core::cpus::list_text(cpus)
+                        pubsubperf_doctor::cpu_list_text(cpus)
                     )));
                 }
             }

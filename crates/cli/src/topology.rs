@@ -44,7 +44,7 @@ pub fn plan(args: &TopologyArgs) -> Result<TopologyPlan, UsageError> {
             args.file.display(),
             n.name,
             n.cpu.unwrap_or(0),
-            pubsubperf_core::cpus::list_text(cpus)
+            pubsubperf_doctor::cpu_list_text(cpus)
         )));
     }
     let (readers, writers) = t.fan();

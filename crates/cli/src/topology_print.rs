@@ -106,7 +106,7 @@ pub fn print(g: &GraphRun) {
                 n.place.clone(),
                 match ran_on.as_slice() {
                     [] => "-".into(),
-                    c => pubsubperf_core::cpus::list_text(c),
+                    c => pubsubperf_doctor::cpu_list_text(c),
                 },
                 format!("{:.1}", r.cpu_percent),
                 format!("{:.1}", r.max_rss_kib as f64 / 1024.0),

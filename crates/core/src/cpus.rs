@@ -6,8 +6,8 @@
 //! the calling thread's mask), so a second run planned from it would plan
 //! no pinning and start its subscriber on core 0 too. [`cpus`] reads the
 //! affinity of the process's main thread (its thread id is the process id)
-//! the first time it is asked, which the binary does before anything runs
-//! ([`remember`]); [`ThreadState`] puts a run's thread back as it was.
+//! the first time it is asked, which the binary does before anything runs;
+//! [`ThreadState`] puts a run's thread back as it was.
 
 use std::sync::OnceLock;
 
@@ -30,34 +30,9 @@ pub fn cores() -> usize {
     cpus().len()
 }
 
-/// Reads [`cpus`] now: the binary calls it first thing, before any run
-/// can pin a thread.
-pub fn remember() {
-    let _ = cpus();
-}
-
 /// The cores a `--cpu` style list may name, as text: `0-1`, `2,3`.
 pub fn cpus_text() -> String {
-    list_text(cpus())
-}
-
-/// A set of cores as a short list: runs as `A-B`, others by commas.
-pub fn list_text(set: &[usize]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < set.len() {
-        let mut j = i;
-        while j + 1 < set.len() && set[j + 1] == set[j] + 1 {
-            j += 1;
-        }
-        out.push(if j > i {
-            format!("{}-{}", set[i], set[j])
-        } else {
-            set[i].to_string()
-        });
-        i = j + 1;
-    }
-    out.join(",")
+    pubsubperf_doctor::cpu_list_text(cpus())
 }
 
 /// The affinity of thread `tid` (0: the calling thread).
@@ -77,29 +52,9 @@ pub fn affinity_of(tid: libc::pid_t) -> Option<Vec<usize>> {
 }
 
 /// The online CPUs (`/sys/devices/system/cpu/online`, a list like `0-3`).
-fn online() -> Option<Vec<usize>> {
+pub(crate) fn online() -> Option<Vec<usize>> {
     let s = std::fs::read_to_string("/sys/devices/system/cpu/online").ok()?;
-    parse_list(s.trim())
-}
-
-/// Parses a CPU list such as `0-2,4`.
-pub fn parse_list(s: &str) -> Option<Vec<usize>> {
-    let mut out = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (usize, usize) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
-                if b < a {
-                    return None;
-                }
-                out.extend(a..=b);
-            }
-            None => out.push(part.parse().ok()?),
-        }
-    }
-    out.sort_unstable();
-    out.dedup();
-    Some(out)
+    pubsubperf_doctor::cpu_list(&s)
 }
 
 /// The calling thread's affinity, policy and priority, put back when
@@ -159,12 +114,13 @@ mod tests {
 
     #[test]
     fn lists_parse_and_print_alike() {
-        assert_eq!(parse_list("0-2,4"), Some(vec![0, 1, 2, 4]));
-        assert_eq!(parse_list("3"), Some(vec![3]));
-        assert_eq!(parse_list("2-1"), None);
-        assert_eq!(list_text(&[0, 1, 2, 4]), "0-2,4");
-        assert_eq!(list_text(&[2, 3]), "2-3");
-        assert_eq!(list_text(&[1]), "1");
+        use pubsubperf_doctor::{cpu_list, cpu_list_text};
+        assert_eq!(cpu_list("0-2,4"), Some(vec![0, 1, 2, 4]));
+        assert_eq!(cpu_list("3"), Some(vec![3]));
+        assert_eq!(cpu_list("2-1"), None);
+        assert_eq!(cpu_list_text(&[0, 1, 2, 4]), "0-2,4");
+        assert_eq!(cpu_list_text(&[2, 3]), "2-3");
+        assert_eq!(cpu_list_text(&[1]), "1");
     }
 
     /// The cores planned from are the process's, not those of a thread

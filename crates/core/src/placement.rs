@@ -126,7 +126,7 @@ impl Watch {
             }),
             steal_ns: ticks(|t| t.steal),
             span_ns,
-            online: online(),
+            online: crate::cpus::online().map_or(0, |v| v.len()),
             ran_on,
         }
     }
@@ -150,13 +150,13 @@ pub fn conditions(sides: &[Placement]) -> Vec<String> {
             out.push(format!(
                 "{} planned on core {c}, allowed on cores {}",
                 p.side,
-                crate::cpus::list_text(&p.affinity)
+                pubsubperf_doctor::cpu_list_text(&p.affinity)
             ));
         } else if p.ran_on.iter().any(|&r| r != c) {
             out.push(format!(
                 "{} planned on core {c}, ran on cores {}",
                 p.side,
-                crate::cpus::list_text(&p.ran_on)
+                pubsubperf_doctor::cpu_list_text(&p.ran_on)
             ));
         }
     }
@@ -197,7 +197,7 @@ fn shared_core(a: &Placement, b: &Placement) -> Option<String> {
             "{} and {} shared core {}{}",
             a.side,
             b.side,
-            crate::cpus::list_text(&common),
+            pubsubperf_doctor::cpu_list_text(&common),
             plan_text(a, b)
         )),
         _ => None,
@@ -304,13 +304,6 @@ pub fn kernel_id() -> String {
     std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
         .map(|s| s.trim().to_string())
         .unwrap_or_default()
-}
-
-fn online() -> usize {
-    std::fs::read_to_string("/sys/devices/system/cpu/online")
-        .ok()
-        .and_then(|s| crate::cpus::parse_list(s.trim()))
-        .map_or(0, |v| v.len())
 }
 
 #[cfg(test)]
