@@ -405,6 +405,7 @@ fn settings(cfg: &AgentConfig, seen_from: Option<String>) -> SessionSettings {
         seen_from,
         print: cfg.print.clone(),
         qos_dir: cfg.qos_dir.clone(),
+        same_host: false,
     }
 }
 

@@ -236,6 +236,7 @@ mod tests {
     fn remote() -> SessionSettings {
         let mut s = SessionSettings::local();
         s.limits.network = true;
+        s.same_host = false;
         s
     }
 

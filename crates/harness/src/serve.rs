@@ -139,6 +139,7 @@ impl Limits {
         if spec.mlock && !self.mlock {
             return refuse("--mlock is not allowed (start the agent with --allow-mlock)".into());
         }
+        own_core("--cpu", spec.sub_cpu).or_else(refuse)?;
         if self.network {
             bounded(spec).or_else(refuse)?;
         }
@@ -148,14 +149,18 @@ impl Limits {
     /// Refuses a topology node's real-time priority (its `priority` in the
     /// topology file) unless `--allow-rt-priority` allows it, as a run's
     /// `--rt-priority` is: a node's busy wait at SCHED_FIFO would starve a
-    /// core of this host.
-    pub fn check_node(&self, priority: Option<i32>) -> Result<(), Fault> {
-        match priority {
-            Some(p) if !self.rt_priority => Err(Fault::Config(format!(
-                "refused by the agent: a topology node's priority = {p} is not allowed (start the agent with --allow-rt-priority)"
-            ))),
-            _ => Ok(()),
+    /// core of this host. Its `cpu` is held to this process's cores as a
+    /// run's is ([`own_core`]).
+    pub fn check_node(&self, plan: &crate::graph::NodePlan) -> Result<(), Fault> {
+        let refuse = |m: String| Err(Fault::Config(format!("refused by the agent: {m}")));
+        if let Some(p) = plan.priority
+            && !self.rt_priority
+        {
+            return refuse(format!(
+                "a topology node's priority = {p} is not allowed (start the agent with --allow-rt-priority)"
+            ));
         }
+        own_core("a topology node's cpu =", plan.cpu).or_else(refuse)
     }
 
     /// For a run from the network: a watchdog that ends this session
@@ -175,6 +180,20 @@ impl Limits {
             .saturating_add(spec.warmup_ns)
             .saturating_add(self.grace_ns.unwrap_or(Bounds::GRACE.as_nanos() as u64));
         Some(Watchdog::arm(Duration::from_nanos(span)))
+    }
+}
+
+/// A core a publisher names for this host's side must be one this process
+/// may use (its affinity when it started, [`pubsubperf_core::sys::cpus`]):
+/// an agent started under `taskset -c 2,3` keeps every session off the
+/// other cores. Pinning outside that set would succeed within the cpuset.
+fn own_core(what: &str, cpu: Option<usize>) -> Result<(), String> {
+    match cpu {
+        Some(c) if !pubsubperf_core::sys::cpus().contains(&c) => Err(format!(
+            "{what} {c} is not one of the cores this agent may use ({}; start the agent under taskset -c to choose them)",
+            pubsubperf_core::cpus::cpus_text()
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -309,6 +328,11 @@ pub struct SessionSettings {
     /// agent's `--qos-dir`; None: none may); see [`crate::qos_dir`].
     #[serde(default)]
     pub qos_dir: Option<PathBuf>,
+    /// The publisher's own subscribers, on its host: a run's endpoints
+    /// bind the publisher's `--data-address` (its [`RunSpec::data_address`],
+    /// an address of this host), else loopback.
+    #[serde(default)]
+    pub same_host: bool,
 }
 
 impl SessionSettings {
@@ -322,6 +346,7 @@ impl SessionSettings {
             seen_from: None,
             print: None,
             qos_dir: None,
+            same_host: true,
         }
     }
 
@@ -452,7 +477,7 @@ pub fn serve_admitted(ctl: Ctl, settings: &SessionSettings, watch: Watch) -> Res
                 let name = spec.binding.clone();
                 settings
                     .limits
-                    .check_node(plan.priority)
+                    .check_node(&plan)
                     .and_then(|()| accept_run(&mut spec, settings, &data_ip, &destinations))
                     .and_then(|_armed| {
                     if let Some(ip) = bind_ip.filter(|_| settings.trusted()) {
@@ -492,6 +517,15 @@ pub fn serve_admitted(ctl: Ctl, settings: &SessionSettings, watch: Watch) -> Res
     }
 }
 
+/// The address a served run's endpoints bind: the publisher's
+/// `--data-address` for its own subscribers (same host), else `data_ip`.
+fn bind_ip(spec: &RunSpec, settings: &SessionSettings, data_ip: &str) -> String {
+    match &spec.data_address {
+        Some(a) if settings.same_host => a.clone(),
+        _ => data_ip.to_string(),
+    }
+}
+
 /// Takes a run this session was asked for: its endpoints bind `data_ip`,
 /// what it names passes [`crate::remote_check`] and its numbers the
 /// limits; the watchdog it returns is armed while the run is served.
@@ -501,7 +535,7 @@ fn accept_run(
     data_ip: &str,
     destinations: &Destinations,
 ) -> Result<Option<Watchdog>, Fault> {
-    spec.endpoint.bind_ip = data_ip.to_string();
+    spec.endpoint.bind_ip = bind_ip(spec, settings, data_ip);
     crate::remote_check::check_setup(spec, settings)?;
     // Discovery peers (`--opt peers=`, `fastdds.peers=`) are destinations
     // too: the middleware sends to them.
@@ -615,22 +649,67 @@ mod tests {
         network().check(spec).unwrap_err().to_string()
     }
 
+    fn node(cpu: Option<usize>, priority: Option<i32>) -> crate::graph::NodePlan {
+        crate::graph::NodePlan {
+            node: 0,
+            cpu,
+            priority,
+            readers: Vec::new(),
+            writers: Vec::new(),
+            clock_deltas_ns: Vec::new(),
+        }
+    }
+
     /// A topology node's priority is held to `--allow-rt-priority` as a
     /// run's `--rt-priority` is (it bypassed the limit before).
     #[test]
     fn a_nodes_priority_needs_allow_rt_priority() {
         let closed = Limits::default();
-        let e = closed.check_node(Some(99)).unwrap_err().to_string();
+        let e = closed
+            .check_node(&node(None, Some(99)))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("priority = 99 is not allowed") && e.contains("--allow-rt-priority"),
             "{e}"
         );
-        assert!(closed.check_node(None).is_ok());
+        assert!(closed.check_node(&node(None, None)).is_ok());
         let open = Limits {
             rt_priority: true,
             ..Limits::default()
         };
-        assert!(open.check_node(Some(99)).is_ok());
+        assert!(open.check_node(&node(None, Some(99))).is_ok());
+    }
+
+    /// A node's `cpu` and a run's subscriber core are held to the cores
+    /// this process may use (a node pinned itself to any core before).
+    #[test]
+    fn cores_outside_the_agents_own_are_refused() {
+        let cores = pubsubperf_core::sys::cpus();
+        let outside = cores.iter().max().unwrap() + 1;
+        let e = Limits::default()
+            .check_node(&node(Some(outside), None))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!("cpu = {outside} is not one of the cores"))
+                && e.contains("taskset"),
+            "{e}"
+        );
+        assert!(
+            Limits::default()
+                .check_node(&node(Some(cores[0]), None))
+                .is_ok()
+        );
+        let mut s = RunSpec::for_test("t", TestKind::Latency);
+        s.sub_cpu = Some(outside);
+        let e = refusal(&s);
+        assert!(
+            e.contains(&format!("--cpu {outside} is not one of the cores")),
+            "{e}"
+        );
+        s.sub_cpu = Some(cores[0]);
+        network().check(&s).unwrap();
     }
 
     #[test]
@@ -673,5 +752,20 @@ mod tests {
         // The subscribers a publisher starts itself have none.
         assert!(Limits::unlimited().watchdog(&s).is_none());
         Limits::unlimited().check(&s).unwrap();
+    }
+
+    #[test]
+    fn own_subscribers_bind_the_publishers_data_address_an_agent_its_own() {
+        let mut s = RunSpec::for_test("t", TestKind::Latency);
+        let local = SessionSettings::local();
+        let agent = SessionSettings {
+            same_host: false,
+            ..SessionSettings::local()
+        };
+        assert_eq!(bind_ip(&s, &local, "127.0.0.1"), "127.0.0.1");
+        s.data_address = Some("192.0.2.2".into());
+        assert_eq!(bind_ip(&s, &local, "127.0.0.1"), "192.0.2.2");
+        // An agent's endpoints bind its own address, never the publisher's.
+        assert_eq!(bind_ip(&s, &agent, "10.0.0.7"), "10.0.0.7");
     }
 }
