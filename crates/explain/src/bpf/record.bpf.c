@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+//
+// The kernel's account of a run, recorded in the kernel and handed over in
+// one ring buffer: for each measuring thread, each time it was off its CPU
+// (when it left, why, who got the CPU, when it was woken, who ran just
+// before it came back); and on the measuring CPUs, each hard interrupt,
+// inter-processor interrupt, softirq and idle period, entry and exit merged
+// into one record. Page faults and migrations of the measuring threads.
+// Timestamps are bpf_ktime_get_ns(): CLOCK_MONOTONIC, the clock the harness
+// timestamps samples with.
+
+// Only the kernel types this program reads, laid out by the kernel's BTF
+// at load time (CO-RE: preserve_access_index), not copied from a header.
+#include <linux/types.h>
+#include <linux/bpf.h>
+typedef _Bool bool;
+
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+struct task_struct {
+    __s32 pid;
+    char comm[16];
+} __attribute__((preserve_access_index));
+
+struct irqaction {
+    const char *name;
+} __attribute__((preserve_access_index));
+
+struct pt_regs;
+
+#define COMM 16
+
+enum kind {
+    OFF_CPU = 1,
+    IRQ = 2,
+    SOFTIRQ = 3,
+    IDLE = 4,
+    FAULT = 5,
+    MIGRATE = 6,
+    IPI = 7,
+};
+
+// One record of the ring buffer; mirrored by src/event.rs (RawEvent).
+struct event {
+    __u64 start;
+    __u64 end;
+    __u64 mid;
+    __u32 kind;
+    __u32 cpu;
+    __u32 tid;
+    __u32 num;
+    __u32 by_out;
+    __u32 by_in;
+    char name_out[COMM];
+    char name_in[COMM];
+};
+
+// A measuring thread while it is off its CPU.
+struct away {
+    __u64 out;
+    __u64 woken;
+    __u32 preempted;
+    __u32 by_out;
+    char name_out[COMM];
+};
+
+// What a measuring CPU is inside of (one level: interrupts do not nest
+// on Linux, softirqs do not nest on one CPU).
+struct inside {
+    __u64 irq_start;
+    __u64 softirq_start;
+    __u64 idle_start;
+    __u64 ipi_start;
+    __u32 irq;
+    __u32 vec;
+    __u32 idle_state;
+    __u32 ipi;
+    char irq_name[COMM];
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, 1 << 24); // resized by the loader
+} events SEC(".maps");
+
+// The measuring threads (tid → 1).
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 1024);
+    __type(key, __u32);
+    __type(value, __u8);
+} tids SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 1024);
+    __type(key, __u32);
+    __type(value, struct away);
+} aways SEC(".maps");
+
+// [0]: the measuring CPUs, one bit each (CPUs 0-63).
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, __u64);
+} cpu_mask SEC(".maps");
+
+// [0]: records the ring buffer had no room for.
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, __u64);
+} lost SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct inside);
+} insides SEC(".maps");
+
+static __always_inline bool measuring_cpu(__u32 cpu)
+{
+    __u32 zero = 0;
+    __u64 *mask = bpf_map_lookup_elem(&cpu_mask, &zero);
+    return mask && cpu < 64 && (*mask >> cpu) & 1;
+}
+
+static __always_inline bool measuring_tid(__u32 tid)
+{
+    return bpf_map_lookup_elem(&tids, &tid) != 0;
+}
+
+static __always_inline struct event *reserve(__u32 kind)
+{
+    struct event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+    if (!e) {
+        __u32 zero = 0;
+        __u64 *n = bpf_map_lookup_elem(&lost, &zero);
+        if (n)
+            __sync_fetch_and_add(n, 1);
+        return 0;
+    }
+    __builtin_memset(e, 0, sizeof(*e));
+    e->kind = kind;
+    e->cpu = bpf_get_smp_processor_id();
+    return e;
+}
+
+static __always_inline struct inside *here(void)
+{
+    __u32 zero = 0;
+    return bpf_map_lookup_elem(&insides, &zero);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+             unsigned int prev_state)
+{
+    __u64 now = bpf_ktime_get_ns();
+    __u32 prev_tid = prev->pid, next_tid = next->pid;
+    if (measuring_tid(prev_tid)) {
+        struct away a = {};
+        a.out = now;
+        // Preempted: still runnable (TASK_RUNNING) as it leaves.
+        a.preempted = preempt || prev_state == 0;
+        a.by_out = next_tid;
+        bpf_probe_read_kernel_str(a.name_out, COMM, next->comm);
+        bpf_map_update_elem(&aways, &prev_tid, &a, BPF_ANY);
+    }
+    if (measuring_tid(next_tid)) {
+        struct away *a = bpf_map_lookup_elem(&aways, &next_tid);
+        if (a) {
+            struct event *e = reserve(OFF_CPU);
+            if (e) {
+                e->start = a->out;
+                e->end = now;
+                e->mid = a->woken;
+                e->tid = next_tid;
+                e->num = a->preempted;
+                e->by_out = a->by_out;
+                __builtin_memcpy(e->name_out, a->name_out, COMM);
+                e->by_in = prev_tid;
+                bpf_probe_read_kernel_str(e->name_in, COMM, prev->comm);
+                bpf_ringbuf_submit(e, 0);
+            }
+            bpf_map_delete_elem(&aways, &next_tid);
+        }
+    }
+    return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(on_wakeup, struct task_struct *p)
+{
+    __u32 tid = p->pid;
+    struct away *a = bpf_map_lookup_elem(&aways, &tid);
+    if (a && !a->woken)
+        a->woken = bpf_ktime_get_ns();
+    return 0;
+}
+
+SEC("tp_btf/sched_migrate_task")
+int BPF_PROG(on_migrate, struct task_struct *p, int dest_cpu)
+{
+    __u32 tid = p->pid;
+    if (!measuring_tid(tid))
+        return 0;
+    struct event *e = reserve(MIGRATE);
+    if (e) {
+        e->start = e->end = bpf_ktime_get_ns();
+        e->tid = tid;
+        e->num = dest_cpu;
+        bpf_ringbuf_submit(e, 0);
+    }
+    return 0;
+}
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(on_irq_entry, int irq, struct irqaction *action)
+{
+    struct inside *in = here();
+    if (!in || !measuring_cpu(bpf_get_smp_processor_id()))
+        return 0;
+    in->irq_start = bpf_ktime_get_ns();
+    in->irq = irq;
+    bpf_probe_read_kernel_str(in->irq_name, COMM, action->name);
+    return 0;
+}
+
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(on_irq_exit, int irq, struct irqaction *action, int ret)
+{
+    struct inside *in = here();
+    if (!in || !in->irq_start)
+        return 0;
+    struct event *e = reserve(IRQ);
+    if (e) {
+        e->start = in->irq_start;
+        e->end = bpf_ktime_get_ns();
+        e->num = in->irq;
+        __builtin_memcpy(e->name_out, in->irq_name, COMM);
+        bpf_ringbuf_submit(e, 0);
+    }
+    in->irq_start = 0;
+    return 0;
+}
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(on_softirq_entry, unsigned int vec)
+{
+    struct inside *in = here();
+    if (!in || !measuring_cpu(bpf_get_smp_processor_id()))
+        return 0;
+    in->softirq_start = bpf_ktime_get_ns();
+    in->vec = vec;
+    return 0;
+}
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(on_softirq_exit, unsigned int vec)
+{
+    struct inside *in = here();
+    if (!in || !in->softirq_start)
+        return 0;
+    struct event *e = reserve(SOFTIRQ);
+    if (e) {
+        e->start = in->softirq_start;
+        e->end = bpf_ktime_get_ns();
+        e->num = in->vec;
+        bpf_ringbuf_submit(e, 0);
+    }
+    in->softirq_start = 0;
+    return 0;
+}
+
+// The scheduler's inter-processor interrupt: how a wake-up reaches an
+// idle CPU (x86; the loader attaches it where the kernel has it).
+SEC("tp_btf/reschedule_entry")
+int BPF_PROG(on_resched_entry, int vector)
+{
+    struct inside *in = here();
+    if (!in || !measuring_cpu(bpf_get_smp_processor_id()))
+        return 0;
+    in->ipi_start = bpf_ktime_get_ns();
+    in->ipi = vector;
+    return 0;
+}
+
+SEC("tp_btf/reschedule_exit")
+int BPF_PROG(on_resched_exit, int vector)
+{
+    struct inside *in = here();
+    if (!in || !in->ipi_start)
+        return 0;
+    struct event *e = reserve(IPI);
+    if (e) {
+        e->start = in->ipi_start;
+        e->end = bpf_ktime_get_ns();
+        e->num = in->ipi;
+        bpf_ringbuf_submit(e, 0);
+    }
+    in->ipi_start = 0;
+    return 0;
+}
+
+// cpu_idle(state, cpu): entering an idle state, or leaving it
+// (PWR_EVENT_EXIT, -1).
+SEC("tp_btf/cpu_idle")
+int BPF_PROG(on_idle, unsigned int state, unsigned int cpu_id)
+{
+    struct inside *in = here();
+    if (!in || !measuring_cpu(bpf_get_smp_processor_id()))
+        return 0;
+    __u64 now = bpf_ktime_get_ns();
+    if (state != (unsigned int)-1) {
+        in->idle_start = now;
+        in->idle_state = state;
+        return 0;
+    }
+    if (!in->idle_start)
+        return 0;
+    struct event *e = reserve(IDLE);
+    if (e) {
+        e->start = in->idle_start;
+        e->end = now;
+        e->num = in->idle_state;
+        bpf_ringbuf_submit(e, 0);
+    }
+    in->idle_start = 0;
+    return 0;
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(on_fault, unsigned long address, struct pt_regs *regs, unsigned long error_code)
+{
+    __u32 tid = (__u32)bpf_get_current_pid_tgid();
+    if (!measuring_tid(tid))
+        return 0;
+    struct event *e = reserve(FAULT);
+    if (e) {
+        e->start = e->end = bpf_ktime_get_ns();
+        e->tid = tid;
+        e->mid = address;
+        bpf_ringbuf_submit(e, 0);
+    }
+    return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
