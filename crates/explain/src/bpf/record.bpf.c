@@ -157,6 +157,24 @@ static __always_inline struct inside *here(void)
     return bpf_map_lookup_elem(&insides, &zero);
 }
 
+// A span on a measuring CPU that began at *start, ends now: one record,
+// and the CPU is no longer inside it.
+static __always_inline void end_span(__u32 kind, __u64 *start, __u32 num, const char *name)
+{
+    if (!*start)
+        return;
+    struct event *e = reserve(kind);
+    if (e) {
+        e->start = *start;
+        e->end = bpf_ktime_get_ns();
+        e->num = num;
+        if (name)
+            __builtin_memcpy(e->name_out, name, COMM);
+        bpf_ringbuf_submit(e, 0);
+    }
+    *start = 0;
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
              unsigned int prev_state)
@@ -236,17 +254,8 @@ SEC("tp_btf/irq_handler_exit")
 int BPF_PROG(on_irq_exit, int irq, struct irqaction *action, int ret)
 {
     struct inside *in = here();
-    if (!in || !in->irq_start)
-        return 0;
-    struct event *e = reserve(IRQ);
-    if (e) {
-        e->start = in->irq_start;
-        e->end = bpf_ktime_get_ns();
-        e->num = in->irq;
-        __builtin_memcpy(e->name_out, in->irq_name, COMM);
-        bpf_ringbuf_submit(e, 0);
-    }
-    in->irq_start = 0;
+    if (in)
+        end_span(IRQ, &in->irq_start, in->irq, in->irq_name);
     return 0;
 }
 
@@ -265,16 +274,8 @@ SEC("tp_btf/softirq_exit")
 int BPF_PROG(on_softirq_exit, unsigned int vec)
 {
     struct inside *in = here();
-    if (!in || !in->softirq_start)
-        return 0;
-    struct event *e = reserve(SOFTIRQ);
-    if (e) {
-        e->start = in->softirq_start;
-        e->end = bpf_ktime_get_ns();
-        e->num = in->vec;
-        bpf_ringbuf_submit(e, 0);
-    }
-    in->softirq_start = 0;
+    if (in)
+        end_span(SOFTIRQ, &in->softirq_start, in->vec, 0);
     return 0;
 }
 
@@ -295,16 +296,8 @@ SEC("tp_btf/reschedule_exit")
 int BPF_PROG(on_resched_exit, int vector)
 {
     struct inside *in = here();
-    if (!in || !in->ipi_start)
-        return 0;
-    struct event *e = reserve(IPI);
-    if (e) {
-        e->start = in->ipi_start;
-        e->end = bpf_ktime_get_ns();
-        e->num = in->ipi;
-        bpf_ringbuf_submit(e, 0);
-    }
-    in->ipi_start = 0;
+    if (in)
+        end_span(IPI, &in->ipi_start, in->ipi, 0);
     return 0;
 }
 
@@ -316,22 +309,12 @@ int BPF_PROG(on_idle, unsigned int state, unsigned int cpu_id)
     struct inside *in = here();
     if (!in || !measuring_cpu(bpf_get_smp_processor_id()))
         return 0;
-    __u64 now = bpf_ktime_get_ns();
     if (state != (unsigned int)-1) {
-        in->idle_start = now;
+        in->idle_start = bpf_ktime_get_ns();
         in->idle_state = state;
         return 0;
     }
-    if (!in->idle_start)
-        return 0;
-    struct event *e = reserve(IDLE);
-    if (e) {
-        e->start = in->idle_start;
-        e->end = now;
-        e->num = in->idle_state;
-        bpf_ringbuf_submit(e, 0);
-    }
-    in->idle_start = 0;
+    end_span(IDLE, &in->idle_start, in->idle_state, 0);
     return 0;
 }
 
