@@ -54,11 +54,33 @@ pub fn run(a: &DoctorArgs) -> anyhow::Result<ExitCode> {
         interface,
         cores,
     };
+    let trace = match a.trace {
+        None => None,
+        Some(_) if !here => {
+            return Err(UsageError(
+                "--trace: watches this machine's cores; it cannot read a tree given with --root"
+                    .into(),
+            )
+            .into());
+        }
+        Some(secs) => Some(trace(&opts.cores, secs)?),
+    };
     let findings = pubsubperf_doctor::examine(&host, &opts);
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&findings)?);
-    } else {
-        print!("{}", pubsubperf_doctor::text(&findings));
+    match (a.json, &trace) {
+        (true, None) => println!("{}", serde_json::to_string_pretty(&findings)?),
+        (true, Some(t)) => println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({ "findings": findings, "trace": t.json })
+            )?
+        ),
+        (false, _) => {
+            print!("{}", pubsubperf_doctor::text(&findings));
+            if let Some(t) = &trace {
+                println!("\nWhat ran on the cores while nothing was measured (--trace):");
+                print!("{}", t.text);
+            }
+        }
     }
     Ok(
         if a.strict && pubsubperf_doctor::worst(&findings) == Verdict::Fail {
@@ -67,6 +89,42 @@ pub fn run(a: &DoctorArgs) -> anyhow::Result<ExitCode> {
             ExitCode::SUCCESS
         },
     )
+}
+
+/// `--trace SECONDS`: what runs on `cores` over that time, from the
+/// kernel's probes (`pubsubperf_explain::trace`), as text.
+#[cfg(feature = "explain")]
+fn trace(cores: &[usize], secs: f64) -> Result<Traced, UsageError> {
+    if !(secs > 0.0 && secs <= 3600.0) {
+        return Err(UsageError(format!(
+            "--trace {secs}: give the seconds to watch, more than 0 and at most 3600"
+        )));
+    }
+    if cores.is_empty() {
+        return Err(UsageError(
+            "--trace: no cores to watch (give --cpu A,B)".into(),
+        ));
+    }
+    let t = pubsubperf_explain::trace(cores, std::time::Duration::from_secs_f64(secs))
+        .map_err(|e| UsageError(e.to_string().replacen("--explain", "--trace", 1)))?;
+    Ok(Traced {
+        text: pubsubperf_explain::text(&t),
+        json: serde_json::to_value(&t).expect("a trace is plain data"),
+    })
+}
+
+/// A build without the kernel's probes (the rust-only build).
+#[cfg(not(feature = "explain"))]
+fn trace(_: &[usize], _: f64) -> Result<Traced, UsageError> {
+    Err(UsageError(
+        "--trace: this build has no kernel probes (built without the explain feature: use the Debian package or a default build)".into(),
+    ))
+}
+
+/// `--trace`'s account, printed and as JSON.
+struct Traced {
+    text: String,
+    json: serde_json::Value,
 }
 
 /// The interface named, or the one holding the address given.

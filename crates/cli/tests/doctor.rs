@@ -292,3 +292,88 @@ fn results_are_read_against_this_machines_limits() {
         "{out}"
     );
 }
+
+/// `--trace` names a CPU hog of our own, pinned to the watched core, by
+/// its name: `yes` started as `pubsubperfhog` (a task's name is its
+/// executable's), busy for the whole trace, holds most of that core's time
+/// and none of the other's. Needs root (eBPF).
+#[test]
+fn trace_names_a_hog_on_the_watched_core() {
+    // SAFETY: geteuid has no preconditions.
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "--trace loads eBPF programs: run the tests as root"
+    );
+    let d = tempfile::tempdir().unwrap();
+    let hog = d.path().join("pubsubperfhog");
+    std::os::unix::fs::symlink("/usr/bin/yes", &hog).unwrap();
+    let mut child = Command::new("taskset")
+        .args(["-c", "1"])
+        .arg(&hog)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("taskset (util-linux) starts the hog");
+    let o = run(&[
+        "doctor",
+        "--cpu",
+        "0,1",
+        "--no-link",
+        "--trace",
+        "1",
+        "--json",
+    ]);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let trace = j["trace"].as_array().unwrap();
+    let share = |cpu: u64| -> f64 {
+        let c = trace.iter().find(|c| c["cpu"] == cpu).unwrap();
+        let span = c["span_ns"].as_f64().unwrap();
+        c["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["what"].as_str().unwrap().starts_with("pubsubperfhog "))
+            .map(|t| t["ns"].as_f64().unwrap() / span)
+            .sum()
+    };
+    assert!(
+        share(1) > 0.5,
+        "the hog's share of cpu 1: {}\n{trace:#?}",
+        share(1)
+    );
+    assert_eq!(share(0), 0.0, "the hog is pinned to cpu 1");
+}
+
+/// `--trace` reads this machine's kernel: refused with `--root`, and a
+/// length outside 0-3600 s is bad input.
+#[test]
+fn trace_refuses_a_tree_and_a_bad_length() {
+    let d = tempfile::tempdir().unwrap();
+    tree(d.path());
+    let root = d.path().to_str().unwrap();
+    for (args, needle) in [
+        (
+            vec!["doctor", "--root", root, "--trace", "1"],
+            "--trace: watches this machine's cores",
+        ),
+        (
+            vec!["doctor", "--no-link", "--trace", "0"],
+            "--trace 0: give the seconds",
+        ),
+        (
+            vec!["doctor", "--no-link", "--trace", "4000"],
+            "--trace 4000: give the seconds",
+        ),
+    ] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let e = text(&o.stderr);
+        assert!(
+            e.contains(needle) && e.lines().count() == 1,
+            "{args:?}: {e}"
+        );
+    }
+}

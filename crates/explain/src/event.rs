@@ -70,6 +70,14 @@ pub enum KernelEvent {
     },
     /// A measuring thread moved to another CPU.
     Migrate { tid: u32, at_ns: u64, to_cpu: u32 },
+    /// A task's time on a measuring CPU, from its switch in to its switch
+    /// out (the idle task's is in [`KernelEvent::Idle`]).
+    Run {
+        cpu: u32,
+        task: Task,
+        start_ns: u64,
+        end_ns: u64,
+    },
 }
 
 /// The record's layout (struct event of src/bpf/record.bpf.c).
@@ -143,6 +151,15 @@ impl KernelEvent {
                 tid,
                 at_ns: start,
                 to_cpu: num,
+            },
+            8 => KernelEvent::Run {
+                cpu,
+                task: Task {
+                    tid,
+                    name: name_at(b, 48),
+                },
+                start_ns: start,
+                end_ns: end,
             },
             7 => KernelEvent::Ipi {
                 cpu,

@@ -12,8 +12,10 @@
 
 mod error;
 mod event;
+mod noise;
 mod recorder;
 
 pub use error::ExplainError;
 pub use event::{KernelEvent, Task};
+pub use noise::{CpuNoise, Source, summarize, text, trace};
 pub use recorder::{Recorder, Recording};

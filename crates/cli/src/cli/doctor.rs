@@ -30,4 +30,9 @@ pub struct DoctorArgs {
     /// another machine's, or a test's tree); nothing is measured then.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
+    /// Watch the cores this long (seconds) with the kernel's probes and
+    /// name what runs there while nothing is measured: tasks, interrupts,
+    /// softirqs, timer ticks (root; eBPF).
+    #[arg(long, value_name = "SECONDS")]
+    pub trace: Option<f64>,
 }

@@ -5,7 +5,8 @@
 // (when it left, why, who got the CPU, when it was woken, who ran just
 // before it came back); and on the measuring CPUs, each hard interrupt,
 // inter-processor interrupt, softirq and idle period, entry and exit merged
-// into one record. Page faults and migrations of the measuring threads.
+// into one record, and each task's time on them. Page faults and
+// migrations of the measuring threads.
 // Timestamps are bpf_ktime_get_ns(): CLOCK_MONOTONIC, the clock the harness
 // timestamps samples with.
 
@@ -40,6 +41,7 @@ enum kind {
     FAULT = 5,
     MIGRATE = 6,
     IPI = 7,
+    RUN = 8,
 };
 
 // One record of the ring buffer; mirrored by src/event.rs (RawEvent).
@@ -69,6 +71,7 @@ struct away {
 // What a measuring CPU is inside of (one level: interrupts do not nest
 // on Linux, softirqs do not nest on one CPU).
 struct inside {
+    __u64 run_start;
     __u64 irq_start;
     __u64 softirq_start;
     __u64 idle_start;
@@ -181,6 +184,22 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 {
     __u64 now = bpf_ktime_get_ns();
     __u32 prev_tid = prev->pid, next_tid = next->pid;
+    struct inside *in = here();
+    if (in && measuring_cpu(bpf_get_smp_processor_id())) {
+        // The task leaving a measuring CPU ran there since its switch in
+        // (the idle task's time is in the idle records).
+        if (in->run_start && prev_tid) {
+            struct event *e = reserve(RUN);
+            if (e) {
+                e->start = in->run_start;
+                e->end = now;
+                e->tid = prev_tid;
+                bpf_probe_read_kernel_str(e->name_out, COMM, prev->comm);
+                bpf_ringbuf_submit(e, 0);
+            }
+        }
+        in->run_start = next_tid ? now : 0;
+    }
     if (measuring_tid(prev_tid)) {
         struct away a = {};
         a.out = now;
