@@ -123,6 +123,20 @@ pub fn run(
     })
 }
 
+/// `agent --new-token`: a fresh token in the token file, which must not
+/// exist yet.
+pub fn new_token(host: &HostArgs) -> anyhow::Result<()> {
+    let path = token::path(host.token_file.as_deref())
+        .map_err(|e| UsageError(format!("--token-file: {e}")))?;
+    token::create_new(&path).map_err(|e| UsageError(format!("--new-token: {e}")))?;
+    eprintln!(
+        "pubsubperf agent: a new token ({} random bits) is in {}; copy it to the publishers' hosts",
+        token::NEW_BITS,
+        path.display()
+    );
+    Ok(())
+}
+
 /// What a session process's agent told it.
 pub fn session_settings(json: Option<&str>) -> anyhow::Result<SessionSettings> {
     match json {

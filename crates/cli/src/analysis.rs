@@ -94,7 +94,9 @@ fn flag_error(what: &str, e: ReportError) -> anyhow::Error {
     }
 }
 
-fn open_db(path: Option<&Path>) -> anyhow::Result<Database> {
+/// The results database at `path` (default: [`db::default_path`]); an
+/// unusable path (a symbolic link) is bad input naming `--db`.
+pub(crate) fn open_db(path: Option<&Path>) -> anyhow::Result<Database> {
     let p = match path {
         Some(p) => p.to_path_buf(),
         None => db::default_path().map_err(|e| flag_error("--db", e))?,

@@ -49,23 +49,10 @@ use std::sync::atomic::Ordering;
 /// from an error.
 pub const EXIT_FAIL_IF: u8 = 3;
 
-/// The keys of the session an agent handed this process (`sub
-/// --session-stdin`), taken from the environment before anything else.
-static SESSION_KEYS: std::sync::OnceLock<Option<pubsubperf_harness::channel::SessionKeys>> =
-    std::sync::OnceLock::new();
-
 /// Exit codes: 0 success, 1 a run failed (peer died, binding error),
 /// 2 bad input, 3 a `compare --fail-if` condition held (a regression),
 /// 130 interrupted.
 fn main() -> ExitCode {
-    // SAFETY: the first thing this process does, before any thread starts.
-    match unsafe { pubsubperf_harness::serve::take_session_keys() } {
-        Ok(keys) => SESSION_KEYS.get_or_init(|| keys),
-        Err(e) => {
-            eprintln!("pubsubperf: {e}");
-            return ExitCode::from(2);
-        }
-    };
     // The cores runs are planned on, read before any run pins a thread.
     pubsubperf_core::sys::cpus();
     let cli = match cli::parse() {
@@ -198,11 +185,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 // Started by a publisher: it handles Ctrl-C and stops us.
                 pubsubperf_harness::serve::connect_back(addr)
             } else if a.session_stdin {
-                // Started by an agent: SIGTERM (the agent stopping) ends the
+                // Started by an agent: its keys first, before anything opens
+                // a descriptor; SIGTERM (the agent stopping) ends the
                 // session cleanly.
+                let keys = a
+                    .session_keys_fd
+                    .map(pubsubperf_harness::key_pipe::take)
+                    .transpose()
+                    .map_err(|e| UsageError(e.to_string()))?;
+                let keys = keys.as_ref();
                 interrupt::install(interrupt::Notice::Quiet);
                 let settings = agent::session_settings(a.session.as_deref())?;
-                let keys = SESSION_KEYS.get().and_then(|k| k.as_ref());
                 match settings.print.as_deref() {
                     None => pubsubperf_harness::serve::serve_stdin(&settings, keys, &mut |_, _| {}),
                     Some(p) => {
@@ -224,6 +217,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             serve_exit(r)
         }
         Some(Command::Agent(a)) => {
+            if a.new_token {
+                agent::new_token(&a.host)?;
+                return Ok(ExitCode::SUCCESS);
+            }
             interrupt::install(interrupt::Notice::Quiet);
             let mode = if a.stdio {
                 agent::Mode::Stdio

@@ -13,7 +13,7 @@ use crate::plan::{TestPlan, TestRequest, UsageError};
 use anyhow::Context;
 use pubsubperf_core::result::TestKind;
 use pubsubperf_harness::{Fault, INTERRUPTED};
-use pubsubperf_report::db::{Database, Filter};
+use pubsubperf_report::db::Filter;
 use pubsubperf_report::sweep::{Cell, PublisherHost, Sweep};
 use std::collections::HashSet;
 use std::io::{IsTerminal, Write};
@@ -144,8 +144,7 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
             }
         };
         if path.exists() {
-            let db = Database::open(&path)
-                .map_err(|e| anyhow::anyhow!("--db {}: {e}", path.display()))?;
+            let db = crate::analysis::open_db(Some(&path))?;
             let runs = db
                 .query(&Filter {
                     sweep: Some(sweep.name.clone()),

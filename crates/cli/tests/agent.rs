@@ -895,13 +895,177 @@ fn the_token_file_is_created_private_and_reused() {
     assert_eq!(t.trim().len(), 64, "{t}");
 }
 
-/// A greeted session's next message, its Welcome, then `spec` set up.
-fn set_up(agent: &Agent, spec: RunSpec) -> Ctl {
+/// A hand-written token of fewer than 128 bits is refused by the agent,
+/// naming the fix; `agent --new-token` makes one of 256 bits, private, and
+/// never replaces a token.
+#[test]
+fn a_short_token_is_refused_and_new_token_makes_a_strong_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("agent.token");
+    std::fs::write(&path, "hunter2\n").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let o = bin()
+        .args(["agent", "--listen", "127.0.0.1:0", "--token-file"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains(&format!("token file {}: the token has ", path.display()))
+            && e.contains("at least 128 are needed")
+            && e.contains("pubsubperf agent --new-token")
+            && e.lines().count() == 1,
+        "{e}"
+    );
+    let new_token = || {
+        bin()
+            .args(["agent", "--new-token", "--token-file"])
+            .arg(&path)
+            .output()
+            .unwrap()
+    };
+    let o = new_token();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("rm {}", path.display())),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "hunter2\n");
+    std::fs::remove_file(&path).unwrap();
+    let o = new_token();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let t = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        t.trim().len() == 64 && t.trim().chars().all(|c| c.is_ascii_hexdigit()),
+        "{t}"
+    );
+    // The agent takes it.
+    drop(Agent::start_with_token(&path));
+}
+
+/// The session process of an agent (it has one at a time).
+fn session_of(agent: &Agent) -> u32 {
+    let start = Instant::now();
+    loop {
+        if let Some(&pid) = children(agent.pid()).first() {
+            return pid;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the agent started no session process"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Every run of at least `n` hex digits in `text`.
+fn hex_runs(text: &str, n: usize) -> Vec<&str> {
+    text.split(|c: char| !c.is_ascii_hexdigit())
+        .filter(|r| r.len() >= n)
+        .collect()
+}
+
+/// The session's keys reach its process on a pipe it closes once read:
+/// neither its environment nor its command line (both readable in /proc)
+/// holds them or the token, and the keyed session works.
+#[test]
+fn the_session_keys_are_in_neither_the_environment_nor_the_command_line() {
+    let agent = Agent::start(&[]);
+    let ctl = welcomed(&agent);
+    let pid = session_of(&agent);
+    let proc_text = |what: &str| {
+        let b = std::fs::read(format!("/proc/{pid}/{what}")).unwrap();
+        String::from_utf8_lossy(&b).replace('\0', " ")
+    };
+    let (environ, cmdline) = (proc_text("environ"), proc_text("cmdline"));
+    let own = String::from_utf8_lossy(&std::fs::read("/proc/self/environ").unwrap()).into_owned();
+    let token = std::fs::read_to_string(&agent.token_file).unwrap();
+    for (what, text) in [("environment", &environ), ("command line", &cmdline)] {
+        assert!(
+            !text.contains("PUBSUBPERF_SESSION_KEYS") && !text.contains(token.trim()),
+            "the session's {what} holds its keys or the token: {text}"
+        );
+        // A key is 64 hex digits; the test's own environment is no key.
+        for run in hex_runs(text, 64) {
+            assert!(
+                own.contains(run),
+                "key material in the session's {what}: {run}"
+            );
+        }
+    }
+    // The pipe it read them from is closed.
+    let fd = cmdline
+        .split(' ')
+        .skip_while(|a| *a != "--session-keys-fd")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no --session-keys-fd: {cmdline}"));
+    let link = std::fs::read_link(format!("/proc/{pid}/fd/{fd}"));
+    assert!(
+        !link
+            .as_ref()
+            .is_ok_and(|l| l.to_string_lossy().starts_with("pipe:")),
+        "the keys' pipe is still open: {link:?}"
+    );
+    // The keys arrived: the session answers a keyed probe.
+    ctl.send(&Msg::ClockProbe { t1: 1 }).unwrap();
+    assert!(matches!(
+        ctl.recv(Some(Duration::from_secs(10))),
+        Ok(Msg::ClockEcho { t1: 1, .. })
+    ));
+}
+
+/// After the handshake, a message of an unknown type, whose name is ESC,
+/// BEL, a newline and a forged agent line, reaches the agent's log escaped:
+/// no control character, no line of its own.
+#[test]
+fn an_unknown_message_after_the_handshake_is_logged_escaped() {
+    let agent = Agent::start(&[]);
+    let ctl = welcomed(&agent);
+    let forged = "\u{1b}[2J\u{7}\npubsubperf agent: session 99 from 6.6.6.6:1";
+    let body = serde_json::json!({ "type": forged }).to_string();
+    ctl.send_body(body.as_bytes()).unwrap();
+    let mut log = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !log
+        .last()
+        .is_some_and(|l: &String| l.contains("session 1 ended"))
+    {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match agent.lines.recv_timeout(left) {
+            Ok(l) => log.push(l),
+            Err(_) => panic!("the session did not end: {log:?}"),
+        }
+    }
+    for l in &log {
+        assert!(
+            !l.contains(['\u{1b}', '\u{7}']) && !l.starts_with("pubsubperf agent: session 99"),
+            "a raw or forged line in the agent's log: {l:?}"
+        );
+    }
+    assert!(
+        log.iter()
+            .any(|l| l.contains("\\u{1b}[2J\\u{7}\\npubsubperf agent: session 99 from 6.6.6.6:1")),
+        "the unknown type is not in the log, escaped: {log:?}"
+    );
+}
+
+/// A session greeted with this version's Hello, past its Welcome.
+fn welcomed(agent: &Agent) -> Ctl {
     let ctl = greeted(agent, env!("CARGO_PKG_VERSION"));
     assert!(matches!(
         ctl.recv(Some(Duration::from_secs(10))),
         Ok(Msg::Welcome { .. })
     ));
+    ctl
+}
+
+/// A welcomed session with `spec` set up.
+fn set_up(agent: &Agent, spec: RunSpec) -> Ctl {
+    let ctl = welcomed(agent);
     ctl.send(&Msg::Setup {
         spec: Box::new(spec),
     })

@@ -416,6 +416,7 @@ fn spawn_session(
     conn: std::os::fd::OwnedFd,
     keys: Option<&SessionKeys>,
 ) -> Result<Child, Fault> {
+    use std::os::fd::AsRawFd;
     use std::os::unix::process::CommandExt;
     let prints = settings.print.is_some();
     let settings = serde_json::to_string(settings).expect("settings serialize");
@@ -428,27 +429,36 @@ fn spawn_session(
             Stdio::null()
         })
         .stderr(Stdio::inherit());
-    // The keys go in the environment, which only this user can read (a
-    // command line is every user's), and the session process removes them.
-    match keys {
-        Some(k) => cmd.env(crate::serve::SESSION_KEYS_ENV, k.to_hex()),
-        None => cmd.env_remove(crate::serve::SESSION_KEYS_ENV),
-    };
-    // SAFETY: only an async-signal-safe call between fork and exec.
+    // The keys go on a pipe the session process inherits, its number on
+    // the command line: neither the environment nor the command line
+    // (both readable in /proc) holds them.
+    let pipe = keys
+        .map(crate::key_pipe::hand)
+        .transpose()
+        .map_err(|e| Fault::Peer(format!("agent: cannot hand the session its keys: {e}")))?;
+    let keys_fd = pipe.as_ref().map(|p| p.as_raw_fd());
+    if let Some(fd) = keys_fd {
+        cmd.args(["--session-keys-fd", &fd.to_string()]);
+    }
+    // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             // A session ends with the agent, whatever ends the agent; SIGTERM
             // lets it release what its binding holds.
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-            Ok(())
+            keys_fd.map_or(Ok(()), crate::key_pipe::inherit)
         });
     }
-    cmd.spawn().map_err(|e| {
+    // The agent's copy of the pipe closes when `pipe` is dropped, after
+    // the spawn.
+    let child = cmd.spawn().map_err(|e| {
         Fault::Peer(format!(
             "cannot start a session process {}: {e}",
             cfg.exe.display()
         ))
-    })
+    });
+    drop(pipe);
+    child
 }
 
 /// `agent --stdio` (started over SSH): serves sessions one after another

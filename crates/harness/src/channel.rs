@@ -59,8 +59,8 @@ impl std::fmt::Debug for SessionKeys {
 }
 
 impl SessionKeys {
-    /// As hex, to hand a session to the process that serves it (its
-    /// environment, never its command line).
+    /// As hex, to hand a session to the process that serves it (on a
+    /// pipe, [`crate::key_pipe`]).
     pub fn to_hex(&self) -> String {
         let mut s = crate::auth::hex(&self.send);
         s.push_str(&crate::auth::hex(&self.recv));
@@ -205,14 +205,19 @@ impl Ctl {
 
     /// Sends one message.
     pub fn send(&self, msg: &Msg) -> Result<(), ControlError> {
-        let body = encode_body(msg);
+        self.send_body(&encode_body(msg))
+    }
+
+    /// Sends one frame whose body is `body` as it is, keyed as every frame
+    /// (what a peer of another version, or a hostile one, could send).
+    pub fn send_body(&self, body: &[u8]) -> Result<(), ControlError> {
         let mut tx = lock(&self.tx);
         let tag_len = if tx.key.is_some() { TAG } else { 0 };
         let mut frame = Vec::with_capacity(4 + body.len() + tag_len);
         frame.extend_from_slice(&((body.len() + tag_len) as u32).to_le_bytes());
-        frame.extend_from_slice(&body);
+        frame.extend_from_slice(body);
         if let Some(key) = &tx.key {
-            frame.extend_from_slice(&tag(key, tx.seq, &body).finalize().into_bytes());
+            frame.extend_from_slice(&tag(key, tx.seq, body).finalize().into_bytes());
         }
         (&self.stream).write_all(&frame)?;
         tx.seq += 1;

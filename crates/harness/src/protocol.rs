@@ -263,9 +263,12 @@ pub fn encode(msg: &Msg) -> Vec<u8> {
     out
 }
 
-/// Decodes one message from a frame body (untrusted input: never panics).
+/// Decodes one message from a frame body (untrusted input: never panics;
+/// the error quotes what it could not read, e.g. an unknown type, made
+/// printable by [`crate::escape::printable`]).
 pub fn decode(body: &[u8]) -> Result<Msg, ControlError> {
-    serde_json::from_slice(body).map_err(|e| ControlError::Bad(e.to_string()))
+    serde_json::from_slice(body)
+        .map_err(|e| ControlError::Bad(crate::escape::printable(&e.to_string(), 400)))
 }
 
 #[cfg(test)]

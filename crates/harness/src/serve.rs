@@ -594,33 +594,21 @@ pub fn serve_stdin(
         Some(k) => Ctl::keyed(stream, k),
         None => Ctl::plain(stream),
     };
-    serve_admitted(ctl, settings, watch)
+    serve_admitted(ctl, settings, watch).map_err(printable)
 }
 
-/// The environment variable in which an agent hands the session keys to
-/// the process that serves the session (not its command line, which every
-/// user of the host can read); [`take_session_keys`] removes it.
-pub const SESSION_KEYS_ENV: &str = "PUBSUBPERF_SESSION_KEYS";
-
-/// The session keys an agent handed this process, removed from its
-/// environment (so that nothing this process starts inherits them).
-///
-/// # Safety
-/// Changes the environment: call it before this process starts threads.
-pub unsafe fn take_session_keys() -> Result<Option<SessionKeys>, Fault> {
-    let Some(v) = std::env::var_os(SESSION_KEYS_ENV) else {
-        return Ok(None);
-    };
-    // SAFETY: the caller guarantees no other thread runs yet.
-    unsafe { std::env::remove_var(SESSION_KEYS_ENV) };
-    v.to_str()
-        .and_then(SessionKeys::from_hex)
-        .map(Some)
-        .ok_or_else(|| {
-            Fault::Config(format!(
-                "{SESSION_KEYS_ENV}: not a pair of session keys (it is the agent's)"
-            ))
-        })
+/// A session's fault as the agent's log may show it: what a publisher
+/// sent (its Error's text, a binding or file it named) can be part of it,
+/// and must not forge a log line or drive the terminal.
+fn printable(f: Fault) -> Fault {
+    let p = |m: String| crate::escape::printable(&m, 1000);
+    match f {
+        Fault::Config(m) => Fault::Config(p(m)),
+        Fault::Binding(m) => Fault::Binding(p(m)),
+        Fault::Peer(m) => Fault::Peer(p(m)),
+        Fault::Gone(m) => Fault::Gone(p(m)),
+        Fault::Interrupted => Fault::Interrupted,
+    }
 }
 
 /// `pubsubperf sub --connect-back ADDR`: a subscriber child process.

@@ -234,8 +234,49 @@ fn add_column(conn: &Connection, (name, kind, path): (&str, &str, &str)) -> rusq
     Ok(())
 }
 
+/// Refuses a database path that is a symbolic link, and creates the file
+/// when there is none (`O_CREAT|O_EXCL`, which follows no link; mode 0644
+/// as SQLite would), so that a link planted at its name is never followed.
+fn create_new(path: &Path) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let io = |e| ReportError::Io {
+        path: path.to_path_buf(),
+        source: e,
+    };
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(ReportError::DbSymlink(path.to_path_buf()));
+        }
+        Ok(_) => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io(e)),
+    }
+    let created = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .open(path);
+    match created {
+        Ok(_) => Ok(()),
+        // Someone made it since: a link is refused, a file taken as it is.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            match std::fs::symlink_metadata(path) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    Err(ReportError::DbSymlink(path.to_path_buf()))
+                }
+                _ => Ok(()),
+            }
+        }
+        Err(e) => Err(io(e)),
+    }
+}
+
 impl Database {
     /// Opens (creating it and its directory if needed) the database at `path`.
+    /// A `path` that is a symbolic link is refused; a new database file is
+    /// created exclusively, never through a link, before SQLite opens it
+    /// (which follows no link either: `SQLITE_OPEN_NOFOLLOW`; its journals
+    /// are opened `O_NOFOLLOW`).
     pub fn open(path: &Path) -> Result<Database> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| ReportError::Io {
@@ -243,11 +284,13 @@ impl Database {
                 source: e,
             })?;
         }
+        create_new(path)?;
         let db_err = |e| ReportError::Db {
             path: path.to_path_buf(),
             source: e,
         };
-        let conn = Connection::open(path).map_err(db_err)?;
+        let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let conn = Connection::open_with_flags(path, flags).map_err(db_err)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))
             .map_err(db_err)?;
         conn.execute_batch(SCHEMA).map_err(db_err)?;
@@ -680,6 +723,34 @@ pub fn store(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A symbolic link at the database's path, or at its journal's, never
+    /// sends the results to its target; the link is refused, naming it.
+    #[test]
+    fn a_planted_symlink_is_never_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let link = dir.path().join("link.sqlite");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let e = Database::open(&link).expect_err("a link is refused");
+        assert!(
+            matches!(e, ReportError::DbSymlink(_)) && e.is_usage(),
+            "{e}"
+        );
+        assert!(e.to_string().contains("is a symbolic link"), "{e}");
+        // A new database's file is its own, and its journal no link.
+        let path = dir.path().join("new.sqlite");
+        std::os::unix::fs::symlink(&victim, dir.path().join("new.sqlite-journal")).unwrap();
+        // Opening writes its schema, through the journal.
+        let opened = Database::open(&path).map(|_| ());
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "precious",
+            "{opened:?}"
+        );
+        assert!(!std::fs::symlink_metadata(&path).unwrap().is_symlink());
+    }
 
     /// A version-1 database (no `rejected` nor `profile_method` column)
     /// gets the columns, filled from each stored run's JSON, when opened.

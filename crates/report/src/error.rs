@@ -34,6 +34,13 @@ pub enum ReportError {
         #[source]
         source: rusqlite::Error,
     },
+    /// The database's path is a symbolic link: opened in place, the link
+    /// could send the results anywhere.
+    #[error(
+        "{} is a symbolic link, and the results database is never opened through one; give the file it points to, or another path",
+        .0.display()
+    )]
+    DbSymlink(PathBuf),
     /// A stored run could not be decoded (corrupt or foreign database).
     #[error("results database {}: run {id} is not valid run JSON: {message}", path.display())]
     DbRun {

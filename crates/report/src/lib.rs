@@ -83,11 +83,17 @@ pub fn write_file(path: &Path, data: &[u8]) -> Result<()> {
 /// replaces `path` itself, even when it is a symlink, never its target.
 /// The file is readable by all (0644), as a plain create would leave it.
 /// A `path` that is no regular file (`/dev/stdout`, a FIFO) is written to
-/// as it is.
+/// as it is, unless it is a symbolic link other than the process's own
+/// streams (`/dev/stdout`, `/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N`):
+/// a link planted to a device is replaced, never written through.
 pub fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::PermissionsExt;
-    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+    let own_stream = ["/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/self/fd/"]
+        .iter()
+        .any(|s| path.to_string_lossy().starts_with(s));
+    let linked = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_symlink());
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) && (own_stream || !linked) {
         return std::fs::OpenOptions::new()
             .write(true)
             .open(path)?
@@ -139,6 +145,12 @@ mod write_tests {
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
         assert!(!std::fs::symlink_metadata(&out).unwrap().is_symlink());
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "again");
+        // A link to a device is replaced, not written through.
+        let dev = d.path().join("dev.html");
+        std::os::unix::fs::symlink("/dev/null", &dev).unwrap();
+        write_atomic(&dev, b"report").unwrap();
+        assert_eq!(std::fs::read_to_string(&dev).unwrap(), "report");
+        std::fs::remove_file(&dev).unwrap();
         // Nothing else is left beside it.
         let names: Vec<String> = std::fs::read_dir(d.path())
             .unwrap()

@@ -50,8 +50,11 @@ fn write_pages(cmd: &clap::Command, dir: &Path, written: &mut Vec<PathBuf>) -> s
         "{}.1",
         cmd.get_display_name().unwrap_or(cmd.get_name())
     ));
-    let mut file = std::fs::File::create(&path)?;
-    clap_mangen::Man::new(cmd.clone()).render(&mut file)?;
+    let mut page = Vec::new();
+    clap_mangen::Man::new(cmd.clone()).render(&mut page)?;
+    // Through a private temporary file: a link planted at a page's name
+    // is replaced, never followed.
+    pubsubperf_report::write_atomic(&path, &page)?;
     written.push(path);
     for sub in cmd
         .get_subcommands()

@@ -407,6 +407,10 @@ pub struct SubArgs {
     /// Internal: what the agent tells its session (JSON), with --session-stdin.
     #[arg(long, value_name = "JSON", hide = true, requires = "session_stdin")]
     pub session: Option<String>,
+    /// Internal: the pipe on which the agent hands the session its keys,
+    /// with --session-stdin.
+    #[arg(long, value_name = "FD", hide = true, requires = "session_stdin")]
+    pub session_keys_fd: Option<i32>,
 }
 
 /// `perftest`: Perftest's options, read by `crate::perftest` (not clap).
@@ -437,6 +441,10 @@ pub struct AgentArgs {
     /// how a publisher starts an agent over SSH (no token needed).
     #[arg(long, conflicts_with_all = ["listen", "token_file", "insecure"])]
     pub stdio: bool,
+    /// Write a fresh token (256 random bits, mode 0600) to the token file
+    /// and exit; refused when the file exists.
+    #[arg(long, conflicts_with_all = ["listen", "stdio", "insecure"])]
+    pub new_token: bool,
     /// Who may use this host, for what, and over which address.
     #[command(flatten)]
     pub host: HostArgs,

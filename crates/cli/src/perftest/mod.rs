@@ -153,18 +153,28 @@ pub(crate) fn serve_once(
     crate::serve_exit(r)
 }
 
-/// Where the lines go: standard output, or `-outputFile` (appended to).
+/// Where the lines go: standard output, or `-outputFile` (appended to, as
+/// Perftest does; never through a symbolic link, which a stranger could
+/// plant at a predictable name).
 pub(crate) fn output(
     file: Option<&std::path::Path>,
 ) -> Result<Box<dyn std::io::Write>, UsageError> {
+    use std::os::unix::fs::OpenOptionsExt;
     Ok(match file {
         None => Box::new(std::io::stdout()),
         Some(p) => Box::new(
             std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
+                .custom_flags(libc::O_NOFOLLOW)
                 .open(p)
-                .map_err(|e| UsageError(format!("-outputFile {}: {e}", p.display())))?,
+                .map_err(|e| match e.raw_os_error() {
+                    Some(libc::ELOOP) => UsageError(format!(
+                        "-outputFile {}: a symbolic link, and lines are never appended through one; give the file it points to",
+                        p.display()
+                    )),
+                    _ => UsageError(format!("-outputFile {}: {e}", p.display())),
+                })?,
         ),
     })
 }

@@ -741,3 +741,21 @@ fn output_file_is_appended_to() {
     let once = reference_latency(style);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), once.repeat(2));
 }
+
+/// `-outputFile` at a symbolic link (one a stranger planted at a
+/// predictable name): refused, naming the option; its target untouched.
+#[test]
+fn an_output_file_that_is_a_link_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let link = dir.path().join("out.csv");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let e = super::super::output(Some(&link)).err().expect("refused");
+    assert!(
+        e.0.starts_with(&format!("-outputFile {}: a symbolic link", link.display())),
+        "{}",
+        e.0
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+}
