@@ -35,6 +35,7 @@ pub mod escape;
 pub mod extra;
 pub mod fan_out;
 pub mod graph;
+pub mod multicast;
 pub mod one_host;
 pub mod profiler;
 pub mod protocol;
