@@ -169,6 +169,7 @@ fn limits(a: &HostArgs) -> Result<Limits, UsageError> {
         network: true,
         destinations,
         grace_ns: Some(ns("--run-grace", &a.run_grace)?),
+        multicast_ttl: a.allow_multicast_ttl,
     })
 }
 

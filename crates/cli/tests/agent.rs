@@ -1126,6 +1126,117 @@ fn echoes_go_only_to_the_publishers_address() {
     );
 }
 
+/// A UDP socket on `port` of every address, joined to `group` on
+/// loopback: it sees what a session sends to the group.
+fn sniffer(group: &str, port: u16) -> std::net::UdpSocket {
+    use socket2::{Domain, Socket, Type};
+    let s = Socket::new(Domain::IPV4, Type::DGRAM, None).unwrap();
+    s.set_reuse_address(true).unwrap();
+    s.bind(&std::net::SocketAddr::from(([0, 0, 0, 0], port)).into())
+        .unwrap();
+    s.join_multicast_v4(&group.parse().unwrap(), &std::net::Ipv4Addr::LOCALHOST)
+        .unwrap();
+    let u: std::net::UdpSocket = s.into();
+    u.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    u
+}
+
+/// Datagrams `s` receives within `within`.
+fn datagrams(s: &std::net::UdpSocket, within: Duration) -> usize {
+    let (start, mut n, mut buf) = (Instant::now(), 0, vec![0u8; 70_000]);
+    while start.elapsed() < within {
+        if s.recv(&mut buf).is_ok() {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// A greeted session's Welcome, then a PubSetup of `spec` writing to `data`.
+fn pub_set_up(agent: &Agent, spec: RunSpec, data: &str) -> Ctl {
+    let ctl = welcomed(agent);
+    ctl.send(&Msg::PubSetup {
+        spec: Box::new(spec),
+        publisher: 1,
+        data: vec![data.into()],
+    })
+    .unwrap();
+    ctl
+}
+
+/// A udp multicast run to `group` at `rate` samples/s of `size` bytes.
+fn multicast_run(group: &str, ttl: Option<u8>, rate: f64, size: usize) -> RunSpec {
+    let mut s = RunSpec::for_test("mc1", TestKind::Throughput);
+    (s.binding, s.peer_binding) = ("udp".into(), "udp".into());
+    (s.size, s.endpoint.max_sample_size, s.rate) = (size, size, rate);
+    s.endpoint.multicast = true;
+    s.endpoint.multicast_ttl = ttl;
+    s.endpoint.multicast_address = Some(group.into());
+    s
+}
+
+/// A token holder's PubSetup to 224.0.0.1 with TTL 255 at 10^9 samples/s
+/// of 65 000 B was accepted and sent: now a group goes only where the
+/// agent allows it (the sniffer sees nothing), a TTL above 1 only with
+/// --allow-multicast-ttl, and an allowed group is sent to (the sniffer
+/// sees it: it would have seen the attack).
+#[test]
+fn multicast_goes_only_to_groups_the_agent_allows() {
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let all_hosts = sniffer("224.0.0.1", port);
+    let agent = Agent::start(&[]);
+    let flood = multicast_run("224.0.0.1", Some(255), 1e9, 65_000);
+    let ctl = pub_set_up(&agent, flood, &format!("224.0.0.1:{port}"));
+    let e = error_of(&ctl);
+    assert!(
+        e.contains("224.0.0.1:")
+            && e.contains("is a multicast group this agent does not allow; start the agent with --allow-destination 224.0.0.1"),
+        "{e}"
+    );
+    assert_eq!(datagrams(&all_hosts, Duration::from_secs(1)), 0);
+    drop(ctl);
+    drop(agent);
+
+    let group = "239.255.65.1";
+    let seen = sniffer(group, port);
+    let agent = Agent::start(&["--allow-destination", group]);
+    let ctl = pub_set_up(
+        &agent,
+        multicast_run(group, Some(255), 1000.0, 100),
+        &format!("{group}:{port}"),
+    );
+    let e = error_of(&ctl);
+    assert!(
+        e.contains("--multicast-ttl 255 exceeds this agent's multicast TTL 1 (start the agent with --allow-multicast-ttl 255)"),
+        "{e}"
+    );
+    assert_eq!(datagrams(&seen, Duration::from_millis(500)), 0);
+    drop(ctl);
+    agent.wait_idle(Duration::from_secs(5));
+    let ctl = pub_set_up(
+        &agent,
+        multicast_run(group, None, 1000.0, 100),
+        &format!("{group}:{port}"),
+    );
+    match ctl.recv(Some(Duration::from_secs(10))) {
+        Ok(Msg::Ready { .. }) => {}
+        other => panic!("an allowed group was refused: {other:?}"),
+    }
+    ctl.send(&Msg::Start).unwrap();
+    assert!(datagrams(&seen, Duration::from_millis(500)) > 0);
+    ctl.send(&Msg::Stop {
+        sent: 0,
+        sent_by: Vec::new(),
+        rejected: 0,
+    })
+    .unwrap();
+}
+
 #[test]
 fn a_run_whose_publisher_never_says_stop_is_ended_by_the_watchdog() {
     let agent = Agent::start(&["--run-grace", "1s"]);

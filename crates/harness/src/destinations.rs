@@ -7,8 +7,8 @@
 //!
 //! A locator is checked by the addresses written in it (`198.18.0.1:40001`,
 //! `tcp/198.18.0.1:7447`, `[fd00::1]:7400`); a locator naming none (a DDS
-//! topic, found by discovery) names no destination. Multicast groups are
-//! allowed: a group is not a host.
+//! topic, found by discovery) names no destination. A multicast group is
+//! a destination too: allowed only when listed ([`crate::multicast`]).
 
 use crate::Fault;
 use std::net::{IpAddr, SocketAddr};
@@ -26,9 +26,17 @@ impl Destinations {
         Destinations { allowed: None }
     }
 
-    /// Only `ips` (and multicast groups).
+    /// Only `ips` (multicast groups included).
     pub fn only(ips: Vec<IpAddr>) -> Destinations {
         Destinations { allowed: Some(ips) }
+    }
+
+    /// These destinations and `ip` (the agent's own multicast group).
+    pub fn also(mut self, ip: Option<IpAddr>) -> Destinations {
+        if let (Some(allowed), Some(ip)) = (&mut self.allowed, ip) {
+            allowed.push(ip);
+        }
+        self
     }
 
     /// Refuses `locator` when it names an address not allowed; `what` says
@@ -38,17 +46,25 @@ impl Destinations {
             return Ok(());
         };
         for ip in ips_in(locator) {
-            if !ip.is_multicast() && !allowed.contains(&ip) {
+            if allowed.contains(&ip) {
+                continue;
+            }
+            if ip.is_multicast() {
                 return Err(Fault::Config(format!(
-                    "refused by the agent: {what} {} is not the publisher's address ({}); it sends data only to the publisher, and to the addresses of its --allow-destination",
-                    crate::escape::printable(locator, 100),
-                    allowed
-                        .iter()
-                        .map(|a| a.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    "refused by the agent: {what} {} is a multicast group this agent does not allow; start the agent with --allow-destination {ip} to allow it",
+                    crate::escape::printable(locator, 100)
                 )));
             }
+            return Err(Fault::Config(format!(
+                "refused by the agent: {what} {} is not the publisher's address ({}); it sends data only to the publisher, and to the addresses of its --allow-destination",
+                crate::escape::printable(locator, 100),
+                allowed
+                    .iter()
+                    .filter(|a| !a.is_multicast())
+                    .map(|a| a.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
         }
         Ok(())
     }
@@ -92,10 +108,20 @@ mod tests {
             "198.18.0.1:40001",
             "tcp/198.18.0.1:7447",
             "pubsubperf_echo0_r1",
-            "239.255.0.1:7400",
         ] {
             assert!(d.check("the echo locator", ok).is_ok(), "{ok}");
         }
+        // A multicast group only when listed (a PubSetup to 224.0.0.1
+        // was sent before).
+        for group in ["224.0.0.1:40001", "239.255.0.1:7400", "[ff02::1]:7400"] {
+            let e = d
+                .check("a subscriber's data locator", group)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("is a multicast group this agent does not allow; start the agent with --allow-destination"), "{e}");
+        }
+        let g = d.clone().also(Some("239.255.0.1".parse().unwrap()));
+        assert!(g.check("x", "239.255.0.1:7400").is_ok());
         for bad in [
             "198.18.0.9:40001",
             "udp/10.0.0.1:53",

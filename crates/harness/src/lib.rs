@@ -36,6 +36,8 @@ pub mod extra;
 pub mod fan_out;
 pub mod graph;
 pub mod key_pipe;
+pub mod multicast;
+pub mod one_host;
 pub mod profiler;
 pub mod protocol;
 pub mod qos_dir;

@@ -131,7 +131,8 @@ impl RunSpec {
 /// What the session process of `settings` runs on every run a publisher
 /// sets up, before anything else: [`RunSpec::validate_remote`]; for an
 /// agent at HOST:PORT, bindings that work across hosts (one within a host
-/// exchanges socket paths or in-process names, not addresses); and the
+/// exchanges socket paths or in-process names, not addresses) and
+/// transports that reach them ([`crate::one_host`]); and the
 /// vendor file resolved ([`crate::qos_dir::resolve`]), whose result
 /// replaces `--qos-file` in `spec`. Refusals read `refused by the agent:`
 /// and name the flag.
@@ -150,6 +151,12 @@ pub fn check_setup(spec: &mut RunSpec, settings: &SessionSettings) -> Result<(),
                 "{flag} {name}: it works within one host only; use a binding that reaches other hosts (see 'pubsubperf bindings')"
             )));
         }
+    }
+    if !settings.trusted()
+        && let Some(note) =
+            crate::one_host::network_transport(&spec.binding, &mut spec.endpoint).map_err(refuse)?
+    {
+        eprintln!("pubsubperf session: {note}");
     }
     if let Some(asked) = &spec.endpoint.qos_file {
         let file = crate::qos_dir::resolve(asked, settings.qos_dir.as_deref(), settings.trusted())
@@ -284,5 +291,28 @@ mod tests {
             "{e}"
         );
         check_setup(&mut s, &SessionSettings::local()).unwrap();
+    }
+
+    /// cyclonedds `shm` from a remote client started iox-roudi as root
+    /// with a 1.3 GB file in /dev/shm; fastdds and zenoh `shm` created
+    /// files there.
+    #[test]
+    fn an_agent_refuses_transports_of_one_host() {
+        for b in ["cyclonedds", "fastdds", "zenoh"] {
+            let mut s = spec();
+            (s.binding, s.peer_binding) = (b.into(), b.into());
+            s.endpoint.transport = "shm".into();
+            let e = check_setup(&mut s, &remote()).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("refused by the agent: --transport shm ({b}): shared memory works within one host only")),
+                "{e}"
+            );
+            check_setup(&mut s, &SessionSettings::local()).unwrap();
+        }
+        let mut s = spec();
+        (s.binding, s.peer_binding) = ("fastdds".into(), "fastdds".into());
+        s.endpoint.transport = "udp+shm".into();
+        check_setup(&mut s, &remote()).unwrap();
+        assert_eq!(s.endpoint.transport, "udp");
     }
 }

@@ -51,6 +51,10 @@ pub struct Limits {
     /// [`Bounds::GRACE`]).
     #[serde(default)]
     pub grace_ns: Option<u64>,
+    /// The largest multicast TTL a session from the network may ask
+    /// (`--allow-multicast-ttl`; None: [`crate::multicast::DEFAULT_TTL`]).
+    #[serde(default)]
+    pub multicast_ttl: Option<u8>,
 }
 
 /// The bounds every run from the network is held to, besides the agent's
@@ -90,6 +94,7 @@ impl Limits {
             network: false,
             destinations: Vec::new(),
             grace_ns: None,
+            multicast_ttl: None,
         }
     }
 
@@ -416,7 +421,14 @@ pub fn serve_admitted(ctl: Ctl, settings: &SessionSettings, watch: Watch) -> Res
         .as_deref()
         .and_then(|a| a.parse().ok())
         .or_else(|| ctl.stream().peer_addr().ok().map(|a| a.ip()));
-    let destinations = limits.destinations(publisher);
+    // The agent's own multicast group (`--multicast-address`) is one it
+    // allows.
+    let destinations = limits.destinations(publisher).also(
+        settings
+            .multicast_address
+            .as_deref()
+            .and_then(|g| g.parse().ok()),
+    );
     let mut heard = Instant::now();
     loop {
         let msg = match ctl.recv(Some(Duration::from_millis(200))) {
@@ -537,19 +549,19 @@ fn accept_run(
 ) -> Result<Option<Watchdog>, Fault> {
     spec.endpoint.bind_ip = bind_ip(spec, settings, data_ip);
     crate::remote_check::check_setup(spec, settings)?;
-    // Discovery peers (`--opt peers=`, `fastdds.peers=`) are destinations
-    // too: the middleware sends to them.
+    // Every address an option names (discovery peers, `--opt peers=`,
+    // `fastdds.peers=`; a multicast group; an interface) is a destination
+    // too: the middleware sends to it or from it. This host's own
+    // addresses and loopback pass.
     let own: Vec<IpAddr> = pubsubperf_core::sys::interface_addresses()
         .into_iter()
         .map(|(_, ip)| ip)
         .collect();
-    for (k, v) in spec
-        .endpoint
-        .options
-        .iter()
-        .filter(|(k, _)| k.ends_with("peers"))
-    {
+    for (k, v) in &spec.endpoint.options {
         destinations.check_peers(&format!("--opt {k}="), v, &own)?;
+    }
+    if settings.limits.network {
+        crate::multicast::hold(spec, destinations, settings.limits.multicast_ttl)?;
     }
     settings.limits.check(spec)?;
     Ok(settings.limits.watchdog(spec))

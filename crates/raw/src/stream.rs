@@ -9,16 +9,19 @@
 //! `TCP_NODELAY` there).
 //!
 //! A latency run's echoes come back on the connection their samples came
-//! on (see [`links`]), as in sockperf's ping-pong.
+//! on (see [`links`]), as in sockperf's ping-pong. In a run with a key a
+//! reader serves only the connection that proves it ([`key_proof`]).
 //!
 //! `uds` uses Linux abstract socket names (`@pubsubperf/<run>/<topic>/<n>`),
 //! which vanish with the socket: nothing is left in the file system.
 
+mod key_proof;
 mod links;
 mod reader;
 mod writer;
 
 use crate::wait::is_wait;
+pub use key_proof::{PROOF_TIME, WAITING_MAX};
 use links::Links;
 use pubsubperf_core::binding::BindingInfo;
 use pubsubperf_core::environment::kernel_release;

@@ -486,9 +486,14 @@ pub struct HostArgs {
     pub max_size: String,
     /// Addresses this host may send data to besides the publisher's
     /// (comma-separated): the subscribers an extra publisher here writes
-    /// to (--connect-publishers across three hosts).
+    /// to (--connect-publishers across three hosts), and the multicast
+    /// groups a run may send to (its --multicast-address).
     #[arg(long, value_name = "ADDR,...", value_delimiter = ',')]
     pub allow_destination: Vec<String>,
+    /// The largest multicast TTL a run may ask of this host (default: 1,
+    /// this link only); its multicast groups need --allow-destination.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..))]
+    pub allow_multicast_ttl: Option<u8>,
     /// How long a run may take beyond its warm-up and measurement
     /// (setting up, draining) before it is stopped.
     #[arg(long, value_name = "TIME", default_value = "60s")]

@@ -135,6 +135,7 @@ pub(crate) fn serve_once(
         max_size: "64MiB".into(),
         idle_timeout: "60s".into(),
         allow_destination: Vec::new(),
+        allow_multicast_ttl: None,
         run_grace: "60s".into(),
         allow_rt_priority: false,
         allow_mlock: false,

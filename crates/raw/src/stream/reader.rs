@@ -2,6 +2,7 @@
 //! listener or, for an echo reader, the connection its binding's data writer
 //! opened (see [`super::links`]).
 
+use super::key_proof::Screen;
 use super::links::{self, Control, Links};
 use super::{FRAME, StreamSocket, io};
 use crate::wait::{Deadline, POLL, is_wait, retry};
@@ -24,6 +25,9 @@ pub struct StreamReader<S: StreamSocket> {
     /// Where this reader listens (what a turn frame names).
     locator: String,
     links: Arc<Links<S>>,
+    /// In a run with a key, the accepted connections not yet proven
+    /// ([`super::key_proof`]); None: the first connection is served.
+    screen: Option<Screen<S>>,
     /// A read into an empty buffer lands at its start, on a 4 KiB boundary
     /// (see [`PageBuf`]): every read of a ping-pong.
     buf: PageBuf,
@@ -50,6 +54,7 @@ impl<S: StreamSocket> StreamReader<S> {
             conn: Accept::Pending(l),
             locator: locator.to_string(),
             links: links.clone(),
+            screen: cfg.sample_key.map(Screen::new),
             // Room for the largest frame (or hello) plus a read-ahead of 256 KiB.
             buf: PageBuf::new(cfg.max_sample_size.max(links::MAX_BODY) + FRAME + (256 << 10)),
             start: 0,
@@ -60,7 +65,8 @@ impl<S: StreamSocket> StreamReader<S> {
     }
 
     /// Waits up to `timeout` for a connection: accepted on the listener
-    /// (then its hello is read), or turned to this reader by an echo writer.
+    /// (in a run with a key, once it proved the key; then its hello is
+    /// read), or turned to this reader by an echo writer.
     fn accept(&mut self, timeout: Duration) -> Result<bool, BindingError> {
         let Accept::Pending(l) = &self.conn else {
             return Ok(true);
@@ -70,6 +76,12 @@ impl<S: StreamSocket> StreamReader<S> {
             &self.cancel,
             || {
                 if let Some(s) = S::try_accept(l).map_err(io("accept"))? {
+                    match &mut self.screen {
+                        Some(screen) => screen.admit(s),
+                        None => return Ok(Some((s, true))),
+                    }
+                }
+                if let Some(s) = self.screen.as_mut().and_then(Screen::proven) {
                     return Ok(Some((s, true)));
                 }
                 if let Some(s) = self.links.claim_turn(&self.locator)? {
@@ -82,6 +94,10 @@ impl<S: StreamSocket> StreamReader<S> {
         let Some((s, accepted)) = got else {
             return Ok(false);
         };
+        // The strangers still waiting are closed with it.
+        if let Some(screen) = &mut self.screen {
+            screen.close_waiting();
+        }
         // Blocking reads wake every POLL to check for cancellation.
         s.set_read_timeout(Some(POLL)).map_err(io("reader mode"))?;
         if accepted {

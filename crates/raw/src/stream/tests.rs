@@ -110,3 +110,75 @@ fn uds_echoes_turn_too() {
     assert_eq!(one(&mut data_w, &mut data_r, 1), vec![1; 32]);
     assert_eq!(one(&mut echo_w, &mut echo_r, 2), vec![2; 32]);
 }
+
+/// True when the reader closed `s`: its read sees the end of the stream
+/// (or a reset) within [`WAIT`].
+fn closed_by_reader(mut s: std::net::TcpStream) -> bool {
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    let mut b = [0u8; 64];
+    loop {
+        match s.read(&mut b) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
+            Err(_) => return false,
+        }
+    }
+}
+
+/// A publisher's binding and a subscriber's data reader (and its
+/// locator) of a run whose key is `key`.
+fn keyed(id: &str, key: u64) -> (Tcp, StreamReader<std::net::TcpStream>, String) {
+    let mut c = cfg(id);
+    c.sample_key = Some(key);
+    let (publisher, mut subscriber) = (Tcp::open(&c).unwrap(), Tcp::open(&c).unwrap());
+    let (data_r, data_l) = subscriber.create_reader(&topic("data")).unwrap();
+    (publisher, data_r, data_l)
+}
+
+/// A stranger's idle connection reached the reader's port first (it held
+/// a run up until it was killed 17 s later), then one with a wrong key and
+/// one with a sample frame: the reader closes them and serves the writer
+/// that proves the run's key.
+#[test]
+fn only_the_writer_that_proves_the_runs_key_is_served() {
+    let (mut publisher, mut data_r, data_l) = keyed("key-proof", 0x5eed_0123_4567_89ab);
+    let idle = std::net::TcpStream::connect(&data_l).unwrap();
+    let mut wrong = std::net::TcpStream::connect(&data_l).unwrap();
+    wrong
+        .write_all(&key_proof::key_frame(0x5eed_0123_4567_89aa))
+        .unwrap();
+    let mut sample = std::net::TcpStream::connect(&data_l).unwrap();
+    sample.write_all(&[32, 0, 0, 0]).unwrap();
+    sample.write_all(&[0; 32]).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let mut data_w = publisher
+        .create_writer(&topic("data"), std::slice::from_ref(&data_l))
+        .unwrap();
+    data_w.wait_matched(1, WAIT).unwrap();
+    data_r
+        .wait_matched(WAIT)
+        .expect("the reader serves the writer with the key");
+    assert_eq!(one(&mut data_w, &mut data_r, 4), vec![4; 32]);
+    assert!(closed_by_reader(wrong), "a wrong key is closed");
+    assert!(closed_by_reader(sample), "a sample frame is closed");
+    assert!(closed_by_reader(idle), "an idle connection is closed");
+}
+
+/// A flood of idle strangers, more than are screened at once, does not
+/// keep the writer out: the oldest are closed to make room.
+#[test]
+fn a_flood_of_idle_strangers_does_not_keep_the_writer_out() {
+    let (mut publisher, mut data_r, data_l) = keyed("key-flood", 7);
+    let strangers: Vec<_> = (0..3 * WAITING_MAX)
+        .map(|_| std::net::TcpStream::connect(&data_l).unwrap())
+        .collect();
+    let mut data_w = publisher
+        .create_writer(&topic("data"), std::slice::from_ref(&data_l))
+        .unwrap();
+    std::thread::scope(|s| {
+        s.spawn(|| data_r.wait_matched(WAIT).expect("the writer is served"));
+    });
+    assert_eq!(one(&mut data_w, &mut data_r, 6), vec![6; 32]);
+    drop(strangers);
+}

@@ -59,10 +59,16 @@ impl<S: StreamSocket> StreamWriter<S> {
     }
 
     /// A connection of its own to the reader at `locator`, opened with the
+    /// run's key frame, when it has a key ([`super::key_proof`]), and the
     /// binding's hello.
     fn connect(&mut self, locator: &str) -> Result<(), BindingError> {
         let s = S::connect(locator, &self.cfg)?;
-        self.add(s, &self.links.hello())?;
+        let mut opening = Vec::new();
+        if let Some(key) = self.cfg.sample_key {
+            opening.extend_from_slice(&super::key_proof::key_frame(key));
+        }
+        opening.extend_from_slice(&self.links.hello());
+        self.add(s, &opening)?;
         // Only a binding with readers waiting may be fed over it.
         if self.links.unmatched() > 0
             && let Ok(second) = self.conns.last().expect("just added").second()
