@@ -545,13 +545,18 @@ fn a_fake_agent_learns_nothing_and_is_found_out() {
 /// A TCP connection to `to` from the loopback address `from` (127.0.0.0/8
 /// is all this host's).
 fn connect_from(from: &str, to: &str) -> std::net::TcpStream {
+    try_connect_from(from, to).unwrap_or_else(|e| panic!("connect from {from} to {to}: {e}"))
+}
+
+/// [`connect_from`] that says why it could not (within 2 s).
+fn try_connect_from(from: &str, to: &str) -> std::io::Result<std::net::TcpStream> {
     use socket2::{Domain, Socket, Type};
-    let s = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    let s = Socket::new(Domain::IPV4, Type::STREAM, None)?;
     let src: std::net::SocketAddr = format!("{from}:0").parse().unwrap();
-    s.bind(&src.into()).unwrap();
+    s.bind(&src.into())?;
     let dst: std::net::SocketAddr = to.parse().unwrap();
-    s.connect(&dst.into()).unwrap();
-    s.into()
+    s.connect_timeout(&dst.into(), Duration::from_secs(2))?;
+    Ok(s.into())
 }
 
 /// Threads of `pid`.
@@ -647,12 +652,161 @@ fn strangers_cannot_exhaust_the_agent_or_hold_it_up() {
 #[test]
 fn strangers_waiting_on_other_addresses_do_not_hold_up_a_publisher() {
     let agent = Agent::start(&[]);
-    // 28 = 7 addresses at their cap of 4, under the total cap of 32.
+    // 28 = 7 addresses at their cap of 4, under the total cap of 64.
     let idle: Vec<_> = (0..28)
         .map(|i| connect_from(&format!("127.0.3.{}", i % 7 + 1), &agent.addr))
         .collect();
     std::thread::sleep(Duration::from_millis(300));
     agent.assert_serves("udp", "beside 28 idle strangers");
+    drop(idle);
+}
+
+/// Strangers who hold `per_address` idle connections open from each of
+/// their addresses and open a new one whenever the agent closes one, each
+/// address on a thread of its own, until [`Flood::stop`] (or drop).
+struct Flood {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<u64>>,
+}
+
+impl Flood {
+    fn start(addresses: &[String], per_address: usize, to: &str) -> Flood {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let threads = addresses
+            .iter()
+            .map(|from| {
+                let (from, to, stop) = (from.clone(), to.to_string(), stop.clone());
+                std::thread::spawn(move || {
+                    let mut held: Vec<Option<std::net::TcpStream>> =
+                        (0..per_address).map(|_| None).collect();
+                    let mut opened = 0u64;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        for c in held.iter_mut() {
+                            if c.as_ref().is_none_or(closed_by_agent) {
+                                *c = try_connect_from(&from, &to).ok();
+                                opened += u64::from(c.is_some());
+                            }
+                        }
+                        std::thread::sleep(Duration::from_millis(100));
+                    }
+                    opened
+                })
+            })
+            .collect();
+        Flood { stop, threads }
+    }
+
+    /// Stops the strangers, closes their connections; how many they opened.
+    fn stop(mut self) -> u64 {
+        self.end()
+    }
+
+    fn end(&mut self) -> u64 {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.threads.drain(..).map(|t| t.join().unwrap_or(0)).sum()
+    }
+}
+
+impl Drop for Flood {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
+/// True when the agent closed `s` or said something on it (its reason
+/// for closing it): an idle stranger opens another.
+fn closed_by_agent(s: &std::net::TcpStream) -> bool {
+    let _ = s.set_nonblocking(true);
+    match s.peek(&mut [0u8; 1]) {
+        Err(e) => e.kind() != std::io::ErrorKind::WouldBlock,
+        Ok(_) => true,
+    }
+}
+
+/// The attack of issue 65 made larger: idle strangers on 20 addresses, each
+/// at its cap of 4 and reopening what the agent closes, 80 together, more
+/// than the 64 that may wait at once. Every publisher is admitted: it
+/// takes the place of a stranger's oldest connection.
+#[test]
+fn publishers_are_admitted_while_80_idle_strangers_keep_reconnecting() {
+    let agent = Agent::start(&[]);
+    let addresses: Vec<String> = (1..=20).map(|i| format!("127.0.6.{i}")).collect();
+    let flood = Flood::start(&addresses, 4, &agent.addr);
+    std::thread::sleep(Duration::from_secs(2));
+    for i in 0..5 {
+        let started = Instant::now();
+        let o = agent
+            .publisher("latency", "udp", &["-n", "100"])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "publisher {i} under the flood: {}",
+            stderr(&o)
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "publisher {i} took {:?} under the flood",
+            started.elapsed()
+        );
+    }
+    // The strangers had filled the door: the agent closed theirs to make
+    // room.
+    agent.expect(
+        "agent full of unauthenticated connections",
+        Duration::from_secs(5),
+    );
+    let opened = flood.stop();
+    assert!(
+        opened > 80,
+        "the strangers opened {opened} connections, no more than their first: the door never closed one"
+    );
+}
+
+/// A stranger's connection closed to make room is told why.
+#[test]
+fn the_connection_closed_to_make_room_is_told_the_agent_is_full() {
+    let agent = Agent::start(&[]);
+    let oldest = Ctl::plain(connect_from("127.0.7.1", &agent.addr));
+    std::thread::sleep(Duration::from_millis(300));
+    // 64 more, one per address: the door is full, and the oldest of the
+    // addresses with the most waiting (all have one) is the first one.
+    let others: Vec<_> = (1..=64)
+        .map(|i| connect_from(&format!("127.0.8.{i}"), &agent.addr))
+        .collect();
+    match oldest.recv(Some(Duration::from_secs(5))) {
+        Ok(Msg::Error { message }) => assert!(
+            message.starts_with(
+                "the agent turned this connection away: agent full of unauthenticated connections"
+            ),
+            "{message}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    agent.expect("closed to make room", Duration::from_secs(5));
+    drop(others);
+}
+
+/// A publisher whose address already has 4 connections waiting says the
+/// agent is full, not that the connection closed.
+#[test]
+fn a_publisher_turned_away_at_a_full_door_says_so() {
+    let agent = Agent::start(&[]);
+    let idle: Vec<_> = (0..4)
+        .map(|_| connect_from("127.0.0.1", &agent.addr))
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let o = agent
+        .publisher("latency", "udp", &["-n", "100"])
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("agent full of unauthenticated connections"),
+        "{e}"
+    );
+    assert!(!e.contains("closed the control connection"), "{e}");
     drop(idle);
 }
 

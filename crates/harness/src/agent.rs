@@ -15,11 +15,15 @@
 //! [`PENDING_PER_ADDRESS`] from one address) wait for their handshake at
 //! once, each on a thread of its own, with one deadline for the whole
 //! handshake ([`HELLO_TIMEOUT`]) and nothing larger than
-//! [`crate::channel::PREAUTH_MESSAGE`] read; further connections are closed
-//! as they come. An address whose proofs failed [`FAILURES_MAX`] times
-//! within [`FAILURE_WINDOW`] is turned away for the rest of that window.
-//! Running out of descriptors or memory on accept is logged and waited
-//! out, never fatal; refusals are logged at most [`LOG_BURST`] per
+//! [`crate::channel::PREAUTH_MESSAGE`] read. A waiting connection is cheap
+//! to drop: when a new one arrives at the cap, the oldest connection of the
+//! address with the most waiting is closed to make room (told [`FULL`]), so
+//! strangers who keep idle connections open, however many addresses they
+//! have, cannot keep a publisher out. A connection beyond its address's cap
+//! is closed as it comes. An address whose proofs failed [`FAILURES_MAX`]
+//! times within [`FAILURE_WINDOW`] is turned away for the rest of that
+//! window. Running out of descriptors or memory on accept is logged and
+//! waited out, never fatal; refusals are logged at most [`LOG_BURST`] per
 //! [`LOG_WINDOW`], with a count of those not shown.
 
 use crate::auth::Refusal;
@@ -31,7 +35,8 @@ use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Sender, channel};
 use std::time::{Duration, Instant};
 
@@ -40,10 +45,14 @@ use std::time::{Duration, Instant};
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a session process has to end after SIGTERM before SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
-/// Connections waiting for their handshake at once.
-pub const PENDING_MAX: usize = 32;
+/// Connections waiting for their handshake at once; a new one at the cap
+/// closes the oldest of the address with the most waiting.
+pub const PENDING_MAX: usize = 64;
 /// Connections from one address waiting for their handshake at once.
 pub const PENDING_PER_ADDRESS: usize = 4;
+/// What a connection closed to make room, or beyond its address's cap, is
+/// told (after "the agent turned this connection away: ").
+pub const FULL: &str = "agent full of unauthenticated connections";
 /// Failed proofs from one address within [`FAILURE_WINDOW`] before it is
 /// turned away until the window ends.
 pub const FAILURES_MAX: u32 = 5;
@@ -105,8 +114,13 @@ struct Admission {
     peer: SocketAddr,
 }
 
-/// What an admission thread reports.
-type Verdict = Result<Admission, (SocketAddr, Refusal)>;
+/// What an admission thread reports: the connection's number at the door,
+/// whether it was closed to make room, and how its handshake ended.
+struct Verdict {
+    id: u64,
+    evicted: bool,
+    admitted: Result<Admission, (SocketAddr, Refusal)>,
+}
 
 /// The session being served.
 struct Running {
@@ -153,18 +167,17 @@ pub fn run(cfg: &AgentConfig, report: &mut dyn FnMut(Event)) -> Result<(), Fault
                 return Ok(());
             }
         }
-        // Verdicts first: a failed proof counts before its address's next
-        // connection is taken.
-        let verdicts: Vec<Verdict> = rx.try_iter().collect();
+        // Verdicts first: a failed proof counts, and a finished handshake
+        // leaves the door, before the next connections are taken.
+        let mut admitted = Vec::new();
+        for verdict in rx.try_iter() {
+            match door.settle(verdict) {
+                Ok(a) => admitted.push(a),
+                Err((peer, why)) => log.pass(Event::Refused { peer, why }, report),
+            }
+        }
         door.accept_all(&listener, cfg, &tx, &mut |e| log.pass(e, report));
-        for verdict in verdicts {
-            let a = match door.settle(verdict) {
-                Ok(a) => a,
-                Err((peer, why)) => {
-                    log.pass(Event::Refused { peer, why }, report);
-                    continue;
-                }
-            };
+        for a in admitted {
             match &current {
                 Some(r) => refuse_busy(a, r, report),
                 None => {
@@ -210,11 +223,22 @@ fn start(
     spawn_session(cfg, &settings(cfg, None), conn.into(), a.keys.as_ref()).map(Some)
 }
 
-/// The agent's door: the connections waiting for their handshake, by
-/// address, and the addresses whose proofs failed.
+/// A connection waiting for its handshake.
+struct Waiting {
+    ip: IpAddr,
+    since: Instant,
+    /// Another descriptor of the connection, to close it early.
+    stream: TcpStream,
+    /// Set when it was closed to make room (its thread tells it why).
+    evicted: Arc<AtomicBool>,
+}
+
+/// The agent's door: the connections waiting for their handshake, and the
+/// addresses whose proofs failed.
 #[derive(Default)]
 struct Door {
-    pending: HashMap<IpAddr, usize>,
+    pending: HashMap<u64, Waiting>,
+    next_id: u64,
     failures: HashMap<IpAddr, (u32, Instant)>,
     /// No accept before this (after running out of descriptors or memory).
     resume: Option<Instant>,
@@ -222,8 +246,8 @@ struct Door {
 }
 
 impl Door {
-    fn waiting(&self) -> usize {
-        self.pending.values().sum()
+    fn waiting_from(&self, ip: IpAddr) -> usize {
+        self.pending.values().filter(|w| w.ip == ip).count()
     }
 
     /// Why a new connection from `ip` is closed at once, if it is.
@@ -238,17 +262,34 @@ impl Door {
                 ));
             }
         }
-        if self.waiting() >= PENDING_MAX {
+        if self.waiting_from(ip) >= PENDING_PER_ADDRESS {
             return Some(format!(
-                "closed: {PENDING_MAX} connections are already waiting for their handshake"
-            ));
-        }
-        if self.pending.get(&ip).copied().unwrap_or(0) >= PENDING_PER_ADDRESS {
-            return Some(format!(
-                "closed: {PENDING_PER_ADDRESS} connections from this address are already waiting for their handshake"
+                "{FULL}: {PENDING_PER_ADDRESS} from this address are already waiting for their handshake; try again in a few seconds"
             ));
         }
         None
+    }
+
+    /// At [`PENDING_MAX`], closes the oldest connection of the address with
+    /// the most waiting: it no longer counts, and its thread, whose reads
+    /// now end, tells it [`FULL`].
+    fn make_room(&mut self) {
+        if self.pending.len() < PENDING_MAX {
+            return;
+        }
+        let mut per_address: HashMap<IpAddr, usize> = HashMap::new();
+        for w in self.pending.values() {
+            *per_address.entry(w.ip).or_default() += 1;
+        }
+        let victim = self
+            .pending
+            .iter()
+            .max_by_key(|(_, w)| (per_address[&w.ip], std::cmp::Reverse(w.since)))
+            .map(|(&id, _)| id);
+        if let Some(w) = victim.and_then(|id| self.pending.remove(&id)) {
+            w.evicted.store(true, Ordering::SeqCst);
+            let _ = w.stream.shutdown(std::net::Shutdown::Read);
+        }
     }
 
     /// Accepts every waiting connection and admits each on a thread of its
@@ -288,45 +329,68 @@ impl Door {
                 // Said before closing, so that a publisher turned away
                 // says why instead of "the peer closed the connection".
                 let _ = Ctl::stranger(stream).send(&Msg::Error {
-                    message: format!("the agent turned this connection away: {why}"),
+                    message: turned_away(&why),
                 });
                 report(Event::Refused { peer, why });
                 continue;
             }
-            if let Err(e) = stream.set_nonblocking(false) {
-                report(Event::Refused {
-                    peer,
-                    why: e.to_string(),
-                });
-                continue;
-            }
-            *self.pending.entry(peer.ip()).or_default() += 1;
+            let other = match stream
+                .set_nonblocking(false)
+                .and_then(|()| stream.try_clone())
+            {
+                Ok(s) => s,
+                Err(e) => {
+                    report(Event::Refused {
+                        peer,
+                        why: e.to_string(),
+                    });
+                    continue;
+                }
+            };
+            self.make_room();
+            let (id, evicted) = (self.next_id, Arc::new(AtomicBool::new(false)));
+            self.next_id += 1;
+            self.pending.insert(
+                id,
+                Waiting {
+                    ip: peer.ip(),
+                    since: Instant::now(),
+                    stream: other,
+                    evicted: evicted.clone(),
+                },
+            );
             let (tx, token) = (tx.clone(), cfg.token.clone());
             let deadline = Instant::now() + HELLO_TIMEOUT;
             std::thread::spawn(move || {
                 let ctl = Ctl::stranger(stream);
-                let verdict = crate::auth::admit(&ctl, token.as_deref(), deadline)
-                    .map(|keys| Admission { ctl, keys, peer })
-                    .map_err(|r| (peer, r));
-                let _ = tx.send(verdict);
+                let admitted = crate::auth::admit(&ctl, token.as_deref(), deadline);
+                let evicted = evicted.load(Ordering::SeqCst);
+                if admitted.is_err() && evicted {
+                    let _ = ctl.send(&Msg::Error {
+                        message: turned_away(&evicted_why()),
+                    });
+                }
+                let _ = tx.send(Verdict {
+                    id,
+                    evicted,
+                    admitted: admitted
+                        .map(|keys| Admission { ctl, keys, peer })
+                        .map_err(|r| (peer, r)),
+                });
             });
         }
     }
 
     /// Takes an admission thread's verdict: the connection no longer waits;
-    /// a failed proof counts against its address.
+    /// a failed proof counts against its address, unless the agent closed
+    /// the connection to make room. A connection that proved the token is
+    /// admitted even so.
     fn settle(&mut self, verdict: Verdict) -> Result<Admission, (SocketAddr, String)> {
-        let peer = match &verdict {
-            Ok(a) => a.peer,
-            Err((p, _)) => *p,
-        };
-        if let Some(n) = self.pending.get_mut(&peer.ip()) {
-            *n -= 1;
-            if *n == 0 {
-                self.pending.remove(&peer.ip());
+        self.pending.remove(&verdict.id);
+        verdict.admitted.map_err(|(peer, r)| {
+            if verdict.evicted {
+                return (peer, evicted_why());
             }
-        }
-        verdict.map_err(|(peer, r)| {
             if r.failed_proof {
                 let e = self
                     .failures
@@ -337,6 +401,18 @@ impl Door {
             (peer, crate::escape::printable(&r.why, 400))
         })
     }
+}
+
+/// Why a connection was closed to make room.
+fn evicted_why() -> String {
+    format!(
+        "{FULL}: this one, the oldest of the address with the most waiting for their handshake, was closed to make room; try again"
+    )
+}
+
+/// What a connection turned away at the door is told.
+fn turned_away(why: &str) -> String {
+    format!("the agent turned this connection away: {why}")
 }
 
 /// Running out of descriptors or memory: the agent waits, it does not end.

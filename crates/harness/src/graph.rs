@@ -19,7 +19,7 @@
 mod books;
 mod lockstep;
 pub mod node;
-mod plan;
+pub(crate) mod plan;
 mod reading;
 
 pub use node::NodeReport;

@@ -272,6 +272,9 @@ pub fn decode(body: &[u8]) -> Result<Msg, ControlError> {
 }
 
 #[cfg(test)]
+mod field_table;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
