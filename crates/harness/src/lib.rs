@@ -30,6 +30,7 @@ pub mod auth;
 pub mod channel;
 mod check_every;
 pub mod clock_offset;
+mod count_bounds;
 pub mod destinations;
 /// Text from the network made safe to print (in core, shared with the
 /// report's tables and CSV).
