@@ -405,7 +405,8 @@ fn measure<B: Binding>(
             let _ = ctl.send(&Msg::Heartbeat);
         } else if now >= next_report {
             let received: u64 = trackers.iter().map(|t| t.received).sum();
-            let lost: u64 = trackers.iter().map(|t| t.lost).sum();
+            // A forged sequence number makes a loss near u64::MAX: no wrap.
+            let lost = trackers.iter().fold(0u64, |n, t| n.saturating_add(t.lost));
             let u = Usage::now();
             let last = Totals {
                 at_ns: last_report.0,

@@ -250,7 +250,7 @@ pub(super) fn total_throughput(
     let mut total = Throughput::default();
     if subscribers.is_empty() {
         total.received = intervals.iter().map(|i| i.received).sum();
-        total.lost = intervals.iter().map(|i| i.lost).sum();
+        total.lost = intervals.iter().fold(0u64, |n, i| n.saturating_add(i.lost));
         total.bytes = total.received * spec.size as u64;
         total.sent = sent_by[0];
         total.finish(duration_ns as f64 / 1e9);
