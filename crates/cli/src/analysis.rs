@@ -7,6 +7,7 @@ use crate::cli::{
     CompareArgs, ExportArgs, FilterArgs, HistoryArgs, ImportArgs, MergeArgs, ReportArgs, SaveArgs,
 };
 use crate::plan::UsageError;
+use pubsubperf_core::escape::printable_all;
 use pubsubperf_core::result::ResultsFile;
 use pubsubperf_report::ReportError;
 use pubsubperf_report::db::{self, Database, Filter, StoredGraph, StoredRun};
@@ -226,7 +227,7 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
     let (merged, notes) =
         pubsubperf_report::merge::merge_files(&files).map_err(|e| flag_error("RESULTS", e))?;
     for n in &notes {
-        eprintln!("pubsubperf merge: note: {n}");
+        eprintln!("pubsubperf merge: note: {}", printable_all(n));
     }
     let json = serde_json::to_string_pretty(&merged)?;
     write_out("--out", &a.out, json.as_bytes())?;
@@ -298,7 +299,7 @@ fn side(flag: &str, spec: &str, db_path: Option<&Path>) -> anyhow::Result<(Strin
         }
         let (file, notes) = db::to_results_file(&runs, &graphs).map_err(|e| flag_error(flag, e))?;
         for n in notes {
-            eprintln!("pubsubperf compare: note: {flag}: {n}");
+            eprintln!("pubsubperf compare: note: {flag}: {}", printable_all(&n));
         }
         return Ok((spec.to_string(), file));
     }
@@ -361,10 +362,10 @@ fn not_as_planned(sides: &[(&str, &pubsubperf_core::result::ResultsFile)]) -> Ve
                 .map(move |r| {
                     format!(
                         "{name} run {} {} {} B did not run as planned ({})",
-                        r.binding,
+                        printable_all(&r.binding),
                         r.test,
                         r.size,
-                        r.conditions.join("; ")
+                        printable_all(&r.conditions.join("; "))
                     )
                 })
         })
@@ -444,7 +445,7 @@ pub fn export(a: &ExportArgs) -> anyhow::Result<ExitCode> {
         let (file, notes) =
             db::to_results_file(&runs, &graphs).map_err(|e| flag_error("--json", e))?;
         for n in notes {
-            eprintln!("pubsubperf export: note: {n}");
+            eprintln!("pubsubperf export: note: {}", printable_all(&n));
         }
         write_out("--json", p, serde_json::to_string_pretty(&file)?.as_bytes())?;
     }

@@ -357,7 +357,8 @@ pub fn condition_lines(runs: &[&Run]) -> String {
             r.test,
             r.size,
             point_note(r),
-            r.conditions.join("; ")
+            // Read back from each side, a remote one's included.
+            pubsubperf_core::escape::printable_all(&r.conditions.join("; "))
         );
     }
     s
@@ -553,6 +554,25 @@ mod tests {
         assert_eq!(us(1), "0.001");
         assert_eq!(us(12_345), "12.345");
         assert_eq!(us(1_000_000), "1000.000");
+    }
+
+    /// Conditions read back from a remote side are printed escaped: no
+    /// escape sequence or forged line reaches the terminal.
+    #[test]
+    fn condition_lines_escape_control_characters() {
+        let mut r = crate::run_fixture::run(
+            pubsubperf_core::result::TestKind::Latency,
+            "udp",
+            64,
+            serde_json::json!({}),
+        );
+        r.conditions = vec!["kernel \u{1b}[2J\nNOT AS PLANNED: forged".into()];
+        let s = condition_lines(&[&r]);
+        assert_eq!(s.lines().count(), 1, "{s}");
+        assert!(
+            s.contains("kernel \\u{1b}[2J\\nNOT AS PLANNED: forged"),
+            "{s}"
+        );
     }
 
     #[test]

@@ -93,6 +93,14 @@ pub fn merge(outcomes: Vec<RunOutcome>) -> RunOutcome {
     out.bad_samples = runs.iter().map(|r| r.bad_samples).sum();
     out.foreign_samples = runs.iter().map(|r| r.foreign_samples).sum();
     out.complete = runs.len() == n && runs.iter().all(|r| r.complete);
+    // Every topic's conditions (counts not trusted, a side not where
+    // planned), each once.
+    out.conditions = Vec::new();
+    for c in runs.iter().flat_map(|r| &r.conditions) {
+        if !out.conditions.contains(c) {
+            out.conditions.push(c.clone());
+        }
+    }
     if out.error.is_none() {
         out.error = runs.iter().find_map(|r| r.error.clone());
     }
@@ -271,6 +279,26 @@ mod tests {
         let tp = r.throughput.unwrap();
         assert_eq!((tp.sent, tp.received, tp.lost), (200, 190, 10));
         assert_eq!((tp.samples_per_s, tp.lost_percent), (2500.0, 5.0));
+    }
+
+    /// A topic whose counts were not trusted has no counters: the sum has
+    /// none either, and the merged run keeps that topic's condition.
+    #[test]
+    fn an_untrusted_topic_leaves_no_sum_and_its_condition() {
+        let mut good = bare();
+        good.throughput = Some(Throughput {
+            sent: 100,
+            received: 100,
+            ..Default::default()
+        });
+        let mut forged = bare();
+        forged.conditions = vec!["counts untrusted: subscriber 0 counted 9 lost of 1 sent".into()];
+        let r = merge(vec![ok(good), ok(forged)]).run.unwrap();
+        assert_eq!(r.throughput, None);
+        assert_eq!(
+            r.conditions,
+            ["counts untrusted: subscriber 0 counted 9 lost of 1 sent"]
+        );
     }
 
     #[test]

@@ -128,8 +128,8 @@ pub fn print(g: &GraphRun) {
     for n in g.nodes.iter().filter(|n| !n.conditions.is_empty()) {
         println!(
             "NOT AS PLANNED: node {}: {}; its figures were not measured as planned",
-            n.name,
-            n.conditions.join("; ")
+            pubsubperf_core::escape::printable_all(&n.name),
+            pubsubperf_core::escape::printable_all(&n.conditions.join("; "))
         );
     }
     for n in &g.nodes {

@@ -1268,6 +1268,42 @@ fn setups_beyond_the_bounds_or_for_one_host_are_refused_before_anything_is_made(
     }
 }
 
+/// Issue 65: counts the command line bounds (1 to 64) are bounded for a
+/// token holder's Setup too, each refused naming its field and the bound,
+/// and the session goes on.
+#[test]
+fn counts_of_a_trillion_in_a_setup_are_refused_naming_the_field_and_bound() {
+    let agent = Agent::start(&[]);
+    let trillion = 1_000_000_000_000usize;
+    type Set = fn(&mut RunSpec, usize);
+    let sets: [(&str, Set); 3] = [
+        ("endpoint.subscribers", |s, n| s.endpoint.subscribers = n),
+        ("endpoint.publishers", |s, n| s.endpoint.publishers = n),
+        ("topics", |s, n| s.topics = n),
+    ];
+    for (field, set) in sets {
+        let mut spec = RunSpec::for_test("t1", TestKind::Throughput);
+        set(&mut spec, trillion);
+        let ctl = set_up(&agent, spec);
+        let e = error_of(&ctl);
+        assert_eq!(
+            e,
+            format!("refused by the agent: {field} {trillion} exceeds the agent's bound 64")
+        );
+        // Still served: a clock probe is answered.
+        ctl.send(&Msg::ClockProbe { t1: 1 }).unwrap();
+        assert!(
+            matches!(
+                ctl.recv(Some(Duration::from_secs(10))),
+                Ok(Msg::ClockEcho { t1: 1, .. })
+            ),
+            "{field}"
+        );
+        drop(ctl);
+        agent.wait_idle(Duration::from_secs(5));
+    }
+}
+
 #[test]
 fn echoes_go_only_to_the_publishers_address() {
     let agent = Agent::start(&[]);

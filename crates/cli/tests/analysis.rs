@@ -1,8 +1,8 @@
 //! The analysis commands end to end on real runs of the binary: report
 //! (and its rendering in headless Chromium), merge, compare with
 //! `--fail-if`, import, history and export, also of topology runs (over
-//! the mock, whose figures are exact). No test asserts a latency or
-//! throughput figure of a real binding.
+//! the mock, whose figures are exact), and of a hostile imported file. No
+//! test asserts a latency or throughput figure of a real binding.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -653,4 +653,139 @@ fn topology_runs_are_saved_listed_reported_and_compared() {
         &["history", "--db", &default_db, "--test", "graph"],
         "--test 'graph': expected latency, throughput or topology",
     );
+}
+
+// A hostile results file imported into the database (issue 65): its
+// labels, binding names, hosts, versions and conditions carry escape
+// sequences, a bell, a forged line and a spreadsheet formula. `history`,
+// `compare` and `export --csv` print none of it raw: control characters
+// come out escaped, and every CSV field stays one column, kept from being
+// read as a formula.
+
+/// The text that forges a table row on the next line, recolours the
+/// terminal, rings its bell and retitles its window.
+const FORGED: &str = "mock\u{1b}[31m\u{7}\nforged 99 row\r\u{1b}]0;owned\u{7}";
+/// A formula a spreadsheet would run, and a field that would split in two.
+const FORMULA: &str = "=HYPERLINK(\"http://x\",\"y\")";
+
+/// No byte a terminal acts on: nothing below a space but the line feed,
+/// no DEL, no C1 control; and no line the file forged.
+fn assert_inert(what: &str, out: &[u8]) {
+    let s = text(out);
+    for c in s.chars() {
+        assert!(
+            c == '\n' || !c.is_control(),
+            "{what}: a raw {:?} in:\n{s}",
+            c
+        );
+    }
+    assert!(
+        !s.lines()
+            .any(|l| l.trim_start().starts_with("forged 99 row")),
+        "{what}: a forged line in:\n{s}"
+    );
+}
+
+/// A mock latency run's results file, then its hostile copy.
+fn hostile_files(dir: &Path) -> (String, String) {
+    let base = dir.join("base.json");
+    let b = base.to_str().unwrap();
+    ok(&[
+        "latency",
+        "-b",
+        "mock",
+        "-n",
+        "200",
+        "--warmup",
+        "0s",
+        "--no-save",
+        "-q",
+        "--json",
+        b,
+    ]);
+    let mut f: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
+    for r in f["runs"].as_array_mut().unwrap() {
+        r["binding"] = FORGED.into();
+        r["transport"] = FORGED.into();
+        r["data_type"] = FORGED.into();
+        r["hosts"] = serde_json::json!({"publisher": FORMULA, "subscriber": "a,b"});
+        r["conditions"] = serde_json::json!([FORGED]);
+        r["config"]["deviations"] = serde_json::json!([FORGED]);
+    }
+    f["environment"]["hostname"] = FORGED.into();
+    f["environment"]["pubsubperf"] = FORGED.into();
+    let hostile = dir.join("hostile.json");
+    std::fs::write(&hostile, serde_json::to_string(&f).unwrap()).unwrap();
+    (b.to_string(), hostile.to_str().unwrap().to_string())
+}
+
+#[test]
+fn an_imported_hostile_file_prints_no_control_characters_and_no_formula() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, hostile) = hostile_files(dir.path());
+    let db = dir.path().join("r.sqlite");
+    let db = db.to_str().unwrap();
+    ok(&["import", &hostile, "--db", db]);
+
+    let o = ok(&["history", "--db", db]);
+    assert_inert("history", &o.stdout);
+    assert!(
+        text(&o.stdout).contains("mock\\u{1b}[31m\\u{7}\\nforged 99 row"),
+        "{}",
+        text(&o.stdout)
+    );
+
+    // Refused as not run as planned: the refusal names the conditions,
+    // escaped; allowed, the tables and the lists of unmatched cells.
+    let o = run(&["compare", &hostile, &base]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert_inert("compare (refused)", &o.stderr);
+    for (a, b) in [(&hostile, &hostile), (&hostile, &base)] {
+        let o = ok(&["compare", a, b, "--allow-not-as-planned"]);
+        assert_inert("compare", &o.stdout);
+        assert_inert("compare", &o.stderr);
+        if a != b {
+            // Unmatched cells and the environment listed, escaped.
+            assert!(text(&o.stdout).contains("\\u{1b}"), "{}", text(&o.stdout));
+        }
+    }
+    let o = ok(&[
+        "compare",
+        "--db",
+        db,
+        &hostile,
+        "db:limit=5",
+        "--allow-not-as-planned",
+    ]);
+    assert_inert("compare db:", &o.stdout);
+
+    let csv_path = dir.path().join("e.csv");
+    let o = ok(&["export", "--db", db, "--csv", csv_path.to_str().unwrap()]);
+    assert_inert("export", &o.stderr);
+    let written = std::fs::read(&csv_path).unwrap();
+    assert_inert("export --csv", &written);
+    let mut reader = csv::Reader::from_reader(&written[..]);
+    let header = reader.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let runs: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&hostile).unwrap()).unwrap();
+    assert_eq!(
+        records.len(),
+        runs["runs"].as_array().unwrap().len(),
+        "{}",
+        text(&written)
+    );
+    for r in &records {
+        assert_eq!(r.len(), header.len(), "{r:?}");
+        assert_eq!(&r[col("publisher_host")], "'=HYPERLINK(\"http://x\",\"y\")");
+        assert_eq!(&r[col("subscriber_host")], "a,b");
+        assert_eq!(
+            &r[col("binding")],
+            "mock\\u{1b}[31m\\u{7}\\nforged 99 row\\r\\u{1b}]0;owned\\u{7}"
+        );
+        // Numbers stay numbers.
+        assert!(r[col("latency_count")].parse::<u64>().is_ok(), "{r:?}");
+    }
 }

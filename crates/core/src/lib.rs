@@ -10,6 +10,8 @@
 //!   number, publisher id, flags, send timestamp) and the integrity pattern;
 //! - [`stats`]: latency recording into an HDR histogram with exact
 //!   count/mean/std/min/max, and lossless (V2 compressed) serialization;
+//! - [`escape`]: text from the network or an imported file made safe to
+//!   print;
 //! - [`seq`]: loss, duplicate and reordering accounting per publisher;
 //! - [`result`]: the JSON result schema (the output contract);
 //! - [`size`], [`rate`], [`clock`], [`sys`]: size and rate parsing, the timestamp clock, and
@@ -22,6 +24,7 @@ pub mod clock;
 pub mod cpus;
 pub mod dds;
 pub mod environment;
+pub mod escape;
 pub mod graph_result;
 pub mod handoff;
 pub mod helper;

@@ -12,6 +12,10 @@
 //!
 //! At the end, [`SeqTracker::finish`] adds the tail loss: samples the
 //! publisher reports having sent after the last one that arrived.
+//!
+//! A sequence number comes off the network: a forged or corrupt one may be
+//! anything up to `u64::MAX`. No count wraps or panics on it (they
+//! saturate); what exceeds the samples sent is the caller's to distrust.
 
 /// Reordering window in samples.
 pub const WINDOW: u64 = 4096;
@@ -68,8 +72,8 @@ impl SeqTracker {
     pub fn observe(&mut self, seq: u64) {
         if seq == self.expected {
             self.set(seq, true);
-            self.expected += 1;
-            self.received += 1;
+            self.expected = self.expected.saturating_add(1);
+            self.received = self.received.saturating_add(1);
         } else {
             self.observe_out_of_order(seq);
         }
@@ -84,22 +88,24 @@ impl SeqTracker {
             let gap = seq - self.expected;
             // Clear the window bits of the skipped numbers (they were last
             // used by numbers WINDOW earlier).
-            for s in self.expected..seq.min(self.expected + WINDOW) {
+            for s in self.expected..seq.min(self.expected.saturating_add(WINDOW)) {
                 self.set(s, false);
             }
-            self.lost += gap;
+            self.lost = self.lost.saturating_add(gap);
             self.set(seq, true);
-            self.expected = seq + 1;
-            self.received += 1;
+            self.expected = seq.saturating_add(1);
+            self.received = self.received.saturating_add(1);
         } else if self.expected - seq > WINDOW {
-            self.out_of_order += 1;
+            self.out_of_order = self.out_of_order.saturating_add(1);
         } else if self.bit(seq) {
-            self.duplicates += 1;
+            self.duplicates = self.duplicates.saturating_add(1);
         } else {
+            // Late: taken back out of `lost` (none to take back for a
+            // number from before `start_at`).
             self.set(seq, true);
-            self.out_of_order += 1;
-            self.lost -= 1;
-            self.received += 1;
+            self.out_of_order = self.out_of_order.saturating_add(1);
+            self.lost = self.lost.saturating_sub(1);
+            self.received = self.received.saturating_add(1);
         }
     }
 
@@ -107,7 +113,7 @@ impl SeqTracker {
     /// number the publisher sent in total, numbered from the start.
     pub fn finish(&mut self, sent_until: u64) {
         if sent_until > self.expected {
-            self.lost += sent_until - self.expected;
+            self.lost = self.lost.saturating_add(sent_until - self.expected);
             self.expected = sent_until;
         }
     }
@@ -164,5 +170,35 @@ mod tests {
         assert_eq!(t.out_of_order, 1);
         assert_eq!(t.received, 3);
         assert_eq!(t.lost, WINDOW * 3 - 1 - 1);
+    }
+
+    /// A forged sample with a huge number, the largest one, or one from
+    /// before the start: the counts neither wrap nor panic, and the huge
+    /// loss they show exceeds what was sent (the caller's cue).
+    #[test]
+    fn forged_numbers_do_not_wrap_the_counts() {
+        let mut t = SeqTracker::new();
+        for s in 0..50 {
+            t.observe(s);
+        }
+        t.observe(140_737_488_355_154);
+        for s in 50..100 {
+            t.observe(s);
+        }
+        t.finish(100);
+        assert_eq!(
+            (t.received, t.lost, t.duplicates, t.out_of_order),
+            (51, 140_737_488_355_104, 0, 50)
+        );
+        t.observe(u64::MAX);
+        t.observe(u64::MAX);
+        t.observe(u64::MAX - 1);
+        assert!(t.lost > u64::MAX / 2, "{t:?}");
+        assert!(t.duplicates <= 2 && t.received <= 104, "{t:?}");
+
+        let mut late = SeqTracker::new();
+        late.start_at(1000);
+        late.observe(999);
+        assert_eq!((late.lost, late.received, late.out_of_order), (0, 1, 1));
     }
 }

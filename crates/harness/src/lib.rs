@@ -30,8 +30,11 @@ pub mod auth;
 pub mod channel;
 mod check_every;
 pub mod clock_offset;
+mod count_bounds;
 pub mod destinations;
-pub mod escape;
+/// Text from the network made safe to print (in core, shared with the
+/// report's tables and CSV).
+pub use pubsubperf_core::escape;
 pub mod extra;
 pub mod fan_out;
 pub mod graph;

@@ -270,9 +270,13 @@ fn run_over<B: Binding>(
         &mut m.fault,
     );
     keep_late_intervals(s, spec, &mut intervals);
+    // A subscriber's counts not trusted are no figures, in its intervals
+    // neither.
+    intervals.retain(|i| !peers.untrusted_subscribers.contains(&i.subscriber));
     spec.endpoint.cancel.cancel();
     drop(ep);
-    let throughput = (spec.test == TestKind::Throughput).then(|| Throughput {
+    let trusted = peers.untrusted.is_empty();
+    let throughput = (spec.test == TestKind::Throughput && trusted).then(|| Throughput {
         rejected,
         rejected_reason: m.first_refusal.as_ref().map(|e| e.to_string()),
         ..total_throughput(
@@ -306,7 +310,8 @@ fn run_over<B: Binding>(
         .chain(publishers)
         .chain(peers_placements)
         .collect();
-    run.conditions = pubsubperf_core::placement::conditions(&run.placement);
+    run.conditions
+        .extend(pubsubperf_core::placement::conditions(&run.placement));
     run.discovery = Some(discovery);
     run.fan_out = fan_out;
     run.latency_by_subscriber = by_subscriber.iter().map(|r| r.summary()).collect();

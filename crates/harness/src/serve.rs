@@ -454,6 +454,13 @@ pub fn serve_admitted(ctl: Ctl, settings: &SessionSettings, watch: Watch) -> Res
             Err(ControlError::Closed) => return Ok(()),
             Err(e) => return Err(Fault::Peer(format!("publisher: {e}"))),
         };
+        if let Err(e) = settings.limits.check_counts(&msg) {
+            let _ = ctl.send(&Msg::Error {
+                message: e.to_string(),
+            });
+            heard = Instant::now();
+            continue;
+        }
         // A run pins and prioritises this thread as its spec says; the
         // next one starts from the state the session began with.
         let _state = pubsubperf_core::sys::ThreadState::save();

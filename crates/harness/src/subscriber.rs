@@ -405,7 +405,8 @@ fn measure<B: Binding>(
             let _ = ctl.send(&Msg::Heartbeat);
         } else if now >= next_report {
             let received: u64 = trackers.iter().map(|t| t.received).sum();
-            let lost: u64 = trackers.iter().map(|t| t.lost).sum();
+            // A forged sequence number makes a loss near u64::MAX: no wrap.
+            let lost = trackers.iter().fold(0u64, |n, t| n.saturating_add(t.lost));
             let u = Usage::now();
             let last = Totals {
                 at_ns: last_report.0,
@@ -494,7 +495,7 @@ fn measure<B: Binding>(
         let mut one = Throughput {
             sent,
             received: t.received,
-            bytes: t.received * size,
+            bytes: t.received.saturating_mul(size),
             lost: t.lost,
             duplicates: t.duplicates,
             out_of_order: t.out_of_order,
@@ -502,14 +503,14 @@ fn measure<B: Binding>(
         };
         one.finish_window(seconds, window.count(p));
         by_publisher.push(one);
-        tp.received += t.received;
-        tp.lost += t.lost;
-        tp.duplicates += t.duplicates;
-        tp.out_of_order += t.out_of_order;
+        tp.received = tp.received.saturating_add(t.received);
+        tp.lost = tp.lost.saturating_add(t.lost);
+        tp.duplicates = tp.duplicates.saturating_add(t.duplicates);
+        tp.out_of_order = tp.out_of_order.saturating_add(t.out_of_order);
     }
     tp.sent = sent_by.iter().sum();
     tp.rejected = shared.rejected.load(Ordering::Relaxed);
-    tp.bytes = tp.received * size;
+    tp.bytes = tp.received.saturating_mul(size);
     tp.finish_window(seconds, window.total());
     if by_publisher.len() < 2 {
         by_publisher.clear();

@@ -1,7 +1,14 @@
 //! CSV export: one row per run, the same columns as the CSV that
 //! `pubsubperf latency|throughput --csv FILE` writes (a test in the CLI
 //! crate checks that both stay identical).
+//!
+//! Text fields come from results files, which may be imported from
+//! anywhere: each is written with its control characters escaped, quoted
+//! as RFC 4180 when it holds a comma or a quote, and kept from being read
+//! as a formula by a spreadsheet (a `'` before a leading `=`, `+`, `-` or
+//! `@` of anything but a number).
 
+use pubsubperf_core::escape::printable_all;
 use pubsubperf_core::result::Run;
 
 /// The header row.
@@ -90,8 +97,62 @@ pub fn csv(runs: &[Run]) -> String {
                 .as_ref()
                 .map_or(String::new(), |h| h.subscriber.clone()),
         ]);
-        out.push_str(&row.join(","));
-        out.push('\n');
+        out.push_str(&record(&row));
     }
     out
+}
+
+/// One field as it is safe to write: control characters escaped, and a
+/// leading `=`, `+`, `-` or `@` of a field that is not a number behind a
+/// `'`, so that a spreadsheet shows it as text instead of running it.
+fn field(s: &str) -> String {
+    let s = printable_all(s);
+    let formula = s.starts_with(['=', '+', '-', '@']);
+    if formula && !s.parse::<f64>().is_ok_and(f64::is_finite) {
+        format!("'{s}")
+    } else {
+        s
+    }
+}
+
+/// One CSV line: the fields made safe, quoted where RFC 4180 needs it.
+fn record(row: &[String]) -> String {
+    let mut w = ::csv::WriterBuilder::new()
+        .terminator(::csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
+    // Writing to memory fails only on a full memory; fields are UTF-8 in,
+    // UTF-8 out.
+    w.write_record(row.iter().map(|f| field(f)))
+        .expect("CSV to memory");
+    String::from_utf8(w.into_inner().expect("CSV to memory")).expect("CSV of UTF-8 fields")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{field, record};
+
+    #[test]
+    fn fields_are_quoted_and_kept_from_formulas() {
+        let row = [
+            "=HYPERLINK(\"http://x\",\"y\")",
+            "a,b",
+            "-1.5",
+            "+3",
+            "@SUM(A1)",
+            "-x",
+            "say \"hi\"",
+            "line\nforged,row",
+            "\u{1b}[31mred\u{7}",
+            "",
+            "udp",
+        ]
+        .map(String::from);
+        assert_eq!(
+            record(&row),
+            "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",\"a,b\",-1.5,+3,'@SUM(A1),'-x,\
+             \"say \"\"hi\"\"\",\"line\\nforged,row\",\\u{1b}[31mred\\u{7},,udp\n"
+        );
+        assert_eq!(field("-inf"), "'-inf");
+        assert_eq!(field("-1e3"), "-1e3");
+    }
 }

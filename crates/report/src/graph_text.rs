@@ -199,7 +199,7 @@ pub fn unmatched(c: &GraphsCompared) -> String {
         if !items.is_empty() {
             let _ = writeln!(s, "\n{title}:");
             for i in items {
-                let _ = writeln!(s, "  {i}");
+                let _ = writeln!(s, "  {}", pubsubperf_core::escape::printable_all(&i));
             }
         }
     };

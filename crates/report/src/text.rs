@@ -6,6 +6,7 @@ use crate::db::StoredRun;
 use crate::failif::pct;
 use crate::key::qos_label;
 use crate::stat::TTest;
+use pubsubperf_core::escape::printable_all;
 use pubsubperf_core::result::Run;
 use pubsubperf_core::size::format_size;
 use std::fmt::Write as _;
@@ -41,18 +42,24 @@ pub(crate) fn p_value(t: &TTest) -> String {
 }
 
 /// Pads the columns of rows: `align` has one `l` or `r` per column
-/// (missing: right).
+/// (missing: right). Every cell is printed with its control characters
+/// escaped: labels, names and hosts come from results files, which may be
+/// imported from anywhere.
 pub(crate) fn table(rows: &[Vec<String>], align: &str) -> String {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| printable_all(c)).collect())
+        .collect();
     let align: Vec<char> = align.chars().collect();
     let n = rows.iter().map(Vec::len).max().unwrap_or(0);
     let mut w = vec![0usize; n];
-    for r in rows {
+    for r in &rows {
         for (i, c) in r.iter().enumerate() {
             w[i] = w[i].max(c.chars().count());
         }
     }
     let mut s = String::new();
-    for r in rows {
+    for r in &rows {
         let mut line = String::new();
         for (i, c) in r.iter().enumerate() {
             let pad = w[i] - c.chars().count();
@@ -79,8 +86,8 @@ pub fn comparison(c: &Comparison) -> String {
     let _ = write!(
         s,
         "BASE {}  vs  NEW {}: {} cell(s) matched, {} only in BASE, {} only in NEW",
-        c.base_name,
-        c.new_name,
+        printable_all(&c.base_name),
+        printable_all(&c.new_name),
         c.cells.len(),
         c.only_base.len(),
         c.only_new.len()
@@ -198,32 +205,33 @@ pub fn comparison(c: &Comparison) -> String {
     if !c.only_base.is_empty() {
         let _ = writeln!(s, "\nOnly in BASE:");
         for k in &c.only_base {
-            let _ = writeln!(s, "  {}", k.label());
+            let _ = writeln!(s, "  {}", printable_all(&k.label()));
         }
     }
     if !c.only_new.is_empty() {
         let _ = writeln!(s, "\nOnly in NEW:");
         for k in &c.only_new {
-            let _ = writeln!(s, "  {}", k.label());
+            let _ = writeln!(s, "  {}", printable_all(&k.label()));
         }
     }
     s.push_str(&crate::graph_text::unmatched(&c.graphs));
     if !c.setting_differences.is_empty() {
         let _ = writeln!(s, "\nSettings that differ (not used to match cells):");
         for d in &c.setting_differences {
-            let _ = writeln!(s, "  {d}");
+            let _ = writeln!(s, "  {}", printable_all(d));
         }
     }
     if !c.environment_differences.is_empty() {
         let _ = writeln!(s, "\nEnvironment differences:");
         for d in &c.environment_differences {
-            let _ = writeln!(s, "  {d}");
+            let _ = writeln!(s, "  {}", printable_all(d));
         }
     }
     for u in &c.unchecked {
         let _ = writeln!(
             s,
-            "\n--fail-if '{u}': no matched cell, path or topic has this metric; not checked"
+            "\n--fail-if '{}': no matched cell, path or topic has this metric; not checked",
+            printable_all(u)
         );
     }
     if !c.violations.is_empty() {
@@ -233,7 +241,13 @@ pub fn comparison(c: &Comparison) -> String {
             c.violations.len()
         );
         for v in &c.violations {
-            let _ = writeln!(s, "  {}: {}: {}", v.condition, v.cell, v.found);
+            let _ = writeln!(
+                s,
+                "  {}: {}: {}",
+                printable_all(&v.condition),
+                printable_all(&v.cell),
+                printable_all(&v.found)
+            );
         }
     }
     s

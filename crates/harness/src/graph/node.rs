@@ -120,7 +120,9 @@ pub fn serve_node<B: Binding>(
     }
     ctl.send(&Msg::NodeLocators { readers: locators })
         .map_err(ctl_err)?;
-    let peers = match ctl.recv(Some(setup_timeout)).map_err(ctl_err)? {
+    let peers = ctl.recv(Some(setup_timeout)).map_err(ctl_err)?;
+    crate::count_bounds::bounded_counts(&peers)?;
+    let peers = match peers {
         Msg::NodePeers { writers } if writers.len() == plan.writers.len() => writers,
         Msg::Error { message } => return Err(Fault::Peer(message)),
         other => return Err(Fault::Peer(format!("unexpected {other:?}"))),

@@ -74,22 +74,40 @@ pub(super) struct PeerResults {
     pub(super) arrivals: Vec<Vec<u32>>,
     /// Where each subscriber's measuring thread ran.
     pub(super) placements: Vec<pubsubperf_core::placement::Placement>,
+    /// Why counts are not trusted ([`untrusted_counts`]): the run's
+    /// conditions, and its throughput figures absent.
+    pub(super) untrusted: Vec<String>,
+    /// The subscribers whose counts are not trusted.
+    pub(super) untrusted_subscribers: Vec<usize>,
 }
 
 /// A subscriber's counts are checked against what was sent: with every
-/// sample keyed, received and lost together never exceed the samples sent
-/// to it; when they do, something else reached it (a corrupt sample, a
-/// forged one with the key) and the counts are not trusted: the run is
-/// marked incomplete with the reason.
-fn counts_beyond_sent(subscriber: usize, t: &Throughput) -> Option<Fault> {
-    let counted = t.received.saturating_add(t.lost);
-    (counted > t.sent).then(|| {
-        Fault::Peer(format!(
-            "subscriber {subscriber} counted {counted} samples received or lost, more than the {} sent: \
-             samples the publishers did not send reached it (corrupt or forged); its counts are not trusted",
-            t.sent
-        ))
-    })
+/// sample keyed, no count of lost, duplicate or reordered samples, nor the
+/// received and lost together, exceeds the samples sent to it; when one
+/// does, something else reached it (a corrupt sample, a forged one with
+/// the key) and the counts are not trusted. The reason, a condition of the
+/// run: `counts untrusted: subscriber 1 counted N lost of M sent`.
+fn untrusted_counts(subscriber: usize, t: &Throughput) -> Option<String> {
+    let (what, n) = [
+        ("lost", t.lost),
+        ("duplicates", t.duplicates),
+        ("out of order", t.out_of_order),
+        ("received or lost", t.received.saturating_add(t.lost)),
+    ]
+    .into_iter()
+    .find(|&(_, n)| n > t.sent)?;
+    Some(format!(
+        "counts untrusted: subscriber {subscriber} counted {n} {what} of {} sent",
+        t.sent
+    ))
+}
+
+/// The run is marked incomplete for counts not trusted, with the reason.
+fn untrusted_fault(why: &str) -> Fault {
+    Fault::Peer(format!(
+        "{why}: samples the publishers did not send reached it (corrupt or forged); \
+         its loss, duplicate and reordering counts are not given"
+    ))
 }
 
 /// Tells every live subscriber how many samples were sent (and how many
@@ -152,8 +170,10 @@ pub(super) fn collect_subscribers(
                     out.arrivals.push(arrivals);
                     out.profiles.extend(profile.map(|p| *p));
                     if let Some(t) = throughput {
-                        if let Some(why) = counts_beyond_sent(sub.index, &t) {
-                            fault.get_or_insert(why);
+                        if let Some(why) = untrusted_counts(sub.index, &t) {
+                            fault.get_or_insert(untrusted_fault(&why));
+                            out.untrusted.push(why);
+                            out.untrusted_subscribers.push(sub.index);
                         }
                         out.subscribers.push(t);
                     }
@@ -199,13 +219,13 @@ pub(super) fn keep_late_intervals(s: &Session, spec: &RunSpec, intervals: &mut V
 /// Adds `t`'s counts and rates to `into` (rates of different subscribers or
 /// publishers add up; loss percent is derived afterwards).
 fn add_counts(into: &mut Throughput, t: &Throughput) {
-    into.sent += t.sent;
-    into.received += t.received;
-    into.bytes += t.bytes;
-    into.lost += t.lost;
-    into.rejected += t.rejected;
-    into.duplicates += t.duplicates;
-    into.out_of_order += t.out_of_order;
+    into.sent = into.sent.saturating_add(t.sent);
+    into.received = into.received.saturating_add(t.received);
+    into.bytes = into.bytes.saturating_add(t.bytes);
+    into.lost = into.lost.saturating_add(t.lost);
+    into.rejected = into.rejected.saturating_add(t.rejected);
+    into.duplicates = into.duplicates.saturating_add(t.duplicates);
+    into.out_of_order = into.out_of_order.saturating_add(t.out_of_order);
     into.samples_per_s += t.samples_per_s;
     into.mbps += t.mbps;
 }
@@ -230,7 +250,7 @@ pub(super) fn total_throughput(
     let mut total = Throughput::default();
     if subscribers.is_empty() {
         total.received = intervals.iter().map(|i| i.received).sum();
-        total.lost = intervals.iter().map(|i| i.lost).sum();
+        total.lost = intervals.iter().fold(0u64, |n, i| n.saturating_add(i.lost));
         total.bytes = total.received * spec.size as u64;
         total.sent = sent_by[0];
         total.finish(duration_ns as f64 / 1e9);
@@ -262,8 +282,13 @@ pub(super) fn assemble(
     let latency_test = spec.test == TestKind::Latency;
     let latency = m.rec.filter(|r| r.count() > 0 || latency_test);
     let mut subscribers = peers.subscribers;
-    if subscribers.len() < 2 {
+    let mut publishers = peers.publishers;
+    // Counts not trusted are no figures: absent, the conditions say why.
+    if subscribers.len() < 2 || !peers.untrusted.is_empty() {
         subscribers.clear();
+    }
+    if !peers.untrusted.is_empty() {
+        publishers.clear();
     }
     Run {
         binding: spec.binding.clone(),
@@ -285,15 +310,14 @@ pub(super) fn assemble(
         pings: latency_test.then(|| Pings {
             sent: m.sent,
             echoed: m.echoed,
-            lost: m.sent - m.echoed,
+            lost: m.sent.saturating_sub(m.echoed),
             rejected: m.rejected,
             rejected_reason: m.first_refusal.as_ref().map(|e| e.to_string()),
         }),
         throughput,
         intervals,
         subscribers,
-        publishers: peers
-            .publishers
+        publishers: publishers
             .into_iter()
             .map(|mut t| {
                 t.lost_percent = lost_percent(&t);
@@ -321,7 +345,7 @@ pub(super) fn assemble(
         by_topic: Vec::new(),
         duration_s: m.duration_ns as f64 / 1e9,
         placement: Vec::new(),
-        conditions: Vec::new(),
+        conditions: peers.untrusted,
     }
 }
 
@@ -329,22 +353,51 @@ pub(super) fn assemble(
 mod tests {
     use super::*;
 
+    /// Known answers: a subscriber fed 100 samples and one forged with a
+    /// huge number reads a loss beyond what was sent; the reason names the
+    /// count, and honest counts pass.
     #[test]
     fn counts_beyond_what_was_sent_are_not_trusted() {
-        let t = |received, lost| Throughput {
-            sent: 100,
-            received,
-            lost,
+        let counted = |seqs: &[u64], sent| {
+            let mut s = pubsubperf_core::seq::SeqTracker::new();
+            seqs.iter().for_each(|&q| s.observe(q));
+            s.finish(sent);
+            Throughput {
+                sent,
+                received: s.received,
+                lost: s.lost,
+                duplicates: s.duplicates,
+                out_of_order: s.out_of_order,
+                ..Default::default()
+            }
+        };
+        let honest: Vec<u64> = (0..100).filter(|q| q % 10 != 0).collect();
+        assert_eq!(untrusted_counts(0, &counted(&honest, 100)), None);
+        let mut forged: Vec<u64> = (0..100).collect();
+        forged.push(140_737_488_355_204);
+        assert_eq!(
+            untrusted_counts(2, &counted(&forged, 100)).as_deref(),
+            Some("counts untrusted: subscriber 2 counted 140737488355104 lost of 100 sent")
+        );
+        let duplicates = Throughput {
+            sent: 10,
+            received: 10,
+            duplicates: 11,
             ..Default::default()
         };
-        assert!(counts_beyond_sent(0, &t(90, 10)).is_none());
-        assert!(counts_beyond_sent(0, &t(100, 0)).is_none());
-        let why = counts_beyond_sent(2, &t(90, 13_559_341_310_317_280))
-            .expect("refused")
-            .to_string();
-        assert!(
-            why.starts_with("subscriber 2 counted 13559341310317370 samples received or lost, more than the 100 sent"),
-            "{why}"
+        assert_eq!(
+            untrusted_counts(1, &duplicates).as_deref(),
+            Some("counts untrusted: subscriber 1 counted 11 duplicates of 10 sent")
+        );
+        let both = Throughput {
+            sent: 100,
+            received: 90,
+            lost: 11,
+            ..Default::default()
+        };
+        assert_eq!(
+            untrusted_counts(0, &both).as_deref(),
+            Some("counts untrusted: subscriber 0 counted 101 received or lost of 100 sent")
         );
     }
 }
