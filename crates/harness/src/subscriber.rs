@@ -138,11 +138,14 @@ pub fn serve_run<B: Binding>(
                     sent_by,
                     rejected,
                 }) => {
-                    let by = if sent_by.is_empty() {
+                    // One count per publisher id: no more ids than a run
+                    // may have publishers are read.
+                    let mut by = if sent_by.is_empty() {
                         vec![sent]
                     } else {
                         sent_by
                     };
+                    by.truncate(crate::serve::Bounds::ENDPOINTS);
                     *sh.sent_by.lock().unwrap_or_else(|e| e.into_inner()) = by;
                     sh.rejected.store(rejected, Ordering::Relaxed);
                     sh.stopped.store(true, Ordering::Release);
