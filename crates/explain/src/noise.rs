@@ -17,6 +17,8 @@ pub struct Source {
     pub count: u64,
     /// Its time on the CPU, ns.
     pub ns: u64,
+    /// Its longest time on the CPU at once, ns.
+    pub longest_ns: u64,
 }
 
 /// One CPU over the recording.
@@ -56,20 +58,26 @@ pub fn trace(cpus: &[usize], span: Duration) -> Result<Vec<CpuNoise>, ExplainErr
 }
 
 #[derive(Default)]
-struct Tally(BTreeMap<String, (u64, u64)>);
+struct Tally(BTreeMap<String, (u64, u64, u64)>);
 
 impl Tally {
     fn add(&mut self, what: String, ns: u64) {
         let e = self.0.entry(what).or_default();
         e.0 += 1;
         e.1 += ns;
+        e.2 = e.2.max(ns);
     }
 
     fn sorted(self) -> Vec<Source> {
         let mut v: Vec<Source> = self
             .0
             .into_iter()
-            .map(|(what, (count, ns))| Source { what, count, ns })
+            .map(|(what, (count, ns, longest_ns))| Source {
+                what,
+                count,
+                ns,
+                longest_ns,
+            })
             .collect();
         v.sort_by(|a, b| b.ns.cmp(&a.ns).then_with(|| a.what.cmp(&b.what)));
         v
@@ -142,7 +150,7 @@ pub fn summarize(r: &Recording, cpus: &[usize], span_ns: u64) -> Vec<CpuNoise> {
 }
 
 /// The trace as text: per CPU, idle and busy shares, then each source with
-/// its share of the span, count and mean length.
+/// its share of the span, count, mean and longest time at once.
 pub fn text(cpus: &[CpuNoise]) -> String {
     use std::fmt::Write;
     let mut out = String::new();
@@ -156,6 +164,11 @@ pub fn text(cpus: &[CpuNoise]) -> String {
             c.timer_per_s,
             c.span_ns as f64 / 1e9
         );
+        let _ = writeln!(
+            out,
+            "    {:>9}  {:>9} {:>9} {:>11}",
+            "share", "times", "mean µs", "longest µs"
+        );
         for (heading, list) in [("tasks", &c.tasks), ("interrupts", &c.interrupts)] {
             if list.is_empty() {
                 continue;
@@ -164,10 +177,11 @@ pub fn text(cpus: &[CpuNoise]) -> String {
             for s in list {
                 let _ = writeln!(
                     out,
-                    "    {:>6.2} %  {:>7} x {:>9.1} µs  {}",
+                    "    {:>7.2} %  {:>7} x {:>9.1} {:>11.1}  {}",
                     pct(s.ns),
                     s.count,
                     s.ns as f64 / 1e3 / s.count.max(1) as f64,
+                    s.longest_ns as f64 / 1e3,
                     s.what
                 );
             }
@@ -239,12 +253,14 @@ mod tests {
                 Source {
                     what: "hog (tid 7)".into(),
                     count: 2,
-                    ns: 800
+                    ns: 800,
+                    longest_ns: 600
                 },
                 Source {
                     what: "kworker/1:0 (tid 9)".into(),
                     count: 1,
-                    ns: 100
+                    ns: 100,
+                    longest_ns: 100
                 },
             ]
         );
@@ -254,7 +270,7 @@ mod tests {
         let t = text(std::slice::from_ref(c));
         assert!(t.contains("cpu 1: idle 10.0 %"), "{t}");
         assert!(
-            t.contains(" 80.00 %        2 x       0.4 µs  hog (tid 7)"),
+            t.contains("      80.00 %        2 x       0.4         0.6  hog (tid 7)"),
             "{t}"
         );
     }
