@@ -19,6 +19,7 @@ use std::time::Duration;
 
 pub mod axes;
 mod checks;
+mod host_address;
 
 /// An invalid option (exit code 2).
 #[derive(Debug)]
@@ -232,6 +233,9 @@ pub struct TestRequest {
     pub max_loss: Option<f64>,
     pub load: Option<String>,
     pub load_cpu: Option<String>,
+    /// Keep every side on 127.0.0.1 (a topology, whose nodes may be of
+    /// several bindings); see `host_address`.
+    pub loopback_only: bool,
 }
 
 impl Default for TestRequest {
@@ -300,6 +304,7 @@ impl Default for TestRequest {
             max_loss: None,
             load: None,
             load_cpu: None,
+            loopback_only: false,
         }
     }
 }
@@ -849,6 +854,9 @@ impl TestRequest {
             Some("0") => Some(0),
             Some(_) => Some(bytes_opt("--batch", &self.batch)?),
         };
+        let remote = !connect.is_empty() || !connect_publishers.is_empty();
+        let data_address =
+            self.one_host_address(&peer, &transport, remote, data_address, &mut options);
         let run_base = new_run_id();
         let mut specs = Vec::new();
         // One run per point of the axes (see `axes` for the order), and per

@@ -84,6 +84,7 @@ pub fn plan(args: &TopologyArgs) -> Result<TopologyPlan, UsageError> {
         connect_timeout: args.connect_timeout.clone(),
         cpu: Some("none".into()),
         quiet: true,
+        loopback_only: true,
         ..TestRequest::default()
     };
     let largest = t

@@ -184,6 +184,20 @@ pub fn interface_addresses() -> Vec<(String, std::net::IpAddr)> {
     out
 }
 
+/// This host's first IPv4 address on an interface that is up, other than
+/// loopback (None: it has none, as in a container with only `lo`).
+pub fn host_address() -> Option<std::net::IpAddr> {
+    interface_addresses()
+        .into_iter()
+        .find(|(name, a)| {
+            a.is_ipv4()
+                && !a.is_loopback()
+                && std::fs::read_to_string(format!("/sys/class/net/{name}/operstate"))
+                    .is_ok_and(|s| s.trim() == "up")
+        })
+        .map(|(_, a)| a)
+}
+
 /// The address a data interface option names (Perftest's `-nic`): an
 /// address of this host as it is, or an interface's name as its first
 /// IPv4 address (else its first IPv6 one). The error says what exists.

@@ -15,12 +15,18 @@ pub fn of(cfg: &EndpointConfig) -> Vec<String> {
     if cfg.transport == "shm" {
         d.push("shared memory (iceoryx)".into());
     }
-    let o = Opts::parse(cfg).ok();
-    if !cfg.multicast
-        && o.as_ref()
-            .is_some_and(|o| !o.discovery_peers(cfg).is_empty())
-    {
-        d.push("unicast discovery".into());
+    let peers = Opts::parse(cfg)
+        .map(|o| o.discovery_peers(cfg))
+        .unwrap_or_default();
+    if !cfg.multicast && !peers.is_empty() {
+        // On loopback, as on every one-host run before; elsewhere, the
+        // address (a one-host run on the host's own address, or peers).
+        if peers.iter().all(|p| p.is_loopback()) {
+            d.push("unicast discovery".into());
+        } else {
+            let list: Vec<String> = peers.iter().map(|p| p.to_string()).collect();
+            d.push(format!("unicast discovery to {}", list.join(",")));
+        }
     }
     d.extend(pubsubperf_core::binding::batched(cfg));
     if cfg.reliability == Reliability::Reliable
@@ -81,5 +87,13 @@ mod tests {
         c.multicast = false;
         c.bind_ip = "10.1.2.3".into();
         assert!(of(&c).is_empty(), "{:?}", of(&c));
+    }
+
+    #[test]
+    fn discovery_off_loopback_names_its_address() {
+        let mut c = cfg();
+        c.bind_ip = "192.0.2.2".into();
+        c.options.insert("peers".into(), "192.0.2.2".into());
+        assert_eq!(of(&c)[0], "unicast discovery to 192.0.2.2");
     }
 }

@@ -627,6 +627,7 @@ impl From<&TestArgs> for TestRequest {
             max_loss: a.max_loss,
             load: a.load.clone(),
             load_cpu: a.load_cpu.clone(),
+            loopback_only: false,
         }
     }
 }

@@ -1,0 +1,42 @@
+//! CycloneDDS between two sides of this host runs on the host's own
+//! address, not 127.0.0.1: an unconnected UDP socket's sends to an address
+//! on `lo` cost 6-8 µs more a round trip on the machines we measured
+//! (docs/bindings/cyclonedds.md), and CycloneDDS 0.10 binds its receive
+//! sockets to every address anyway, so 127.0.0.1 closes nothing. Its
+//! packets stay on this host: discovery is unicast to that same address.
+
+use super::TestRequest;
+use std::collections::BTreeMap;
+
+impl TestRequest {
+    /// The data address and `--opt peers=` a one-host cyclonedds run takes
+    /// when the user named neither: this host's first address on an
+    /// interface that is up (none: loopback, as before). Runs with a peer
+    /// of another binding (its sockets on 127.0.0.1), with multicast,
+    /// IPv6, a transport other than udp, an agent, or `loopback_only` (a
+    /// topology's nodes of several bindings) keep loopback.
+    pub(super) fn one_host_address(
+        &self,
+        peer: &str,
+        transport: &str,
+        remote: bool,
+        data_address: Option<String>,
+        options: &mut BTreeMap<String, String>,
+    ) -> Option<String> {
+        let applies = self.binding == "cyclonedds"
+            && peer == "cyclonedds"
+            && transport == "udp"
+            && !remote
+            && !self.multicast
+            && !self.ipv6
+            && !self.loopback_only
+            && data_address.is_none()
+            && !options.contains_key("peers");
+        if !applies {
+            return data_address;
+        }
+        let addr = pubsubperf_core::sys::host_address()?.to_string();
+        options.insert("peers".into(), addr.clone());
+        Some(addr)
+    }
+}
