@@ -482,6 +482,7 @@ fn settings(cfg: &AgentConfig, seen_from: Option<String>) -> SessionSettings {
         print: cfg.print.clone(),
         qos_dir: cfg.qos_dir.clone(),
         same_host: false,
+        publisher_here: false,
     }
 }
 

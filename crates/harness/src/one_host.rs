@@ -3,7 +3,9 @@
 //! agent's host create segments in /dev/shm, and cyclonedds's `shm` start
 //! an iceoryx RouDi, for a peer on another host, which cannot use them. A
 //! session from the network is refused them as it is refused a binding of
-//! one host ([`crate::remote_check`]), with the transport named and why.
+//! one host ([`crate::remote_check`]), with the transport named and why,
+//! unless its publisher is on this host (a loopback address or one of this
+//! host's: a Perftest or Throughput-example pair, an agent on loopback).
 //!
 //! A middleware's default of shared memory beside the network (`udp+shm`:
 //! Fast DDS's builtin transports, Connext's default) runs over UDP only

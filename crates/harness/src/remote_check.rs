@@ -153,6 +153,7 @@ pub fn check_setup(spec: &mut RunSpec, settings: &SessionSettings) -> Result<(),
         }
     }
     if !settings.trusted()
+        && !settings.publisher_here
         && let Some(note) =
             crate::one_host::network_transport(&spec.binding, &mut spec.endpoint).map_err(refuse)?
     {
@@ -244,6 +245,7 @@ mod tests {
         let mut s = SessionSettings::local();
         s.limits.network = true;
         s.same_host = false;
+        s.publisher_here = false;
         s
     }
 
@@ -314,5 +316,20 @@ mod tests {
         s.endpoint.transport = "udp+shm".into();
         check_setup(&mut s, &remote()).unwrap();
         assert_eq!(s.endpoint.transport, "udp");
+        // A publisher on this host (a Perftest pair, an agent on loopback)
+        // keeps shared memory.
+        let here = SessionSettings {
+            publisher_here: true,
+            ..remote()
+        };
+        let mut s = spec();
+        (s.binding, s.peer_binding) = ("cyclonedds".into(), "cyclonedds".into());
+        s.endpoint.transport = "shm".into();
+        check_setup(&mut s, &here).unwrap();
+        let mut s = spec();
+        (s.binding, s.peer_binding) = ("fastdds".into(), "fastdds".into());
+        s.endpoint.transport = "udp+shm".into();
+        check_setup(&mut s, &here).unwrap();
+        assert_eq!(s.endpoint.transport, "udp+shm");
     }
 }

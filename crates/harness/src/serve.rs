@@ -338,6 +338,12 @@ pub struct SessionSettings {
     /// an address of this host), else loopback.
     #[serde(default)]
     pub same_host: bool,
+    /// The publisher of this session is on this host (by a loopback
+    /// address or one of this host's own): what works within one host
+    /// only (shared memory) is its to use ([`crate::one_host`]). Found by
+    /// the session from its connection, never taken from a message.
+    #[serde(skip)]
+    pub publisher_here: bool,
 }
 
 impl SessionSettings {
@@ -352,6 +358,7 @@ impl SessionSettings {
             print: None,
             qos_dir: None,
             same_host: true,
+            publisher_here: true,
         }
     }
 
@@ -398,6 +405,10 @@ pub fn serve_admitted(ctl: Ctl, settings: &SessionSettings, watch: Watch) -> Res
             .local_addr()
             .map(|a| a.ip().to_string())
             .unwrap_or_else(|_| "127.0.0.1".into()),
+    };
+    let settings = &SessionSettings {
+        publisher_here: publisher_is_here(&ctl, settings),
+        ..settings.clone()
     };
     ctl.send(&Msg::Welcome {
         version: VERSION.into(),
@@ -534,6 +545,23 @@ pub fn serve_admitted(ctl: Ctl, settings: &SessionSettings, watch: Watch) -> Res
             }
         }
     }
+}
+
+/// The publisher is on this host: the address it is seen from (over SSH,
+/// the SSH client's; else its control connection's) is a loopback address
+/// or one of this host's.
+fn publisher_is_here(ctl: &Ctl, settings: &SessionSettings) -> bool {
+    let seen = settings
+        .seen_from
+        .as_deref()
+        .and_then(|a| a.parse::<IpAddr>().ok())
+        .or_else(|| ctl.stream().peer_addr().ok().map(|a| a.ip()));
+    seen.is_some_and(|ip| {
+        ip.is_loopback()
+            || pubsubperf_core::sys::interface_addresses()
+                .iter()
+                .any(|(_, own)| *own == ip)
+    })
 }
 
 /// The address a served run's endpoints bind: the publisher's
