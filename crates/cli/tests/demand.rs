@@ -249,7 +249,7 @@ fn example_pair(sub: &str, publisher: &str) -> Stdouts {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let status = exits_within(&mut child, Duration::from_secs(15), sub);
-    let said: Vec<String> = lines.try_iter().collect();
+    let said = pair::rest(&lines);
     assert!(
         out.status.success(),
         "{publisher}: {:?}\n{stdout}\n{stderr}",
@@ -390,7 +390,7 @@ fn throughput_example_multicast_pair() {
         (out, watch.join().unwrap())
     });
     let status = exits_within(&mut child, Duration::from_secs(15), sub);
-    let said: Vec<String> = lines.try_iter().collect();
+    let said = pair::rest(&lines);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

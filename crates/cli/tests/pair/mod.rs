@@ -111,3 +111,16 @@ pub fn exits_within(child: &mut Child, within: Duration, what: &str) -> std::pro
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// The rest of a `-sub`'s lines once it has exited: read until its
+/// standard error's reader ends (the child closed it), at most 5 s; a
+/// `try_iter` right after the exit could miss the last lines, still on
+/// their way through the reader thread.
+pub fn rest(lines: &Receiver<String>) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut said = Vec::new();
+    while let Ok(l) = lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        said.push(l);
+    }
+    said
+}
