@@ -382,32 +382,6 @@ impl TestRequest {
             .unwrap_or_else(|| registry::default_zero_copy(&self.binding, self.peer(), test))
     }
 
-    /// The publisher's data address (`--data-address ADDR|NIC`) as an
-    /// address of this host, for a binding with a network path.
-    fn data_address(
-        &self,
-        caps: &pubsubperf_core::binding::Capabilities,
-    ) -> Result<Option<String>, UsageError> {
-        let Some(a) = &self.data_address else {
-            return Ok(None);
-        };
-        if !caps.remote {
-            return Err(UsageError(format!(
-                "--data-address: {} has no network path (bindings with one: {})",
-                self.binding,
-                registry::infos()
-                    .iter()
-                    .filter(|i| i.capabilities.remote)
-                    .map(|i| i.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        }
-        pubsubperf_core::sys::data_address(a)
-            .map(Some)
-            .map_err(|e| UsageError(format!("--data-address {a}: {e}")))
-    }
-
     /// Sets `ours` for another tool's flag `flag` (a front end's): an error
     /// names `flag`, and the pair goes into `applied`, for the front end's
     /// account of what became what.

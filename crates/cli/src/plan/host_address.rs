@@ -5,10 +5,37 @@
 //! sockets to every address anyway, so 127.0.0.1 closes nothing. Its
 //! packets stay on this host: discovery is unicast to that same address.
 
-use super::TestRequest;
+use super::{TestRequest, UsageError};
+use pubsubperf_harness::registry;
 use std::collections::BTreeMap;
 
 impl TestRequest {
+    /// The publisher's data address (`--data-address ADDR|NIC`) as an
+    /// address of this host, for a binding with a network path.
+    pub(super) fn data_address(
+        &self,
+        caps: &pubsubperf_core::binding::Capabilities,
+    ) -> Result<Option<String>, UsageError> {
+        let Some(a) = &self.data_address else {
+            return Ok(None);
+        };
+        if !caps.remote {
+            return Err(UsageError(format!(
+                "--data-address: {} has no network path (bindings with one: {})",
+                self.binding,
+                registry::infos()
+                    .iter()
+                    .filter(|i| i.capabilities.remote)
+                    .map(|i| i.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        pubsubperf_core::sys::data_address(a)
+            .map(Some)
+            .map_err(|e| UsageError(format!("--data-address {a}: {e}")))
+    }
+
     /// The data address and `--opt peers=` a one-host cyclonedds run takes
     /// when the user named neither: this host's first address on an
     /// interface that is up (none: loopback, as before). Runs with a peer
