@@ -25,6 +25,7 @@ pub mod cpus;
 pub mod dds;
 pub mod environment;
 pub mod escape;
+pub mod explanation;
 pub mod graph_result;
 pub mod handoff;
 pub mod helper;
@@ -42,6 +43,7 @@ mod shim_fns;
 pub mod size;
 pub mod stats;
 pub mod sys;
+pub mod tail;
 
 pub use pubsubperf_doctor as doctor;
 pub mod time;

@@ -141,6 +141,10 @@ pub struct Run {
     /// of each side.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<crate::profile::RunProfile>,
+    /// `--explain`: the kernel's account of the samples by percentile band
+    /// ([`crate::explanation`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<crate::explanation::Explanation>,
     /// Samples whose payload failed the `--check` pattern.
     #[serde(default)]
     pub bad_samples: u64,
@@ -599,6 +603,7 @@ mod tests {
                 publishers: vec![],
                 resources: RunResources::default(),
                 profile: None,
+                explanation: None,
                 bad_samples: 0,
                 foreign_samples: 0,
                 complete: true,

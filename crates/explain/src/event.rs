@@ -7,6 +7,8 @@ use serde::Serialize;
 pub struct Task {
     /// Thread id (0: the CPU's idle task).
     pub tid: u32,
+    /// Its process (thread group) id.
+    pub pid: u32,
     /// Its name, up to 15 bytes.
     pub name: String,
 }
@@ -19,6 +21,8 @@ pub enum KernelEvent {
     /// A measuring thread off its CPU, from leaving it to running again.
     OffCpu {
         tid: u32,
+        /// Its process.
+        pid: u32,
         /// The CPU it came back on.
         cpu: u32,
         left_ns: u64,
@@ -64,12 +68,18 @@ pub enum KernelEvent {
     /// A page fault of a measuring thread.
     Fault {
         tid: u32,
+        pid: u32,
         cpu: u32,
         at_ns: u64,
         address: u64,
     },
     /// A measuring thread moved to another CPU.
-    Migrate { tid: u32, at_ns: u64, to_cpu: u32 },
+    Migrate {
+        tid: u32,
+        pid: u32,
+        at_ns: u64,
+        to_cpu: u32,
+    },
     /// A task's time on a measuring CPU, from its switch in to its switch
     /// out (the idle task's is in [`KernelEvent::Idle`]).
     Run {
@@ -81,7 +91,7 @@ pub enum KernelEvent {
 }
 
 /// The record's layout (struct event of src/bpf/record.bpf.c).
-const SIZE: usize = 80;
+const SIZE: usize = 96;
 const COMM: usize = 16;
 
 fn u64_at(b: &[u8], at: usize) -> u64 {
@@ -107,20 +117,23 @@ impl KernelEvent {
         }
         let (start, end, mid) = (u64_at(b, 0), u64_at(b, 8), u64_at(b, 16));
         let (kind, cpu, tid, num) = (u32_at(b, 24), u32_at(b, 28), u32_at(b, 32), u32_at(b, 36));
-        let task = |tid_at: usize, name: usize| Task {
+        let pid = u32_at(b, 80);
+        let task = |tid_at: usize, pid_at: usize, name: usize| Task {
             tid: u32_at(b, tid_at),
+            pid: u32_at(b, pid_at),
             name: name_at(b, name),
         };
         Some(match kind {
             1 => KernelEvent::OffCpu {
                 tid,
+                pid,
                 cpu,
                 left_ns: start,
                 woken_ns: (mid != 0).then_some(mid),
                 back_ns: end,
                 preempted: num != 0,
-                left_for: task(40, 48),
-                back_after: task(44, 64),
+                left_for: task(40, 84, 48),
+                back_after: task(44, 88, 64),
             },
             2 => KernelEvent::Irq {
                 cpu,
@@ -143,12 +156,14 @@ impl KernelEvent {
             },
             5 => KernelEvent::Fault {
                 tid,
+                pid,
                 cpu,
                 at_ns: start,
                 address: mid,
             },
             6 => KernelEvent::Migrate {
                 tid,
+                pid,
                 at_ns: start,
                 to_cpu: num,
             },
@@ -156,6 +171,7 @@ impl KernelEvent {
                 cpu,
                 task: Task {
                     tid,
+                    pid,
                     name: name_at(b, 48),
                 },
                 start_ns: start,
@@ -195,11 +211,15 @@ mod tests {
             b[44..48].copy_from_slice(&9u32.to_ne_bytes());
             b[48..54].copy_from_slice(b"kworke");
             b[64..68].copy_from_slice(b"ksof");
+            b[80..84].copy_from_slice(&40u32.to_ne_bytes());
+            b[84..88].copy_from_slice(&7u32.to_ne_bytes());
+            b[88..92].copy_from_slice(&8u32.to_ne_bytes());
         });
         assert_eq!(
             KernelEvent::parse(&b),
             Some(KernelEvent::OffCpu {
                 tid: 42,
+                pid: 40,
                 cpu: 1,
                 left_ns: 100,
                 woken_ns: Some(250),
@@ -207,10 +227,12 @@ mod tests {
                 preempted: false,
                 left_for: Task {
                     tid: 7,
+                    pid: 7,
                     name: "kworke".into()
                 },
                 back_after: Task {
                     tid: 9,
+                    pid: 8,
                     name: "ksof".into()
                 },
             })

@@ -10,11 +10,14 @@
 //! the kernel, and a record that finds it full is counted
 //! ([`Recording::lost`]), never silently dropped.
 
+mod account;
 mod error;
 mod event;
 mod noise;
 mod recorder;
+mod timeline;
 
+pub use account::{Cuts, Side, account};
 pub use error::ExplainError;
 pub use event::{KernelEvent, Task};
 pub use noise::{CpuNoise, Source, summarize, text, trace};

@@ -41,7 +41,7 @@ pub struct CpuNoise {
 }
 
 /// The kernel's names of the softirq vectors (include/linux/interrupt.h).
-const SOFTIRQS: [&str; 10] = [
+pub(crate) const SOFTIRQS: [&str; 10] = [
     "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
 ];
 
@@ -207,6 +207,7 @@ mod tests {
             cpu,
             task: Task {
                 tid,
+                pid: tid,
                 name: name.into(),
             },
             start_ns: start,

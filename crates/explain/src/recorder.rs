@@ -104,6 +104,14 @@ impl Recorder {
             .map_err(|e| ExplainError::from_bpf("watching a thread", &e))
     }
 
+    /// Watches every thread of process `pid` from now on, threads it
+    /// starts later included.
+    pub fn watch_process(&self, pid: u32) -> Result<(), ExplainError> {
+        map(&self.object, "pids")?
+            .update(&pid.to_ne_bytes(), &[1u8], MapFlags::ANY)
+            .map_err(|e| ExplainError::from_bpf("watching a process", &e))
+    }
+
     /// Detaches the probes and reads every record.
     pub fn finish(mut self) -> Result<Recording, ExplainError> {
         self.links.clear();

@@ -276,3 +276,44 @@ fn a_cpus_idle_periods_add_up_to_its_idle_time() {
         "recorded idle {recorded} ns, /proc/stat {kernel} ns"
     );
 }
+
+/// A watched process is watched in every thread, named by its process id:
+/// a shell that waits for three `sleep`s in turn is off its CPU while each
+/// runs, and each of its records names the shell's process; its children
+/// (processes of their own) are not watched.
+#[test]
+fn a_watched_process_is_seen_in_its_own_threads_only() {
+    require_root();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let (a, b) = cpus();
+    let recorder = Recorder::start(&[a, b], RING).expect("starting the recorder");
+    let mut shell = std::process::Command::new("sh")
+        .args(["-c", "read _; sleep 0.05; sleep 0.05; sleep 0.05"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("sh");
+    let pid = shell.id();
+    recorder.watch_process(pid).unwrap();
+    std::io::Write::write_all(shell.stdin.as_mut().unwrap(), b"go\n").unwrap();
+    assert!(shell.wait().unwrap().success());
+    let r = recorder.finish().unwrap();
+    let mut pids: Vec<u32> = r
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            KernelEvent::OffCpu { pid, tid, .. } => Some((*pid, *tid)),
+            _ => None,
+        })
+        .map(|(p, t)| {
+            assert_eq!(p, t, "the shell has one thread");
+            p
+        })
+        .collect();
+    let waits = pids.len();
+    pids.dedup();
+    assert_eq!(pids, vec![pid], "off-CPU records of the shell only");
+    assert!(
+        waits >= 3,
+        "the shell waits for each of its three sleeps: {waits} waits"
+    );
+}

@@ -22,6 +22,7 @@ typedef _Bool bool;
 
 struct task_struct {
     __s32 pid;
+    __s32 tgid;
     char comm[16];
 } __attribute__((preserve_access_index));
 
@@ -44,7 +45,7 @@ enum kind {
     RUN = 8,
 };
 
-// One record of the ring buffer; mirrored by src/event.rs (RawEvent).
+// One record of the ring buffer; read by src/event.rs (KernelEvent::parse).
 struct event {
     __u64 start;
     __u64 end;
@@ -57,6 +58,10 @@ struct event {
     __u32 by_in;
     char name_out[COMM];
     char name_in[COMM];
+    __u32 pid;
+    __u32 pid_out;
+    __u32 pid_in;
+    __u32 pad;
 };
 
 // A measuring thread while it is off its CPU.
@@ -65,6 +70,7 @@ struct away {
     __u64 woken;
     __u32 preempted;
     __u32 by_out;
+    __u32 pid_out;
     char name_out[COMM];
 };
 
@@ -95,6 +101,14 @@ struct {
     __type(key, __u32);
     __type(value, __u8);
 } tids SEC(".maps");
+
+// The measuring processes, every thread of each (pid → 1).
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 64);
+    __type(key, __u32);
+    __type(value, __u8);
+} pids SEC(".maps");
 
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
@@ -133,9 +147,9 @@ static __always_inline bool measuring_cpu(__u32 cpu)
     return mask && cpu < 64 && (*mask >> cpu) & 1;
 }
 
-static __always_inline bool measuring_tid(__u32 tid)
+static __always_inline bool measuring(__u32 tid, __u32 pid)
 {
-    return bpf_map_lookup_elem(&tids, &tid) != 0;
+    return bpf_map_lookup_elem(&tids, &tid) != 0 || bpf_map_lookup_elem(&pids, &pid) != 0;
 }
 
 static __always_inline struct event *reserve(__u32 kind)
@@ -184,6 +198,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 {
     __u64 now = bpf_ktime_get_ns();
     __u32 prev_tid = prev->pid, next_tid = next->pid;
+    __u32 prev_pid = prev->tgid, next_pid = next->tgid;
     struct inside *in = here();
     if (in && measuring_cpu(bpf_get_smp_processor_id())) {
         // The task leaving a measuring CPU ran there since its switch in
@@ -194,22 +209,24 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
                 e->start = in->run_start;
                 e->end = now;
                 e->tid = prev_tid;
+                e->pid = prev_pid;
                 bpf_probe_read_kernel_str(e->name_out, COMM, prev->comm);
                 bpf_ringbuf_submit(e, 0);
             }
         }
         in->run_start = next_tid ? now : 0;
     }
-    if (measuring_tid(prev_tid)) {
+    if (measuring(prev_tid, prev_pid)) {
         struct away a = {};
         a.out = now;
         // Preempted: still runnable (TASK_RUNNING) as it leaves.
         a.preempted = preempt || prev_state == 0;
         a.by_out = next_tid;
+        a.pid_out = next_pid;
         bpf_probe_read_kernel_str(a.name_out, COMM, next->comm);
         bpf_map_update_elem(&aways, &prev_tid, &a, BPF_ANY);
     }
-    if (measuring_tid(next_tid)) {
+    if (measuring(next_tid, next_pid)) {
         struct away *a = bpf_map_lookup_elem(&aways, &next_tid);
         if (a) {
             struct event *e = reserve(OFF_CPU);
@@ -218,10 +235,13 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
                 e->end = now;
                 e->mid = a->woken;
                 e->tid = next_tid;
+                e->pid = next_pid;
+                e->pid_out = a->pid_out;
                 e->num = a->preempted;
                 e->by_out = a->by_out;
                 __builtin_memcpy(e->name_out, a->name_out, COMM);
                 e->by_in = prev_tid;
+                e->pid_in = prev_pid;
                 bpf_probe_read_kernel_str(e->name_in, COMM, prev->comm);
                 bpf_ringbuf_submit(e, 0);
             }
@@ -244,13 +264,14 @@ int BPF_PROG(on_wakeup, struct task_struct *p)
 SEC("tp_btf/sched_migrate_task")
 int BPF_PROG(on_migrate, struct task_struct *p, int dest_cpu)
 {
-    __u32 tid = p->pid;
-    if (!measuring_tid(tid))
+    __u32 tid = p->pid, pid = p->tgid;
+    if (!measuring(tid, pid))
         return 0;
     struct event *e = reserve(MIGRATE);
     if (e) {
         e->start = e->end = bpf_ktime_get_ns();
         e->tid = tid;
+        e->pid = pid;
         e->num = dest_cpu;
         bpf_ringbuf_submit(e, 0);
     }
@@ -340,13 +361,15 @@ int BPF_PROG(on_idle, unsigned int state, unsigned int cpu_id)
 SEC("tp_btf/page_fault_user")
 int BPF_PROG(on_fault, unsigned long address, struct pt_regs *regs, unsigned long error_code)
 {
-    __u32 tid = (__u32)bpf_get_current_pid_tgid();
-    if (!measuring_tid(tid))
+    __u64 id = bpf_get_current_pid_tgid();
+    __u32 tid = (__u32)id, pid = id >> 32;
+    if (!measuring(tid, pid))
         return 0;
     struct event *e = reserve(FAULT);
     if (e) {
         e->start = e->end = bpf_ktime_get_ns();
         e->tid = tid;
+        e->pid = pid;
         e->mid = address;
         bpf_ringbuf_submit(e, 0);
     }

@@ -333,6 +333,7 @@ pub(super) fn assemble(
             subscribers: peers.profiles,
             unprofiled: None,
         }),
+        explanation: None,
         bad_samples: peers.bad_samples,
         foreign_samples: peers.foreign + m.foreign,
         complete: fault.is_none(),
