@@ -1,4 +1,4 @@
-//! The protocol's field table in docs/two-hosts.md ("What a remote
+//! The protocol's field table in docs/protocol.md ("What a remote
 //! publisher can ask") against the protocol's types: every message of
 //! [`Msg`] is in its message table, and every field of every message an
 //! agent reads, found by serializing a fully populated value of it, is in
@@ -14,8 +14,8 @@ use pubsubperf_core::{
 };
 use std::collections::BTreeSet;
 
-const DOC: &str = include_str!("../../../../docs/two-hosts.md");
-const SECTION: &str = "### What a remote publisher can ask";
+const DOC: &str = include_str!("../../../../docs/protocol.md");
+const SECTION: &str = "## What a remote publisher can ask";
 
 /// Whether an agent acts on `m` from a publisher (its fields are in the
 /// field table) or ignores it. Exhaustive: a new message does not build
@@ -287,9 +287,9 @@ struct Table {
 fn table() -> Table {
     let start = DOC
         .find(SECTION)
-        .unwrap_or_else(|| panic!("docs/two-hosts.md has no '{SECTION}'"));
+        .unwrap_or_else(|| panic!("docs/protocol.md has no '{SECTION}'"));
     let rest = &DOC[start + SECTION.len()..];
-    let section = &rest[..rest.find("\n### ").unwrap_or(rest.len())];
+    let section = &rest[..rest.find("\n#").unwrap_or(rest.len())];
     let mut t = Table {
         messages: BTreeSet::new(),
         ignored: BTreeSet::new(),
@@ -350,7 +350,7 @@ fn the_field_table_covers_every_message_and_field() {
     problems.extend(differ("field", &fields_read, &doc.fields));
     assert!(
         problems.is_empty(),
-        "docs/two-hosts.md, '{SECTION}':\n{}",
+        "docs/protocol.md, '{SECTION}':\n{}",
         problems.join("\n")
     );
     // The walk reaches into the run's specification and the node's plan.
