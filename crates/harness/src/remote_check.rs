@@ -3,7 +3,7 @@
 //! [`Msg::PubSetup`] checked against a strict grammar before anything of the
 //! run is built from it. Names of shared-memory segments, topics, services
 //! and ports come from the run id; configuration files and strings from the
-//! addresses, options and the vendor file (docs/two-hosts.md, "What a
+//! addresses, options and the vendor file (docs/protocol.md, "What a
 //! remote publisher can ask", has the whole table). Numbers are typed by
 //! the message's decoding; their bounds are the agent's limits
 //! ([`crate::serve::Limits`]) and each binding's own checks.

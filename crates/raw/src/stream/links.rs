@@ -5,7 +5,7 @@
 //! acknowledgement segment: the reader's kernel acknowledges the data at
 //! once, since nothing goes back on that connection to carry it. On one
 //! connection the echo carries it, as in sockperf's ping-pong: two segments
-//! per round trip instead of four (counted with `nstat`, docs/benchmarks.md).
+//! per round trip instead of four (counted with `nstat`, bench/results/sockets_vs_sockperf.md).
 //!
 //! The handshake, in frames that no sample frame can be mistaken for (a
 //! sample's length prefix is at most 1 GiB):
