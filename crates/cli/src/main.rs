@@ -601,6 +601,7 @@ pub fn print_tables(runs: &[Run], env: &Environment) {
         }
         for r in runs {
             print!("{}", pubsubperf_report::profile::text(r));
+            print!("{}", pubsubperf_report::explanation::text(r));
         }
         if let Some(how) = &env.emulated {
             println!(

@@ -200,6 +200,7 @@ pub struct TestRequest {
     pub check: bool,
     pub one_way: bool,
     pub profile: bool,
+    pub explain: bool,
     pub clock: RoundTripClock,
     pub echo_timeout: String,
     pub socket_buffer: Option<String>,
@@ -271,6 +272,7 @@ impl Default for TestRequest {
             check: false,
             one_way: false,
             profile: false,
+            explain: false,
             clock: RoundTripClock::Auto,
             echo_timeout: "1s".into(),
             socket_buffer: None,
@@ -468,6 +470,7 @@ impl TestRequest {
             "check" => self.check = flag(name, v)?,
             "one-way" => self.one_way = flag(name, v)?,
             "profile" => self.profile = flag(name, v)?,
+            "explain" => self.explain = flag(name, v)?,
             "clock" => {
                 self.clock = choice(
                     name,
@@ -589,6 +592,7 @@ impl TestRequest {
             return Err(UsageError("--find-max: only for 'throughput'".into()));
         }
         self.check_profile(caps)?;
+        self.check_explain(caps, test)?;
         if self.find_max && self.rate.is_some() {
             return Err(UsageError(
                 "--find-max: searches the rate itself; drop --rate".into(),
@@ -915,6 +919,7 @@ impl TestRequest {
                 interval_ms: 1000,
                 one_way: self.one_way,
                 profile: self.profile,
+                explain: self.explain,
                 clock: self.clock,
                 data_address: data_address.clone(),
                 run_key: 0,

@@ -41,6 +41,12 @@ pub struct TailSamples {
 }
 
 impl TailKeeper {
+    /// `--explain`'s: the slowest 10 000 (the p99 of a million samples)
+    /// and 10 000 of all, 480 kB.
+    pub fn for_explain() -> TailKeeper {
+        TailKeeper::new(10_000, 10_000)
+    }
+
     /// Room for the `slowest` slowest samples and a reservoir of `uniform`.
     pub fn new(slowest: usize, uniform: usize) -> TailKeeper {
         TailKeeper {

@@ -12,7 +12,9 @@
 //!   rest (`SIDE wake-up latency`: the scheduler's own switch);
 //! - while ready or running: hard interrupts, softirqs and scheduler IPIs
 //!   on that CPU, by name (their time is taken out of the task or idle
-//!   time they interrupted).
+//!   time they interrupted), and in a virtual machine the host's steal
+//!   time (`hypervisor (steal time)`: the vCPU was not run; KVM's count,
+//!   read at each task switch and spread evenly over the task's run).
 //!
 //! Time asleep waiting for data is no cause: the sample's path is there.
 //!
@@ -52,11 +54,17 @@ pub struct Cuts {
 
 /// How many of the slowest samples a result lists with their accounts.
 const LISTED: usize = 100;
-/// Causes with a smaller share of a band go under `other causes`.
-const LEAST_SHARE: f64 = 0.01;
+/// Causes with a smaller share of a band, or after the first
+/// [`MOST_CAUSES`], go under `other causes`.
+const LEAST_SHARE: f64 = 0.02;
+const MOST_CAUSES: usize = 6;
 
 /// A cause: its name and kind.
 type Cause = (String, &'static str);
+
+/// The host running something else than this virtual CPU.
+static STEAL: std::sync::LazyLock<Cause> =
+    std::sync::LazyLock::new(|| ("hypervisor (steal time)".into(), "steal"));
 
 /// One sample's causes, round-trip ns.
 #[derive(Default)]
@@ -239,14 +247,21 @@ impl BandSum {
         let mut causes: Vec<Share> = Vec::new();
         let mut other = 0.0;
         for ((cause, kind), ns) in self.causes {
-            let share = ns / total;
-            if share < LEAST_SHARE {
-                other += share;
-                continue;
-            }
-            causes.push(Share { cause, kind, share });
+            causes.push(Share {
+                cause,
+                kind,
+                share: ns / total,
+            });
         }
         causes.sort_by(|a, b| b.share.total_cmp(&a.share));
+        let first_other = causes
+            .iter()
+            .position(|c| c.share < LEAST_SHARE)
+            .unwrap_or(causes.len())
+            .min(MOST_CAUSES);
+        for c in causes.drain(first_other..) {
+            other += c.share;
+        }
         if other > 0.0 {
             causes.push(Share {
                 cause: "other causes".into(),
@@ -301,6 +316,7 @@ fn cpu_causes(c: &Cpu, owners: &[&Side], sides: &[Side], w: Span, out: &mut Caus
             && let Some(s) = clip(r.span, w)
         {
             held.push(s);
+            out.add(STEAL.clone(), r.steal_within(s));
         }
     }
     let interrupted = |s: Span| -> u64 {
@@ -319,8 +335,10 @@ fn cpu_causes(c: &Cpu, owners: &[&Side], sides: &[Side], w: Span, out: &mut Caus
         let mut accounted = interrupted(p);
         for r in within(&c.runs, p, c.longest_run, |r| r.span) {
             let Some(s) = clip(r.span, p) else { continue };
-            let ns = (s.end - s.start).saturating_sub(interrupted(s));
-            accounted += ns;
+            let stolen = r.steal_within(s);
+            let ns = (s.end - s.start).saturating_sub(interrupted(s) + stolen);
+            accounted += ns + stolen;
+            out.add(STEAL.clone(), stolen);
             if owners.len() > 1 && owned(r.pid) || !owned(r.pid) && other_side(r.pid) {
                 out.add(
                     (
@@ -419,6 +437,7 @@ mod tests {
             task: t,
             start_ns: start,
             end_ns: end,
+            steal_ns: 0,
         }
     }
 
@@ -523,6 +542,23 @@ mod tests {
         let e = account(&r, &sides(0, 1), &samples, cuts(), 0);
         let b = top(&e);
         assert_eq!(b.causes[0].cause, "IRQ 36 virtio0-input");
+        assert!(b.causes[0].share > 0.99, "{b:?}");
+    }
+
+    #[test]
+    fn the_hosts_steal_while_a_side_ran_is_named() {
+        let (r, samples) = recording(|s, ev| {
+            ev.push(KernelEvent::Run {
+                cpu: 0,
+                task: task(PUB, PUB, "pubsubperf"),
+                start_ns: s,
+                end_ns: s + 2_020_000,
+                steal_ns: 2_000_000,
+            });
+        });
+        let e = account(&r, &sides(0, 1), &samples, cuts(), 0);
+        let b = top(&e);
+        assert_eq!(b.causes[0].kind, "steal", "{b:?}");
         assert!(b.causes[0].share > 0.99, "{b:?}");
     }
 

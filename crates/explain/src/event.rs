@@ -87,6 +87,9 @@ pub enum KernelEvent {
         task: Task,
         start_ns: u64,
         end_ns: u64,
+        /// Of that time, the host ran something else instead of this
+        /// virtual CPU (a KVM guest's steal time; 0 on bare metal).
+        steal_ns: u64,
     },
 }
 
@@ -176,6 +179,7 @@ impl KernelEvent {
                 },
                 start_ns: start,
                 end_ns: end,
+                steal_ns: mid,
             },
             7 => KernelEvent::Ipi {
                 cpu,

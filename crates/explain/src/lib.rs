@@ -21,4 +21,4 @@ pub use account::{Cuts, Side, account};
 pub use error::ExplainError;
 pub use event::{KernelEvent, Task};
 pub use noise::{CpuNoise, Source, summarize, text, trace};
-pub use recorder::{Recorder, Recording};
+pub use recorder::{Recorder, Recording, can_run};

@@ -98,6 +98,7 @@ pub fn summarize(r: &Recording, cpus: &[usize], span_ns: u64) -> Vec<CpuNoise> {
                         task,
                         start_ns,
                         end_ns,
+                        ..
                     } if on(c) => tasks.add(
                         format!("{} (tid {})", task.name, task.tid),
                         end_ns - start_ns,
@@ -212,6 +213,7 @@ mod tests {
             },
             start_ns: start,
             end_ns: end,
+            steal_ns: 0,
         }
     }
 

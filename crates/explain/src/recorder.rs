@@ -56,6 +56,22 @@ fn open(ring_bytes: u32, skip: &[&str]) -> Result<Object, ExplainError> {
         .map_err(|e| ExplainError::from_bpf("loading the probes", &e))
 }
 
+/// Whether this process can load the probes: root, and a kernel with BTF.
+pub fn can_run() -> Result<(), ExplainError> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(ExplainError::NotPermitted(
+            "run pubsubperf as root (sudo)".into(),
+        ));
+    }
+    if !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
+        return Err(ExplainError::Kernel(
+            "/sys/kernel/btf/vmlinux is missing".into(),
+        ));
+    }
+    Ok(())
+}
+
 impl Recorder {
     /// Loads and attaches the probes, watching `cpus` (the measuring
     /// CPUs); `ring_bytes` is the ring buffer's size (a power of two, at

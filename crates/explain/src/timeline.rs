@@ -58,6 +58,19 @@ pub(crate) struct TaskRun {
     pub tid: u32,
     pub pid: u32,
     pub name: String,
+    /// The host's steal time inside it.
+    pub steal: u64,
+}
+
+impl TaskRun {
+    /// Its steal time within `s`, taken as spread evenly over the run.
+    pub fn steal_within(&self, s: Span) -> u64 {
+        let len = self.span.end - self.span.start;
+        if len == 0 {
+            return 0;
+        }
+        (self.steal as u128 * self.span.overlap(s) as u128 / len as u128) as u64
+    }
 }
 
 /// One CPU's records, each list in time order.
@@ -125,7 +138,9 @@ impl Timeline {
                     task,
                     start_ns,
                     end_ns,
+                    steal_ns,
                 } => t.cpu(*cpu).runs.push(TaskRun {
+                    steal: *steal_ns,
                     span: Span {
                         start: *start_ns,
                         end: *end_ns,

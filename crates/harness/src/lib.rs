@@ -32,6 +32,7 @@ mod check_every;
 pub mod clock_offset;
 mod count_bounds;
 pub mod destinations;
+pub mod explaining;
 /// Text from the network made safe to print (in core, shared with the
 /// report's tables and CSV).
 pub use pubsubperf_core::escape;

@@ -45,6 +45,7 @@ use pubsubperf_core::result::{Interval, Pings, Run, RunResources, TestKind, Thro
 use pubsubperf_core::sample::{FLAG_CHECK, FLAG_ECHO, FLAG_WARMUP, HEADER_LEN, Header};
 use pubsubperf_core::stats::LatencyRecorder;
 use pubsubperf_core::sys::{self, Resources, Usage};
+use pubsubperf_core::tail::{Kept, TailKeeper, TailSamples};
 use pubsubperf_core::{
     Binding, BindingError, Reader, Received, Reliability, TopicSpec, WaitMode, Writer, clock,
 };
@@ -230,6 +231,13 @@ fn run_over<B: Binding>(
     let (clock_name, ns_per_tick) = round_trip_clock::<B>(spec);
     s.watch_run(Some(&spec.endpoint.cancel));
     let offsets = clocks.offsets();
+    let explaining = match crate::explaining::start(s, spec) {
+        Ok(x) => x,
+        Err(f) => {
+            s.watch_run(None);
+            return RunOutcome::failed(f);
+        }
+    };
     let placed = pubsubperf_core::placement::Watch::start();
     let mut m = measure(
         s,
@@ -241,6 +249,7 @@ fn run_over<B: Binding>(
         &offsets,
     );
     let placement = placed.finish("publisher", spec.pub_cpu);
+    let recorded = explaining.map(crate::explaining::stop);
     s.watch_run(None);
     let publisher = Usage::now().since(&usage0);
     let profile = profiler.map(|p| {
@@ -298,6 +307,7 @@ fn run_over<B: Binding>(
     }
     let peers_placements = std::mem::take(&mut peers.placements);
     let fault = m.fault.take();
+    let tail = m.tail.take();
     let directions = m.directions.take();
     let by_subscriber = std::mem::take(&mut m.by_subscriber);
     let mut run = assemble(
@@ -312,6 +322,7 @@ fn run_over<B: Binding>(
         .collect();
     run.conditions
         .extend(pubsubperf_core::placement::conditions(&run.placement));
+    explain(&mut run, recorded, tail);
     run.discovery = Some(discovery);
     run.fan_out = fan_out;
     run.latency_by_subscriber = by_subscriber.iter().map(|r| r.summary()).collect();
@@ -324,6 +335,37 @@ fn run_over<B: Binding>(
     RunOutcome {
         run: Some(run),
         fault,
+    }
+}
+
+/// `--explain`: the account of the run's samples, or the condition that
+/// says why there is none.
+fn explain(
+    run: &mut Run,
+    recorded: Option<Result<crate::explaining::Recorded, Fault>>,
+    tail: Option<(TailSamples, u64)>,
+) {
+    let Some(recorded) = recorded else { return };
+    let r = match recorded {
+        Ok(r) => r,
+        Err(f) => {
+            run.conditions.push(format!("no explanation: {f}"));
+            return;
+        }
+    };
+    let (Some((samples, start)), Some(latency)) = (tail, run.latency_ns.as_ref()) else {
+        run.conditions
+            .push("no explanation: the run has no latency samples".into());
+        return;
+    };
+    run.explanation = crate::explaining::account(&r, &samples, start, latency, &run.placement);
+    if let Some(e) = &run.explanation
+        && e.lost_events > 0
+    {
+        run.conditions.push(format!(
+            "explanation incomplete: the kernel's ring buffer was full, {} events lost; {} tail samples not accounted",
+            e.lost_events, e.uncovered
+        ));
     }
 }
 
@@ -393,6 +435,9 @@ struct Measured {
     /// Echoes without the run's key (a stray or injected datagram on the
     /// echo's data port): not round trips.
     foreign: u64,
+    /// `--explain`: the samples kept for the account, and when the
+    /// measurement started (CLOCK_MONOTONIC).
+    tail: Option<(TailSamples, u64)>,
 }
 
 /// Liveness of every peer, on the real clock (never a binding's virtual one).

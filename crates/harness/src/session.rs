@@ -515,6 +515,14 @@ impl Session {
             .all(|s| s.alive.load(Ordering::Acquire))
     }
 
+    /// The subscribers' processes when each is a process this one started
+    /// on this host (`--explain`); None when any side is elsewhere or a
+    /// thread of this process.
+    pub fn local_subscriber_pids(&self) -> Option<Vec<u32>> {
+        (self.pubs.is_empty() && self.threads.is_empty() && self.children.len() == self.subs.len())
+            .then(|| self.children.iter().map(|c| c.id()).collect())
+    }
+
     /// Ends the session: says goodbye, waits briefly, reaps every child;
     /// agents started over SSH go back to the pool, if there is one.
     pub fn close(mut self) {

@@ -95,6 +95,10 @@ pub struct RunSpec {
     /// (see [`crate::profiler`]); recorded only when set.
     #[serde(default, skip_serializing_if = "is_false")]
     pub profile: bool,
+    /// `--explain`: the kernel's account of the samples (see
+    /// [`crate::explaining`]); recorded only when set.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub explain: bool,
     /// The publisher's data address (`--data-address`; None: its address
     /// towards the first subscriber). Each subscriber's host chooses its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -193,6 +197,7 @@ impl RunSpec {
             one_way: false,
             clock: RoundTripClock::Auto,
             profile: false,
+            explain: false,
             data_address: None,
             run_key: 0,
         }

@@ -696,6 +696,28 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
         ));
     }
 
+    let explain_html: String = cells
+        .iter()
+        .map(|c| {
+            let label = format!(
+                "{} {}, size {}",
+                c.run.binding,
+                c.run.test,
+                format_size(c.key.size)
+            );
+            crate::explanation::html(&c.run, &label)
+        })
+        .collect();
+    if !explain_html.is_empty() {
+        sections.push((
+            "explained".into(),
+            "Explained".into(),
+            format!(
+                "<p>Runs with <code>--explain</code>: each percentile band's time over the p50, shared by the causes the kernel recorded in its samples (docs/explain.md).</p>\n{explain_html}"
+            ),
+        ));
+    }
+
     if !graphs.is_empty() {
         let html = crate::graph_html::section(&graphs, &mut plots);
         sections.push(("topologies".into(), "Topologies".into(), html));

@@ -34,6 +34,7 @@ mod css;
 pub mod csv;
 pub mod db;
 pub mod error;
+pub mod explanation;
 pub mod failif;
 pub mod graph_compare;
 pub mod graph_html;

@@ -261,6 +261,11 @@ pub struct TestArgs {
     /// time; see docs/profiling.md.
     #[arg(long)]
     pub profile: bool,
+    /// The kernel's account of the slow samples: scheduler, interrupt and
+    /// idle events on both sides' cores, recorded with eBPF (root), shared
+    /// out by percentile band; see docs/explain.md.
+    #[arg(long)]
+    pub explain: bool,
     /// Latency: the clock that times round trips: auto (the TSC with --wait
     /// busy where the kernel keeps time with it, else CLOCK_MONOTONIC),
     /// monotonic, or tsc.
@@ -587,6 +592,7 @@ impl From<&TestArgs> for TestRequest {
             check: a.check,
             one_way: a.one_way,
             profile: a.profile,
+            explain: a.explain,
             clock: match a.clock {
                 ClockArg::Auto => RoundTripClock::Auto,
                 ClockArg::Monotonic => RoundTripClock::Monotonic,

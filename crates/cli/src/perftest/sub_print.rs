@@ -144,7 +144,6 @@ mod tests {
             foreign: 0,
             resources: Default::default(),
             profile: None,
-            explanation: None,
             first_sample_ns: None,
             arrivals: Vec::new(),
             placement: None,

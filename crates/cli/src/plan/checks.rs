@@ -204,6 +204,38 @@ impl TestRequest {
 }
 
 impl TestRequest {
+    /// `--explain`: both sides in processes of their own on this host, a
+    /// real clock, latency samples, and a host that can load the probes.
+    pub(super) fn check_explain(
+        &self,
+        caps: &pubsubperf_core::binding::Capabilities,
+        test: TestKind,
+    ) -> Result<(), UsageError> {
+        if !self.explain {
+            return Ok(());
+        }
+        let why = if caps.in_process || pubsubperf_harness::registry::synthetic(&self.binding) {
+            format!(
+                "'{}' runs both sides in one process (or on a clock of its own), which the kernel's account cannot tell apart; explain a binding with a process per side (udp, uds, shm, ...)",
+                self.binding
+            )
+        } else if self.find_max {
+            "not with --find-max (its trials are many short runs); explain the rate it found with --rate".into()
+        } else if self.publishers != "1" || self.connect_publishers.is_some() {
+            "one publisher process only; drop --publishers/--connect-publishers".into()
+        } else if self.connect.is_some() {
+            "both sides on this host only (the probes watch this host's kernel); drop --connect"
+                .into()
+        } else if test == TestKind::Throughput && self.latency_every.is_none_or(|n| n == 0) {
+            "a throughput run's account is of its latency samples: add --latency-every N".into()
+        } else if let Some(why) = pubsubperf_harness::explaining::refusal() {
+            return Err(UsageError(why));
+        } else {
+            return Ok(());
+        };
+        Err(UsageError(format!("--explain: {why}")))
+    }
+
     /// `--topics`: a list of counts (each 1-64); more than one topic runs
     /// one whole run per topic at once, each with its own subscriber (and
     /// publisher) processes on this host, which the options that need one

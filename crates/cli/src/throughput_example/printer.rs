@@ -244,7 +244,6 @@ mod tests {
                 ..Resources::default()
             },
             profile: None,
-            explanation: None,
             first_sample_ns: None,
             arrivals: Vec::new(),
             placement: None,

@@ -20,10 +20,27 @@ typedef _Bool bool;
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 
+// A CPU's run queue keeps the steal time (the host ran something else
+// instead of this virtual CPU) as of its last clock update, which
+// __schedule makes just before every switch (CONFIG_PARAVIRT_TIME_ACCOUNTING;
+// the host's count on a KVM guest). Reached from a task on that CPU.
+struct rq {
+    __u64 prev_steal_time;
+} __attribute__((preserve_access_index));
+
+struct cfs_rq {
+    struct rq *rq;
+} __attribute__((preserve_access_index));
+
+struct sched_entity {
+    struct cfs_rq *cfs_rq;
+} __attribute__((preserve_access_index));
+
 struct task_struct {
     __s32 pid;
     __s32 tgid;
     char comm[16];
+    struct sched_entity se;
 } __attribute__((preserve_access_index));
 
 struct irqaction {
@@ -78,6 +95,7 @@ struct away {
 // on Linux, softirqs do not nest on one CPU).
 struct inside {
     __u64 run_start;
+    __u64 run_steal;
     __u64 irq_start;
     __u64 softirq_start;
     __u64 idle_start;
@@ -168,6 +186,16 @@ static __always_inline struct event *reserve(__u32 kind)
     return e;
 }
 
+// The steal time so far of the CPU `t` is switched on, ns (0 where the
+// kernel does not count it).
+static __always_inline __u64 steal_now(struct task_struct *t)
+{
+    if (!bpf_core_field_exists(struct rq, prev_steal_time) ||
+        !bpf_core_field_exists(struct cfs_rq, rq))
+        return 0;
+    return BPF_CORE_READ(t, se.cfs_rq, rq, prev_steal_time);
+}
+
 static __always_inline struct inside *here(void)
 {
     __u32 zero = 0;
@@ -203,11 +231,14 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
     if (in && measuring_cpu(bpf_get_smp_processor_id())) {
         // The task leaving a measuring CPU ran there since its switch in
         // (the idle task's time is in the idle records).
+        __u64 steal = steal_now(next);
         if (in->run_start && prev_tid) {
             struct event *e = reserve(RUN);
             if (e) {
                 e->start = in->run_start;
                 e->end = now;
+                // The host's steal while the task ran here.
+                e->mid = steal - in->run_steal;
                 e->tid = prev_tid;
                 e->pid = prev_pid;
                 bpf_probe_read_kernel_str(e->name_out, COMM, prev->comm);
@@ -215,6 +246,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
             }
         }
         in->run_start = next_tid ? now : 0;
+        in->run_steal = steal;
     }
     if (measuring(prev_tid, prev_pid)) {
         struct away a = {};

@@ -119,6 +119,7 @@ fn spec() -> Box<RunSpec> {
         one_way: true,
         clock: RoundTripClock::Tsc,
         profile: true,
+        explain: true,
         data_address: Some("127.0.0.1".into()),
         run_key: 1,
     })

@@ -107,6 +107,8 @@ fn send_ping<W: Writer, C: clock::RoundTrip>(
 struct Echoed {
     flags: u8,
     rtt: u64,
+    /// When its ping was sent, on CLOCK_MONOTONIC.
+    sent_ns: u64,
     forward: i64,
     /// The subscriber that echoed it (round robin: seq mod subscribers).
     sub: u16,
@@ -188,6 +190,7 @@ impl<W: Writer> Echoes<'_, W> {
         self.got[self.n] = Echoed {
             flags: p.flags,
             rtt: C::ns(t.saturating_sub(h.timestamp), ns_per_tick),
+            sent_ns: if C::MONOTONIC { p.sent_at } else { p.now },
             forward,
             sub: sub as u16,
         };
@@ -343,6 +346,7 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
     // A ping the echo callback already sent.
     let mut pending: Option<Ping> = None;
     let mut got = vec![Echoed::default(); if chained { CHAINED_MAX } else { 1 }];
+    let mut tail = spec.explain.then(TailKeeper::for_explain);
     let fault = loop {
         let now = B::now_ns();
         if now - checked_at > 50_000_000 {
@@ -460,6 +464,13 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
             } else {
                 rec.record(half);
             }
+            if let Some(t) = tail.as_mut() {
+                t.record(Kept {
+                    latency_ns: half,
+                    start_ns: e.sent_ns,
+                    end_ns: e.sent_ns + e.rtt,
+                });
+            }
             if let Some(r) = by_sub.get_mut(usize::from(e.sub)) {
                 if period > 0 {
                     r.record_corrected(half, correct_ns);
@@ -492,5 +503,6 @@ pub(super) fn latency_loop<B: Binding, C: clock::RoundTrip>(
         echoed,
         warmup: sched.warm_seq,
         foreign,
+        tail: tail.map(|t| (t.finish(), sched.measure_start)),
     }
 }

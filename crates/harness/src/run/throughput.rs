@@ -17,12 +17,14 @@ pub(super) fn throughput_loop<B: Binding>(
     let (tx, echo_intervals) = std::sync::mpsc::channel::<Interval>();
     let spec_key = spec.run_key;
     let interval_ns = spec.interval_ms.max(1) * 1_000_000;
+    let explain = spec.explain;
     let echo_thread = if every > 0 {
         let mut readers = std::mem::take(&mut ep.echo);
         let stop = stop.clone();
         Some(std::thread::spawn(move || {
             // Left unpinned: it shares the publisher's core budget.
             let (mut rec, mut foreign) = (LatencyRecorder::new(), 0u64);
+            let mut tail = explain.then(TailKeeper::for_explain);
             let mut books = IntervalBooks::new();
             // The first measured echo's time, and the next report's.
             let mut first: Option<u64> = None;
@@ -38,6 +40,13 @@ pub(super) fn throughput_loop<B: Binding>(
                                 let v = now.saturating_sub(h.timestamp) / 2;
                                 rec.record(v);
                                 books.record(v);
+                                if let Some(t) = tail.as_mut() {
+                                    t.record(Kept {
+                                        latency_ns: v,
+                                        start_ns: h.timestamp,
+                                        end_ns: now,
+                                    });
+                                }
                                 if first.is_none() {
                                     first = Some(now);
                                     next_report = now + interval_ns;
@@ -63,7 +72,8 @@ pub(super) fn throughput_loop<B: Binding>(
                     let _ = tx.send(iv);
                 }
             }
-            (rec, foreign, readers)
+            let tail = tail.map(|t| (t.finish(), first.unwrap_or(0)));
+            (rec, foreign, readers, tail)
         }))
     } else {
         None
@@ -91,15 +101,17 @@ pub(super) fn throughput_loop<B: Binding>(
     );
     drain_intervals(s, true, intervals, on_interval);
     let mut foreign = 0;
+    let mut tail = None;
     let rec = echo_thread.map(|t| {
         // Let the last echoes come back.
         std::thread::sleep(Duration::from_millis(50));
         stop.store(true, Ordering::Release);
-        let (rec, not_ours, readers) = t
+        let (rec, not_ours, readers, kept) = t
             .join()
-            .unwrap_or_else(|_| (LatencyRecorder::new(), 0, Vec::new()));
+            .unwrap_or_else(|_| (LatencyRecorder::new(), 0, Vec::new(), None));
         ep.echo = readers;
         foreign = not_ours;
+        tail = kept;
         rec
     });
     pass_echoes(on_interval);
@@ -115,5 +127,6 @@ pub(super) fn throughput_loop<B: Binding>(
         echoed: 0,
         warmup: streamed.warmup,
         foreign,
+        tail,
     }
 }
