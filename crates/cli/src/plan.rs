@@ -885,6 +885,7 @@ impl TestRequest {
                 options: options.clone(),
                 cancel: CancelToken::new(),
                 sample_key: None,
+                held_discovery: None,
             };
             if batch.is_none() {
                 endpoint.batch_bytes =

@@ -369,6 +369,16 @@ pub struct EndpointConfig {
     /// reader to that sender, so the kernel drops strangers' datagrams.
     #[serde(skip)]
     pub sample_key: Option<u64>,
+    /// A session from the network (an agent at HOST:PORT): the only
+    /// addresses this side's middleware may send discovery to (the
+    /// publisher's and the agent's other allowed unicast destinations).
+    /// DDS bindings then discover by unicast to them and send no discovery
+    /// multicast (CycloneDDS's SPDP to 239.255.0.1 with TTL 32, Fast DDS's
+    /// metatraffic multicast), whatever the run asks. Set by the agent's
+    /// session, never serialized: a publisher cannot set it. None: the
+    /// vendor's discovery, as the run asks.
+    #[serde(skip)]
+    pub held_discovery: Option<Vec<std::net::IpAddr>>,
 }
 
 fn one() -> usize {
@@ -447,6 +457,7 @@ impl EndpointConfig {
             options: Default::default(),
             cancel: CancelToken::new(),
             sample_key: None,
+            held_discovery: None,
         }
     }
 }

@@ -82,6 +82,10 @@ pub struct Opts {
     pub peers: Vec<IpAddr>,
     /// `malloc=keep|default`: see [`crate::malloc`].
     pub malloc: Malloc,
+    /// [`EndpointConfig::held_discovery`]: a session from the network
+    /// discovers by unicast to these (and `peers`) only, with no SPDP
+    /// multicast.
+    pub held: Option<Vec<IpAddr>>,
 }
 
 fn bad(key: &str, value: &str, what: &str) -> BindingError {
@@ -128,6 +132,7 @@ impl Opts {
                 .transpose()?,
             peers: Vec::new(),
             malloc: Malloc::default(),
+            held: cfg.held_discovery.clone(),
         };
         for (k, v) in &cfg.options {
             match k.as_str() {
@@ -189,11 +194,16 @@ fn bind_address(cfg: &EndpointConfig) -> Result<IpAddr, BindingError> {
 }
 
 impl Opts {
-    /// Discovery's unicast peers over `bind`: `--opt peers=`, else loopback
-    /// on loopback; on another interface without peers, none (SPDP
-    /// multicast finds the remote host).
+    /// Discovery's unicast peers over `bind`: `--opt peers=` and, in a
+    /// session from the network, the addresses it is held to; else
+    /// loopback on loopback; on another interface without peers, none
+    /// (SPDP multicast finds the remote host).
     pub fn peers_on(&self, bind: IpAddr) -> Vec<IpAddr> {
-        if !self.peers.is_empty() {
+        if let Some(held) = &self.held {
+            let mut p = self.peers.clone();
+            p.extend(held.iter().filter(|ip| !self.peers.contains(ip)));
+            p
+        } else if !self.peers.is_empty() {
             self.peers.clone()
         } else if bind.is_loopback() {
             vec![Ipv4Addr::LOCALHOST.into()]
@@ -219,10 +229,14 @@ pub fn domain_xml(cfg: &EndpointConfig, o: &Opts) -> Result<String, BindingError
     let shm = cfg.transport == "shm";
     let bind = bind_address(cfg)?;
     let peers = o.peers_on(bind);
-    let allow_multicast = match (cfg.multicast, peers.is_empty()) {
-        (true, _) => "true",
-        (false, true) => "spdp",
-        (false, false) => "false",
+    // A session from the network sends no SPDP multicast (CycloneDDS's
+    // 239.255.0.1 with TTL 32): unicast discovery to its peers, and
+    // multicast (to the run's group, held by the agent) for data only.
+    let allow_multicast = match (cfg.multicast, peers.is_empty(), o.held.is_some()) {
+        (true, _, true) => "asm",
+        (true, _, false) => "true",
+        (false, true, false) => "spdp",
+        (false, _, _) => "false",
     };
     let mut x = Xml::new();
     x.open("General");
@@ -413,6 +427,39 @@ mod tests {
         let x = domain_xml(&c, &Opts::parse(&c).unwrap()).unwrap();
         assert!(x.contains("address=\"192.168.1.5\""));
         assert!(x.contains("<AllowMulticast>spdp</AllowMulticast>"));
+    }
+
+    /// A session from the network discovers by unicast to the addresses
+    /// it is held to and sends no SPDP multicast, with `--multicast` too
+    /// (SPDP went to 239.255.0.1 with TTL 32 whatever the agent allowed).
+    #[test]
+    fn held_discovery_is_unicast_to_the_held_addresses_only() {
+        let mut c = cfg();
+        c.bind_ip = "198.18.0.2".into();
+        c.held_discovery = Some(vec!["198.18.0.1".parse().unwrap()]);
+        let x = domain_xml(&c, &Opts::parse(&c).unwrap()).unwrap();
+        assert!(x.contains("<AllowMulticast>false</AllowMulticast>"), "{x}");
+        assert!(
+            x.contains("<Peers><Peer address=\"198.18.0.1\"/></Peers>"),
+            "{x}"
+        );
+        c.multicast = true;
+        c.multicast_address = Some("239.255.65.1".into());
+        c.multicast_ttl = Some(1);
+        let x = domain_xml(&c, &Opts::parse(&c).unwrap()).unwrap();
+        assert!(x.contains("<AllowMulticast>asm</AllowMulticast>"), "{x}");
+        assert!(
+            x.contains("<MulticastTimeToLive>1</MulticastTimeToLive>"),
+            "{x}"
+        );
+        assert!(x.contains("<Peer address=\"198.18.0.1\"/>"), "{x}");
+        // Without it (a local run), the vendor's SPDP multicast as before.
+        c.held_discovery = None;
+        let x = domain_xml(&c, &Opts::parse(&c).unwrap()).unwrap();
+        assert!(
+            x.contains("<AllowMulticast>true</AllowMulticast>") && !x.contains("<Peers>"),
+            "{x}"
+        );
     }
 
     #[test]

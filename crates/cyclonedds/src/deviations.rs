@@ -18,7 +18,13 @@ pub fn of(cfg: &EndpointConfig) -> Vec<String> {
     let peers = Opts::parse(cfg)
         .map(|o| o.discovery_peers(cfg))
         .unwrap_or_default();
-    if !cfg.multicast && !peers.is_empty() {
+    if cfg.held_discovery.is_some() {
+        let list: Vec<String> = peers.iter().map(|p| p.to_string()).collect();
+        d.push(format!(
+            "unicast discovery to {}, no SPDP multicast (a session from the network)",
+            list.join(",")
+        ));
+    } else if !cfg.multicast && !peers.is_empty() {
         // On loopback, as on every one-host run before; elsewhere, the
         // address (a one-host run on the host's own address, or peers).
         if peers.iter().all(|p| p.is_loopback()) {
@@ -87,6 +93,18 @@ mod tests {
         c.multicast = false;
         c.bind_ip = "10.1.2.3".into();
         assert!(of(&c).is_empty(), "{:?}", of(&c));
+    }
+
+    #[test]
+    fn held_discovery_says_so_with_multicast_too() {
+        let mut c = cfg();
+        c.bind_ip = "198.18.0.2".into();
+        c.multicast = true;
+        c.held_discovery = Some(vec!["198.18.0.1".parse().unwrap()]);
+        assert_eq!(
+            of(&c)[0],
+            "unicast discovery to 198.18.0.1, no SPDP multicast (a session from the network)"
+        );
     }
 
     #[test]

@@ -24,6 +24,12 @@ pub fn of(cfg: &EndpointConfig) -> Vec<String> {
         "tcp" => vec!["TCPv4 transport".into()],
         _ => Vec::new(),
     };
+    if cfg.held_discovery.is_some() {
+        d.push(format!(
+            "unicast discovery to {}, no discovery multicast (a session from the network)",
+            crate::options::held_peers(cfg).join(",")
+        ));
+    }
     if !cfg.zero_copy {
         d.push("data sharing off".into());
     }
@@ -94,6 +100,17 @@ mod tests {
                 "heartbeat response 0 ms",
                 "receive buffer 4 MiB",
             ]
+        );
+    }
+
+    #[test]
+    fn held_discovery_is_said() {
+        let mut c = EndpointConfig::for_test("d");
+        c.transport = "udp".into();
+        c.held_discovery = Some(vec!["198.18.0.1".parse().unwrap()]);
+        assert_eq!(
+            of(&c)[1],
+            "unicast discovery to 198.18.0.1, no discovery multicast (a session from the network)"
         );
     }
 

@@ -109,8 +109,27 @@ impl Options {
                 }
             }
         }
+        // A session from the network discovers by unicast to the
+        // addresses it is held to: initial peers, so that Fast DDS sends no
+        // SPDP to its metatraffic multicast group (239.255.0.1).
+        for ip in held_peers(cfg) {
+            if !o.peers.contains(&ip) {
+                o.peers.push(ip);
+            }
+        }
         Ok(o)
     }
+}
+
+/// The IPv4 addresses of [`EndpointConfig::held_discovery`] (this
+/// binding's transports are IPv4 only).
+pub(crate) fn held_peers(cfg: &EndpointConfig) -> Vec<String> {
+    cfg.held_discovery
+        .iter()
+        .flatten()
+        .filter(|ip| ip.is_ipv4())
+        .map(|ip| ip.to_string())
+        .collect()
 }
 
 #[cfg(test)]
@@ -168,6 +187,23 @@ mod tests {
             let e = Options::parse(&c).unwrap_err().to_string();
             assert!(e.starts_with("--qos-file "), "{e}");
         }
+    }
+
+    /// A session from the network's held addresses become initial peers
+    /// (Fast DDS sent SPDP to 239.255.0.1 without them).
+    #[test]
+    fn held_discovery_becomes_the_initial_peers() {
+        let mut c = EndpointConfig::for_test("opts");
+        c.options.insert("peers".into(), "10.0.0.1".into());
+        c.held_discovery = Some(vec![
+            "10.0.0.1".parse().unwrap(),
+            "198.18.0.1".parse().unwrap(),
+            "fd00::1".parse().unwrap(),
+        ]);
+        assert_eq!(
+            Options::parse(&c).unwrap().peers,
+            ["10.0.0.1", "198.18.0.1"]
+        );
     }
 
     #[test]

@@ -39,6 +39,18 @@ impl Destinations {
         self
     }
 
+    /// The unicast addresses allowed (None: anywhere): where a session's
+    /// middleware may send discovery ([`EndpointConfig::held_discovery`]).
+    ///
+    /// [`EndpointConfig::held_discovery`]: pubsubperf_core::EndpointConfig::held_discovery
+    pub fn unicast(&self) -> Option<Vec<IpAddr>> {
+        self.allowed.as_ref().map(|a| {
+            let mut u: Vec<IpAddr> = a.iter().filter(|ip| !ip.is_multicast()).copied().collect();
+            u.dedup();
+            u
+        })
+    }
+
     /// Refuses `locator` when it names an address not allowed; `what` says
     /// whose locator it is.
     pub fn check(&self, what: &str, locator: &str) -> Result<(), Fault> {
@@ -122,6 +134,9 @@ mod tests {
         }
         let g = d.clone().also(Some("239.255.0.1".parse().unwrap()));
         assert!(g.check("x", "239.255.0.1:7400").is_ok());
+        // Discovery goes to the unicast ones only.
+        assert_eq!(g.unicast(), Some(vec!["198.18.0.1".parse().unwrap()]));
+        assert_eq!(Destinations::anywhere().unicast(), None);
         for bad in [
             "198.18.0.9:40001",
             "udp/10.0.0.1:53",

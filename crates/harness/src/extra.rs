@@ -46,7 +46,11 @@ pub fn serve_publisher<B: Binding>(
         )
         .map_err(bind)?;
     w.wait_matched(readers.len(), setup_timeout).map_err(bind)?;
-    ctl.send(&Msg::Ready { discovery: None }).map_err(ctl_err)?;
+    ctl.send(&Msg::Ready {
+        discovery: None,
+        deviations: crate::registry::held_deviations(&spec.binding, spec.test, &cfg),
+    })
+    .map_err(ctl_err)?;
     match ctl.recv(Some(setup_timeout)).map_err(ctl_err)? {
         Msg::Start => {}
         other => return Err(Fault::Peer(format!("unexpected {other:?}"))),

@@ -92,6 +92,14 @@ pub enum Msg {
         /// A subscriber's discovery times so far.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         discovery: Option<pubsubperf_core::result::SubscriberDiscovery>,
+        /// What this side's endpoints set beyond the run's settings, as
+        /// [`Binding::deviations`] says it: a session from the network
+        /// holds the middleware's discovery to unicast
+        /// ([`pubsubperf_core::EndpointConfig::held_discovery`]).
+        ///
+        /// [`Binding::deviations`]: pubsubperf_core::Binding::deviations
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        deviations: Vec<String>,
     },
     /// Publisher → subscriber: measurement starts now.
     Start,

@@ -190,6 +190,29 @@ pub fn deviations(
     d
 }
 
+/// The lines [`Binding::deviations`] of binding `name` adds for a run over
+/// `cfg` because a session from the network holds its discovery
+/// ([`pubsubperf_core::EndpointConfig::held_discovery`]); none otherwise.
+pub fn held_deviations(
+    name: &str,
+    test: pubsubperf_core::result::TestKind,
+    cfg: &pubsubperf_core::EndpointConfig,
+) -> Vec<String> {
+    if cfg.held_discovery.is_none() {
+        return Vec::new();
+    }
+    let of = |c: &pubsubperf_core::EndpointConfig| with_binding!(name, B => B::deviations(test, c), unknown => Vec::new());
+    let plain = pubsubperf_core::EndpointConfig {
+        held_discovery: None,
+        ..cfg.clone()
+    };
+    let before = of(&plain);
+    of(cfg)
+        .into_iter()
+        .filter(|d| !before.contains(d))
+        .collect()
+}
+
 /// Facts about one binding.
 pub fn info(name: &str) -> Option<BindingInfo> {
     with_binding!(name, B => Some(B::info()), unknown => None)

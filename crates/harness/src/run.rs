@@ -225,6 +225,7 @@ fn run_over<B: Binding>(
         Err(f) => return RunOutcome::failed(f),
     };
     let mut discovery = std::mem::take(&mut ep.discovery);
+    let their_deviations = std::mem::take(&mut ep.their_deviations);
     let started_at = pubsubperf_core::time::rfc3339_now();
     let usage0 = Usage::now();
     let mut intervals = interval_store(spec, s.subs.len());
@@ -313,6 +314,7 @@ fn run_over<B: Binding>(
     let mut run = assemble(
         spec, m, peers, throughput, intervals, publisher, clock_name, started_at, &fault,
     );
+    collect::add_their_deviations(&mut run.config, &their_deviations);
     if let (Some(p), Some(r)) = (profile, run.profile.as_mut()) {
         r.publisher = p;
     }

@@ -597,6 +597,10 @@ fn accept_run(
     }
     if settings.limits.network {
         crate::multicast::hold(spec, destinations, settings.limits.multicast_ttl)?;
+        // Discovery too goes only where data may: by unicast to the
+        // publisher (and the agent's allowed addresses), never to the
+        // middleware's default multicast group with its default TTL.
+        spec.endpoint.held_discovery = destinations.unicast();
     }
     settings.limits.check(spec)?;
     Ok(settings.limits.watchdog(spec))

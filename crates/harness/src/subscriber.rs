@@ -110,6 +110,7 @@ pub fn serve_run<B: Binding>(
     let profiler = spec.profile.then(crate::profiler::Profiler::attach);
     ctl.send(&Msg::Ready {
         discovery: Some(discovery),
+        deviations: crate::registry::held_deviations(&spec.peer_binding, spec.test, &cfg),
     })
     .map_err(ctl_err)?;
     match ctl.recv(Some(setup_timeout)).map_err(ctl_err)? {

@@ -148,7 +148,11 @@ pub fn serve_node<B: Binding>(
     for r in &mut readers {
         r.wait_matched(setup_timeout).map_err(bind)?;
     }
-    ctl.send(&Msg::Ready { discovery: None }).map_err(ctl_err)?;
+    ctl.send(&Msg::Ready {
+        discovery: None,
+        deviations: Vec::new(),
+    })
+    .map_err(ctl_err)?;
     loop {
         match ctl.recv(Some(setup_timeout)).map_err(ctl_err)? {
             Msg::Start => break,

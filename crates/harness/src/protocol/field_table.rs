@@ -88,6 +88,7 @@ fn spec() -> Box<RunSpec> {
         options: Default::default(),
         cancel: Default::default(),
         sample_key: Some(1),
+        held_discovery: Some(vec![std::net::Ipv4Addr::LOCALHOST.into()]),
     };
     Box::new(RunSpec {
         binding: "udp".into(),

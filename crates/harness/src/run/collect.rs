@@ -266,6 +266,22 @@ pub(super) fn total_throughput(
     total
 }
 
+/// Adds to a result's `config.deviations` what the subscribers' side set
+/// beyond the run's settings ([`Msg::Ready`]'s `deviations`: an agent
+/// holds a session's discovery to unicast), marked `sub:` as the
+/// subscriber binding's own are. Text from the agent: escaped, bounded.
+pub(super) fn add_their_deviations(config: &mut serde_json::Value, theirs: &[String]) {
+    let Some(list) = config.get_mut("deviations").and_then(|d| d.as_array_mut()) else {
+        return;
+    };
+    for d in theirs.iter().take(16) {
+        let line = format!("sub: {}", pubsubperf_core::escape::printable(d, 200));
+        if !list.iter().any(|x| x.as_str() == Some(&line)) {
+            list.push(line.into());
+        }
+    }
+}
+
 /// The run's result as the output contract has it.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn assemble(

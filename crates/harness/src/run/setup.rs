@@ -11,6 +11,9 @@ pub(super) struct Endpoints<B: Binding> {
     pub(super) echo: Vec<B::Reader>,
     /// How long they (and the subscribers') took to match.
     pub(super) discovery: Discovery,
+    /// What the subscribers' and extra publishers' sides set beyond the
+    /// run's settings ([`Msg::Ready`]'s `deviations`), each once.
+    pub(super) their_deviations: Vec<String>,
 }
 
 pub(super) fn setup<B: Binding>(s: &mut Session, spec: &RunSpec) -> Result<Endpoints<B>, Fault> {
@@ -89,6 +92,7 @@ pub(super) fn setup<B: Binding>(s: &mut Session, spec: &RunSpec) -> Result<Endpo
         writer,
         echo,
         discovery: Discovery::default(),
+        their_deviations: Vec::new(),
     };
     let n = s.subs.len();
     let never = |e: BindingError| {
@@ -116,7 +120,17 @@ pub(super) fn setup<B: Binding>(s: &mut Session, spec: &RunSpec) -> Result<Endpo
     endpoints.discovery.echo_readers_matched_ns = needs_echo.then(|| since(echo_created));
     for sub in s.subs.iter().chain(s.pubs.iter()) {
         match sub.recv(timeout)? {
-            Msg::Ready { discovery } => endpoints.discovery.subscribers.extend(discovery),
+            Msg::Ready {
+                discovery,
+                deviations,
+            } => {
+                endpoints.discovery.subscribers.extend(discovery);
+                for d in deviations {
+                    if !endpoints.their_deviations.contains(&d) {
+                        endpoints.their_deviations.push(d);
+                    }
+                }
+            }
             other => return Err(Fault::Peer(format!("unexpected {other:?} during set-up"))),
         }
     }
