@@ -24,6 +24,11 @@ pub struct Explanation {
     /// p50 of the run), ns, and the accounts of samples near it, which are
     /// taken off every other sample's ([`Band`]).
     pub p50_ns: u64,
+    /// The samples between the p40 and the p60 themselves: their whole
+    /// latency (`added_ns`) shared by the causes in them; `unexplained` is
+    /// the path's own work (system calls, copies, the network stack).
+    #[serde(default)]
+    pub median: Band,
     /// Samples accounted, in the bands below.
     pub samples: u64,
     /// Tail samples that could not be accounted (after a loss of events,

@@ -16,6 +16,12 @@
 //!   time (`hypervisor (steal time)`: the vCPU was not run; KVM's count,
 //!   read at each task switch and spread evenly over the task's run).
 //!
+//! - while a side's own process ran on its core: `SIDE on its core (its
+//!   own work)`, the time its main thread spent running its own code and
+//!   system calls (a sample whose side computed or wrote something else
+//!   for long), or `SIDE's other threads on its core` (the middleware's,
+//!   the control channel's).
+//!
 //! Time asleep waiting for data is no cause: the sample's path is there.
 //!
 //! Every sample has some of each (a ping-pong always wakes its sides), so a
@@ -99,7 +105,12 @@ pub fn account(
             },
         )
     };
-    let baseline = baseline(&samples.reservoir, &of);
+    let mid = middle(&samples.reservoir);
+    let baseline = baseline(&mid, &of);
+    let mut median = BandSum::default();
+    for k in &mid {
+        median.add(&added(k, &of(k), &BTreeMap::new(), 0));
+    }
     let mut bands = Vec::new();
     let mut uncovered = 0u64;
     let edges = [
@@ -158,6 +169,7 @@ pub fn account(
         lost_events: recording.lost,
         missing_probes: recording.missing.clone(),
         p50_ns: cuts.p50,
+        median: median.band("p40-p60"),
         samples: bands.iter().map(|b| b.samples).sum(),
         uncovered,
         bands,
@@ -165,12 +177,18 @@ pub fn account(
     }
 }
 
-/// The mean time of each cause (round-trip ns) over the reservoir's
-/// samples between its p40 and p60.
-fn baseline(reservoir: &[Kept], of: &impl Fn(&Kept) -> Causes) -> BTreeMap<Cause, f64> {
+/// The reservoir's samples between its p40 and p60.
+fn middle(reservoir: &[Kept]) -> Vec<&Kept> {
     let mut sorted: Vec<&Kept> = reservoir.iter().collect();
     sorted.sort_by_key(|k| k.latency_ns);
-    let mid = &sorted[sorted.len() * 2 / 5..sorted.len() * 3 / 5];
+    let n = sorted.len();
+    sorted.drain(n * 3 / 5..);
+    sorted.drain(..n * 2 / 5);
+    sorted
+}
+
+/// The mean time of each cause (round-trip ns) over `mid`.
+fn baseline(mid: &[&Kept], of: &impl Fn(&Kept) -> Causes) -> BTreeMap<Cause, f64> {
     let mut sum: BTreeMap<Cause, f64> = BTreeMap::new();
     for k in mid {
         for (c, ns) in of(k).0 {
@@ -310,21 +328,33 @@ fn cpu_causes(c: &Cpu, owners: &[&Side], sides: &[Side], w: Span, out: &mut Caus
         .filter_map(|s| clip(*s, w))
         .collect();
     // The time an owner was ready or running: interrupts there held it up.
-    let mut held: Vec<Span> = waits.clone();
-    for r in within(&c.runs, w, c.longest_run, |r| r.span) {
-        if owned(r.pid)
-            && let Some(s) = clip(r.span, w)
-        {
-            held.push(s);
-            out.add(STEAL.clone(), r.steal_within(s));
-        }
-    }
     let interrupted = |s: Span| -> u64 {
         within(&c.interrupts, s, c.longest_interrupt, |i| i.0)
             .iter()
             .map(|i| i.0.overlap(s))
             .sum()
     };
+    let mut held: Vec<Span> = waits.clone();
+    for r in within(&c.runs, w, c.longest_run, |r| r.span) {
+        if owned(r.pid)
+            && let Some(s) = clip(r.span, w)
+        {
+            held.push(s);
+            let stolen = r.steal_within(s);
+            out.add(STEAL.clone(), stolen);
+            // Its time outside the waits (which say who held them up).
+            let in_waits: u64 = waits.iter().map(|p| p.overlap(s)).sum();
+            let whose = if r.tid == r.pid {
+                format!("{label} on its core (its own work)")
+            } else {
+                format!("{label}'s other threads on its core")
+            };
+            out.add(
+                (whose, "own_work"),
+                (s.end - s.start).saturating_sub(interrupted(s) + stolen + in_waits),
+            );
+        }
+    }
     merge(&mut held);
     for s in held {
         for (span, what) in within(&c.interrupts, s, c.longest_interrupt, |i| i.0) {
@@ -542,6 +572,22 @@ mod tests {
         let e = account(&r, &sides(0, 1), &samples, cuts(), 0);
         let b = top(&e);
         assert_eq!(b.causes[0].cause, "IRQ 36 virtio0-input");
+        assert!(b.causes[0].share > 0.99, "{b:?}");
+    }
+
+    #[test]
+    fn a_side_that_ran_its_own_code_for_long_is_named_for_it() {
+        let (r, samples) = recording(|s, ev| {
+            ev.push(run(
+                1,
+                task(SUB, SUB, "pubsubperf"),
+                s + 5_000,
+                s + 2_010_000,
+            ));
+        });
+        let e = account(&r, &sides(0, 1), &samples, cuts(), 0);
+        let b = top(&e);
+        assert_eq!(b.causes[0].cause, "subscriber on its core (its own work)");
         assert!(b.causes[0].share > 0.99, "{b:?}");
     }
 

@@ -45,6 +45,16 @@ pub fn text(run: &Run) -> String {
         e.events_per_sample,
         us(e.p50_ns)
     );
+    if e.median.samples > 0 {
+        let _ = writeln!(
+            out,
+            "  {:<10} {} µs (n {}) itself: {}",
+            "p40-p60",
+            us(e.median.added_ns),
+            e.median.samples,
+            shares(&e.median).replace("unexplained", "the path's own work")
+        );
+    }
     for b in &e.bands {
         if b.samples == 0 {
             let _ = writeln!(out, "  {:<10} no samples accounted", b.band);

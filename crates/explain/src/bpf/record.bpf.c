@@ -283,7 +283,10 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
     return 0;
 }
 
-SEC("tp_btf/sched_wakeup")
+// The wake-up as the waker starts it (sched_waking, on the waker's CPU):
+// sched_wakeup of a task queued to an idle CPU fires only once that CPU
+// is out of idle, which would hide the idle exit from the wait.
+SEC("tp_btf/sched_waking")
 int BPF_PROG(on_wakeup, struct task_struct *p)
 {
     __u32 tid = p->pid;
