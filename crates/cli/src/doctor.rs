@@ -65,7 +65,10 @@ pub fn run(a: &DoctorArgs) -> anyhow::Result<ExitCode> {
         }
         Some(secs) => Some(trace(&opts.cores, secs)?),
     };
-    let findings = pubsubperf_doctor::examine(&host, &opts);
+    let mut findings = pubsubperf_doctor::examine(&host, &opts);
+    if here {
+        findings.push(explain_finding());
+    }
     match (a.json, &trace) {
         (true, None) => println!("{}", serde_json::to_string_pretty(&findings)?),
         (true, Some(t)) => println!(
@@ -89,6 +92,26 @@ pub fn run(a: &DoctorArgs) -> anyhow::Result<ExitCode> {
             ExitCode::SUCCESS
         },
     )
+}
+
+/// Whether `--explain` (the kernel's probes) can run here, and why not.
+fn explain_finding() -> Finding {
+    match pubsubperf_harness::explaining::refusal() {
+        None => Finding {
+            check: "explain".into(),
+            verdict: Verdict::Ok,
+            value: "the kernel's probes load here (root, BTF): --explain and --trace can run".into(),
+            why: String::new(),
+            fix: String::new(),
+        },
+        Some(why) => Finding {
+            check: "explain".into(),
+            verdict: Verdict::Warn,
+            value: "--explain cannot run here".into(),
+            why,
+            fix: "run as root on a kernel with BTF (/sys/kernel/btf/vmlinux), in a build with the default features".into(),
+        },
+    }
 }
 
 /// `--trace SECONDS`: what runs on `cores` over that time, from the

@@ -8,7 +8,7 @@
 use crate::plan::{TestRequest, UsageError};
 use pubsubperf_core::size::parse_size;
 
-pub use super::table::{Arg, How, OPTIONS, Opt, PROFILE_FLAG, markdown_table};
+pub use super::table::{Arg, EXPLAIN_FLAG, How, OPTIONS, Opt, PROFILE_FLAG, markdown_table};
 
 /// `-pub` or `-sub` (Perftest's default).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -79,6 +79,8 @@ const N: Arg = Arg::None;
 /// prefix that named one of Perftest's options still names it (a test
 /// checks).
 pub const PROFILE_FLAG: &str = "-pubsubperfProfile";
+/// Our `--explain` (named as [`PROFILE_FLAG`] is).
+pub const EXPLAIN_FLAG: &str = "-pubsubperfExplain";
 /// Our choice of Perftest version where versions differ (named as
 /// [`PROFILE_FLAG`] is).
 pub const VERSION_FLAG: &str = "-pubsubperfVersion";
@@ -102,6 +104,13 @@ pub const OPTIONS: &[Opt] = &[
         "`--profile`",
         |i, v| set(i, PROFILE_FLAG, "profile", v),
         "ours: each side's system calls, context switches and CPU per sample, printed under the output (on standard error with `-outputFormat json`); see [profiling](profiling.md)",
+    ),
+    map(
+        EXPLAIN_FLAG,
+        N,
+        "`--explain`",
+        |i, v| set(i, EXPLAIN_FLAG, "explain", v),
+        "ours: the kernel's account of the slow samples by percentile band (root), printed under the output; see [explain](explain.md)",
     ),
     map(
         "-latencyHighResolution",

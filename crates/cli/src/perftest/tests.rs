@@ -3,7 +3,7 @@
 //! users wrote them, `$DATALEN` given a value of their loops), the option
 //! table's rules, and docs/perftest.md's table against the code's.
 
-use super::options::{self, Format, Invocation, OPTIONS, PROFILE_FLAG, Role};
+use super::options::{self, EXPLAIN_FLAG, Format, Invocation, OPTIONS, PROFILE_FLAG, Role};
 use super::table::VERSION_FLAG;
 use crate::plan::UsageError;
 use crate::rti_default::{FALLBACK, RtiDefault};
@@ -489,7 +489,7 @@ fn profile_flag_leaves_perftests_prefixes_alone() {
     let theirs: Vec<&str> = OPTIONS
         .iter()
         .map(|o| o.name)
-        .filter(|n| ![PROFILE_FLAG, VERSION_FLAG, "-middleware"].contains(n))
+        .filter(|n| ![PROFILE_FLAG, EXPLAIN_FLAG, VERSION_FLAG, "-middleware"].contains(n))
         .collect();
     for name in &theirs {
         for end in 2..=name.len() {

@@ -216,6 +216,12 @@ pub const FLAGS: &[Flag] = &[
         doc: "ours: --profile, each side's system calls, context switches and CPU per sample, printed under the tables (docs/profiling.md)",
     },
     Flag {
+        name: crate::perftest::options::EXPLAIN_FLAG,
+        value: None,
+        how: How::Map(|i, _| set(i, crate::perftest::options::EXPLAIN_FLAG, "explain", None)),
+        doc: "ours: --explain, the kernel's account of the slow samples by percentile band (root; docs/explain.md)",
+    },
+    Flag {
         name: "-help",
         value: None,
         how: How::Map(|i, _| {
