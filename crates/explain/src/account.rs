@@ -16,11 +16,13 @@
 //!   time (`hypervisor (steal time)`: the vCPU was not run; KVM's count,
 //!   read at each task switch and spread evenly over the task's run).
 //!
-//! - while a side's own process ran on its core: `SIDE on its core (its
-//!   own work)`, the time its main thread spent running its own code and
+//! - while a side's own process ran on its core: `SIDE running on its
+//!   core`, the time its main thread spent running its own code and
 //!   system calls (a sample whose side computed or wrote something else
-//!   for long), or `SIDE's other threads on its core` (the middleware's,
-//!   the control channel's).
+//!   for long), or `SIDE's other threads running on its core` (the
+//!   middleware's, the control channel's). In a virtual machine this also
+//!   holds the time the host held the vCPU without the guest knowing (a
+//!   VM exit handled at length): the guest sees its thread running.
 //!
 //! Time asleep waiting for data is no cause: the sample's path is there.
 //!
@@ -345,9 +347,9 @@ fn cpu_causes(c: &Cpu, owners: &[&Side], sides: &[Side], w: Span, out: &mut Caus
             // Its time outside the waits (which say who held them up).
             let in_waits: u64 = waits.iter().map(|p| p.overlap(s)).sum();
             let whose = if r.tid == r.pid {
-                format!("{label} on its core (its own work)")
+                format!("{label} running on its core")
             } else {
-                format!("{label}'s other threads on its core")
+                format!("{label}'s other threads running on its core")
             };
             out.add(
                 (whose, "own_work"),
@@ -587,7 +589,7 @@ mod tests {
         });
         let e = account(&r, &sides(0, 1), &samples, cuts(), 0);
         let b = top(&e);
-        assert_eq!(b.causes[0].cause, "subscriber on its core (its own work)");
+        assert_eq!(b.causes[0].cause, "subscriber running on its core");
         assert!(b.causes[0].share > 0.99, "{b:?}");
     }
 
