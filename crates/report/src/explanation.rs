@@ -149,7 +149,14 @@ pub fn html(run: &Run, label: &str) -> String {
 /// Two runs' accounts side by side (`compare`): per band, the added time
 /// and the largest causes of each.
 pub fn compare(a: &Explanation, b: &Explanation) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out = vec![format!(
+        "{:<10} {} µs: {}  |  {} µs: {}",
+        "p40-p60",
+        us(a.median.added_ns),
+        shares(&a.median),
+        us(b.median.added_ns),
+        shares(&b.median)
+    )];
     for (x, y) in a.bands.iter().zip(&b.bands) {
         out.push(format!(
             "{:<10} +{} µs: {}  |  +{} µs: {}",
@@ -224,6 +231,20 @@ mod tests {
         );
         assert!(t.contains("6 % unexplained"), "{t}");
         assert!(!t.contains('\u{1b}'), "{t}");
+    }
+
+    #[test]
+    fn two_accounts_compare_band_by_band() {
+        let a = run().explanation.unwrap();
+        let mut b = a.clone();
+        b.bands[1].added_ns = 2_000;
+        let lines = compare(&a, &b);
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert!(
+            lines[2].starts_with("p99.9+     +85.000 µs: 64 % subscriber preempted"),
+            "{lines:?}"
+        );
+        assert!(lines[2].contains("|  +2.000 µs: 64 %"), "{lines:?}");
     }
 
     #[test]

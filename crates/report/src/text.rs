@@ -195,6 +195,29 @@ pub fn comparison(c: &Comparison) -> String {
         }
         s.push_str(&table(&rows, "l"));
     }
+    let explained: Vec<_> = c
+        .cells
+        .iter()
+        .filter_map(|x| Some((x, x.base.explanation.as_ref()?, x.new.explanation.as_ref()?)))
+        .collect();
+    if !explained.is_empty() {
+        let labels = cell_labels(
+            &explained
+                .iter()
+                .map(|x| x.0.key.clone())
+                .collect::<Vec<_>>(),
+        );
+        let _ = writeln!(
+            s,
+            "\nExplained (--explain: each band's time over the p50 by cause, BASE  |  NEW):"
+        );
+        for ((_, b, n), label) in explained.iter().zip(labels) {
+            let _ = writeln!(s, "{label}");
+            for line in crate::explanation::compare(b, n) {
+                let _ = writeln!(s, "  {line}");
+            }
+        }
+    }
     s.push_str(&crate::graph_text::comparison(&c.graphs));
     if !c.cells.is_empty() || c.graphs.graphs.iter().any(|g| !g.paths.is_empty()) {
         let _ = writeln!(
