@@ -10,6 +10,8 @@
 //! hog of one would be another's cause), and best on a quiet machine: a
 //! build beside them is named as a cause too.
 
+mod lab;
+
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -235,6 +237,96 @@ fn a_slow_rate_is_made_of_wake_ups() {
     );
     let upper = band(&slow, "p50-p90");
     assert_eq!(upper["causes"][0]["kind"], "wake_from_idle", "{upper}");
+}
+
+/// The time a run's causes of `kinds` with a name containing one of
+/// `names` took, over the median and every band (ns, one-way, summed over
+/// the samples accounted).
+fn time_of(e: &Value, kinds: &[&str], names: &[&str]) -> f64 {
+    let bands = e["bands"].as_array().unwrap().iter().chain([&e["median"]]);
+    bands
+        .map(|b| {
+            let added = b["added_ns"].as_f64().unwrap() * b["samples"].as_f64().unwrap();
+            added
+                * b["causes"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|c| {
+                        kinds.contains(&c["kind"].as_str().unwrap())
+                            && names
+                                .iter()
+                                .any(|n| c["cause"].as_str().unwrap().contains(n))
+                    })
+                    .map(|c| c["share"].as_f64().unwrap())
+                    .sum::<f64>()
+        })
+        .sum()
+}
+
+/// (c) An interrupt source we drive: datagrams from one namespace to
+/// another over a veth whose receive work is steered (RPS) to the
+/// subscriber's core, so that core runs the network's softirq for
+/// datagrams that are not the run's; the sender is a thread of ours of the
+/// lowest priority (SCHED_IDLE) on the publisher's core. The run's
+/// account then holds more NET_RX softirq (or its thread, ksoftirqd/1,
+/// when the kernel defers it) than the same run without the flood (here
+/// 50 ms against 17 ms over a 2 s run).
+#[test]
+fn a_network_flood_steered_to_the_subscribers_core_shows_as_its_softirq() {
+    require_probes();
+    lab::require_netns();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let mut l = lab::Lab::new();
+    let a = l.ns("a");
+    let b = l.ns("b");
+    l.link(&a, "pf0", "198.18.7.1/24", &b, "pf1", "198.18.7.2/24");
+    lab::sh(&[
+        "ip",
+        "netns",
+        "exec",
+        &b,
+        "sh",
+        "-c",
+        "echo 2 > /sys/class/net/pf1/queues/rx-0/rps_cpus",
+    ]);
+    let net_rx = |e: &Value| time_of(e, &["softirq", "preempted"], &["NET_RX", "ksoftirqd/1"]);
+    let quiet = explained(&["latency", "-b", "udp", "--cpu", "0,1", "--duration", "2s"]);
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let flood = {
+        let stop = stop.clone();
+        let ns = format!("/run/netns/{a}");
+        std::thread::spawn(move || {
+            let f = std::fs::File::open(&ns).expect("the namespace");
+            // SAFETY: setns on a namespace file we opened, for this thread
+            // only; sched_setscheduler with a valid sched_param.
+            unsafe {
+                assert_eq!(
+                    libc::setns(std::os::fd::AsRawFd::as_raw_fd(&f), libc::CLONE_NEWNET),
+                    0
+                );
+                let p = libc::sched_param { sched_priority: 0 };
+                assert_eq!(libc::sched_setscheduler(0, libc::SCHED_IDLE, &p), 0);
+            }
+            pin(0);
+            let s = std::net::UdpSocket::bind("198.18.7.1:0").expect("a socket");
+            while !stop.load(Ordering::Relaxed) {
+                for _ in 0..64 {
+                    let _ = s.send_to(&[0u8; 64], "198.18.7.2:9");
+                }
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        })
+    };
+    let flooded = explained(&["latency", "-b", "udp", "--cpu", "0,1", "--duration", "2s"]);
+    stop.store(true, Ordering::Relaxed);
+    flood.join().expect("the flood ends");
+    assert!(
+        net_rx(&flooded) > 1.5 * net_rx(&quiet),
+        "NET_RX time {:.0} ns with the flood, {:.0} ns without: {flooded}",
+        net_rx(&flooded),
+        net_rx(&quiet)
+    );
 }
 
 /// A throughput run's echoes (`--latency-every`) are its samples: the
