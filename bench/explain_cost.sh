@@ -5,21 +5,30 @@
 # p99 and its 95 % interval (bench/lib/ratios.py) against the goal (<= 1.05:
 # the probes add under 5 % to the p50). Needs root (the probes).
 #
-# usage: [ROUNDS=5] [SIZE=64] bench/explain_cost.sh [BINDING] [SECONDS]
+# TEST=throughput measures samples/s of a throughput run with
+# --latency-every 100 (whose echoes --explain accounts for) instead (goal
+# >= 0.95).
+#
+# usage: [ROUNDS=5] [SIZE=64] [TEST=latency|throughput] bench/explain_cost.sh [BINDING] [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 binding=${1:-udp}
 secs=${2:-3}
 rounds=${ROUNDS:-5}
 size=${SIZE:-64}
+test_kind=${TEST:-latency}
 . bench/lib/common.sh
 export BENCH_SUBJECT=explain
 [ "$(id -u)" = 0 ] || { echo "bench/explain_cost.sh: --explain loads the kernel's probes: run as root" >&2; exit 2; }
 
 cell() { # EXTRA_FLAGS...
-    if "$bin" latency -b "$binding" --size "$size" --duration "${secs}s" --cpu 0,1 "$@" \
+    local extra=()
+    [ "$test_kind" = throughput ] && extra=(--latency-every 100)
+    if "$bin" "$test_kind" -b "$binding" --size "$size" --duration "${secs}s" --cpu 0,1 "${extra[@]}" "$@" \
         -q --no-save --json "$tmp/o.json" > /dev/null; then
-        ours_lat "$tmp/o.json"
+        if [ "$test_kind" = throughput ]; then ours_tp "$tmp/o.json"; else ours_lat "$tmp/o.json"; fi
+    elif [ "$test_kind" = throughput ]; then
+        echo nan
     else
         echo nan nan
     fi
@@ -27,7 +36,9 @@ cell() { # EXTRA_FLAGS...
 plain() { cell; }
 explained() { cell --explain; }
 
-echo "== $binding latency at ${size} B, ${secs} s per run, with --explain / without, ${rounds} alternating rounds (load average $(cut -d' ' -f1-3 /proc/loadavg))"
-wanted lat "$binding" "$size" without-explain || exit 0
+kind=lat
+[ "$test_kind" = throughput ] && kind=tp
+echo "== $binding $test_kind at ${size} B, ${secs} s per run, with --explain / without, ${rounds} alternating rounds (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+wanted "$kind" "$binding" "$size" without-explain || exit 0
 alternate plain -- explained
-report lat "$binding" "$size" without-explain
+report "$kind" "$binding" "$size" without-explain
