@@ -47,7 +47,7 @@ mod tests {
 
     #[test]
     fn first_last_spread_and_the_publisher_s_cost() {
-        let mut r = crate::run_fixture::run(
+        let mut r = pubsubperf_report::fixture::run(
             TestKind::Throughput,
             "udp",
             64,

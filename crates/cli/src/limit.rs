@@ -184,8 +184,8 @@ pub fn lines(runs: &[&Run]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run_fixture::run;
     use pubsubperf_core::environment::Interface;
+    use pubsubperf_report::fixture::run;
 
     fn throughput(mbps: f64) -> serde_json::Value {
         serde_json::json!({"throughput": {"sent": 1, "received": 1, "bytes": 1, "samples_per_s": 1.0,

@@ -25,8 +25,6 @@ mod quick;
 mod ramp;
 mod relay;
 mod rti_default;
-#[cfg(test)]
-mod run_fixture;
 mod side_print;
 mod sweep;
 mod throughput_example;
@@ -149,7 +147,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if a.json {
                 println!("{}", serde_json::to_string_pretty(&infos)?);
             } else {
-                print!("{}", output::bindings_table(&infos));
+                print!("{}", pubsubperf_report::live::bindings_table(&infos));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -374,7 +372,10 @@ pub fn execute(
             if pubs {
                 point += &format!(", {} publishers", spec.publishers);
             }
-            eprintln!("{}", output::interval_line(spec.test, spec.size, &point, i));
+            eprintln!(
+                "{}",
+                pubsubperf_report::live::interval_line(spec.test, spec.size, &point, i)
+            );
         }
     })
 }
@@ -576,10 +577,10 @@ fn recover(ms: u64) -> Result<(), Fault> {
 pub fn print_tables(runs: &[Run], env: &Environment) {
     if let Some(r) = runs.first() {
         let refs: Vec<&Run> = runs.iter().collect();
-        println!("{}", output::run_banner(&refs));
+        println!("{}", pubsubperf_report::live::run_banner(&refs));
         match r.test {
             TestKind::Latency => {
-                print!("{}", output::latency_table(&refs));
+                print!("{}", pubsubperf_report::live::latency_table(&refs));
                 print!("{}", per_subscriber::lines(&refs));
                 print!("{}", fan_out_line::lines(&refs));
                 print!("{}", topics::lines(&refs));
@@ -587,12 +588,12 @@ pub fn print_tables(runs: &[Run], env: &Environment) {
                 print!("{}", limit::lines(&refs));
                 print!("{}", discovery::lines(&refs));
             }
-            TestKind::Throughput if ramp::demand_of(r).is_some() => {
-                print!("{}", ramp::table(&refs));
-                print!("{}", output::loss_lines(&refs));
+            TestKind::Throughput if pubsubperf_report::live::ramp::demand_of(r).is_some() => {
+                print!("{}", pubsubperf_report::live::ramp::table(&refs));
+                print!("{}", pubsubperf_report::live::loss_lines(&refs));
             }
             TestKind::Throughput => {
-                print!("{}", output::throughput_table(&refs));
+                print!("{}", pubsubperf_report::live::throughput_table(&refs));
                 print!("{}", fan_out_line::lines(&refs));
                 print!("{}", topics::lines(&refs));
                 print!("{}", limit::lines(&refs));

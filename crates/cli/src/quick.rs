@@ -45,8 +45,9 @@ const BATCHED: &str = "AS RUN: the settings unlike the middleware's defaults (it
 /// runs: those of every run first, then each test's own (`throughput:
 /// batched 14720 B`); `-` when none.
 fn settings<'a>(runs: impl Iterator<Item = &'a Run>) -> String {
-    let per_run: Vec<(TestKind, Vec<String>)> =
-        runs.map(|r| (r.test, output::deviation_list(r))).collect();
+    let per_run: Vec<(TestKind, Vec<String>)> = runs
+        .map(|r| (r.test, pubsubperf_report::live::deviation_list(r)))
+        .collect();
     let common: Vec<String> = per_run
         .first()
         .map(|(_, d)| {
@@ -331,7 +332,12 @@ pub fn table(runs: &[Run]) -> String {
             runs.iter()
                 .find(|r| r.binding == n && r.test == TestKind::Latency && r.size == size)
                 .and_then(|r| r.latency_ns.as_ref())
-                .map(|l| (output::us(l.p50), output::us(l.p99)))
+                .map(|l| {
+                    (
+                        pubsubperf_report::live::us(l.p50),
+                        pubsubperf_report::live::us(l.p99),
+                    )
+                })
                 .unwrap_or(("-".into(), "-".into()))
         };
         let tp_run = runs
@@ -375,7 +381,9 @@ pub fn table(runs: &[Run]) -> String {
         );
     }
     let _ = writeln!(s, "{BATCHED}");
-    s.push_str(&output::condition_lines(&runs.iter().collect::<Vec<_>>()));
+    s.push_str(&pubsubperf_report::live::condition_lines(
+        &runs.iter().collect::<Vec<_>>(),
+    ));
     // A search's runs were chosen for their loss: no "outran" line for them.
     let throughput: Vec<&Run> = runs
         .iter()
@@ -384,7 +392,7 @@ pub fn table(runs: &[Run]) -> String {
     for r in runs.iter().filter(|r| find_max::record(r).is_some()) {
         let _ = writeln!(s, "{}", search_line(r));
     }
-    s.push_str(&output::loss_lines(&throughput));
+    s.push_str(&pubsubperf_report::live::loss_lines(&throughput));
     s
 }
 

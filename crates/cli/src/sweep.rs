@@ -316,7 +316,10 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
         }
     );
     eprint!("{}", skips.tally());
-    print!("{}", output::summary_table(&sink.file.runs));
+    print!(
+        "{}",
+        pubsubperf_report::live::summary_table(&sink.file.runs)
+    );
     if let Some((path, group)) = saved_in {
         println!("database: run group {group} in {}", path.display());
     }

@@ -189,13 +189,13 @@ pub fn lines(runs: &[&Run]) -> String {
             .iter()
             .filter_map(|t| t.throughput.as_ref().map(|t| t.samples_per_s))
             .collect();
-        let point = crate::output::point_note(r);
+        let point = pubsubperf_report::live::point_note(r);
         if let (Some(lo), Some(hi)) = (lat.iter().min(), lat.iter().max()) {
             s += &format!(
                 "topics: {} B{point}: {n} side by side, p50 per topic {} to {} us\n",
                 r.size,
-                crate::output::us(*lo),
-                crate::output::us(*hi)
+                pubsubperf_report::live::us(*lo),
+                pubsubperf_report::live::us(*hi)
             );
         } else if !rate.is_empty() {
             let lo = rate.iter().copied().fold(f64::INFINITY, f64::min);
@@ -214,7 +214,7 @@ mod tests {
     use super::*;
 
     fn bare() -> Run {
-        crate::run_fixture::run(
+        pubsubperf_report::fixture::run(
             pubsubperf_core::result::TestKind::Latency,
             "udp",
             64,

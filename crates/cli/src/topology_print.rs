@@ -2,9 +2,9 @@
 //! latencies in µs with every nanosecond; each table's first column as
 //! wide as its longest label.
 
-use crate::output::us;
 use pubsubperf_core::graph_result::GraphRun;
 use pubsubperf_core::stats::LatencySummary;
+use pubsubperf_report::live::us;
 
 const LATENCY_HEAD: [&str; 5] = ["count", "p50", "p90", "p99", "max"];
 

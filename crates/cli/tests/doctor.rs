@@ -203,7 +203,8 @@ fn this_machine_is_examined_and_a_run_keeps_the_findings() {
         "{out}"
     );
     assert!(
-        out.lines().any(|l| l.split_whitespace().nth(1) == Some("explain")),
+        out.lines()
+            .any(|l| l.split_whitespace().nth(1) == Some("explain")),
         "{out}"
     );
 

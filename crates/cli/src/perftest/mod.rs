@@ -214,7 +214,7 @@ fn publish(inv: &Invocation) -> anyhow::Result<ExitCode> {
             // whose sides did not run where planned says so beside them.
             eprint!(
                 "{}",
-                crate::output::condition_lines(&[run]).replace(
+                pubsubperf_report::live::condition_lines(&[run]).replace(
                     "NOT AS PLANNED:",
                     "pubsubperf perftest -pub: NOT AS PLANNED:"
                 )

@@ -15,11 +15,11 @@
 //! between samples received; a loss after the last one received is in
 //! lost(A) only).
 
-use crate::ramp::{demand_of, mib, pub_mbps};
 use pubsubperf_core::result::{Interval, Run, Throughput};
 use pubsubperf_core::sys::Resources;
 use pubsubperf_harness::protocol::Msg;
 use pubsubperf_harness::spec::RunSpec;
+use pubsubperf_report::live::ramp::{demand_of, mib, pub_mbps};
 use std::fmt::Write as _;
 use std::io::Write as _;
 

@@ -1,5 +1,5 @@
-//! A bare run for the unit tests of what prints under a table: no figures
-//! but those a test gives.
+//! A bare run for the tests of what prints a run (here and in the CLI):
+//! no figures but those a test gives.
 
 use pubsubperf_core::result::{Run, TestKind};
 

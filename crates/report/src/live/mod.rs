@@ -1,0 +1,8 @@
+//! What a run prints under its progress, in the terminal: the tables and
+//! the lines under them (`pubsubperf latency`, `throughput`, the main job,
+//! sweeps and the RTI front ends print these).
+
+pub mod ramp;
+pub mod tables;
+
+pub use tables::*;
