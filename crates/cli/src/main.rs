@@ -9,16 +9,12 @@ mod agent;
 mod analysis;
 mod calibrate;
 mod cli;
-mod discovery;
 mod doctor;
-mod fan_out_line;
 mod find_max;
 mod interrupt;
 mod limit;
 mod load;
-mod one_way;
 mod output;
-mod per_subscriber;
 mod perftest;
 mod plan;
 mod quick;
@@ -581,12 +577,12 @@ pub fn print_tables(runs: &[Run], env: &Environment) {
         match r.test {
             TestKind::Latency => {
                 print!("{}", pubsubperf_report::live::latency_table(&refs));
-                print!("{}", per_subscriber::lines(&refs));
-                print!("{}", fan_out_line::lines(&refs));
+                print!("{}", pubsubperf_report::live::per_subscriber::lines(&refs));
+                print!("{}", pubsubperf_report::live::fan_out::lines(&refs));
                 print!("{}", topics::lines(&refs));
-                print!("{}", one_way::lines(&refs));
+                print!("{}", pubsubperf_report::live::one_way::lines(&refs));
                 print!("{}", limit::lines(&refs));
-                print!("{}", discovery::lines(&refs));
+                print!("{}", pubsubperf_report::live::discovery::lines(&refs));
             }
             TestKind::Throughput if pubsubperf_report::live::ramp::demand_of(r).is_some() => {
                 print!("{}", pubsubperf_report::live::ramp::table(&refs));
@@ -594,10 +590,10 @@ pub fn print_tables(runs: &[Run], env: &Environment) {
             }
             TestKind::Throughput => {
                 print!("{}", pubsubperf_report::live::throughput_table(&refs));
-                print!("{}", fan_out_line::lines(&refs));
+                print!("{}", pubsubperf_report::live::fan_out::lines(&refs));
                 print!("{}", topics::lines(&refs));
                 print!("{}", limit::lines(&refs));
-                print!("{}", discovery::lines(&refs));
+                print!("{}", pubsubperf_report::live::discovery::lines(&refs));
             }
         }
         for r in runs {

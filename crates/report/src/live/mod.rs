@@ -2,6 +2,10 @@
 //! the lines under them (`pubsubperf latency`, `throughput`, the main job,
 //! sweeps and the RTI front ends print these).
 
+pub mod discovery;
+pub mod fan_out;
+pub mod one_way;
+pub mod per_subscriber;
 pub mod ramp;
 pub mod tables;
 

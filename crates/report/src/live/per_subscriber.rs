@@ -50,7 +50,7 @@ mod tests {
 
     #[test]
     fn the_fastest_and_the_slowest_subscriber() {
-        let mut r = pubsubperf_report::fixture::run(
+        let mut r = crate::fixture::run(
             pubsubperf_core::result::TestKind::Latency,
             "udp",
             64,

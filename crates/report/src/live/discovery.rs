@@ -50,7 +50,7 @@ mod tests {
 
     #[test]
     fn each_side_from_the_creation_of_its_endpoints() {
-        let mut r = pubsubperf_report::fixture::run(
+        let mut r = crate::fixture::run(
             pubsubperf_core::result::TestKind::Latency,
             "udp",
             64,

@@ -47,7 +47,7 @@ mod tests {
 
     #[test]
     fn first_last_spread_and_the_publisher_s_cost() {
-        let mut r = pubsubperf_report::fixture::run(
+        let mut r = crate::fixture::run(
             TestKind::Throughput,
             "udp",
             64,

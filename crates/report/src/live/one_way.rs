@@ -63,7 +63,7 @@ mod tests {
         let mut o = one_way;
         o["forward"] = summary(1_065_000, 1_102_300);
         o["back"] = summary(43_400, 60_100);
-        pubsubperf_report::fixture::run(
+        crate::fixture::run(
             pubsubperf_core::result::TestKind::Latency,
             "udp",
             64,
