@@ -329,6 +329,64 @@ fn a_network_flood_steered_to_the_subscribers_core_shows_as_its_softirq() {
     );
 }
 
+/// A list of sizes runs twice in one process: the second run's probes
+/// are set up like the first's (fresh records, both sides watched), so
+/// both runs carry an account of both sides and neither loses events.
+#[test]
+fn the_second_run_of_a_process_is_explained_like_its_first() {
+    require_probes();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().expect("a directory");
+    let json = dir.path().join("runs.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_pubsubperf"))
+        .current_dir(dir.path())
+        .args([
+            "latency",
+            "-b",
+            "udp",
+            "--cpu",
+            "0,1",
+            "--size",
+            "64,1024",
+            "--duration",
+            "1s",
+            "--explain",
+            "--no-save",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .expect("runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let runs = v["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 2);
+    let sides = |e: &Value| -> Vec<bool> {
+        let text = e["median"]["causes"].to_string();
+        vec![text.contains("publisher"), text.contains("subscriber")]
+    };
+    for r in runs {
+        let e = &r["explanation"];
+        assert_eq!(e["lost_events"], 0, "{e}");
+        assert!(e["median"]["samples"].as_u64().unwrap() > 0, "{e}");
+        assert_eq!(sides(e), vec![true, true], "both sides in the account: {e}");
+        assert!(
+            r["conditions"].as_array().is_none_or(|c| c.is_empty()),
+            "{r}"
+        );
+    }
+    let per_sample: Vec<f64> = runs
+        .iter()
+        .map(|r| r["explanation"]["events_per_sample"].as_f64().unwrap())
+        .collect();
+    // Each run records its own window: the second's events are not the
+    // first's plus its own.
+    assert!(
+        per_sample[1] < 2.0 * per_sample[0] && per_sample[0] < 2.0 * per_sample[1],
+        "events per sample {per_sample:?}"
+    );
+}
+
 /// A throughput run's echoes (`--latency-every`) are its samples: the
 /// echo thread, which shares the sender's core, waits behind the sender.
 #[test]
