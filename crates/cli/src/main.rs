@@ -1,8 +1,10 @@
 //! pubsubperf: the command-line front end. The command line is parsed in
-//! `cli/` (the only module that uses clap); `plan.rs` validates a test and
-//! builds its run specs from plain values (the command line, sweep cells and
-//! the quick job all go through it); output is in `output.rs`. The work is
-//! done by the library crates (pubsubperf-harness, pubsubperf-core and the
+//! `cli/` (the only module that uses clap); `pubsubperf_runner::plan`
+//! validates a test and builds its run specs from plain values (the command
+//! line, sweep cells and the quick job all go through it); the results
+//! files are written by `output.rs`, the tables printed by
+//! `pubsubperf_report::live`. The work is done by the library crates
+//! (pubsubperf-runner, pubsubperf-harness, pubsubperf-core and the
 //! bindings).
 
 mod agent;
@@ -13,12 +15,9 @@ mod doctor;
 mod find_max;
 mod interrupt;
 mod limit;
-mod load;
 mod output;
 mod perftest;
-mod plan;
 mod quick;
-mod ramp;
 mod relay;
 mod rti_default;
 mod side_print;
@@ -35,6 +34,7 @@ use pubsubperf_core::environment::Environment;
 use pubsubperf_core::result::{Run, TestKind};
 use pubsubperf_harness::session::{Peers, RemoteAccess, Session};
 use pubsubperf_harness::{Fault, INTERRUPTED, registry};
+use pubsubperf_runner::{load, plan};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 

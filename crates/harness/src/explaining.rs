@@ -34,6 +34,7 @@ pub(crate) struct Explaining {
 pub(crate) struct Recorded {
     #[cfg(feature = "explain")]
     recording: pubsubperf_explain::Recording,
+    #[cfg(feature = "explain")]
     pids: Vec<u32>,
 }
 
@@ -96,7 +97,10 @@ pub(crate) fn stop(x: Explaining) -> Result<Recorded, Fault> {
         })
     }
     #[cfg(not(feature = "explain"))]
-    Ok(Recorded { pids: x.pids })
+    {
+        let _ = x.pids;
+        Ok(Recorded {})
+    }
 }
 
 /// The account of the run's samples: the publisher is this process on

@@ -63,7 +63,7 @@ impl TestRequest {
                 "--demand: a ramp of sending rates chosen by hand; drop --find-max (which searches the rate itself)".into(),
             ));
         }
-        crate::ramp::parse_demand(v).map(Some)
+        crate::demand::parse_demand(v).map(Some)
     }
 
     /// `--max-blocking-time`, `--bandwidth-limit`, `--sleep` and `--pace`, checked.

@@ -1,5 +1,5 @@
 //! The plan builder: from a [`TestRequest`] (plain values, no clap) to the
-//! harness's run specs. The command line (`crate::cli`), sweep cells, the
+//! harness's run specs. The command line (the binary's `cli`), sweep cells, the
 //! quick job and the check-only mode all build a request and call
 //! [`TestRequest::plan`]; [`TestRequest::set`] is the one table of test
 //! settings by name, which sweep files use. Every error is one line naming
@@ -61,7 +61,7 @@ pub struct TestPlan {
     /// `--load`: the stressors run beside the measurement.
     pub load: Option<crate::load::Load>,
     /// Across hosts, measure a raw UDP ping-pong between the hosts before
-    /// each latency size, the runs' floor ([`crate::limit::Floors`]); off
+    /// each latency size, the runs' floor ((the binary's `limit::Floors`)); off
     /// for a front end whose peer serves only the runs its tool would.
     pub link_floor: bool,
 }
@@ -606,7 +606,7 @@ impl TestRequest {
                     "--recovery-time: the pause between demands of --demand; add --demand START:STEP:END or drop it".into(),
                 ));
             }
-            Some(v) => crate::ramp::parse_recovery(v)?,
+            Some(v) => crate::demand::parse_recovery(v)?,
         };
         if let Some(l) = self.max_loss
             && !(0.0..100.0).contains(&l)
