@@ -8,27 +8,6 @@
 use crate::cli::CalibrateArgs;
 use anyhow::Context;
 use pubsubperf_core::calibrate::{CacheLine, Calibration, cache_line, measure_on};
-use std::path::PathBuf;
-
-/// Where the last calibration is kept.
-pub fn saved_path() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
-    Some(base.join("pubsubperf").join("calibration.json"))
-}
-
-/// The last saved calibration, if any.
-pub fn load() -> Option<serde_json::Value> {
-    let p = saved_path()?;
-    let s = std::fs::read_to_string(p).ok()?;
-    serde_json::from_str(&s).ok()
-}
-
-/// One-way cache-line floor in ns from a stored calibration.
-pub fn floor_ns(cal: &serde_json::Value) -> Option<f64> {
-    cal["cache_line"]["one_way_p50_ns"].as_f64()
-}
 
 /// Runs `pubsubperf calibrate`.
 pub fn run(a: &CalibrateArgs) -> anyhow::Result<std::process::ExitCode> {
@@ -60,7 +39,7 @@ pub fn run(a: &CalibrateArgs) -> anyhow::Result<std::process::ExitCode> {
             .with_context(|| format!("--json {}", f.display()))?;
     }
     if !a.no_save
-        && let Some(p) = saved_path()
+        && let Some(p) = pubsubperf_runner::calibration::saved_path()
     {
         if let Some(d) = p.parent() {
             std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;

@@ -12,10 +12,7 @@ mod analysis;
 mod calibrate;
 mod cli;
 mod doctor;
-mod find_max;
 mod interrupt;
-mod limit;
-mod output;
 mod perftest;
 mod quick;
 mod relay;
@@ -23,7 +20,6 @@ mod rti_default;
 mod side_print;
 mod sweep;
 mod throughput_example;
-mod topics;
 mod topology;
 mod topology_print;
 
@@ -32,11 +28,10 @@ use cli::{Cli, Command};
 use plan::UsageError;
 use pubsubperf_core::environment::Environment;
 use pubsubperf_core::result::{Run, TestKind};
-use pubsubperf_harness::session::{Peers, RemoteAccess, Session};
-use pubsubperf_harness::{Fault, INTERRUPTED, registry};
-use pubsubperf_runner::{load, plan};
+use pubsubperf_harness::{Fault, registry};
+use pubsubperf_runner::environment::bindings_env;
+use pubsubperf_runner::{RunnerError, execute as executor, plan};
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
 
 /// The exit code of `compare` when a `--fail-if` condition holds: distinct
 /// from 1 (a run or the comparison failed) so CI can tell a regression
@@ -62,6 +57,10 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             if let Some(u) = e.downcast_ref::<UsageError>() {
+                eprintln!("pubsubperf: {u}");
+                return ExitCode::from(2);
+            }
+            if let Some(RunnerError::Usage(u)) = e.downcast_ref::<RunnerError>() {
                 eprintln!("pubsubperf: {u}");
                 return ExitCode::from(2);
             }
@@ -239,110 +238,13 @@ fn serve_exit(r: Result<(), Fault>) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The token this publisher presents to agents: the token file's contents,
-/// or none when there is no token file at the default place (an agent that
-/// wants one then refuses, saying how to get it).
-pub fn agent_token(flag: Option<&std::path::Path>) -> anyhow::Result<Option<String>> {
-    use pubsubperf_harness::token::{self, TokenError};
-    let bad = |e: TokenError| UsageError(format!("--token-file: {e}"));
-    let path = token::path(flag).map_err(bad)?;
-    match token::load(&path) {
-        Ok(t) => Ok(Some(t)),
-        Err(TokenError::Io(_, e)) if e.kind() == std::io::ErrorKind::NotFound && flag.is_none() => {
-            Ok(None)
-        }
-        Err(e) => Err(bad(e).into()),
-    }
-}
-
-/// How this plan reaches remote agents: the token (read only when an agent
-/// is reached by address; over SSH none is needed) and the remote binary.
-pub fn remote_access(
-    plan: &plan::TestPlan,
-    pool: Option<&std::sync::Arc<pubsubperf_harness::ssh::Pool>>,
-) -> anyhow::Result<RemoteAccess> {
-    let addrs = plan.connect.iter().chain(&plan.connect_publishers);
-    let mut access = access_to(
-        addrs.map(String::as_str),
-        plan.token_file.as_deref(),
-        plan.insecure,
-        plan.remote_path.clone(),
-    )?;
-    access.pool = pool.cloned();
-    Ok(access)
-}
-
-/// How to reach the agents at `addrs`: the token (read only when one is
-/// reached by address, and not `insecure`; over SSH none is needed) and
-/// the remote binary.
-pub fn access_to<'a>(
-    mut addrs: impl Iterator<Item = &'a str>,
-    token_file: Option<&std::path::Path>,
-    insecure: bool,
-    remote_path: Option<String>,
-) -> anyhow::Result<RemoteAccess> {
-    let by_address = addrs.any(|a| !a.starts_with("ssh://"));
-    Ok(RemoteAccess {
-        token: if by_address && !insecure {
-            agent_token(token_file)?
-        } else {
-            None
-        },
-        remote_path,
-        pool: None,
-    })
-}
-
-/// Chooses where the subscribers run.
-pub fn peers_for(
-    binding: &str,
-    connect: &[String],
-    access: RemoteAccess,
-    n: usize,
-) -> anyhow::Result<Peers> {
-    if !connect.is_empty() {
-        return Ok(Peers::Remote {
-            addrs: connect.to_vec(),
-            access,
-        });
-    }
-    let in_process = registry::info(binding).is_some_and(|i| i.capabilities.in_process);
-    if in_process {
-        return Ok(Peers::Threads { n });
-    }
-    let exe = std::env::current_exe()
-        .context("cannot find the pubsubperf binary to start subscribers")?;
-    Ok(Peers::Local { n, exe })
-}
-
-pub fn bindings_env(specs: &[pubsubperf_harness::spec::RunSpec]) -> Environment {
-    let mut env = Environment::detect();
-    env.calibration = calibrate::load();
-    if let Some(s) = specs.first() {
-        env.doctor = pubsubperf_doctor::examine_here(&pinned(s), None);
-    }
-    for s in specs {
-        for b in [&s.binding, &s.peer_binding] {
-            if let Some(i) = registry::info(b) {
-                env.bindings.insert(b.clone(), i.version);
-            }
-        }
-    }
-    env
-}
-
-/// The cores a run pins its two sides to.
-fn pinned(s: &pubsubperf_harness::spec::RunSpec) -> Vec<usize> {
-    [s.pub_cpu, s.sub_cpu].into_iter().flatten().collect()
-}
-
 /// Runs every spec of a plan, on one session per number of subscribers
 /// and publishers (one session for most plans), pushing each finished run into
 /// `sink` (which rewrites the output files at once). Returns why it stopped
 /// early, if it did; set-up failures are returned the same way.
 pub fn execute(
     plan: &plan::TestPlan,
-    sink: &mut output::Sink,
+    sink: &mut pubsubperf_runner::sink::Sink,
     pool: Option<&std::sync::Arc<pubsubperf_harness::ssh::Pool>>,
 ) -> anyhow::Result<Option<Fault>> {
     let quiet = plan.quiet;
@@ -356,7 +258,7 @@ pub fn execute(
         differ(|s| s.subscribers as u64),
         differ(|s| s.publishers as u64),
     );
-    execute_with(plan, sink, pool, &mut |spec, i| {
+    executor::execute(plan, sink, pool, &mut |spec, i| {
         if !quiet {
             let mut point = String::new();
             if rates {
@@ -374,199 +276,16 @@ pub fn execute(
             );
         }
     })
+    .map_err(lifted)
 }
 
-/// [`execute`], with each interval given to `on_interval` as it is
-/// measured (the `perftest` front end prints them in Perftest's formats).
-pub fn execute_with(
-    plan: &plan::TestPlan,
-    sink: &mut output::Sink,
-    pool: Option<&std::sync::Arc<pubsubperf_harness::ssh::Pool>>,
-    on_interval: &mut dyn FnMut(
-        &pubsubperf_harness::spec::RunSpec,
-        &pubsubperf_core::result::Interval,
-    ),
-) -> anyhow::Result<Option<Fault>> {
-    plan.specs.first().context("no run")?;
-    let access = remote_access(plan, pool)?;
-    let quiet = plan.quiet;
-    let mut failure: Option<Fault> = None;
-    let mut stressors = None;
-    // One session (subscriber and publisher processes) per run of specs
-    // with the same numbers of subscribers and publishers: the plan puts
-    // those two axes outermost (`plan::axes`).
-    let mut start = 0;
-    while start < plan.specs.len() && failure.is_none() {
-        let first = &plan.specs[start];
-        let end = start
-            + plan.specs[start..]
-                .iter()
-                .take_while(|s| {
-                    (s.topics, s.subscribers, s.publishers)
-                        == (first.topics, first.subscribers, first.publishers)
-                })
-                .count();
-        // `--topics N`: a session per topic, side by side.
-        let mut sessions = Vec::new();
-        for _ in 0..first.topics {
-            match open_session(plan, first, access.clone(), sink)? {
-                Ok(s) => sessions.push(s),
-                Err(f) => {
-                    failure = Some(f);
-                    break;
-                }
-            }
-        }
-        if failure.is_some() {
-            break;
-        }
-        let mut session = sessions.remove(0);
-        if stressors.is_none()
-            && let Some(l) = &plan.load
-        {
-            stressors = Some(load::Stressors::start(l, load_limit(plan))?);
-        }
-        let mut floors = limit::Floors::default();
-        for n in start..end {
-            let spec = &plan.specs[n];
-            if n > 0 && plan.specs[n - 1].recovery_ms > 0 {
-                // The ramp's pause after the previous demand.
-                if let Err(f) = recover(plan.specs[n - 1].recovery_ms) {
-                    failure = Some(f);
-                    break;
-                }
-            }
-            // A raw UDP ping-pong between the hosts, the latency floor
-            // beside a middleware's (udp's own runs are that floor).
-            let udp_floor =
-                if !plan.link_floor || (spec.binding == "udp" && spec.peer_binding == "udp") {
-                    None
-                } else {
-                    floors.udp(&mut session, spec)
-                };
-            let outcome = match plan.find_max {
-                Some(max_loss) => find_max::find_max(
-                    &mut session,
-                    spec,
-                    pubsubperf_harness::search::SearchParams {
-                        max_loss_percent: max_loss,
-                        ..Default::default()
-                    },
-                    quiet,
-                ),
-                None if !sessions.is_empty() => {
-                    sessions.insert(0, session);
-                    let o = topics::run_side_by_side(&mut sessions, spec, &mut |i| {
-                        on_interval(spec, i)
-                    });
-                    session = sessions.remove(0);
-                    o
-                }
-                None => {
-                    pubsubperf_harness::run::run(&mut session, spec, &mut |i| on_interval(spec, i))
-                }
-            };
-            if let Some(mut run) = outcome.run {
-                if let (Some(l), Some(c)) = (&plan.load, run.config.as_object_mut()) {
-                    c.insert("load".into(), l.record());
-                }
-                run.limit = limit::of(&run, &sink.file.environment, udp_floor);
-                sink.push(run)?;
-            }
-            if let Some(f) = outcome.fault {
-                failure = Some(f);
-                break;
-            }
-        }
-        for s in std::iter::once(session).chain(sessions) {
-            if failure.is_none() {
-                s.close();
-            } else {
-                drop(s);
-            }
-        }
-        start = end;
+/// A runner's error as the binary reports it: a usage error stays one
+/// (exit code 2).
+pub fn lifted(e: RunnerError) -> anyhow::Error {
+    match e {
+        RunnerError::Usage(u) => u.into(),
+        e => e.into(),
     }
-    drop(stressors);
-    Ok(failure)
-}
-
-/// Starts the session of `first` and the specs after it with its numbers
-/// of subscribers and publishers; across hosts, the subscriber host's
-/// environment goes into `sink`. Set-up failures are returned inside.
-fn open_session(
-    plan: &plan::TestPlan,
-    first: &pubsubperf_harness::spec::RunSpec,
-    access: RemoteAccess,
-    sink: &mut output::Sink,
-) -> anyhow::Result<Result<Session, Fault>> {
-    let peers = peers_for(
-        &first.peer_binding,
-        &plan.connect,
-        access.clone(),
-        first.subscribers,
-    )?;
-    let mut session = match Session::start(peers, plan.connect_timeout) {
-        Ok(s) => s,
-        Err(f) => return Ok(Err(f)),
-    };
-    if first.publishers > 1 {
-        let extra = if plan.connect_publishers.is_empty() {
-            Peers::Local {
-                n: first.publishers - 1,
-                exe: std::env::current_exe()
-                    .context("cannot find the pubsubperf binary to start publishers")?,
-            }
-        } else {
-            Peers::Remote {
-                addrs: plan.connect_publishers.clone(),
-                access,
-            }
-        };
-        if let Err(f) = session.add_publishers(extra) {
-            return Ok(Err(f));
-        }
-    }
-    if !plan.connect.is_empty()
-        && let Some(s) = session.subs.first()
-    {
-        sink.file.environment.subscriber_host = Some(Box::new(s.environment.clone()));
-        let data_ip = session.data_ip(first.data_address.as_deref());
-        // Across hosts: the NIC under the data address and the clock too.
-        if let Some(nic) = pubsubperf_core::environment::interface_holding(&data_ip) {
-            sink.file.environment.doctor =
-                pubsubperf_doctor::examine_here(&pinned(first), Some(&nic));
-        }
-        sink.file.environment.data_address = Some(data_ip);
-    }
-    Ok(Ok(session))
-}
-
-/// The stressors' own time limit, should this process die without ending
-/// them: twice the plan's planned time and a minute, or an hour when runs
-/// are counted in samples.
-fn load_limit(plan: &plan::TestPlan) -> std::time::Duration {
-    let mut ns = 0u64;
-    for s in &plan.specs {
-        if s.duration_ns == 0 {
-            return std::time::Duration::from_secs(3600);
-        }
-        ns += s.warmup_ns + s.duration_ns;
-    }
-    std::time::Duration::from_nanos(ns.saturating_mul(2)) + std::time::Duration::from_secs(60)
-}
-
-/// `--recovery-time`: waits `ms` between two demands of a ramp; Ctrl-C
-/// ends the wait.
-fn recover(ms: u64) -> Result<(), Fault> {
-    let end = std::time::Instant::now() + std::time::Duration::from_millis(ms);
-    while let Some(left) = end.checked_duration_since(std::time::Instant::now()) {
-        if INTERRUPTED.load(Ordering::Relaxed) {
-            return Err(Fault::Interrupted);
-        }
-        std::thread::sleep(left.min(std::time::Duration::from_millis(50)));
-    }
-    Ok(())
 }
 
 /// Prints the tables of a test's runs.
@@ -579,9 +298,9 @@ pub fn print_tables(runs: &[Run], env: &Environment) {
                 print!("{}", pubsubperf_report::live::latency_table(&refs));
                 print!("{}", pubsubperf_report::live::per_subscriber::lines(&refs));
                 print!("{}", pubsubperf_report::live::fan_out::lines(&refs));
-                print!("{}", topics::lines(&refs));
+                print!("{}", pubsubperf_report::live::topics::lines(&refs));
                 print!("{}", pubsubperf_report::live::one_way::lines(&refs));
-                print!("{}", limit::lines(&refs));
+                print!("{}", pubsubperf_report::live::limit::lines(&refs));
                 print!("{}", pubsubperf_report::live::discovery::lines(&refs));
             }
             TestKind::Throughput if pubsubperf_report::live::ramp::demand_of(r).is_some() => {
@@ -591,8 +310,8 @@ pub fn print_tables(runs: &[Run], env: &Environment) {
             TestKind::Throughput => {
                 print!("{}", pubsubperf_report::live::throughput_table(&refs));
                 print!("{}", pubsubperf_report::live::fan_out::lines(&refs));
-                print!("{}", topics::lines(&refs));
-                print!("{}", limit::lines(&refs));
+                print!("{}", pubsubperf_report::live::topics::lines(&refs));
+                print!("{}", pubsubperf_report::live::limit::lines(&refs));
                 print!("{}", pubsubperf_report::live::discovery::lines(&refs));
             }
         }
@@ -610,7 +329,7 @@ pub fn print_tables(runs: &[Run], env: &Environment) {
 }
 
 fn test(plan: plan::TestPlan, save: &cli::SaveArgs, command: &str) -> anyhow::Result<ExitCode> {
-    let mut sink = output::Sink::new(
+    let mut sink = pubsubperf_runner::sink::Sink::new(
         bindings_env(&plan.specs),
         plan.json.as_deref(),
         plan.csv.as_deref(),

@@ -11,7 +11,6 @@
 
 use crate::cli::QuickArgs;
 use crate::plan::{TestRequest, UsageError, parse_duration};
-use crate::{find_max, output};
 use pubsubperf_core::Reliability;
 use pubsubperf_core::binding::BindingInfo;
 use pubsubperf_core::result::{Run, TestKind};
@@ -21,6 +20,7 @@ use pubsubperf_harness::search::SearchParams;
 use pubsubperf_harness::session::Session;
 use pubsubperf_harness::spec::RunSpec;
 use pubsubperf_harness::{Fault, INTERRUPTED};
+use pubsubperf_runner::find_max;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
@@ -137,14 +137,14 @@ pub fn run(q: &QuickArgs) -> anyhow::Result<ExitCode> {
     let d = parse_duration("--duration", &q.duration)?;
     let dur = format!("{}ms", d.as_millis().max(100));
     let mut runs: Vec<Run> = Vec::new();
-    let mut sink = output::Sink::new(
+    let mut sink = pubsubperf_runner::sink::Sink::new(
         pubsubperf_core::environment::Environment::detect(),
         q.json.as_deref(),
         None,
     );
     // The quick comparison pins as a test does by default.
     let (a, b) = crate::plan::parse_cpu(None, pubsubperf_core::sys::cpus())?;
-    sink.file.environment.calibration = crate::calibrate::load();
+    sink.file.environment.calibration = pubsubperf_runner::calibration::load();
     sink.file.environment.doctor =
         pubsubperf_doctor::examine_here(&[a, b].into_iter().flatten().collect::<Vec<_>>(), None);
     println!(
@@ -169,7 +169,8 @@ pub fn run(q: &QuickArgs) -> anyhow::Result<ExitCode> {
                 break;
             }
             let plan = request(info.name, size, &dur).plan(test)?;
-            let peers = crate::peers_for(info.name, &[], Default::default(), 1)?;
+            let peers =
+                pubsubperf_runner::access::peers_for(info.name, &[], Default::default(), 1)?;
             let mut session = match Session::start(peers, plan.connect_timeout) {
                 Ok(s) => s,
                 Err(e) => {
@@ -180,7 +181,7 @@ pub fn run(q: &QuickArgs) -> anyhow::Result<ExitCode> {
             for spec in &plan.specs {
                 let o = measure(&mut session, spec);
                 if let Some(mut r) = o.run {
-                    r.limit = crate::limit::of(&r, &sink.file.environment, None);
+                    r.limit = pubsubperf_runner::limit::of(&r, &sink.file.environment, None);
                     sink.push(r.clone())?;
                     runs.push(r);
                 }

@@ -8,7 +8,6 @@
 
 use crate::analysis::{SaveMeta, save_results};
 use crate::cli::SweepArgs;
-use crate::output;
 use crate::plan::{TestPlan, TestRequest, UsageError};
 use anyhow::Context;
 use pubsubperf_core::result::TestKind;
@@ -99,7 +98,7 @@ pub(crate) fn check_cell(cell: &Cell) -> Result<TestPlan, String> {
 fn remote_publisher(
     cell: &Cell,
     host: &PublisherHost,
-    sink: &mut output::Sink,
+    sink: &mut pubsubperf_runner::sink::Sink,
 ) -> anyhow::Result<Option<Fault>> {
     use pubsubperf_harness::ssh;
     let target = ssh::Target::parse(&host.connect)
@@ -196,12 +195,12 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let tty = std::io::stderr().is_terminal();
-    let mut sink = output::Sink::new(
+    let mut sink = pubsubperf_runner::sink::Sink::new(
         pubsubperf_core::environment::Environment::detect(),
         a.json.as_deref(),
         None,
     );
-    sink.file.environment.calibration = crate::calibrate::load();
+    sink.file.environment.calibration = pubsubperf_runner::calibration::load();
     let total_est: f64 = todo.iter().map(|c| estimate_s(&c.args)).sum();
     let (mut spent_est, mut failed, mut skipped) = (0.0f64, 0usize, 0usize);
     let mut skips = skips::Skips::default();
@@ -257,7 +256,11 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
             }
         };
         // Each cell is saved as its own results file in the database.
-        let mut cell_sink = output::Sink::new(crate::bindings_env(&plan.specs), None, None);
+        let mut cell_sink = pubsubperf_runner::sink::Sink::new(
+            pubsubperf_runner::environment::bindings_env(&plan.specs),
+            None,
+            None,
+        );
         cell_sink.file.environment.calibration = sink.file.environment.calibration.clone();
         let fault = match &cell.publisher {
             None => crate::execute(&plan, &mut cell_sink, Some(&agents))?,

@@ -4,7 +4,6 @@
 //! is saved in the results database unless `--no-save`.
 
 use crate::cli::{TopologyArgs, WaitArg};
-use crate::output::Sink;
 use crate::plan::{TestRequest, UsageError, parse_duration};
 use anyhow::Context;
 use pubsubperf_core::result::TestKind;
@@ -12,6 +11,7 @@ use pubsubperf_core::{WaitMode, sys};
 use pubsubperf_harness::graph::Placement;
 use pubsubperf_harness::registry;
 use pubsubperf_harness::spec::RunSpec;
+use pubsubperf_runner::sink::Sink;
 use pubsubperf_topology::Topology;
 use std::process::ExitCode;
 
@@ -252,8 +252,8 @@ pub fn run(args: &TopologyArgs) -> anyhow::Result<ExitCode> {
     );
     let here = t.nodes.iter().filter(|n| n.host.is_none()).count();
     let placement = Placement {
-        local: crate::peers_for(&spec.binding, &[], Default::default(), here)?,
-        access: crate::access_to(
+        local: pubsubperf_runner::access::peers_for(&spec.binding, &[], Default::default(), here)?,
+        access: pubsubperf_runner::access::access_to(
             t.nodes.iter().filter_map(|n| n.host.as_deref()),
             args.token_file.as_deref(),
             args.insecure,
@@ -265,7 +265,7 @@ pub fn run(args: &TopologyArgs) -> anyhow::Result<ExitCode> {
         .map_err(|f| anyhow::anyhow!("{f}"))?;
     crate::topology_print::print(&graph);
     let mut sink = Sink::new(
-        crate::bindings_env(std::slice::from_ref(&spec)),
+        pubsubperf_runner::environment::bindings_env(std::slice::from_ref(&spec)),
         args.json.as_deref(),
         None,
     );

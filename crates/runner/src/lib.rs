@@ -4,9 +4,21 @@
 //! harness's run specs ([`plan::TestPlan`]); the demand ramp's values
 //! ([`demand`]) and the standard load beside a run ([`load`]).
 //!
-//! This crate is the first part of the runner (issue 66): the executor
-//! (sessions, lists, topics, find-max, floors) still lives in the binary.
+//! [`execute::execute`] runs a plan: sessions, lists, topics side by side,
+//! `--find-max`, the link floors, the stressors and the ramp's pauses,
+//! each run kept at once by the [`sink::Sink`].
 
+pub mod access;
+pub mod calibration;
 pub mod demand;
+pub mod environment;
+mod error;
+pub mod execute;
+pub mod find_max;
+pub mod limit;
 pub mod load;
 pub mod plan;
+pub mod sink;
+pub mod topics;
+
+pub use error::{Result, RunnerError};

@@ -203,7 +203,11 @@ fn publish(inv: &Invocation) -> anyhow::Result<ExitCode> {
         )))
     });
     crate::interrupt::install(crate::interrupt::Notice::Say);
-    let mut sink = crate::output::Sink::new(crate::bindings_env(&plan.specs), None, None);
+    let mut sink = pubsubperf_runner::sink::Sink::new(
+        pubsubperf_runner::environment::bindings_env(&plan.specs),
+        None,
+        None,
+    );
     let print_error: Rc<RefCell<Option<std::io::Error>>> = Rc::default();
     {
         let (out, subs, print_error) = (out.clone(), subs.clone(), print_error.clone());
@@ -243,7 +247,7 @@ fn publish(inv: &Invocation) -> anyhow::Result<ExitCode> {
             }
         }));
     }
-    let failure = crate::execute_with(&plan, &mut sink, None, &mut |spec, i| {
+    let failure = pubsubperf_runner::execute::execute(&plan, &mut sink, None, &mut |spec, i| {
         // The publisher's own intervals carry latency (a throughput
         // test's echoes too); the subscribers' do not.
         let r = if i.latency_mean_ns.is_some() {

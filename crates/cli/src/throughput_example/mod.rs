@@ -110,7 +110,11 @@ fn publish(inv: &Invocation) -> anyhow::Result<ExitCode> {
     let mut plan = plan(inv)?;
     plan.quiet = true;
     crate::interrupt::install(crate::interrupt::Notice::Say);
-    let mut sink = crate::output::Sink::new(crate::bindings_env(&plan.specs), None, None);
+    let mut sink = pubsubperf_runner::sink::Sink::new(
+        pubsubperf_runner::environment::bindings_env(&plan.specs),
+        None,
+        None,
+    );
     println!("Starting test...");
     let failure = crate::execute(&plan, &mut sink, None)?;
     let runs: Vec<&pubsubperf_core::result::Run> = sink.file.runs.iter().collect();

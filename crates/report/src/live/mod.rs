@@ -4,9 +4,11 @@
 
 pub mod discovery;
 pub mod fan_out;
+pub mod limit;
 pub mod one_way;
 pub mod per_subscriber;
 pub mod ramp;
 pub mod tables;
+pub mod topics;
 
 pub use tables::*;

@@ -1,9 +1,12 @@
-//! The results files (JSON, CSV), rewritten after every run, so a crash, a
-//! dead peer or Ctrl-C keeps everything measured so far. The tables printed
-//! under a run are `pubsubperf_report::live`'s.
+//! The results sink: every run measured goes into the results file at
+//! once, and the JSON and CSV files are rewritten after each, so a crash, a
+//! dead peer or Ctrl-C keeps everything measured so far.
 
+use crate::RunnerError;
 use pubsubperf_core::environment::Environment;
 use pubsubperf_core::result::{ResultsFile, Run, SCHEMA_VERSION, ToolInfo};
+use pubsubperf_report::csv::csv;
+use pubsubperf_report::write_atomic;
 use std::path::Path;
 
 /// Collects runs and rewrites the output files after each one.
@@ -46,7 +49,7 @@ impl Sink {
     }
 
     /// Adds a run and rewrites the files.
-    pub fn push(&mut self, run: Run) -> anyhow::Result<()> {
+    pub fn push(&mut self, run: Run) -> crate::Result<()> {
         self.file.runs.push(run);
         let written = self.write();
         if let (Some(f), Some(run)) = (self.on_push.as_mut(), self.file.runs.last()) {
@@ -56,36 +59,18 @@ impl Sink {
     }
 
     /// Writes the files (atomically: a temporary file, then rename).
-    pub fn write(&self) -> anyhow::Result<()> {
-        use anyhow::Context;
+    pub fn write(&self) -> crate::Result<()> {
+        let failed = |flag: &str, p: &Path| {
+            let what = format!("{flag} {}", p.display());
+            move |source| RunnerError::Write { what, source }
+        };
         if let Some(p) = &self.json {
             let s = serde_json::to_string_pretty(&self.file)?;
-            write_atomic(p, s.as_bytes()).with_context(|| format!("--json {}", p.display()))?;
+            write_atomic(p, s.as_bytes()).map_err(failed("--json", p))?;
         }
         if let Some(p) = &self.csv {
-            write_atomic(p, csv(&self.file.runs).as_bytes())
-                .with_context(|| format!("--csv {}", p.display()))?;
+            write_atomic(p, csv(&self.file.runs).as_bytes()).map_err(failed("--csv", p))?;
         }
         Ok(())
-    }
-}
-
-fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    pubsubperf_report::write_atomic(path, data)
-}
-
-/// One CSV row per run (the same columns as `pubsubperf export --csv`).
-pub use pubsubperf_report::csv::csv;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn csv_has_one_row_per_run_and_stable_header() {
-        let s = csv(&[]);
-        assert_eq!(s.lines().count(), 1);
-        assert!(s.starts_with("binding,transport,test,size,"));
-        assert_eq!(s.lines().next().unwrap().split(',').count(), 44);
     }
 }

@@ -139,7 +139,7 @@ fn memcpy(run: &Run, env: &Environment) -> Option<Limit> {
 }
 
 fn cache_line(run: &Run, env: &Environment) -> Option<Limit> {
-    let floor = crate::calibrate::floor_ns(env.calibration.as_ref()?).filter(|f| *f > 0.0)?;
+    let floor = crate::calibration::floor_ns(env.calibration.as_ref()?).filter(|f| *f > 0.0)?;
     let l = run.latency_ns.as_ref()?;
     Some(Limit {
         what: "cache-line one-way".into(),
@@ -148,37 +148,6 @@ fn cache_line(run: &Run, env: &Environment) -> Option<Limit> {
         percent: None,
         multiple: Some(l.p50 as f64 / floor),
     })
-}
-
-/// The lines under a table: each run's figure against its limit.
-pub fn lines(runs: &[&Run]) -> String {
-    use std::fmt::Write;
-    let mut s = String::new();
-    for r in runs {
-        let Some(l) = &r.limit else { continue };
-        let size = pubsubperf_core::size::format_size_with_unit(r.size);
-        let _ = match (l.percent, l.multiple) {
-            (Some(p), _) => writeln!(
-                s,
-                "limit: {size}: {:.1} % of the {} ({:.0} {})",
-                p, l.what, l.value, l.unit
-            ),
-            (None, Some(m)) if l.what.starts_with("udp") => writeln!(
-                s,
-                "limit: {size}: p50 {:.2}x the {} ({:.1} us p50, measured before the run)",
-                m,
-                l.what,
-                l.value / 1e3
-            ),
-            (None, Some(m)) => writeln!(
-                s,
-                "limit: {size}: p50 {:.1}x the {} ({:.1} {}, from 'pubsubperf calibrate')",
-                m, l.what, l.value, l.unit
-            ),
-            (None, None) => Ok(()),
-        };
-    }
-    s
 }
 
 #[cfg(test)]
@@ -272,7 +241,7 @@ mod tests {
             ("udp ping-pong between the hosts", 260.0, Some(2.5))
         );
         assert_eq!(
-            lines(&[&Run {
+            pubsubperf_report::live::limit::lines(&[&Run {
                 limit: Some(l),
                 ..r
             }]),
