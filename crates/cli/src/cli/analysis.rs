@@ -8,14 +8,21 @@ use std::path::PathBuf;
 /// sweep, topology): flatten into their arguments with `#[command(flatten)]`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct SaveArgs {
-    /// Results database to save runs in (default: $PUBSUBPERF_DB, else
+    /// Results store to save runs in: a SQLite file or
+    /// postgres://USER@HOST[:PORT]/DB (password from PGPASSWORD or
+    /// ~/.pgpass) (default: $PUBSUBPERF_DB, else
     /// $XDG_DATA_HOME/pubsubperf/results.sqlite, else
     /// ~/.local/share/pubsubperf/results.sqlite).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
     /// Do not save the results in the database.
     #[arg(long, conflicts_with = "db")]
     pub no_save: bool,
+    /// A label of the saved runs, KEY=VALUE (repeatable; also
+    /// $PUBSUBPERF_LABELS, comma-separated); commit=SHA names the commit
+    /// under test.
+    #[arg(long = "label", value_name = "KEY=VALUE", conflicts_with = "no_save")]
+    pub labels: Vec<String>,
 }
 
 /// Filters of a database selection.
@@ -58,7 +65,7 @@ pub struct ReportArgs {
     /// selected with the filters).
     #[arg(value_name = "RESULTS")]
     pub results: Vec<PathBuf>,
-    /// Results database (default: see 'pubsubperf latency --help').
+    /// Results store, a file or postgres:// URL (default: see 'pubsubperf latency --help').
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
     #[command(flatten)]
@@ -113,7 +120,7 @@ pub struct CompareArgs {
 
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
-    /// Results database (default: see 'pubsubperf latency --help').
+    /// Results store, a file or postgres:// URL (default: see 'pubsubperf latency --help').
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
     #[command(flatten)]
@@ -122,7 +129,7 @@ pub struct HistoryArgs {
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// Results database (default: see 'pubsubperf latency --help').
+    /// Results store, a file or postgres:// URL (default: see 'pubsubperf latency --help').
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
     #[command(flatten)]
@@ -140,10 +147,14 @@ pub struct ImportArgs {
     /// Results JSON files to store in the database (one run group each).
     #[arg(value_name = "RESULTS", required = true)]
     pub results: Vec<PathBuf>,
-    /// Results database (default: see 'pubsubperf latency --help').
+    /// Results store, a file or postgres:// URL (default: see 'pubsubperf latency --help').
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
     /// Record the runs as part of this sweep.
     #[arg(long, value_name = "NAME")]
     pub sweep: Option<String>,
+    /// A label of the stored runs, KEY=VALUE (repeatable; also
+    /// $PUBSUBPERF_LABELS); commit=SHA names the commit under test.
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
 }
