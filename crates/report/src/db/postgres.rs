@@ -213,7 +213,7 @@ impl Postgres {
         tx.execute("DELETE FROM schema_version", &[]).map_err(err)?;
         tx.execute(
             "INSERT INTO schema_version VALUES ($1)",
-            &[&(schema::VERSION as i32)],
+            &[&schema::VERSION],
         )
         .map_err(err)?;
         tx.commit().map_err(err)

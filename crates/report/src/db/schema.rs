@@ -100,7 +100,7 @@ CREATE TABLE IF NOT EXISTS graphs (
     transport     TEXT NOT NULL,
     run           TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL);
 ";
 
 /// A column a later version added.
