@@ -436,6 +436,9 @@ pub fn import(a: &ImportArgs) -> anyhow::Result<ExitCode> {
 /// `pubsubperf history`.
 pub fn history(a: &HistoryArgs) -> anyhow::Result<ExitCode> {
     let mut filter = a.filter.to_filter()?;
+    if a.trend {
+        return trend(a, &filter);
+    }
     if filter.limit.is_none() {
         filter.limit = Some(50);
     }
@@ -454,6 +457,72 @@ pub fn history(a: &HistoryArgs) -> anyhow::Result<ExitCode> {
         total,
         db.location()
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pubsubperf history --trend [--fail-if change[>N%]]`.
+fn trend(a: &HistoryArgs, filter: &Filter) -> anyhow::Result<ExitCode> {
+    let bad = |c: &str| {
+        UsageError(format!(
+            "--fail-if '{c}': expected 'change' or 'change>N%' (e.g. change>10%)"
+        ))
+    };
+    let limit = match a.fail_if.as_deref().map(str::trim) {
+        None => None,
+        Some("change") => Some(0.0),
+        Some(c) => {
+            let n = c
+                .strip_prefix("change>")
+                .and_then(|n| n.trim().strip_suffix('%'))
+                .and_then(|n| n.trim().parse::<f64>().ok())
+                .filter(|n| n.is_finite() && *n >= 0.0)
+                .ok_or_else(|| bad(c))?;
+            Some(n / 100.0)
+        }
+    };
+    let db = open_db(a.db.as_deref())?;
+    let runs = db.query(filter).map_err(|e| flag_error("--db", e))?;
+    let settings = pubsubperf_report::trend::Settings::default();
+    let series =
+        pubsubperf_report::trend::series(&pubsubperf_report::trend::points(&runs), &settings);
+    print!("{}", pubsubperf_report::trend::text(&series, &settings));
+    let changes: usize = series.iter().map(|s| s.changes.len()).sum();
+    eprintln!(
+        "{} series of {} run(s) in {}: {changes} change point(s)",
+        series.len(),
+        runs.len(),
+        db.location()
+    );
+    if let Some(limit) = limit {
+        let worse: Vec<String> = series
+            .iter()
+            .flat_map(|s| {
+                s.changes
+                    .iter()
+                    .filter(|c| c.worse && c.change.abs() > limit)
+                    .map(move |c| {
+                        format!(
+                            "{}/{} {} {} B on {} at {} ({:+.1} %)",
+                            s.key.binding,
+                            s.key.transport,
+                            s.key.test,
+                            s.key.size,
+                            s.key.machine,
+                            printable_all(&c.revision),
+                            c.change * 100.0
+                        )
+                    })
+            })
+            .collect();
+        if !worse.is_empty() {
+            eprintln!(
+                "pubsubperf history: --fail-if {}: worse at {}",
+                a.fail_if.as_deref().unwrap_or_default(),
+                worse.join("; ")
+            );
+            return Ok(ExitCode::from(3));
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -43,6 +43,7 @@ pub mod graph_text;
 pub mod html;
 pub mod key;
 pub mod label;
+pub mod mann_whitney;
 pub mod merge;
 pub mod profile;
 pub mod search;
@@ -51,6 +52,7 @@ pub mod svg;
 pub mod sweep;
 pub mod text;
 pub mod time;
+pub mod trend;
 
 pub use error::{ReportError, Result};
 

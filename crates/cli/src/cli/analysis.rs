@@ -66,7 +66,7 @@ pub struct ReportArgs {
     #[arg(value_name = "RESULTS")]
     pub results: Vec<PathBuf>,
     /// Results store, a file or postgres:// URL (default: see 'pubsubperf latency --help').
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
     #[command(flatten)]
     pub filter: FilterArgs,
@@ -121,16 +121,26 @@ pub struct CompareArgs {
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
     /// Results store, a file or postgres:// URL (default: see 'pubsubperf latency --help').
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
     #[command(flatten)]
     pub filter: FilterArgs,
+    /// Each series (binding, transport, test, size, QoS, machine) across
+    /// its revisions (the commit label, else the middleware's version),
+    /// with the change points a Mann-Whitney step test finds (false-alarm
+    /// rate 1 % per series).
+    #[arg(long)]
+    pub trend: bool,
+    /// With --trend: exit 3 when a series got worse at a change point
+    /// ('change'), or worse by more than N % ('change>N%').
+    #[arg(long, value_name = "COND", requires = "trend")]
+    pub fail_if: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
     /// Results store, a file or postgres:// URL (default: see 'pubsubperf latency --help').
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
     #[command(flatten)]
     pub filter: FilterArgs,
@@ -148,7 +158,7 @@ pub struct ImportArgs {
     #[arg(value_name = "RESULTS", required = true)]
     pub results: Vec<PathBuf>,
     /// Results store, a file or postgres:// URL (default: see 'pubsubperf latency --help').
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
     /// Record the runs as part of this sweep.
     #[arg(long, value_name = "NAME")]
