@@ -244,7 +244,8 @@ fn a_sweep_reconnects_after_a_server_restart_between_cells() {
 
 /// The server is gone when the second cell ends: the sweep stops with one
 /// line naming the cell, --db and the store, and the JSON file has both
-/// cells' runs.
+/// cells' runs; with the server back, `--resume` measures the cell the
+/// store lacks.
 #[test]
 fn a_sweep_whose_server_is_gone_fails_clearly_and_keeps_the_json() {
     let (server, dir) = (PgServer::start(), tempfile::tempdir().unwrap());
@@ -259,6 +260,16 @@ fn a_sweep_whose_server_is_gone_fails_clearly_and_keeps_the_json() {
         "{line}"
     );
     assert_eq!(json_runs(&json), 2, "nothing measured is lost");
+    // With the server back, --resume measures the cell the store lacks.
+    server.start_again();
+    let o = ok(cli_pw(dir.path())
+        .args(["sweep", dir.path().join("s.toml").to_str().unwrap()])
+        .args(["--db", &db, "--resume"])
+        .output()
+        .unwrap());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("1 already done, 1 to run"), "{err}");
+    assert_eq!(count(dir.path(), &db), 2);
 }
 
 /// One line on standard error, exit 2, naming `--db` and `what`.
