@@ -12,6 +12,7 @@ use pubsubperf_core::result::ResultsFile;
 use pubsubperf_report::ReportError;
 use pubsubperf_report::db::{self, Database, Filter, StoredGraph, StoredRun};
 use pubsubperf_report::failif::Condition;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -29,9 +30,38 @@ pub fn save_results(
     if args.no_save {
         return Ok(None);
     }
-    db::store(args.db.as_deref(), file, meta)
+    let meta = SaveMeta {
+        labels: labels(&args.labels)?,
+        ..meta.clone()
+    };
+    db::store(args.db.as_deref(), file, &meta)
         .map(Some)
         .map_err(|e| flag_error("--db", e))
+}
+
+/// The labels of `$PUBSUBPERF_LABELS` (`KEY=VALUE,...`), then of
+/// `--label KEY=VALUE` (which win).
+pub(crate) fn labels(flags: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    let env = std::env::var("PUBSUBPERF_LABELS").unwrap_or_default();
+    let from_env = env.split(',').filter(|l| !l.trim().is_empty());
+    for (what, l) in from_env
+        .map(|l| ("PUBSUBPERF_LABELS", l.trim()))
+        .chain(flags.iter().map(|l| ("--label", l.as_str())))
+    {
+        match l.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => {
+                out.insert(k.trim().to_string(), v.trim().to_string());
+            }
+            _ => {
+                return Err(UsageError(format!(
+                    "{what} '{l}': expected KEY=VALUE, e.g. commit=abc123"
+                ))
+                .into());
+            }
+        }
+    }
+    Ok(out)
 }
 
 impl FilterArgs {
@@ -95,8 +125,9 @@ fn flag_error(what: &str, e: ReportError) -> anyhow::Error {
     }
 }
 
-/// The results database at `path` (default: [`db::default_path`]); an
-/// unusable path (a symbolic link) is bad input naming `--db`.
+/// The results store at `path`, a file or a `postgres://` URL (default:
+/// [`db::default_path`]); an unusable path (a symbolic link), URL or
+/// password is bad input naming `--db`.
 pub(crate) fn open_db(path: Option<&Path>) -> anyhow::Result<Database> {
     let p = match path {
         Some(p) => p.to_path_buf(),
@@ -146,7 +177,7 @@ pub fn report(a: &ReportArgs) -> anyhow::Result<ExitCode> {
         if runs.is_empty() && graphs.is_empty() {
             return Err(UsageError(format!(
                 "--db {}: no runs match the selection (see 'pubsubperf history')",
-                db.path().display()
+                db.location()
             ))
             .into());
         }
@@ -210,7 +241,7 @@ fn db_sources(
         .filter_map(|(g, v, graphs)| {
             let (file, _) = db::to_results_file(&v, &graphs).ok()?;
             Some(pubsubperf_report::html::Source {
-                name: format!("{} group {g}", db.path().display()),
+                name: format!("{} group {g}", db.location()),
                 file,
             })
         })
@@ -293,7 +324,7 @@ fn side(flag: &str, spec: &str, db_path: Option<&Path>) -> anyhow::Result<(Strin
         if runs.is_empty() && graphs.is_empty() {
             return Err(UsageError(format!(
                 "{flag} '{spec}': no runs match in {}",
-                db.path().display()
+                db.location()
             ))
             .into());
         }
@@ -378,11 +409,13 @@ pub fn import(a: &ImportArgs) -> anyhow::Result<ExitCode> {
     for p in &a.results {
         files.push((p, read("RESULTS", p)?));
     }
+    let labels = labels(&a.labels)?;
     let mut db = open_db(a.db.as_deref())?;
     for (p, f) in &files {
         let meta = SaveMeta {
             sweep: a.sweep.clone(),
             command: Some(format!("import {}", p.display())),
+            labels: labels.clone(),
             ..Default::default()
         };
         let group = db.save(f, &meta).map_err(|e| flag_error("--db", e))?;
@@ -396,13 +429,16 @@ pub fn import(a: &ImportArgs) -> anyhow::Result<ExitCode> {
             p.display()
         );
     }
-    eprintln!("database: {}", db.path().display());
+    eprintln!("database: {}", db.location());
     Ok(ExitCode::SUCCESS)
 }
 
 /// `pubsubperf history`.
 pub fn history(a: &HistoryArgs) -> anyhow::Result<ExitCode> {
     let mut filter = a.filter.to_filter()?;
+    if a.trend {
+        return trend(a, &filter);
+    }
     if filter.limit.is_none() {
         filter.limit = Some(50);
     }
@@ -419,8 +455,74 @@ pub fn history(a: &HistoryArgs) -> anyhow::Result<ExitCode> {
         "{} of {} run(s){topologies} in {}",
         runs.len(),
         total,
-        db.path().display()
+        db.location()
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pubsubperf history --trend [--fail-if change[>N%]]`.
+fn trend(a: &HistoryArgs, filter: &Filter) -> anyhow::Result<ExitCode> {
+    let bad = |c: &str| {
+        UsageError(format!(
+            "--fail-if '{c}': expected 'change' or 'change>N%' (e.g. change>10%)"
+        ))
+    };
+    let limit = match a.fail_if.as_deref().map(str::trim) {
+        None => None,
+        Some("change") => Some(0.0),
+        Some(c) => {
+            let n = c
+                .strip_prefix("change>")
+                .and_then(|n| n.trim().strip_suffix('%'))
+                .and_then(|n| n.trim().parse::<f64>().ok())
+                .filter(|n| n.is_finite() && *n >= 0.0)
+                .ok_or_else(|| bad(c))?;
+            Some(n / 100.0)
+        }
+    };
+    let db = open_db(a.db.as_deref())?;
+    let runs = db.query(filter).map_err(|e| flag_error("--db", e))?;
+    let settings = pubsubperf_report::trend::Settings::default();
+    let series =
+        pubsubperf_report::trend::series(&pubsubperf_report::trend::points(&runs), &settings);
+    print!("{}", pubsubperf_report::trend::text(&series, &settings));
+    let changes: usize = series.iter().map(|s| s.changes.len()).sum();
+    eprintln!(
+        "{} series of {} run(s) in {}: {changes} change point(s)",
+        series.len(),
+        runs.len(),
+        db.location()
+    );
+    if let Some(limit) = limit {
+        let worse: Vec<String> = series
+            .iter()
+            .flat_map(|s| {
+                s.changes
+                    .iter()
+                    .filter(|c| c.worse && c.change.abs() > limit)
+                    .map(move |c| {
+                        format!(
+                            "{}/{} {} {} B on {} at {} ({:+.1} %)",
+                            s.key.binding,
+                            s.key.transport,
+                            s.key.test,
+                            s.key.size,
+                            s.key.machine,
+                            printable_all(&c.revision),
+                            c.change * 100.0
+                        )
+                    })
+            })
+            .collect();
+        if !worse.is_empty() {
+            eprintln!(
+                "pubsubperf history: --fail-if {}: worse at {}",
+                a.fail_if.as_deref().unwrap_or_default(),
+                worse.join("; ")
+            );
+            return Ok(ExitCode::from(3));
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -432,7 +534,7 @@ pub fn export(a: &ExportArgs) -> anyhow::Result<ExitCode> {
     if runs.is_empty() && graphs.is_empty() {
         return Err(UsageError(format!(
             "--db {}: no runs match the selection (see 'pubsubperf history')",
-            db.path().display()
+            db.location()
         ))
         .into());
     }

@@ -142,7 +142,7 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
                 pubsubperf_report::db::default_path().map_err(|e| anyhow::anyhow!("--db: {e}"))?
             }
         };
-        if path.exists() {
+        if pubsubperf_report::db::is_server(&path) || path.exists() {
             let db = crate::analysis::open_db(Some(&path))?;
             let runs = db
                 .query(&Filter {
@@ -272,14 +272,10 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
             cell: Some(cell_id(cell)),
             repetition: cell.repetition,
             command: Some(format!("sweep {}", a.file.display())),
+            ..Default::default()
         };
         for r in &mut cell_sink.file.runs {
             r.hosts = cell.hosts.clone();
-        }
-        if !cell_sink.file.runs.is_empty() {
-            saved_in = save_results(&a.save, &cell_sink.file, &meta)
-                .context("saving the cell")?
-                .or(saved_in);
         }
         for (name, v) in &cell_sink.file.environment.bindings {
             sink.file
@@ -287,8 +283,19 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
                 .bindings
                 .insert(name.clone(), v.clone());
         }
-        for r in cell_sink.file.runs {
-            sink.push(r)?;
+        // In the JSON file first: a store that fails loses nothing measured.
+        for r in &cell_sink.file.runs {
+            sink.push(r.clone())?;
+        }
+        if !cell_sink.file.runs.is_empty() {
+            saved_in = save_results(&a.save, &cell_sink.file, &meta)
+                .with_context(|| {
+                    format!(
+                        "saving cell {} (the runs measured so far are in the --json file; --resume measures the rest)",
+                        cell.key
+                    )
+                })?
+                .or(saved_in);
         }
         match fault {
             None => {}

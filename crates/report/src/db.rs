@@ -1,82 +1,46 @@
-//! The results database: every run ever measured (or imported), with its
-//! environment and configuration, in one SQLite file.
+//! The results store: every run ever measured (or imported), with its
+//! environment and configuration, in one SQLite file (the default) or in a
+//! PostgreSQL database that many hosts write to at once
+//! (`postgres://USER@HOST[:PORT]/DB`). Both hold the same model
+//! ([`schema`]); what is saved and how it is read is written once, here,
+//! over the engine's statements ([`backend`]).
 //!
-//! Layout (schema version 4, `PRAGMA user_version`; version 1 lacked the
-//! `rejected` column, version 2 the `profile_method` column and version 3
-//! the `graphs` table, which opening such a database adds):
+//! Layout (schema version 5, in the `schema_version` table; opening an
+//! older store adds what it lacks, see [`schema::COLUMNS`]):
 //! - `groups`: one row per saved results file (one invocation): id, time,
-//!   tool version, environment JSON, command line.
+//!   tool version, environment JSON (the machine, its cores and the
+//!   middleware's versions), command line.
 //! - `runs`: one row per run: the whole run JSON plus indexed columns for
 //!   filtering (time, binding, transport, test, size, reliable, zero_copy,
 //!   data_type, p50, p99, samples_per_s, mbps, lost_percent, rejected,
 //!   profile_method: the tracer of a `--profile` run), the sweep name,
-//!   cell key and repetition number when the run came from a sweep, and the
-//!   group id.
+//!   cell key and repetition number when the run came from a sweep, the
+//!   host that measured it, the labels it was saved with (JSON) and the
+//!   commit under test (the `commit` label), and the group id.
 //! - `graphs`: one row per topology run (`pubsubperf topology`): the whole
-//!   graph JSON plus its time, topology name, binding and transport, and
-//!   the group id.
+//!   graph JSON plus its time, topology name, binding and transport, host,
+//!   labels, commit, and the group id.
 //!
 //! The whole run (or graph) JSON is the source of truth: the columns are
-//! copies for queries, and a run read back equals the run saved.
+//! copies for queries, and a run read back equals the run saved. Each
+//! saved results file is one transaction: a writer killed while saving
+//! leaves none of its runs.
+
+mod backend;
+#[cfg(feature = "postgres")]
+mod pg_connect;
+#[cfg(feature = "postgres")]
+mod postgres;
+mod schema;
+mod sqlite;
 
 use crate::error::{ReportError, Result};
+use backend::{Engine, Kind, Value};
 use pubsubperf_core::environment::Environment;
 use pubsubperf_core::graph_result::GraphRun;
 use pubsubperf_core::result::{ResultsFile, Run, SCHEMA_VERSION, ToolInfo};
-use rusqlite::{Connection, OptionalExtension, params};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS groups (
-    id           TEXT PRIMARY KEY,
-    time         TEXT NOT NULL,
-    tool_version TEXT NOT NULL,
-    environment  TEXT NOT NULL,
-    command      TEXT
-);
-CREATE TABLE IF NOT EXISTS runs (
-    id            INTEGER PRIMARY KEY AUTOINCREMENT,
-    group_id      TEXT NOT NULL REFERENCES groups(id),
-    time          TEXT NOT NULL,
-    binding       TEXT NOT NULL,
-    transport     TEXT NOT NULL,
-    test          TEXT NOT NULL,
-    size          INTEGER NOT NULL,
-    reliable      INTEGER NOT NULL,
-    zero_copy     INTEGER NOT NULL,
-    data_type     TEXT NOT NULL,
-    p50           INTEGER,
-    p99           INTEGER,
-    samples_per_s REAL,
-    mbps          REAL,
-    lost_percent  REAL,
-    rejected      INTEGER,
-    profile_method TEXT,
-    complete      INTEGER NOT NULL,
-    sweep         TEXT,
-    cell          TEXT,
-    repetition    INTEGER NOT NULL DEFAULT 0,
-    run           TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS runs_time ON runs(time);
-CREATE INDEX IF NOT EXISTS runs_cell ON runs(binding, test, size);
-CREATE INDEX IF NOT EXISTS runs_sweep ON runs(sweep, cell, repetition);
-CREATE INDEX IF NOT EXISTS runs_group ON runs(group_id);
-CREATE TABLE IF NOT EXISTS graphs (
-    id            INTEGER PRIMARY KEY AUTOINCREMENT,
-    group_id      TEXT NOT NULL REFERENCES groups(id),
-    time          TEXT NOT NULL,
-    name          TEXT NOT NULL,
-    binding       TEXT NOT NULL,
-    transport     TEXT NOT NULL,
-    run           TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS graphs_time ON graphs(time);
-CREATE INDEX IF NOT EXISTS graphs_group ON graphs(group_id);
-";
-
-/// The schema's version (`PRAGMA user_version`).
-const VERSION: i64 = 4;
 
 /// Where and how a saved results file came about.
 #[derive(Debug, Clone, Default)]
@@ -92,6 +56,9 @@ pub struct SaveMeta {
     pub repetition: u32,
     /// The command line, for the record.
     pub command: Option<String>,
+    /// Labels of the runs (`--label KEY=VALUE`, `PUBSUBPERF_LABELS`); the
+    /// `commit` label names the commit under test.
+    pub labels: BTreeMap<String, String>,
 }
 
 /// Which runs to select. Every field narrows the selection; a field a
@@ -120,7 +87,7 @@ pub struct Filter {
     pub limit: Option<usize>,
 }
 
-/// A run read back from the database.
+/// A run read back from the store.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredRun {
     /// Row id (stable).
@@ -139,11 +106,15 @@ pub struct StoredRun {
     pub tool_version: String,
     /// Environment of the run's group.
     pub environment: Environment,
+    /// The host that measured it (the environment's hostname when saved).
+    pub host: Option<String>,
+    /// The labels it was saved with (the `commit` label: the commit under test).
+    pub labels: BTreeMap<String, String>,
     /// The run as saved.
     pub run: Run,
 }
 
-/// A topology run read back from the database.
+/// A topology run read back from the store.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredGraph {
     /// Row id (stable; its own sequence, apart from the runs').
@@ -156,26 +127,40 @@ pub struct StoredGraph {
     pub tool_version: String,
     /// Environment of the run's group.
     pub environment: Environment,
+    /// The host that measured it.
+    pub host: Option<String>,
+    /// The labels it was saved with.
+    pub labels: BTreeMap<String, String>,
     /// The graph as saved.
     pub graph: GraphRun,
 }
 
-/// An open results database.
+/// An open results store.
 pub struct Database {
-    conn: Connection,
-    path: PathBuf,
+    /// Behind a cell: reading needs the connection mutably (PostgreSQL's
+    /// client), and readers hold the store shared.
+    engine: std::cell::RefCell<Box<dyn Engine>>,
+    location: String,
 }
 
 impl std::fmt::Debug for Database {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Database")
-            .field("path", &self.path)
+            .field("location", &self.location)
             .finish()
     }
 }
 
-/// The default database file: `$PUBSUBPERF_DB`, else
-/// `$XDG_DATA_HOME/pubsubperf/results.sqlite`, else
+/// True when `location` names a PostgreSQL store (`postgres://` or
+/// `postgresql://`) rather than a SQLite file.
+pub fn is_server(location: &Path) -> bool {
+    location
+        .to_str()
+        .is_some_and(|s| s.starts_with("postgres://") || s.starts_with("postgresql://"))
+}
+
+/// The default store: `$PUBSUBPERF_DB` (a file or a `postgres://` URL),
+/// else `$XDG_DATA_HOME/pubsubperf/results.sqlite`, else
 /// `~/.local/share/pubsubperf/results.sqlite`.
 pub fn default_path() -> Result<PathBuf> {
     let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
@@ -208,113 +193,49 @@ pub fn new_group_id() -> String {
     )
 }
 
-/// The schema's migrations, oldest first: (column of `runs`, its type, the
-/// JSON path in each stored run that fills it).
-/// - 1 → 2: `rejected` (refused sends, best effort);
-/// - 2 → 3: `profile_method` (the publisher's tracer of a `--profile` run).
-const MIGRATIONS: [(&str, &str, &str); 2] = [
-    ("rejected", "INTEGER", "$.throughput.rejected"),
-    ("profile_method", "TEXT", "$.profile.publisher.method"),
-];
+/// The test hook that holds a save's transaction open after its first
+/// run: `PUBSUBPERF_TEST_HOLD_SAVE_S=SECONDS` (the store tests kill a
+/// writer there). Not for use: a save so held keeps its store waiting.
+const HOLD_HOOK: &str = "PUBSUBPERF_TEST_HOLD_SAVE_S";
 
-/// Adds a column of [`MIGRATIONS`] that a database lacks, filled from each
-/// stored run's JSON (NULL where the run has no such part).
-fn add_column(conn: &Connection, (name, kind, path): (&str, &str, &str)) -> rusqlite::Result<()> {
-    let has: i64 = conn.query_row(
-        "SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name = ?1",
-        [name],
-        |r| r.get(0),
-    )?;
-    if has == 0 {
-        conn.execute_batch(&format!(
-            "ALTER TABLE runs ADD COLUMN {name} {kind};
-             UPDATE runs SET {name} = json_extract(run, '{path}');"
-        ))?;
+fn hold_for_test() {
+    if let Some(s) = std::env::var(HOLD_HOOK)
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+    {
+        eprintln!("pubsubperf: {HOLD_HOOK}: holding the store's transaction for {s} s");
+        std::thread::sleep(std::time::Duration::from_secs_f64(s.max(0.0)));
     }
-    Ok(())
 }
 
-/// Refuses a database path that is a symbolic link, and creates the file
-/// when there is none (`O_CREAT|O_EXCL`, which follows no link; mode 0644
-/// as SQLite would), so that a link planted at its name is never followed.
-fn create_new(path: &Path) -> Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let io = |e| ReportError::Io {
-        path: path.to_path_buf(),
-        source: e,
-    };
-    match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => {
-            return Err(ReportError::DbSymlink(path.to_path_buf()));
-        }
-        Ok(_) => return Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(io(e)),
-    }
-    let created = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o644)
-        .open(path);
-    match created {
-        Ok(_) => Ok(()),
-        // Someone made it since: a link is refused, a file taken as it is.
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            match std::fs::symlink_metadata(path) {
-                Ok(m) if m.file_type().is_symlink() => {
-                    Err(ReportError::DbSymlink(path.to_path_buf()))
-                }
-                _ => Ok(()),
-            }
-        }
-        Err(e) => Err(io(e)),
-    }
+fn text(s: impl Into<String>) -> Value {
+    Value::Text(Some(s.into()))
+}
+
+fn labels_json(labels: &BTreeMap<String, String>) -> Value {
+    Value::Text((!labels.is_empty()).then(|| serde_json::to_string(labels).unwrap_or_default()))
 }
 
 impl Database {
-    /// Opens (creating it and its directory if needed) the database at `path`.
-    /// A `path` that is a symbolic link is refused; a new database file is
-    /// created exclusively, never through a link, before SQLite opens it
-    /// (which follows no link either: `SQLITE_OPEN_NOFOLLOW`; its journals
-    /// are opened `O_NOFOLLOW`).
-    pub fn open(path: &Path) -> Result<Database> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| ReportError::Io {
-                path: dir.to_path_buf(),
-                source: e,
-            })?;
-        }
-        create_new(path)?;
-        let db_err = |e| ReportError::Db {
-            path: path.to_path_buf(),
-            source: e,
+    /// Opens the store at `location`: a `postgres://` (or
+    /// `postgresql://`) URL, else a SQLite file, created with its
+    /// directory if needed (a path that is a symbolic link is refused).
+    pub fn open(location: &Path) -> Result<Database> {
+        let name = location.display().to_string();
+        let engine: Box<dyn Engine> = if is_server(location) {
+            open_server(&name)?
+        } else {
+            Box::new(sqlite::Sqlite::open(location)?)
         };
-        let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
-        let conn = Connection::open_with_flags(path, flags).map_err(db_err)?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))
-            .map_err(db_err)?;
-        conn.execute_batch(SCHEMA).map_err(db_err)?;
-        for m in MIGRATIONS {
-            add_column(&conn, m).map_err(db_err)?;
-        }
-        conn.pragma_update(None, "user_version", VERSION)
-            .map_err(db_err)?;
         Ok(Database {
-            conn,
-            path: path.to_path_buf(),
+            engine: std::cell::RefCell::new(engine),
+            location: name,
         })
     }
 
-    /// The file this database lives in.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    fn err(&self, e: rusqlite::Error) -> ReportError {
-        ReportError::Db {
-            path: self.path.clone(),
-            source: e,
-        }
+    /// The store's file or URL.
+    pub fn location(&self) -> &str {
+        &self.location
     }
 
     /// Saves every run and every topology run of a results file in one
@@ -327,60 +248,80 @@ impl Database {
     pub fn save(&mut self, file: &ResultsFile, meta: &SaveMeta) -> Result<String> {
         let group = meta.group.clone().unwrap_or_else(new_group_id);
         let env = serde_json::to_string(&file.environment).unwrap_or_default();
-        let tx = self.conn.transaction().map_err(|e| ReportError::Db {
-            path: self.path.clone(),
-            source: e,
-        })?;
         let now = crate::time::rfc3339_now();
-        let res: rusqlite::Result<()> = (|| {
-            let stored: Option<String> = tx
-                .query_row(
-                    "SELECT environment FROM groups WHERE id = ?1",
-                    [&group],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            match stored {
+        let host = Value::Text(Some(file.environment.hostname.clone()));
+        let labels = labels_json(&meta.labels);
+        let commit = Value::Text(meta.labels.get("commit").cloned());
+        self.engine.get_mut().transaction(&mut |tx| {
+            let stored = tx.query(
+                "SELECT environment FROM groups WHERE id = ?1",
+                &[text(&group)],
+                &[Kind::Text],
+            )?;
+            match stored.first().and_then(|r| r[0].text()) {
                 None => {
                     tx.execute(
                         "INSERT INTO groups (id, time, tool_version, environment, command)
                          VALUES (?1, ?2, ?3, ?4, ?5)",
-                        params![group, now, file.tool.version, env, meta.command],
+                        &[
+                            text(&group),
+                            text(&now),
+                            text(&file.tool.version),
+                            text(&env),
+                            Value::Text(meta.command.clone()),
+                        ],
                     )?;
                 }
                 Some(stored) => {
                     if let Some(merged) = with_bindings(&stored, &file.environment) {
                         tx.execute(
                             "UPDATE groups SET environment = ?2 WHERE id = ?1",
-                            params![group, merged],
+                            &[text(&group), text(merged)],
                         )?;
                     }
                 }
             }
-            for run in &file.runs {
-                insert_run(&tx, &group, run, meta, &now)?;
+            for (i, run) in file.runs.iter().enumerate() {
+                let mut row = run_row(&group, run, meta, &now);
+                row.extend([host.clone(), labels.clone(), commit.clone()]);
+                tx.execute(
+                    "INSERT INTO runs (group_id, time, binding, transport, test, size, reliable,
+                        zero_copy, data_type, p50, p99, samples_per_s, mbps, lost_percent, rejected,
+                        profile_method, complete, sweep, cell, repetition, run, host, labels,
+                        commit_id)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
+                        ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
+                    &row,
+                )?;
+                if i == 0 {
+                    hold_for_test();
+                }
             }
             for g in &file.graphs {
+                let time = if g.started.is_empty() {
+                    &now
+                } else {
+                    &g.started
+                };
                 tx.execute(
-                    "INSERT INTO graphs (group_id, time, name, binding, transport, run)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    params![
-                        group,
-                        if g.started.is_empty() {
-                            &now
-                        } else {
-                            &g.started
-                        },
-                        g.name,
-                        g.binding,
-                        g.transport,
-                        serde_json::to_string(g).unwrap_or_default(),
+                    "INSERT INTO graphs (group_id, time, name, binding, transport, run, host,
+                        labels, commit_id)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    &[
+                        text(&group),
+                        text(time),
+                        text(&g.name),
+                        text(&g.binding),
+                        text(&g.transport),
+                        text(serde_json::to_string(g).unwrap_or_default()),
+                        host.clone(),
+                        labels.clone(),
+                        commit.clone(),
                     ],
                 )?;
             }
             Ok(())
-        })();
-        res.and_then(|()| tx.commit()).map_err(|e| self.err(e))?;
+        })?;
         Ok(group)
     }
 
@@ -393,82 +334,92 @@ impl Database {
         }
         let mut sql = String::from(
             "SELECT r.id, r.group_id, r.time, r.sweep, r.cell, r.repetition, r.run,
-                    g.tool_version, g.environment
+                    g.tool_version, g.environment, r.host, r.labels
              FROM runs r JOIN groups g ON g.id = r.group_id WHERE 1=1",
         );
-        let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
-        let mut add = |cond: &str, v: Box<dyn rusqlite::ToSql>| {
+        let mut args = Vec::new();
+        let mut add = |cond: &str, v: Value| {
             args.push(v);
             sql.push_str(&format!(" AND {cond} ?{}", args.len()));
         };
         if let Some(b) = &filter.binding {
-            add("r.binding =", Box::new(b.clone()));
+            add("r.binding =", text(b));
         }
         if let Some(t) = &filter.transport {
-            add("r.transport =", Box::new(t.clone()));
+            add("r.transport =", text(t));
         }
         if let Some(t) = &filter.test {
-            add("r.test =", Box::new(t.clone()));
+            add("r.test =", text(t));
         }
         if let Some(s) = filter.size {
-            add("r.size =", Box::new(s as i64));
+            add("r.size =", Value::Int(Some(s as i64)));
         }
         if let Some(s) = &filter.since {
-            add("r.time >=", Box::new(s.clone()));
+            add("r.time >=", text(s));
         }
         if let Some(s) = &filter.sweep {
-            add("r.sweep =", Box::new(s.clone()));
+            add("r.sweep =", text(s));
         }
         if let Some(g) = &filter.group {
-            add("r.group_id LIKE", Box::new(format!("{g}%")));
+            add("r.group_id LIKE", text(format!("{g}%")));
         }
         sql.push_str(" ORDER BY r.time DESC, r.id DESC");
         if let Some(n) = filter.limit {
             sql.push_str(&format!(" LIMIT {n}"));
         }
-        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
-        let refs: Vec<&dyn rusqlite::ToSql> = args.iter().map(|b| b.as_ref()).collect();
-        let rows = stmt
-            .query_map(refs.as_slice(), |row| {
-                Ok((
-                    row.get::<_, i64>(0)?,
-                    row.get::<_, String>(1)?,
-                    row.get::<_, String>(2)?,
-                    row.get::<_, Option<String>>(3)?,
-                    row.get::<_, Option<String>>(4)?,
-                    row.get::<_, i64>(5)?,
-                    row.get::<_, String>(6)?,
-                    row.get::<_, String>(7)?,
-                    row.get::<_, String>(8)?,
-                ))
-            })
-            .map_err(|e| self.err(e))?;
+        use Kind::{Int, Text};
+        let rows = self.engine.borrow_mut().query(
+            &sql,
+            &args,
+            &[
+                Int, Text, Text, Text, Text, Int, Text, Text, Text, Text, Text,
+            ],
+        )?;
         let mut out = Vec::new();
         for row in rows {
-            let (id, group, time, sweep, cell, rep, run, tool_version, env) =
-                row.map_err(|e| self.err(e))?;
-            let bad = |m: String| ReportError::DbRun {
-                path: self.path.clone(),
-                id,
-                message: m,
-            };
-            let run: Run = serde_json::from_str(&run).map_err(|e| bad(e.to_string()))?;
-            let environment: Environment =
-                serde_json::from_str(&env).map_err(|e| bad(format!("environment: {e}")))?;
+            let id = row[0].int();
+            let (run, environment, labels) = self.decode(id, &row[6], &row[8], &row[10])?;
             out.push(StoredRun {
                 id,
-                group,
-                time,
-                sweep,
-                cell,
-                repetition: rep.max(0) as u32,
-                tool_version,
+                group: row[1].text().unwrap_or_default(),
+                time: row[2].text().unwrap_or_default(),
+                sweep: row[3].text(),
+                cell: row[4].text(),
+                repetition: row[5].int().max(0) as u32,
+                tool_version: row[7].text().unwrap_or_default(),
                 environment,
+                host: row[9].text(),
+                labels,
                 run,
             });
         }
         out.reverse();
         Ok(out)
+    }
+
+    /// A stored row's JSON parts: the run (or graph), its group's
+    /// environment and its labels.
+    fn decode<T: serde::de::DeserializeOwned>(
+        &self,
+        id: i64,
+        run: &Value,
+        env: &Value,
+        labels: &Value,
+    ) -> Result<(T, Environment, BTreeMap<String, String>)> {
+        let bad = |m: String| ReportError::DbRun {
+            store: self.location.clone(),
+            id,
+            message: m,
+        };
+        let run = serde_json::from_str(&run.text().unwrap_or_default())
+            .map_err(|e| bad(e.to_string()))?;
+        let environment = serde_json::from_str(&env.text().unwrap_or_default())
+            .map_err(|e| bad(format!("environment: {e}")))?;
+        let labels = match labels.text() {
+            Some(l) => serde_json::from_str(&l).map_err(|e| bad(format!("labels: {e}")))?,
+            None => BTreeMap::new(),
+        };
+        Ok((run, environment, labels))
     }
 
     /// Reads topology runs matching `filter`, oldest first (with `limit`,
@@ -482,10 +433,11 @@ impl Database {
             return Ok(Vec::new());
         }
         let mut sql = String::from(
-            "SELECT x.id, x.group_id, x.time, x.run, g.tool_version, g.environment
+            "SELECT x.id, x.group_id, x.time, x.run, g.tool_version, g.environment, x.host,
+                    x.labels
              FROM graphs x JOIN groups g ON g.id = x.group_id WHERE 1=1",
         );
-        let mut args: Vec<String> = Vec::new();
+        let mut args = Vec::new();
         for (cond, v) in [
             ("x.binding =", filter.binding.clone()),
             ("x.transport =", filter.transport.clone()),
@@ -497,7 +449,7 @@ impl Database {
             ),
         ] {
             if let Some(v) = v {
-                args.push(v);
+                args.push(text(v));
                 sql.push_str(&format!(" AND {cond} ?{}", args.len()));
             }
         }
@@ -505,37 +457,33 @@ impl Database {
         if let Some(n) = filter.limit {
             sql.push_str(&format!(" LIMIT {n}"));
         }
-        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(rusqlite::params_from_iter(&args), |row| {
-                Ok((
-                    row.get::<_, i64>(0)?,
-                    row.get::<_, String>(1)?,
-                    row.get::<_, String>(2)?,
-                    row.get::<_, String>(3)?,
-                    row.get::<_, String>(4)?,
-                    row.get::<_, String>(5)?,
-                ))
-            })
-            .map_err(|e| self.err(e))?;
+        use Kind::{Int, Text};
+        let rows = self.engine.borrow_mut().query(
+            &sql,
+            &args,
+            &[Int, Text, Text, Text, Text, Text, Text, Text],
+        )?;
         let mut out = Vec::new();
         for row in rows {
-            let (id, group, time, run, tool_version, env) = row.map_err(|e| self.err(e))?;
-            let bad = |m: String| ReportError::DbRun {
-                path: self.path.clone(),
-                id,
-                message: m,
-            };
-            let graph: GraphRun =
-                serde_json::from_str(&run).map_err(|e| bad(format!("topology run: {e}")))?;
-            let environment: Environment =
-                serde_json::from_str(&env).map_err(|e| bad(format!("environment: {e}")))?;
+            let id = row[0].int();
+            let (graph, environment, labels) = self
+                .decode::<GraphRun>(id, &row[3], &row[5], &row[7])
+                .map_err(|e| match e {
+                    ReportError::DbRun { store, id, message } => ReportError::DbRun {
+                        store,
+                        id,
+                        message: format!("topology run: {message}"),
+                    },
+                    e => e,
+                })?;
             out.push(StoredGraph {
                 id,
-                group,
-                time,
-                tool_version,
+                group: row[1].text().unwrap_or_default(),
+                time: row[2].text().unwrap_or_default(),
+                tool_version: row[4].text().unwrap_or_default(),
                 environment,
+                host: row[6].text(),
+                labels,
                 graph,
             });
         }
@@ -554,27 +502,51 @@ impl Database {
     }
 
     fn count_rows(&self, table: &str) -> Result<u64> {
-        self.conn
-            .query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| {
-                r.get::<_, i64>(0)
-            })
-            .map(|n| n.max(0) as u64)
-            .map_err(|e| self.err(e))
+        let rows = self.engine.borrow_mut().query(
+            &format!("SELECT COUNT(*) FROM {table}"),
+            &[],
+            &[Kind::Int],
+        )?;
+        Ok(rows.first().map_or(0, |r| r[0].int().max(0) as u64))
+    }
+
+    /// The store's schema version.
+    pub fn schema_version(&self) -> Result<i64> {
+        let rows = self.engine.borrow_mut().query(
+            "SELECT MAX(version) FROM schema_version",
+            &[],
+            &[Kind::Int],
+        )?;
+        Ok(rows.first().map_or(0, |r| r[0].int()))
     }
 
     /// The environment of a run group, if it exists.
     pub fn group_environment(&self, group: &str) -> Result<Option<Environment>> {
-        let s: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT environment FROM groups WHERE id = ?1",
-                [group],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| self.err(e))?;
-        Ok(s.and_then(|s| serde_json::from_str(&s).ok()))
+        let rows = self.engine.borrow_mut().query(
+            "SELECT environment FROM groups WHERE id = ?1",
+            &[text(group)],
+            &[Kind::Text],
+        )?;
+        Ok(rows
+            .first()
+            .and_then(|r| r[0].text())
+            .and_then(|s| serde_json::from_str(&s).ok()))
     }
+}
+
+#[cfg(feature = "postgres")]
+fn open_server(url: &str) -> Result<Box<dyn Engine>> {
+    Ok(Box::new(postgres::Postgres::open(url)?))
+}
+
+#[cfg(not(feature = "postgres"))]
+fn open_server(url: &str) -> Result<Box<dyn Engine>> {
+    Err(ReportError::StoreUrl {
+        url: url.to_string(),
+        message: "this pubsubperf was built without the PostgreSQL store (feature postgres); \
+                  give a SQLite file, or use a build with it"
+            .into(),
+    })
 }
 
 /// A group's stored environment with the binding versions of `env` it
@@ -588,13 +560,8 @@ fn with_bindings(stored: &str, env: &Environment) -> Option<String> {
     (e.bindings.len() > before).then(|| serde_json::to_string(&e).unwrap_or_default())
 }
 
-fn insert_run(
-    tx: &rusqlite::Transaction<'_>,
-    group: &str,
-    run: &Run,
-    meta: &SaveMeta,
-    now: &str,
-) -> rusqlite::Result<()> {
+/// A run's row of `runs`, up to its JSON (`?1` to `?21`).
+fn run_row(group: &str, run: &Run, meta: &SaveMeta, now: &str) -> Vec<Value> {
     let sw = &run.config["sweep"];
     let sweep = meta
         .sweep
@@ -616,37 +583,29 @@ fn insert_run(
     };
     let lat = run.latency_ns.as_ref();
     let tp = run.throughput.as_ref();
-    tx.execute(
-        "INSERT INTO runs (group_id, time, binding, transport, test, size, reliable,
-            zero_copy, data_type, p50, p99, samples_per_s, mbps, lost_percent, rejected,
-            profile_method, complete, sweep, cell, repetition, run)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-            ?19, ?20, ?21)",
-        params![
-            group,
-            time,
-            run.binding,
-            run.transport,
-            run.test.to_string(),
-            run.size as i64,
-            run.reliable,
-            run.zero_copy,
-            run.data_type,
-            lat.map(|l| l.p50 as i64),
-            lat.map(|l| l.p99 as i64),
-            tp.map(|t| t.samples_per_s),
-            tp.map(|t| t.mbps),
-            tp.map(|t| t.lost_percent),
-            tp.map(|t| t.rejected as i64),
-            run.profile.as_ref().map(|p| p.publisher.method.as_str()),
-            run.complete,
-            sweep,
-            cell,
-            repetition as i64,
-            serde_json::to_string(run).unwrap_or_default(),
-        ],
-    )?;
-    Ok(())
+    vec![
+        text(group),
+        text(time),
+        text(&run.binding),
+        text(&run.transport),
+        text(run.test.to_string()),
+        Value::Int(Some(run.size as i64)),
+        Value::Bool(run.reliable),
+        Value::Bool(run.zero_copy),
+        text(&run.data_type),
+        Value::Int(lat.map(|l| l.p50 as i64)),
+        Value::Int(lat.map(|l| l.p99 as i64)),
+        Value::Real(tp.map(|t| t.samples_per_s)),
+        Value::Real(tp.map(|t| t.mbps)),
+        Value::Real(tp.map(|t| t.lost_percent)),
+        Value::Int(tp.map(|t| t.rejected as i64)),
+        Value::Text(run.profile.as_ref().map(|p| p.publisher.method.clone())),
+        Value::Bool(run.complete),
+        Value::Text(sweep),
+        Value::Text(cell),
+        Value::Int(Some(repetition as i64)),
+        text(serde_json::to_string(run).unwrap_or_default()),
+    ]
 }
 
 /// Builds a results file from stored runs and topology runs. The
@@ -703,8 +662,9 @@ pub fn to_results_file(
     ))
 }
 
-/// Saves a finished results file in the database at `path` (the default
-/// location when `None`). Returns the database path and the run-group id.
+/// Saves a finished results file in the store at `path` (a file or a
+/// `postgres://` URL; the default location when `None`). Returns the
+/// store's location and the run-group id.
 /// This is what `latency`, `throughput` and `sweep` call after measuring.
 pub fn store(
     path: Option<&Path>,
@@ -723,6 +683,7 @@ pub fn store(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rusqlite::Connection;
 
     /// A symbolic link at the database's path, or at its journal's, never
     /// sends the results to its target; the link is refused, naming it.
@@ -758,7 +719,7 @@ mod tests {
     fn version_1_gains_the_later_columns() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("v1.sqlite");
-        let v1 = SCHEMA
+        let v1 = schema::SQLITE
             .replace("    rejected      INTEGER,\n", "")
             .replace("    profile_method TEXT,\n", "");
         assert!(
@@ -769,7 +730,7 @@ mod tests {
             let c = Connection::open(&path).unwrap();
             c.execute_batch(&v1).unwrap();
             c.execute_batch(
-                r#"INSERT INTO groups (id, time, tool_version, environment) VALUES ('g', 't', 'v', '{}');
+                r#"INSERT INTO groups (id, time, tool_version, environment) VALUES ('g', 't', 'v', '{"hostname": "h1"}');
                    INSERT INTO runs (group_id, time, binding, transport, test, size, reliable,
                        zero_copy, data_type, complete, run)
                    VALUES ('g', 't', 'udp', 'udp', 'throughput', 64, 0, 0, 'bytes', 1,
@@ -780,26 +741,25 @@ mod tests {
             .unwrap();
         }
         let db = Database::open(&path).unwrap();
-        let column = |c: &str| -> Vec<Option<rusqlite::types::Value>> {
-            db.conn
-                .prepare(&format!("SELECT {c} FROM runs ORDER BY id"))
+        let column = |c: &str, k: Kind| -> Vec<Value> {
+            db.engine
+                .borrow_mut()
+                .query(&format!("SELECT {c} FROM runs ORDER BY id"), &[], &[k])
                 .unwrap()
-                .query_map([], |r| r.get(0))
-                .unwrap()
-                .collect::<rusqlite::Result<_>>()
-                .unwrap()
+                .into_iter()
+                .map(|mut r| r.remove(0))
+                .collect()
         };
-        use rusqlite::types::Value::{Integer, Text};
-        assert_eq!(column("rejected"), [Some(Integer(7)), None]);
         assert_eq!(
-            column("profile_method"),
-            [None, Some(Text("strace -c -f".into()))]
+            column("rejected", Kind::Int),
+            [Value::Int(Some(7)), Value::Int(None)]
         );
-        let v: i64 = db
-            .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(v, VERSION);
+        assert_eq!(
+            column("profile_method", Kind::Text),
+            [Value::Text(None), text("strace -c -f")]
+        );
+        assert_eq!(column("host", Kind::Text), [text("h1"), text("h1")]);
+        assert_eq!(db.schema_version().unwrap(), schema::VERSION);
         // Opening again changes nothing.
         drop(db);
         Database::open(&path).unwrap();
@@ -811,8 +771,10 @@ mod tests {
     fn version_3_gains_the_graphs_table() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("v3.sqlite");
-        let cut = SCHEMA.find("CREATE TABLE IF NOT EXISTS graphs").unwrap();
-        let v3 = &SCHEMA[..cut];
+        let cut = schema::SQLITE
+            .find("CREATE TABLE IF NOT EXISTS graphs")
+            .unwrap();
+        let v3 = &schema::SQLITE[..cut];
         assert!(!v3.contains("graphs"), "the schema has the table");
         {
             let c = Connection::open(&path).unwrap();
@@ -820,20 +782,17 @@ mod tests {
             c.pragma_update(None, "user_version", 3).unwrap();
         }
         let mut db = Database::open(&path).unwrap();
-        let has: i64 = db
-            .conn
-            .query_row(
+        let has = db
+            .engine
+            .borrow_mut()
+            .query(
                 "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'graphs'",
-                [],
-                |r| r.get(0),
+                &[],
+                &[Kind::Int],
             )
             .unwrap();
-        assert_eq!(has, 1);
-        let v: i64 = db
-            .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(v, VERSION);
+        assert_eq!(has[0][0].int(), 1);
+        assert_eq!(db.schema_version().unwrap(), schema::VERSION);
         assert_eq!(db.count_graphs().unwrap(), 0);
         let graph: GraphRun = serde_json::from_value(serde_json::json!({
             "name": "chain", "binding": "udp", "transport": "udp",
@@ -890,11 +849,12 @@ mod tests {
             db.save(&file("udp", "third"), &meta).unwrap(),
             "sweep-group"
         );
-        let groups: i64 = db
-            .conn
-            .query_row("SELECT COUNT(*) FROM groups", [], |r| r.get(0))
+        let groups = db
+            .engine
+            .borrow_mut()
+            .query("SELECT COUNT(*) FROM groups", &[], &[Kind::Int])
             .unwrap();
-        assert_eq!(groups, 1);
+        assert_eq!(groups[0][0].int(), 1);
         let env = db.group_environment("sweep-group").unwrap().unwrap();
         assert_eq!(env.hostname, "first");
         let bindings: Vec<(&str, &str)> = env

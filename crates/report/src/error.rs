@@ -25,14 +25,39 @@ pub enum ReportError {
         #[source]
         source: serde_json::Error,
     },
-    /// The SQLite database failed.
-    #[error("results database {}: {source}", path.display())]
+    /// The SQLite store failed.
+    #[error("results database {store}: {source}")]
     Db {
-        /// The database file.
-        path: PathBuf,
+        /// The store's file.
+        store: String,
         /// The cause.
         #[source]
-        source: rusqlite::Error,
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The PostgreSQL store failed (cannot connect, a statement failed).
+    #[error("results store {store}: {message}")]
+    Store {
+        /// The store's URL.
+        store: String,
+        /// What failed, on one line.
+        message: String,
+    },
+    /// The PostgreSQL server refused what was given (the password, the
+    /// user, the database, TLS it does not offer).
+    #[error("results store {store}: {message}")]
+    StoreRefused {
+        /// The store's URL.
+        store: String,
+        /// What was refused and how to fix it.
+        message: String,
+    },
+    /// A store's URL is malformed or holds a password.
+    #[error("{url}: {message}")]
+    StoreUrl {
+        /// The URL as given, any password in it masked.
+        url: String,
+        /// What is wrong and how to fix it.
+        message: String,
     },
     /// The database's path is a symbolic link: opened in place, the link
     /// could send the results anywhere.
@@ -42,10 +67,10 @@ pub enum ReportError {
     )]
     DbSymlink(PathBuf),
     /// A stored run could not be decoded (corrupt or foreign database).
-    #[error("results database {}: run {id} is not valid run JSON: {message}", path.display())]
+    #[error("results database {store}: run {id} is not valid run JSON: {message}")]
     DbRun {
-        /// The database file.
-        path: PathBuf,
+        /// The store's file or URL.
+        store: String,
         /// Row id of the run.
         id: i64,
         /// What is wrong.
@@ -112,8 +137,10 @@ impl ReportError {
     /// True for errors caused by the user's input (bad files, flags,
     /// expressions), as opposed to failures of the machine.
     pub fn is_usage(&self) -> bool {
-        !matches!(self, ReportError::Db { .. } | ReportError::DbRun { .. })
-            && !matches!(self, ReportError::Io { source, .. }
+        !matches!(
+            self,
+            ReportError::Db { .. } | ReportError::DbRun { .. } | ReportError::Store { .. }
+        ) && !matches!(self, ReportError::Io { source, .. }
                 if source.kind() != std::io::ErrorKind::NotFound)
     }
 }

@@ -45,6 +45,7 @@ pub mod html;
 pub mod key;
 pub mod label;
 pub mod live;
+pub mod mann_whitney;
 pub mod merge;
 pub mod profile;
 pub mod search;
@@ -53,6 +54,7 @@ pub mod svg;
 pub mod sweep;
 pub mod text;
 pub mod time;
+pub mod trend;
 
 pub use error::{ReportError, Result};
 

@@ -415,6 +415,8 @@ mod tests {
             repetition: 1,
             tool_version: "0.1.0".into(),
             environment: pubsubperf_core::environment::Environment::detect(),
+            host: None,
+            labels: Default::default(),
             run: serde_json::from_value(r).unwrap(),
         }
     }

@@ -168,6 +168,7 @@ fn database_round_trip_and_filters() {
             cell: Some("c".into()),
             repetition: 2,
             command: Some("pubsubperf sweep".into()),
+            ..Default::default()
         },
     )
     .unwrap();

@@ -13,6 +13,8 @@
 //! - [`roudi`]: the checks around a run over iceoryx's RouDi (installed,
 //!   alone, nothing left behind);
 //! - [`groups`]: the multicast groups the kernel says are joined;
+//! - [`postgres`]: a PostgreSQL server of a test's own (the results
+//!   store's tests), stopped when its guard is dropped;
 //! - [`require`]: prerequisites (root, a command, a library, a daemon) that
 //!   fail the test naming what is missing instead of letting it pass
 //!   unchecked.
@@ -22,6 +24,7 @@ pub mod conformance;
 pub mod groups;
 pub mod listing;
 pub mod peer;
+pub mod postgres;
 pub mod process;
 pub mod require;
 pub mod roudi;

@@ -8,14 +8,21 @@ use std::path::PathBuf;
 /// sweep, topology): flatten into their arguments with `#[command(flatten)]`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct SaveArgs {
-    /// Results database to save runs in (default: $PUBSUBPERF_DB, else
+    /// Results store to save runs in: a SQLite file or
+    /// postgres://USER@HOST[:PORT]/DB (password from PGPASSWORD or
+    /// ~/.pgpass) (default: $PUBSUBPERF_DB, else
     /// $XDG_DATA_HOME/pubsubperf/results.sqlite, else
     /// ~/.local/share/pubsubperf/results.sqlite).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
     /// Do not save the results in the database.
     #[arg(long, conflicts_with = "db")]
     pub no_save: bool,
+    /// A label of the saved runs, KEY=VALUE (repeatable; also
+    /// $PUBSUBPERF_LABELS, comma-separated); commit=SHA names the commit
+    /// under test.
+    #[arg(long = "label", value_name = "KEY=VALUE", conflicts_with = "no_save")]
+    pub labels: Vec<String>,
 }
 
 /// Filters of a database selection.
@@ -58,8 +65,8 @@ pub struct ReportArgs {
     /// selected with the filters).
     #[arg(value_name = "RESULTS")]
     pub results: Vec<PathBuf>,
-    /// Results database (default: see 'pubsubperf latency --help').
-    #[arg(long, value_name = "PATH")]
+    /// Results store, a file or postgres:// URL (default: see 'pubsubperf latency --help').
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
     #[command(flatten)]
     pub filter: FilterArgs,
@@ -113,17 +120,27 @@ pub struct CompareArgs {
 
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
-    /// Results database (default: see 'pubsubperf latency --help').
-    #[arg(long, value_name = "PATH")]
+    /// Results store, a file or postgres:// URL (default: see 'pubsubperf latency --help').
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
     #[command(flatten)]
     pub filter: FilterArgs,
+    /// Each series (binding, transport, test, size, QoS, machine) across
+    /// its revisions (the commit label, else the middleware's version),
+    /// with the change points a Mann-Whitney step test finds (false-alarm
+    /// rate 1 % per series).
+    #[arg(long)]
+    pub trend: bool,
+    /// With --trend: exit 3 when a series got worse at a change point
+    /// ('change'), or worse by more than N % ('change>N%').
+    #[arg(long, value_name = "COND", requires = "trend")]
+    pub fail_if: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// Results database (default: see 'pubsubperf latency --help').
-    #[arg(long, value_name = "PATH")]
+    /// Results store, a file or postgres:// URL (default: see 'pubsubperf latency --help').
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
     #[command(flatten)]
     pub filter: FilterArgs,
@@ -140,10 +157,14 @@ pub struct ImportArgs {
     /// Results JSON files to store in the database (one run group each).
     #[arg(value_name = "RESULTS", required = true)]
     pub results: Vec<PathBuf>,
-    /// Results database (default: see 'pubsubperf latency --help').
-    #[arg(long, value_name = "PATH")]
+    /// Results store, a file or postgres:// URL (default: see 'pubsubperf latency --help').
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
     /// Record the runs as part of this sweep.
     #[arg(long, value_name = "NAME")]
     pub sweep: Option<String>,
+    /// A label of the stored runs, KEY=VALUE (repeatable; also
+    /// $PUBSUBPERF_LABELS); commit=SHA names the commit under test.
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
 }
