@@ -162,7 +162,10 @@ fn write_out(flag: &str, p: &Path, data: &[u8]) -> anyhow::Result<()> {
 
 /// `pubsubperf report`.
 pub fn report(a: &ReportArgs) -> anyhow::Result<ExitCode> {
-    use pubsubperf_report::html::{Options, Source, build};
+    use pubsubperf_report::html::{Options, Source, build_with_trends};
+    use pubsubperf_report::trend;
+    let settings = trend::Settings::default();
+    let mut trends = Vec::new();
     let mut sources = Vec::new();
     for p in &a.results {
         sources.push(Source {
@@ -182,13 +185,15 @@ pub fn report(a: &ReportArgs) -> anyhow::Result<ExitCode> {
             .into());
         }
         sources.extend(db_sources(&db, &runs, &graphs));
+        trends = trend::series(&trend::points(&runs), &settings);
     }
-    let report = build(
+    let report = build_with_trends(
         &sources,
         &Options {
             title: a.title.clone(),
             generated_at: pubsubperf_report::time::rfc3339_now(),
         },
+        Some((&trends, &settings)),
     )
     .map_err(|e| flag_error("RESULTS", e))?;
     write_out("--out", &a.out, report.html.as_bytes())?;

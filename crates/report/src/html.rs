@@ -76,6 +76,16 @@ struct SeriesData {
 
 /// Builds the report.
 pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
+    build_with_trends(sources, opts, None)
+}
+
+/// Builds the report, with a trend section when `trends` holds the
+/// stored runs' series ([`crate::trend`]).
+pub fn build_with_trends(
+    sources: &[Source],
+    opts: &Options,
+    trends: Option<(&[crate::trend::Series], &crate::trend::Settings)>,
+) -> Result<Report> {
     let all: Vec<&Run> = sources.iter().flat_map(|s| s.file.runs.iter()).collect();
     let graphs: Vec<_> = sources.iter().flat_map(|s| s.file.graphs.iter()).collect();
     if all.is_empty() && graphs.is_empty() {
@@ -724,6 +734,12 @@ pub fn build(sources: &[Source], opts: &Options) -> Result<Report> {
     }
     if let Some(html) = not_as_planned_html(&cells) {
         sections.insert(0, ("not-as-planned".into(), "Not as planned".into(), html));
+    }
+    if let Some((series, settings)) = trends
+        && series.iter().any(|x| x.revisions.len() > 1)
+    {
+        let html = crate::trend_html::section(series, settings, &mut plots);
+        sections.push(("trends".into(), "Trends".into(), html));
     }
     sections.push((
         "environment".into(),

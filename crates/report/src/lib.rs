@@ -55,6 +55,7 @@ pub mod sweep;
 pub mod text;
 pub mod time;
 pub mod trend;
+pub mod trend_html;
 
 pub use error::{ReportError, Result};
 

@@ -187,7 +187,7 @@ pub fn series(points: &[Point], s: &Settings) -> Vec<Series> {
         .collect()
 }
 
-fn median(v: &[f64]) -> f64 {
+pub(crate) fn median(v: &[f64]) -> f64 {
     let mut v = v.to_vec();
     v.sort_by(f64::total_cmp);
     match v.len() {
@@ -258,6 +258,24 @@ pub fn detect(revisions: &[Revision], s: &Settings) -> Vec<Change> {
         .collect()
 }
 
+/// A change point in one line: where, by how much, its interval and its
+/// test.
+pub fn change_line(c: &Change, s: &Settings) -> String {
+    format!(
+        "change at {}: {:+.1} % ({:.0} % interval {:+.1} % .. {:+.1} %), p = {:.2e} < {:.2e} ({} boundaries, false-alarm rate {} per series){}",
+        pubsubperf_core::escape::printable_all(&c.revision),
+        c.change * 100.0,
+        s.level * 100.0,
+        c.low * 100.0,
+        c.high * 100.0,
+        c.p,
+        s.alpha / c.tested as f64,
+        c.tested,
+        s.alpha,
+        if c.worse { ", worse" } else { ", better" }
+    )
+}
+
 /// The trend as text: per series, its revisions (median and range of
 /// their runs) and its change points.
 pub fn text(series: &[Series], s: &Settings) -> String {
@@ -307,20 +325,7 @@ pub fn text(series: &[Series], s: &Settings) -> String {
             );
         }
         for c in &x.changes {
-            let _ = writeln!(
-                out,
-                "  change at {}: {:+.1} % ({:.0} % interval {:+.1} % .. {:+.1} %), p = {:.2e} < {:.2e} ({} boundaries, false-alarm rate {} per series){}",
-                pubsubperf_core::escape::printable_all(&c.revision),
-                c.change * 100.0,
-                s.level * 100.0,
-                c.low * 100.0,
-                c.high * 100.0,
-                c.p,
-                s.alpha / c.tested as f64,
-                c.tested,
-                s.alpha,
-                if c.worse { ", worse" } else { ", better" }
-            );
+            let _ = writeln!(out, "  {}", change_line(c, s));
         }
         out.push('\n');
     }

@@ -124,3 +124,28 @@ fn a_series_too_short_to_test_has_no_change() {
     let revisions = &series(&pts, &Settings::default())[0].revisions;
     assert!(detect(revisions, &Settings::default()).is_empty());
 }
+
+/// The report's trend section draws each series across its revisions and
+/// lists its change point under the plot.
+#[test]
+fn the_reports_trend_section_draws_the_series_and_names_its_change() {
+    let s = Settings::default();
+    let pts = points(
+        "pi4",
+        60,
+        3,
+        2,
+        |i| if i >= 40 { 11_500.0 } else { 10_000.0 },
+    );
+    let found = series(&pts, &s);
+    let mut plots = Vec::new();
+    let html = pubsubperf_report::trend_html::section(&found, &s, &mut plots);
+    assert_eq!(plots.len(), 1);
+    assert!(plots[0].1.contains("<svg"), "{}", plots[0].1);
+    assert!(
+        html.contains("udp/udp latency 64 B best effort on pi4"),
+        "{html}"
+    );
+    assert!(html.contains("<p>change at c40: +"), "{html}");
+    assert!(html.contains(", worse</p>"), "{html}");
+}
