@@ -29,6 +29,7 @@ pub mod explanation;
 pub mod graph_result;
 pub mod handoff;
 pub mod helper;
+pub mod listener;
 pub mod page_buf;
 pub mod placement;
 pub mod profile;
