@@ -441,12 +441,14 @@ pub fn execute_with(
             }
             // A raw UDP ping-pong between the hosts, the latency floor
             // beside a middleware's (udp's own runs are that floor).
-            let udp_floor =
-                if !plan.link_floor || (spec.binding == "udp" && spec.peer_binding == "udp") {
-                    None
-                } else {
-                    floors.udp(&mut session, spec)
-                };
+            let is_floor = [&spec.binding, &spec.peer_binding]
+                .iter()
+                .all(|b| b.as_str() == limit::FLOOR_BINDING);
+            let udp_floor = if !plan.link_floor || is_floor {
+                None
+            } else {
+                floors.udp(&mut session, spec)
+            };
             let outcome = match plan.find_max {
                 Some(max_loss) => find_max::find_max(
                     &mut session,

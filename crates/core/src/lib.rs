@@ -52,6 +52,6 @@ pub mod time;
 pub use binding::{
     Binding, BindingError, BindingInfo, CancelToken, Capabilities, DataType, Durability,
     EndpointConfig, History, Locator, Reader, ReceiveMode, Refusal, Reliability, TopicSpec,
-    WaitMode, Writer,
+    WaitMode, WireProtocol, Writer,
 };
 pub use received::Received;

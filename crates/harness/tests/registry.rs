@@ -103,3 +103,36 @@ fn the_default_transport_is_the_vendors_alone_and_udp_between_vendors() {
         assert_eq!(t(a, b, false), "udp", "{a} to {b}");
     }
 }
+
+/// Which bindings meet on the wire: the DDS bindings, on RTPS, each with
+/// the others; no other binding with any but itself.
+#[test]
+fn the_dds_bindings_meet_on_rtps_and_no_others() {
+    use pubsubperf_core::WireProtocol;
+    let dds = registry::speaking(WireProtocol::Rtps);
+    assert_eq!(dds, ["cyclonedds", "fastdds", "connext"]);
+    for a in registry::ALL {
+        for b in registry::ALL {
+            let meet = dds.contains(a) && dds.contains(b);
+            assert_eq!(registry::meet_on_the_wire(a, b), meet, "{a} with {b}");
+        }
+    }
+    assert!(!registry::meet_on_the_wire("cyclonedds", "nosuch"));
+}
+
+/// Who runs on the host's own address on one host: CycloneDDS over udp
+/// (its unconnected sends to `lo` cost more), nothing else.
+#[test]
+fn only_cyclonedds_over_udp_prefers_the_hosts_address() {
+    for name in registry::ALL {
+        let transports = registry::info(name).map_or(&[][..], |i| i.capabilities.transports);
+        for t in transports {
+            let want = *name == "cyclonedds" && *t == "udp";
+            assert_eq!(
+                registry::prefers_host_address(name, t),
+                want,
+                "{name} over {t}"
+            );
+        }
+    }
+}
