@@ -7,7 +7,7 @@ use crate::cli::{TopologyArgs, WaitArg};
 use crate::plan::{TestRequest, UsageError, parse_duration};
 use anyhow::Context;
 use pubsubperf_core::result::TestKind;
-use pubsubperf_core::{WaitMode, sys};
+use pubsubperf_core::{WaitMode, WireProtocol, sys};
 use pubsubperf_harness::graph::Placement;
 use pubsubperf_harness::registry;
 use pubsubperf_harness::spec::RunSpec;
@@ -177,11 +177,17 @@ fn check_bindings(t: &Topology, file: &std::path::Path, spec: &RunSpec) -> Resul
                 registry::unknown_binding("binding", b)
             )));
         }
-        let dds = pubsubperf_core::dds::BINDINGS;
-        if !dds.contains(&b) || !dds.contains(&spec.binding.as_str()) {
+        if !registry::meet_on_the_wire(b, &spec.binding) {
+            let groups: Vec<String> = WireProtocol::ALL
+                .iter()
+                .map(|p| {
+                    let names = registry::speaking(*p).join(", ");
+                    format!("the {} bindings ({names})", p.family())
+                })
+                .collect();
             return Err(UsageError(format!(
-                "{at}: only the DDS bindings ({}) meet across vendors, and the run is {}; give every node the same binding",
-                dds.join(", "),
+                "{at}: only {} meet across vendors, and the run is {}; give every node the same binding",
+                groups.join(" or "),
                 spec.binding
             )));
         }

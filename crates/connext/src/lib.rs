@@ -141,6 +141,10 @@ impl Binding for Connext {
         qos_flags()
     }
 
+    fn wire_protocol() -> Option<pubsubperf_core::WireProtocol> {
+        Some(pubsubperf_core::WireProtocol::Rtps)
+    }
+
     fn why_not(flag: &str) -> Option<&'static str> {
         why_not(flag)
     }

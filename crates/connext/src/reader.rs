@@ -3,7 +3,7 @@
 //! condition (our thread, Perftest's `-useReadThread`), by polling
 //! (`--wait busy`), or lets Connext's receive thread deliver them in a
 //! data-available listener (`--receive listener`, Perftest's default; see
-//! [`pubsubperf_core::handoff`]).
+//! [`pubsubperf_core::listener`]).
 
 use crate::connector::Connector;
 use crate::library::{
@@ -11,7 +11,8 @@ use crate::library::{
     RETCODE_TIMEOUT, ReaderListener, SEQ_BYTES,
 };
 use pubsubperf_core::Received;
-use pubsubperf_core::handoff::{Handoff, Job, TakeAll, Until};
+use pubsubperf_core::handoff::{Handoff, TakeAll};
+use pubsubperf_core::listener::{self, ListenerReader, deliver};
 use pubsubperf_core::{BindingError, CancelToken, Reader};
 use std::ffi::c_void;
 use std::time::{Duration, Instant};
@@ -217,6 +218,45 @@ impl TakeAll for ConnextReader {
     }
 }
 
+impl ListenerReader for ConnextReader {
+    fn handoff(&self) -> Option<&Handoff> {
+        self.handoff.as_deref()
+    }
+
+    unsafe fn set_listener(&mut self, arg: *mut c_void) -> Result<(), BindingError> {
+        if self.listener.is_some() {
+            return Ok(());
+        }
+        let listener = Box::new(ReaderListener {
+            listener_data: arg,
+            on_requested_deadline_missed: None,
+            on_requested_incompatible_qos: None,
+            on_sample_rejected: None,
+            on_liveliness_changed: None,
+            on_data_available: Some(on_data_available),
+            on_subscription_matched: None,
+            on_sample_lost: None,
+        });
+        // SAFETY: live reader; the listener and the hand-off are boxed
+        // and outlive the listener's use (Drop removes it first).
+        let rc = unsafe {
+            (self.api.DDS_DataReader_set_listener)(self.native, &*listener, DATA_AVAILABLE_STATUS)
+        };
+        if rc != RETCODE_OK {
+            return Err(BindingError::Middleware(format!(
+                "Connext could not set a listener on {}",
+                self.topic
+            )));
+        }
+        self.listener = Some(listener);
+        Ok(())
+    }
+
+    fn cancel(&self) -> &CancelToken {
+        &self.cancel
+    }
+}
+
 /// The data-available listener: `data` is the reader's [`Handoff`].
 ///
 /// # Safety
@@ -224,61 +264,7 @@ impl TakeAll for ConnextReader {
 /// the listener (removed in Drop before the hand-off is freed).
 unsafe extern "C" fn on_data_available(data: *mut c_void, _reader: *mut c_void) {
     // SAFETY: per the function's contract.
-    let handoff = unsafe { &*(data as *const Handoff) };
-    handoff.deliver();
-}
-
-impl ConnextReader {
-    /// `--receive listener`: opens the hand-off for `on_sample`, delivers
-    /// what is already there, sleeps while Connext's receive thread
-    /// delivers what arrives (through `time`, or as `until` says), and
-    /// closes. Without a listener, [`Reader::recv`].
-    fn listen<F: FnMut(Received<'_>) + Send>(
-        &mut self,
-        time: Duration,
-        until: Until,
-        on_sample: &mut F,
-    ) -> Result<usize, BindingError> {
-        let Some(handoff) = self.handoff.as_deref() else {
-            return self.recv(time, on_sample);
-        };
-        let handoff: *const Handoff = handoff;
-        if self.listener.is_none() {
-            let listener = Box::new(ReaderListener {
-                listener_data: handoff as *mut c_void,
-                on_requested_deadline_missed: None,
-                on_requested_incompatible_qos: None,
-                on_sample_rejected: None,
-                on_liveliness_changed: None,
-                on_data_available: Some(on_data_available),
-                on_subscription_matched: None,
-                on_sample_lost: None,
-            });
-            // SAFETY: live reader; the listener and the hand-off are boxed
-            // and outlive the listener's use (Drop removes it first).
-            let rc = unsafe {
-                (self.api.DDS_DataReader_set_listener)(
-                    self.native,
-                    &*listener,
-                    DATA_AVAILABLE_STATUS,
-                )
-            };
-            if rc != RETCODE_OK {
-                return Err(BindingError::Middleware(format!(
-                    "Connext could not set a listener on {}",
-                    self.topic
-                )));
-            }
-            self.listener = Some(listener);
-        }
-        let cancel = self.cancel.clone();
-        // From here to the window's end, `self` is the deliverer's alone
-        // (through the job's pointer).
-        let job = Job::new(on_sample, self as *mut ConnextReader);
-        // SAFETY: the hand-off is boxed in self; one call at a time (&mut
-        // self); the job's closure and reader outlive the call.
-        unsafe { (*handoff).receive(job, time, until, &cancel) }
-    }
+    unsafe { deliver(data) }
 }
 
 impl Reader for ConnextReader {
@@ -287,7 +273,7 @@ impl Reader for ConnextReader {
         window: Duration,
         on_sample: &mut F,
     ) -> Result<usize, BindingError> {
-        self.listen(window, Until::WindowEnds, on_sample)
+        listener::recv_window(self, window, on_sample)
     }
 
     fn recv_on_arrival<F: FnMut(Received<'_>) + Send>(
@@ -295,7 +281,7 @@ impl Reader for ConnextReader {
         timeout: Duration,
         on_sample: &mut F,
     ) -> Result<usize, BindingError> {
-        self.listen(timeout, Until::FirstDelivery, on_sample)
+        listener::recv_on_arrival(self, timeout, on_sample)
     }
 
     fn wait_matched(&mut self, timeout: Duration) -> Result<(), BindingError> {

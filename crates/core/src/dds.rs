@@ -3,11 +3,6 @@
 //! for matched endpoints.
 
 use crate::CancelToken;
-
-/// The bindings that speak DDS (RTPS) and meet across vendors: the only
-/// ones that may be mixed in one run (`--peer-binding`, a topology's
-/// nodes).
-pub const BINDINGS: [&str; 3] = ["cyclonedds", "fastdds", "connext"];
 use std::time::{Duration, Instant};
 
 /// The DDS topic name of a harness topic in a run: `pp_<run id>_<topic>`,

@@ -29,6 +29,7 @@ pub mod explanation;
 pub mod graph_result;
 pub mod handoff;
 pub mod helper;
+pub mod listener;
 pub mod page_buf;
 pub mod placement;
 pub mod profile;
@@ -51,6 +52,6 @@ pub mod time;
 pub use binding::{
     Binding, BindingError, BindingInfo, CancelToken, Capabilities, DataType, Durability,
     EndpointConfig, History, Locator, Reader, ReceiveMode, Refusal, Reliability, TopicSpec,
-    WaitMode, Writer,
+    WaitMode, WireProtocol, Writer,
 };
 pub use received::Received;

@@ -130,6 +130,18 @@ impl Binding for CycloneDds {
         config::QOS_FLAGS
     }
 
+    fn wire_protocol() -> Option<pubsubperf_core::WireProtocol> {
+        Some(pubsubperf_core::WireProtocol::Rtps)
+    }
+
+    /// Over udp: its sockets are unconnected, each send names its
+    /// destination, and such sends to an address on `lo` cost 6-8 µs more
+    /// a round trip; it binds its receive sockets to every address anyway,
+    /// so a loopback address closes nothing.
+    fn prefers_host_address(transport: &str) -> bool {
+        transport == "udp"
+    }
+
     fn why_not(flag: &str) -> Option<&'static str> {
         config::why_not(flag)
     }

@@ -1,10 +1,10 @@
 //! [`CycloneReader`]: takes samples of one topic (copies or loans) and waits
 //! on its data-available status.
 
-use crate::listener::on_data_available;
 use crate::*;
 use pubsubperf_core::Received;
-use pubsubperf_core::handoff::{Handoff, Job, Until};
+use pubsubperf_core::handoff::Handoff;
+use pubsubperf_core::listener;
 use pubsubperf_core::{BindingError, CancelToken, Reader};
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -272,7 +272,7 @@ impl Reader for CycloneReader {
         window: Duration,
         on_sample: &mut F,
     ) -> Result<usize, BindingError> {
-        self.listen(window, Until::WindowEnds, on_sample)
+        listener::recv_window(self, window, on_sample)
     }
 
     fn recv_on_arrival<F: FnMut(Received<'_>) + Send>(
@@ -280,44 +280,7 @@ impl Reader for CycloneReader {
         timeout: Duration,
         on_sample: &mut F,
     ) -> Result<usize, BindingError> {
-        self.listen(timeout, Until::FirstDelivery, on_sample)
-    }
-}
-
-impl CycloneReader {
-    /// `--receive listener`: opens the hand-off for `on_sample`, delivers
-    /// what is already there, sleeps while CycloneDDS's receive thread
-    /// delivers what arrives (through `time`, or as `until` says), and
-    /// closes. Without a listener, [`Reader::recv`].
-    fn listen<F: FnMut(Received<'_>) + Send>(
-        &mut self,
-        time: Duration,
-        until: Until,
-        on_sample: &mut F,
-    ) -> Result<usize, BindingError> {
-        let Some(handoff) = self.handoff.as_deref() else {
-            return self.recv(time, on_sample);
-        };
-        let handoff: *const Handoff = handoff;
-        if !self.listening {
-            // SAFETY: valid reader; the hand-off is boxed and outlives the
-            // listener, which Drop clears first.
-            let rc = unsafe {
-                sys::pp_set_data_listener(self.rd, Some(on_data_available), handoff as *mut _)
-            };
-            if rc < 0 {
-                return Err(mw(&format!("setting a listener on {}", self.topic), rc));
-            }
-            self.listening = true;
-        }
-        let cancel = self.cancel.clone();
-        // From here to the window's end, `self` is the deliverer's alone
-        // (through the job's pointer): this thread touches only the
-        // hand-off and the clone of the cancel token.
-        let job = Job::new(on_sample, self as *mut CycloneReader);
-        // SAFETY: the hand-off is boxed in self; one call at a time (&mut
-        // self); the job's closure and reader outlive the call.
-        unsafe { (*handoff).receive(job, time, until, &cancel) }
+        listener::recv_on_arrival(self, timeout, on_sample)
     }
 }
 

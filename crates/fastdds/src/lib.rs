@@ -571,6 +571,10 @@ impl Binding for FastDds {
         QOS_FLAGS
     }
 
+    fn wire_protocol() -> Option<pubsubperf_core::WireProtocol> {
+        Some(pubsubperf_core::WireProtocol::Rtps)
+    }
+
     fn why_not(flag: &str) -> Option<&'static str> {
         why_not(flag)
     }

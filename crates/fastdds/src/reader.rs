@@ -1,11 +1,12 @@
 //! [`FastReader`]: takes samples of one topic and waits for data (our
 //! thread), or lets Fast DDS's receive thread deliver them in a
 //! data-available listener (`--receive listener`, see
-//! [`pubsubperf_core::handoff`]).
+//! [`pubsubperf_core::listener`]).
 
 use crate::*;
 use pubsubperf_core::Received;
-use pubsubperf_core::handoff::{Handoff, Job, TakeAll, Until};
+use pubsubperf_core::handoff::{Handoff, TakeAll};
+use pubsubperf_core::listener::{self, ListenerReader, deliver};
 use pubsubperf_core::{BindingError, CancelToken, Reader};
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -89,6 +90,33 @@ impl TakeAll for FastReader {
     }
 }
 
+impl ListenerReader for FastReader {
+    fn handoff(&self) -> Option<&Handoff> {
+        self.handoff.as_deref()
+    }
+
+    unsafe fn set_listener(&mut self, arg: *mut c_void) -> Result<(), BindingError> {
+        if self.listening {
+            return Ok(());
+        }
+        // SAFETY: raw is a live reader; the hand-off is boxed and
+        // outlives the listener (Drop deletes the reader first).
+        let rc = unsafe { ffi::ppf_set_data_listener(self.raw, on_data_available, arg) };
+        if rc != 0 {
+            return Err(BindingError::Middleware(format!(
+                "Fast DDS could not set a listener on {}",
+                self.topic
+            )));
+        }
+        self.listening = true;
+        Ok(())
+    }
+
+    fn cancel(&self) -> &CancelToken {
+        &self.cancel
+    }
+}
+
 /// The data-available listener: `arg` is the reader's [`Handoff`].
 ///
 /// # Safety
@@ -96,47 +124,7 @@ impl TakeAll for FastReader {
 /// which outlives the listener (see [`FastReader::handoff`]).
 unsafe extern "C" fn on_data_available(arg: *mut c_void) {
     // SAFETY: per the function's contract.
-    let handoff = unsafe { &*(arg as *const Handoff) };
-    handoff.deliver();
-}
-
-impl FastReader {
-    /// `--receive listener`: opens the hand-off for `on_sample`, delivers
-    /// what is already there, sleeps while Fast DDS's receive thread
-    /// delivers what arrives (through `time`, or as `until` says), and
-    /// closes. Without a listener, [`Reader::recv`].
-    fn listen<F: FnMut(Received<'_>) + Send>(
-        &mut self,
-        time: Duration,
-        until: Until,
-        on_sample: &mut F,
-    ) -> Result<usize, BindingError> {
-        let Some(handoff) = self.handoff.as_deref() else {
-            return self.recv(time, on_sample);
-        };
-        let handoff: *const Handoff = handoff;
-        if !self.listening {
-            // SAFETY: raw is a live reader; the hand-off is boxed and
-            // outlives the listener (Drop deletes the reader first).
-            let rc = unsafe {
-                ffi::ppf_set_data_listener(self.raw, on_data_available, handoff as *mut c_void)
-            };
-            if rc != 0 {
-                return Err(BindingError::Middleware(format!(
-                    "Fast DDS could not set a listener on {}",
-                    self.topic
-                )));
-            }
-            self.listening = true;
-        }
-        let cancel = self.cancel.clone();
-        // From here to the window's end, `self` is the deliverer's alone
-        // (through the job's pointer).
-        let job = Job::new(on_sample, self as *mut FastReader);
-        // SAFETY: the hand-off is boxed in self; one call at a time (&mut
-        // self); the job's closure and reader outlive the call.
-        unsafe { (*handoff).receive(job, time, until, &cancel) }
-    }
+    unsafe { deliver(arg) }
 }
 
 impl Reader for FastReader {
@@ -145,7 +133,7 @@ impl Reader for FastReader {
         window: Duration,
         on_sample: &mut F,
     ) -> Result<usize, BindingError> {
-        self.listen(window, Until::WindowEnds, on_sample)
+        listener::recv_window(self, window, on_sample)
     }
 
     fn recv_on_arrival<F: FnMut(Received<'_>) + Send>(
@@ -153,7 +141,7 @@ impl Reader for FastReader {
         timeout: Duration,
         on_sample: &mut F,
     ) -> Result<usize, BindingError> {
-        self.listen(timeout, Until::FirstDelivery, on_sample)
+        listener::recv_on_arrival(self, timeout, on_sample)
     }
 
     fn wait_matched(&mut self, timeout: Duration) -> Result<(), BindingError> {

@@ -20,7 +20,7 @@ use pubsubperf_core::binding::BindingInfo;
 use pubsubperf_core::received::HEAD_LEN;
 use pubsubperf_core::sample::HEADER_LEN;
 use pubsubperf_core::size::format_size;
-use pubsubperf_core::{Binding, Reliability};
+use pubsubperf_core::{Binding, Reliability, WireProtocol};
 use std::time::Duration;
 
 /// Generates the dispatch macro, [`ALL`] and [`infos`] from rows of
@@ -92,6 +92,33 @@ pub fn names() -> Vec<&'static str> {
 /// processes (`--publishers`).
 pub fn multiple_publishers(name: &str) -> bool {
     with_binding!(name, B => B::multiple_publishers(), unknown => false)
+}
+
+/// The standard wire protocol binding `name` speaks with other vendors'
+/// bindings ([`Binding::wire_protocol`]); None for an unknown binding.
+pub fn wire_protocol(name: &str) -> Option<WireProtocol> {
+    with_binding!(name, B => B::wire_protocol(), unknown => None)
+}
+
+/// True when bindings `a` and `b` meet on the wire: both speak one
+/// standard wire protocol (the DDS bindings' RTPS).
+pub fn meet_on_the_wire(a: &str, b: &str) -> bool {
+    wire_protocol(a).is_some_and(|p| wire_protocol(b) == Some(p))
+}
+
+/// The bindings compiled in that speak `protocol`, in the order of [`ALL`].
+pub fn speaking(protocol: WireProtocol) -> Vec<&'static str> {
+    names()
+        .into_iter()
+        .filter(|n| wire_protocol(n) == Some(protocol))
+        .collect()
+}
+
+/// True when binding `name`, both sides on one host over `transport`,
+/// runs on this host's own address rather than a loopback one
+/// ([`Binding::prefers_host_address`]).
+pub fn prefers_host_address(name: &str, transport: &str) -> bool {
+    with_binding!(name, B => B::prefers_host_address(transport), unknown => false)
 }
 
 /// The DDS QoS flags (`--history`, `--durability`, `--async`, `--domain`,

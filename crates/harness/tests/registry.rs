@@ -13,8 +13,12 @@ fn features() -> toml::Table {
         .clone()
 }
 
+/// The features that are not bindings: `default`, and `explain` (the
+/// kernel's probes, which the binary turns on).
+const NOT_BINDINGS: [&str; 2] = ["default", "explain"];
+
 /// Every row of the table has a feature of its name, every feature (but
-/// `default`) is a row, and `default` turns every row on.
+/// those of [`NOT_BINDINGS`]) is a row, and `default` turns every row on.
 #[test]
 fn the_table_agrees_with_the_features() {
     let features = features();
@@ -23,11 +27,11 @@ fn the_table_agrees_with_the_features() {
     let named: BTreeSet<&str> = features
         .keys()
         .map(String::as_str)
-        .filter(|k| *k != "default")
+        .filter(|k| !NOT_BINDINGS.contains(k))
         .collect();
     assert_eq!(
         named, rows,
-        "features other than default vs the table's rows"
+        "features other than {NOT_BINDINGS:?} vs the table's rows"
     );
     let default: BTreeSet<&str> = features["default"]
         .as_array()
@@ -101,5 +105,38 @@ fn the_default_transport_is_the_vendors_alone_and_udp_between_vendors() {
         ("fastdds", "connext"),
     ] {
         assert_eq!(t(a, b, false), "udp", "{a} to {b}");
+    }
+}
+
+/// Which bindings meet on the wire: the DDS bindings, on RTPS, each with
+/// the others; no other binding with any but itself.
+#[test]
+fn the_dds_bindings_meet_on_rtps_and_no_others() {
+    use pubsubperf_core::WireProtocol;
+    let dds = registry::speaking(WireProtocol::Rtps);
+    assert_eq!(dds, ["cyclonedds", "fastdds", "connext"]);
+    for a in registry::ALL {
+        for b in registry::ALL {
+            let meet = dds.contains(a) && dds.contains(b);
+            assert_eq!(registry::meet_on_the_wire(a, b), meet, "{a} with {b}");
+        }
+    }
+    assert!(!registry::meet_on_the_wire("cyclonedds", "nosuch"));
+}
+
+/// Who runs on the host's own address on one host: CycloneDDS over udp
+/// (its unconnected sends to `lo` cost more), nothing else.
+#[test]
+fn only_cyclonedds_over_udp_prefers_the_hosts_address() {
+    for name in registry::ALL {
+        let transports = registry::info(name).map_or(&[][..], |i| i.capabilities.transports);
+        for t in transports {
+            let want = *name == "cyclonedds" && *t == "udp";
+            assert_eq!(
+                registry::prefers_host_address(name, t),
+                want,
+                "{name} over {t}"
+            );
+        }
     }
 }

@@ -76,12 +76,14 @@ pub fn execute(
             }
             // A raw UDP ping-pong between the hosts, the latency floor
             // beside a middleware's (udp's own runs are that floor).
-            let udp_floor =
-                if !plan.link_floor || (spec.binding == "udp" && spec.peer_binding == "udp") {
-                    None
-                } else {
-                    floors.udp(&mut session, spec)
-                };
+            let is_floor = [&spec.binding, &spec.peer_binding]
+                .iter()
+                .all(|b| b.as_str() == crate::limit::FLOOR_BINDING);
+            let udp_floor = if !plan.link_floor || is_floor {
+                None
+            } else {
+                floors.udp(&mut session, spec)
+            };
             let outcome = match plan.find_max {
                 Some(max_loss) => crate::find_max::find_max(
                     &mut session,

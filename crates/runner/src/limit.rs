@@ -36,6 +36,10 @@ pub fn of(run: &Run, env: &Environment, udp_floor: Option<f64>) -> Option<Limit>
 /// Pings of a floor's UDP ping-pong.
 const FLOOR_PINGS: u64 = 2000;
 
+/// The binding of a floor's ping-pong: raw UDP. A run on it on both sides
+/// is that floor itself.
+pub const FLOOR_BINDING: &str = "udp";
+
 /// The UDP ping-pong floors of one session across hosts, by sample size.
 #[derive(Default)]
 pub struct Floors {
@@ -75,6 +79,7 @@ impl Floors {
 fn floor_spec(spec: &RunSpec) -> RunSpec {
     // Run ids are letters and digits (the agent checks them).
     let mut f = RunSpec::for_test(&format!("{}udp", spec.endpoint.run_id), TestKind::Latency);
+    (f.binding, f.peer_binding) = (FLOOR_BINDING.into(), FLOOR_BINDING.into());
     f.size = spec.size;
     f.endpoint.max_sample_size = spec.size;
     f.endpoint.bind_ip = spec.endpoint.bind_ip.clone();

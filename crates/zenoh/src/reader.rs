@@ -2,9 +2,11 @@
 
 use crate::*;
 use pubsubperf_core::binding::CANCEL_POLL;
-use pubsubperf_core::handoff::{Handoff, Job, TakeAll, Until};
+use pubsubperf_core::handoff::{Handoff, TakeAll};
+use pubsubperf_core::listener::{self, ListenerReader};
 use pubsubperf_core::received::{Pieces, Received};
 use pubsubperf_core::{BindingError, Reader, WaitMode};
+use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use zenoh::bytes::ZBytes;
@@ -227,7 +229,7 @@ impl Reader for ZenohReader {
         window: Duration,
         on_sample: &mut F,
     ) -> Result<usize, BindingError> {
-        self.listen(window, Until::WindowEnds, on_sample)
+        listener::recv_window(self, window, on_sample)
     }
 
     fn recv_on_arrival<F: FnMut(Received<'_>) + Send>(
@@ -235,7 +237,7 @@ impl Reader for ZenohReader {
         timeout: Duration,
         on_sample: &mut F,
     ) -> Result<usize, BindingError> {
-        self.listen(timeout, Until::FirstDelivery, on_sample)
+        listener::recv_on_arrival(self, timeout, on_sample)
     }
 }
 
@@ -271,30 +273,6 @@ impl ZenohReader {
             l.held.fetch_sub(1, Ordering::AcqRel);
         }
     }
-
-    /// `--receive listener`: opens the hand-off for `on_sample`, delivers
-    /// what is held, sleeps while zenoh's receive task delivers what
-    /// arrives (through `time`, or as `until` says), and closes. Without a
-    /// callback, [`Reader::recv`].
-    fn listen<F: FnMut(Received<'_>) + Send>(
-        &mut self,
-        time: Duration,
-        until: Until,
-        on_sample: &mut F,
-    ) -> Result<usize, BindingError> {
-        let Some(shared) = &self.listening else {
-            return self.recv(time, on_sample);
-        };
-        let shared = Arc::clone(shared);
-        let cancel = self.cancel.clone();
-        // From here to the window's end, `self` is the deliverer's alone
-        // (through the job's pointer): this thread touches only the
-        // hand-off and the clone of the cancel token.
-        let job = Job::new(on_sample, self as *mut ZenohReader);
-        // SAFETY: one call at a time (&mut self); the job's closure and
-        // reader outlive the call; the hand-off lives in `shared`.
-        unsafe { shared.handoff.receive(job, time, until, &cancel) }
-    }
 }
 
 impl TakeAll for ZenohReader {
@@ -308,5 +286,20 @@ impl TakeAll for ZenohReader {
             n += 1;
         }
         Ok(n)
+    }
+}
+
+impl ListenerReader for ZenohReader {
+    fn handoff(&self) -> Option<&Handoff> {
+        self.listening.as_deref().map(|l| &*l.handoff)
+    }
+
+    /// The subscriber's callback was set with it ([`Listening::on_sample`]).
+    unsafe fn set_listener(&mut self, _arg: *mut c_void) -> Result<(), BindingError> {
+        Ok(())
+    }
+
+    fn cancel(&self) -> &pubsubperf_core::CancelToken {
+        &self.cancel
     }
 }

@@ -546,16 +546,16 @@ impl Invocation {
     /// The binding measured: `-middleware`, else udp or shm for `-raw`,
     /// else the default.
     fn binding(&self) -> Result<String, UsageError> {
+        // What Perftest's -rawTransport maps to (this front end's data).
+        const RAW: [&str; 4] = ["udp", "tcp", "uds", "shm"];
         let shm = self
             .transport
             .as_deref()
             .is_some_and(|t| t.eq_ignore_ascii_case("SHMEM"));
         match (&self.middleware, self.raw) {
-            (Some(m), true) if !matches!(m.as_str(), "udp" | "tcp" | "uds" | "shm") => {
-                Err(UsageError(format!(
-                    "-rawTransport: not with -middleware {m} (raw transports are udp, tcp, uds and shm)"
-                )))
-            }
+            (Some(m), true) if !RAW.contains(&m.as_str()) => Err(UsageError(format!(
+                "-rawTransport: not with -middleware {m} (raw transports are udp, tcp, uds and shm)"
+            ))),
             (Some(m), _) => Ok(m.clone()),
             (None, true) if shm => Ok("shm".into()),
             (None, true) => Ok(

@@ -1,9 +1,11 @@
-//! CycloneDDS between two sides of this host runs on the host's own
-//! address, not 127.0.0.1: an unconnected UDP socket's sends to an address
-//! on `lo` cost 6-8 µs more a round trip on the machines we measured
-//! (docs/bindings/cyclonedds.md), and CycloneDDS 0.10 binds its receive
-//! sockets to every address anyway, so 127.0.0.1 closes nothing. Its
-//! packets stay on this host: discovery is unicast to that same address.
+//! A binding that prefers the host's own address on one host
+//! ([`registry::prefers_host_address`]: CycloneDDS over udp) runs between
+//! two sides of this host on that address, not 127.0.0.1: an unconnected
+//! UDP socket's sends to an address on `lo` cost 6-8 µs more a round trip
+//! on the machines we measured (docs/bindings/cyclonedds.md), and
+//! CycloneDDS 0.10 binds its receive sockets to every address anyway, so
+//! 127.0.0.1 closes nothing. Its packets stay on this host: discovery is
+//! unicast to that same address.
 
 use super::{TestRequest, UsageError};
 use pubsubperf_harness::registry;
@@ -36,12 +38,13 @@ impl TestRequest {
             .map_err(|e| UsageError(format!("--data-address {a}: {e}")))
     }
 
-    /// The data address and `--opt peers=` a one-host cyclonedds run takes
-    /// when the user named neither: this host's first address on an
-    /// interface that is up (none: loopback, as before). Runs with a peer
-    /// of another binding (its sockets on 127.0.0.1), with multicast,
-    /// IPv6, a transport other than udp, an agent, or `loopback_only` (a
-    /// topology's nodes of several bindings) keep loopback.
+    /// The data address and `--opt peers=` a one-host run of a binding
+    /// that prefers the host's address over `transport` takes when the
+    /// user named neither: this host's first address on an interface that
+    /// is up (none: loopback, as before). Runs with a peer of another
+    /// binding (its sockets on 127.0.0.1), with multicast, IPv6, an agent,
+    /// or `loopback_only` (a topology's nodes of several bindings) keep
+    /// loopback.
     pub(super) fn one_host_address(
         &self,
         peer: &str,
@@ -50,9 +53,8 @@ impl TestRequest {
         data_address: Option<String>,
         options: &mut BTreeMap<String, String>,
     ) -> Option<String> {
-        let applies = self.binding == "cyclonedds"
-            && peer == "cyclonedds"
-            && transport == "udp"
+        let applies = registry::prefers_host_address(&self.binding, transport)
+            && peer == self.binding
             && !remote
             && !self.multicast
             && !self.ipv6

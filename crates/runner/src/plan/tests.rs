@@ -336,3 +336,26 @@ fn a_loopback_agent_is_on_this_host() {
     assert!(!super::on_this_host("192.0.2.10:7400"));
     assert!(!super::on_this_host("ssh://pi@127.0.0.1"));
 }
+
+/// A one-host run of a binding that prefers the host's own address
+/// (cyclonedds over udp) runs on it, with discovery to it (none: this host
+/// has no address but loopback, and the run keeps loopback); one of
+/// another binding, or with a peer of another binding, keeps loopback.
+#[test]
+fn only_a_binding_that_prefers_it_takes_the_hosts_address() {
+    let host = pubsubperf_core::sys::host_address().map(|a| a.to_string());
+    let on = |args: &str| {
+        let s = plan(args).unwrap().specs.remove(0);
+        (s.data_address, s.endpoint.options.get("peers").cloned())
+    };
+    assert_eq!(
+        on("latency --binding cyclonedds"),
+        (host.clone(), host.clone())
+    );
+    assert_eq!(on("latency --binding fastdds"), (None, None));
+    assert_eq!(
+        on("latency --binding cyclonedds --peer-binding fastdds"),
+        (None, None)
+    );
+    assert_eq!(on("latency --binding zenoh"), (None, None));
+}
