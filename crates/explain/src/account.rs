@@ -121,19 +121,30 @@ pub fn account(
         ("p99-p99.9", cuts.p99, cuts.p999),
         ("p99.9+", cuts.p999, u64::MAX),
     ];
+    let account_of = |k: &Kept| added(k, &of(k), &baseline, cuts.p50);
+    // The slowest samples' accounts, made once for their bands and the list.
+    let covered_slow: Vec<&Kept> = samples.slowest.iter().filter(|k| covered(k)).collect();
+    let slow: Vec<SampleAccount> = covered_slow.iter().map(|k| account_of(k)).collect();
     for (i, (name, lo, hi)) in edges.into_iter().enumerate() {
-        let from = if i < 2 {
-            &samples.reservoir
-        } else {
-            &samples.slowest
-        };
+        let within = |latency: u64| (lo..hi).contains(&latency);
         let mut sum = BandSum::default();
-        for k in from.iter().filter(|k| (lo..hi).contains(&k.latency_ns)) {
-            if !covered(k) {
-                uncovered += 1;
-                continue;
+        if i < 2 {
+            for k in samples.reservoir.iter().filter(|k| within(k.latency_ns)) {
+                if covered(k) {
+                    sum.add(&account_of(k));
+                } else {
+                    uncovered += 1;
+                }
             }
-            sum.add(&added(k, &of(k), &baseline, cuts.p50));
+        } else {
+            uncovered += samples
+                .slowest
+                .iter()
+                .filter(|k| within(k.latency_ns) && !covered(k))
+                .count() as u64;
+            for a in slow.iter().filter(|a| within(a.latency_ns)) {
+                sum.add(a);
+            }
         }
         bands.push(sum.band(name));
     }
@@ -146,17 +157,15 @@ pub fn account(
     if kept_above == samples.slowest.len() as u64 {
         uncovered += (samples.seen / 100).saturating_sub(kept_above);
     }
-    let slowest = samples
-        .slowest
-        .iter()
-        .filter(|k| covered(k))
+    let slowest = covered_slow
+        .into_iter()
+        .zip(slow)
         .take(LISTED)
-        .map(|k| {
+        .map(|(k, mut a)| {
             let w = Span {
                 start: k.start_ns,
                 end: k.end_ns,
             };
-            let mut a = added(k, &of(k), &baseline, cuts.p50);
             a.at_ns = k.start_ns.saturating_sub(measure_start_ns);
             a.migrations = Timeline::count(&t.migrations, w);
             a.faults = Timeline::count(&t.faults, w);

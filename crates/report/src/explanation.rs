@@ -183,15 +183,12 @@ mod tests {
             causes,
             unexplained,
         };
-        let mut r: Run = serde_json::from_value(serde_json::json!({
-            "binding": "udp", "transport": "udp", "test": "latency", "size": 64,
-            "zero_copy": false, "data_type": "bytes", "reliable": false,
-            "config": {}, "resources": {
-                "publisher": {"cpu_percent": 0.0, "max_rss_kib": 0, "voluntary_cs": 0, "involuntary_cs": 0},
-                "subscriber": {"cpu_percent": 0.0, "max_rss_kib": 0, "voluntary_cs": 0, "involuntary_cs": 0}
-            }
-        }))
-        .expect("a run");
+        let mut r = crate::fixture::run(
+            pubsubperf_core::result::TestKind::Latency,
+            "udp",
+            64,
+            serde_json::json!({}),
+        );
         r.explanation = Some(Explanation {
             events: 1200,
             events_per_sample: 4.0,
