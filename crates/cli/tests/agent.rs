@@ -616,11 +616,15 @@ fn strangers_cannot_exhaust_the_agent_or_hold_it_up() {
     assert!(rss < rss0 + 16 * 1024, "RSS {rss0} -> {rss} KiB");
     assert!(t <= threads0 + 32, "threads {threads0} -> {t}");
     // The strangers go. Those still in the backlog are taken once the
-    // agent's back-off (at most 2 s) is over, each seen closed at once.
+    // agent's back-off (at most 2 s) is over, each seen closed at once,
+    // and a publisher is served again.
     drop(idle);
     std::thread::sleep(Duration::from_secs(3));
+    agent.assert_serves("udp", "once the strangers left");
     // One byte every 2 s does not keep a connection past the handshake's
-    // one deadline (10 s): the agent closes it, it does not wait for more.
+    // one deadline (10 s from its accept, which the publisher just served
+    // shows is not held up): the agent closes it, it does not wait for
+    // more.
     let mut slow = connect_from("127.0.2.1", &agent.addr);
     slow.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
     // A frame of 200 bytes is announced, then its body comes a byte at a time.

@@ -514,6 +514,7 @@ mod tests {
                 events,
                 lost: 0,
                 missing: Vec::new(),
+                ..Recording::default()
             },
             samples,
         )

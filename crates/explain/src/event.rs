@@ -111,6 +111,41 @@ fn name_at(b: &[u8], at: usize) -> String {
     String::from_utf8_lossy(&s[..end]).into_owned()
 }
 
+/// The layout of a measuring CPU's state (struct inside of
+/// src/bpf/record.bpf.c), read back as the recording ends.
+const INSIDE_SIZE: usize = 112;
+
+/// What a CPU was inside of as the recording ended: the run or idle period
+/// still open then, closed at `end_ns`. None for a CPU that had no event
+/// during the recording (its state is unknown, so nothing is made up).
+pub(crate) fn still_open(b: &[u8], cpu: u32, end_ns: u64) -> Option<KernelEvent> {
+    if b.len() < INSIDE_SIZE || u32_at(b, 80) == 0 {
+        return None;
+    }
+    let (run_start, idle_start) = (u64_at(b, 0), u64_at(b, 32));
+    if run_start != 0 && run_start <= end_ns {
+        return Some(KernelEvent::Run {
+            cpu,
+            task: Task {
+                tid: u32_at(b, 84),
+                pid: u32_at(b, 88),
+                name: name_at(b, 96),
+            },
+            start_ns: run_start,
+            end_ns,
+            // The run queue's steal count is read at switches: what the
+            // host took since the last one is not known here.
+            steal_ns: 0,
+        });
+    }
+    (idle_start != 0 && idle_start <= end_ns).then_some(KernelEvent::Idle {
+        cpu,
+        state: u32_at(b, 56),
+        start_ns: idle_start,
+        end_ns,
+    })
+}
+
 impl KernelEvent {
     /// Reads one ring-buffer record; None for a record of another size or
     /// an unknown kind (a program of another version).
@@ -247,5 +282,62 @@ mod tests {
     fn a_record_of_another_size_or_kind_is_not_read() {
         assert_eq!(KernelEvent::parse(&[0u8; 64]), None);
         assert_eq!(KernelEvent::parse(&record(99, |_| {})), None);
+    }
+
+    fn inside(fill: impl FnOnce(&mut [u8])) -> Vec<u8> {
+        let mut b = vec![0u8; INSIDE_SIZE];
+        fill(&mut b);
+        b
+    }
+
+    #[test]
+    fn the_run_open_at_the_end_is_closed_there_with_its_task() {
+        let b = inside(|b| {
+            b[0..8].copy_from_slice(&100u64.to_ne_bytes());
+            b[32..40].copy_from_slice(&50u64.to_ne_bytes());
+            b[80..84].copy_from_slice(&1u32.to_ne_bytes());
+            b[84..88].copy_from_slice(&42u32.to_ne_bytes());
+            b[88..92].copy_from_slice(&40u32.to_ne_bytes());
+            b[96..99].copy_from_slice(b"yes");
+        });
+        assert_eq!(
+            still_open(&b, 1, 900),
+            Some(KernelEvent::Run {
+                cpu: 1,
+                task: Task {
+                    tid: 42,
+                    pid: 40,
+                    name: "yes".into()
+                },
+                start_ns: 100,
+                end_ns: 900,
+                steal_ns: 0,
+            })
+        );
+    }
+
+    #[test]
+    fn an_idle_period_open_at_the_end_is_closed_there() {
+        let b = inside(|b| {
+            b[32..40].copy_from_slice(&50u64.to_ne_bytes());
+            b[56..60].copy_from_slice(&2u32.to_ne_bytes());
+            b[80..84].copy_from_slice(&1u32.to_ne_bytes());
+        });
+        assert_eq!(
+            still_open(&b, 0, 900),
+            Some(KernelEvent::Idle {
+                cpu: 0,
+                state: 2,
+                start_ns: 50,
+                end_ns: 900,
+            })
+        );
+    }
+
+    #[test]
+    fn a_cpu_without_an_event_is_not_made_up() {
+        let b = inside(|b| b[0..8].copy_from_slice(&100u64.to_ne_bytes()));
+        assert_eq!(still_open(&b, 0, 900), None);
+        assert_eq!(still_open(&[0u8; 16], 0, 900), None);
     }
 }

@@ -51,10 +51,10 @@ const TIMER: u32 = 1;
 /// Records `cpus` for `span` and says what ran there.
 pub fn trace(cpus: &[usize], span: Duration) -> Result<Vec<CpuNoise>, ExplainError> {
     let recorder = Recorder::start(cpus, 1 << 26)?;
-    let t0 = std::time::Instant::now();
     std::thread::sleep(span);
-    let span_ns = t0.elapsed().as_nanos() as u64;
-    Ok(summarize(&recorder.finish()?, cpus, span_ns))
+    let r = recorder.finish()?;
+    let span_ns = r.end_ns.saturating_sub(r.start_ns);
+    Ok(summarize(&r, cpus, span_ns))
 }
 
 #[derive(Default)]
@@ -245,8 +245,7 @@ mod tests {
                     end_ns: 230,
                 },
             ],
-            lost: 0,
-            missing: Vec::new(),
+            ..Recording::default()
         };
         let c = &summarize(&r, &[1], 1000)[0];
         assert_eq!(c.idle_ns, 100);

@@ -16,6 +16,8 @@ pub struct Recorder {
     object: Object,
     links: Vec<Link>,
     missing: Vec<String>,
+    cpus: Vec<usize>,
+    start_ns: u64,
 }
 
 /// What [`Recorder::finish`] hands over.
@@ -28,6 +30,12 @@ pub struct Recording {
     pub lost: u64,
     /// Probes this kernel does not have (their events are absent).
     pub missing: Vec<String>,
+    /// When the probes were all attached (CLOCK_MONOTONIC ns): the task
+    /// running on a measuring CPU then is accounted from here.
+    pub start_ns: u64,
+    /// When they were detached: the run (or idle period) still open on a
+    /// measuring CPU then is accounted up to here.
+    pub end_ns: u64,
 }
 
 fn map<'o>(object: &'o Object, name: &str) -> Result<libbpf_rs::Map<'o>, ExplainError> {
@@ -92,9 +100,6 @@ impl Recorder {
                 (object, OPTIONAL.iter().map(|s| s.to_string()).collect())
             }
         };
-        map(&object, "cpu_mask")?
-            .update(&0u32.to_ne_bytes(), &mask.to_ne_bytes(), MapFlags::ANY)
-            .map_err(|e| ExplainError::from_bpf("setting the CPUs", &e))?;
         let mut links = Vec::new();
         for p in object.progs_mut() {
             if missing.iter().any(|s| p.name() == s.as_str()) {
@@ -106,10 +111,20 @@ impl Recorder {
                     .map_err(|e| ExplainError::from_bpf(&format!("attaching {name}"), &e))?,
             );
         }
+        // The CPUs are watched from one instant, once every probe is in.
+        let start_ns = pubsubperf_core::clock::now_ns();
+        map(&object, "origin")?
+            .update(&0u32.to_ne_bytes(), &start_ns.to_ne_bytes(), MapFlags::ANY)
+            .map_err(|e| ExplainError::from_bpf("setting the start", &e))?;
+        map(&object, "cpu_mask")?
+            .update(&0u32.to_ne_bytes(), &mask.to_ne_bytes(), MapFlags::ANY)
+            .map_err(|e| ExplainError::from_bpf("setting the CPUs", &e))?;
         Ok(Recorder {
             object,
             links,
             missing,
+            cpus: cpus.to_vec(),
+            start_ns,
         })
     }
 
@@ -131,6 +146,7 @@ impl Recorder {
     /// Detaches the probes and reads every record.
     pub fn finish(mut self) -> Result<Recording, ExplainError> {
         self.links.clear();
+        let end_ns = pubsubperf_core::clock::now_ns();
         let mut events = Vec::new();
         {
             let ring = map(&self.object, "events")?;
@@ -154,10 +170,24 @@ impl Recorder {
                     .map(|b| u64::from_ne_bytes(b.try_into().expect("8 bytes")))
             })
             .unwrap_or(0);
+        let insides = map(&self.object, "insides")?
+            .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
+            .map_err(|e| ExplainError::from_bpf("reading the CPUs' state", &e))?
+            .unwrap_or_default();
+        for &cpu in &self.cpus {
+            if let Some(e) = insides
+                .get(cpu)
+                .and_then(|b| crate::event::still_open(b, cpu as u32, end_ns))
+            {
+                events.push(e);
+            }
+        }
         Ok(Recording {
             events,
             lost,
             missing: self.missing,
+            start_ns: self.start_ns,
+            end_ns,
         })
     }
 }

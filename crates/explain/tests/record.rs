@@ -277,6 +277,63 @@ fn a_cpus_idle_periods_add_up_to_its_idle_time() {
     );
 }
 
+/// A thread that runs through the whole recording without ever being
+/// switched (real-time, alone on its CPU, a busy loop begun before the
+/// probes and ended after them) is accounted from the recording's start
+/// to its end: the probes see no switch of it, so its time comes from
+/// the CPU's state at the first and the last instant.
+#[test]
+fn a_task_never_switched_during_the_recording_is_accounted_all_along() {
+    require_root();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let (_, b) = cpus();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (tid_tx, tid_rx) = mpsc::channel();
+    let spinner = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            pin(b);
+            realtime(libc::SCHED_FIFO, 10);
+            tid_tx.send(tid()).unwrap();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+        })
+    };
+    let spinner_tid = tid_rx.recv().unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    let recorder = Recorder::start(&[b], RING).expect("starting the recorder");
+    std::thread::sleep(Duration::from_millis(300));
+    let r = recorder.finish().unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    spinner.join().unwrap();
+    let span = r.end_ns - r.start_ns;
+    let ran: u64 = r
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            KernelEvent::Run {
+                cpu,
+                task,
+                start_ns,
+                end_ns,
+                ..
+            } if *cpu as usize == b && task.tid == spinner_tid => Some(end_ns - start_ns),
+            _ => None,
+        })
+        .sum();
+    // Real-time tasks above it (migration/N) and interrupts may take a
+    // little; the spinner's time is the rest.
+    assert!(
+        ran * 10 >= span * 9,
+        "the spinner ran {ran} ns of the {span} ns recorded on CPU {b}; its records: {:#?}",
+        r.events
+            .iter()
+            .filter(|e| matches!(e, KernelEvent::Run { cpu, .. } if *cpu as usize == b))
+            .collect::<Vec<_>>()
+    );
+}
+
 /// A watched process is watched in every thread, named by its process id:
 /// a shell that waits for three `sleep`s in turn is off its CPU while each
 /// runs, and each of its records names the shell's process; its children

@@ -307,7 +307,12 @@ impl Door {
         self.resume = None;
         loop {
             let (stream, peer) = match listener.accept() {
-                Ok(c) => c,
+                // Descriptors are back: the next shortage waits the
+                // shortest time again.
+                Ok(c) => {
+                    self.backoff = Duration::ZERO;
+                    c
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                     self.backoff = Duration::ZERO;
                     return;

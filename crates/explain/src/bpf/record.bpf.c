@@ -105,6 +105,16 @@ struct inside {
     __u32 idle_state;
     __u32 ipi;
     char irq_name[COMM];
+    // Set by the CPU's first event: what was running as the recording
+    // began is accounted from the recording's start (`origin`), not from
+    // its first switch.
+    __u32 started;
+    // The task switched in (read back at the end of the recording: the
+    // run still open then is accounted to it up to the end).
+    __u32 cur_tid;
+    __u32 cur_pid;
+    __u32 pad;
+    char cur_comm[COMM];
 };
 
 struct {
@@ -142,6 +152,15 @@ struct {
     __type(key, __u32);
     __type(value, __u64);
 } cpu_mask SEC(".maps");
+
+// [0]: when the recording began (bpf_ktime_get_ns), set by the loader
+// after every probe is attached and before the CPUs are set.
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, __u64);
+} origin SEC(".maps");
 
 // [0]: records the ring buffer had no room for.
 struct {
@@ -196,10 +215,39 @@ static __always_inline __u64 steal_now(struct task_struct *t)
     return BPF_CORE_READ(t, se.cfs_rq, rq, prev_steal_time);
 }
 
+// The task now on this CPU becomes the one a run is open for.
+static __always_inline void running(struct inside *in, struct task_struct *t, __u64 since,
+                                    __u64 steal)
+{
+    in->run_start = since;
+    in->run_steal = steal;
+    in->cur_tid = t->pid;
+    in->cur_pid = t->tgid;
+    bpf_probe_read_kernel_str(in->cur_comm, COMM, t->comm);
+}
+
+// A measuring CPU's state, begun at its first event: the task that was
+// running when the recording began ran from the recording's start (the
+// idle task: idle from then), so a task that is never switched during the
+// recording is accounted too. Null where this CPU is not watched.
 static __always_inline struct inside *here(void)
 {
     __u32 zero = 0;
-    return bpf_map_lookup_elem(&insides, &zero);
+    if (!measuring_cpu(bpf_get_smp_processor_id()))
+        return 0;
+    struct inside *in = bpf_map_lookup_elem(&insides, &zero);
+    if (!in || in->started)
+        return in;
+    __u64 *t0 = bpf_map_lookup_elem(&origin, &zero);
+    if (!t0 || !*t0)
+        return 0;
+    in->started = 1;
+    struct task_struct *cur = bpf_get_current_task_btf();
+    if (cur->pid)
+        running(in, cur, *t0, steal_now(cur));
+    else
+        in->idle_start = *t0;
+    return in;
 }
 
 // A span on a measuring CPU that began at *start, ends now: one record,
@@ -228,7 +276,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
     __u32 prev_tid = prev->pid, next_tid = next->pid;
     __u32 prev_pid = prev->tgid, next_pid = next->tgid;
     struct inside *in = here();
-    if (in && measuring_cpu(bpf_get_smp_processor_id())) {
+    if (in) {
         // The task leaving a measuring CPU ran there since its switch in
         // (the idle task's time is in the idle records).
         __u64 steal = steal_now(next);
@@ -245,8 +293,15 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
                 bpf_ringbuf_submit(e, 0);
             }
         }
-        in->run_start = next_tid ? now : 0;
-        in->run_steal = steal;
+        if (next_tid) {
+            running(in, next, now, steal);
+        } else {
+            in->run_start = 0;
+        }
+        // The idle task leaves: an idle period still open (begun with
+        // the recording) was closed by its exit or is not known.
+        if (!prev_tid)
+            in->idle_start = 0;
     }
     if (measuring(prev_tid, prev_pid)) {
         struct away a = {};
@@ -317,7 +372,7 @@ SEC("tp_btf/irq_handler_entry")
 int BPF_PROG(on_irq_entry, int irq, struct irqaction *action)
 {
     struct inside *in = here();
-    if (!in || !measuring_cpu(bpf_get_smp_processor_id()))
+    if (!in)
         return 0;
     in->irq_start = bpf_ktime_get_ns();
     in->irq = irq;
@@ -338,7 +393,7 @@ SEC("tp_btf/softirq_entry")
 int BPF_PROG(on_softirq_entry, unsigned int vec)
 {
     struct inside *in = here();
-    if (!in || !measuring_cpu(bpf_get_smp_processor_id()))
+    if (!in)
         return 0;
     in->softirq_start = bpf_ktime_get_ns();
     in->vec = vec;
@@ -360,7 +415,7 @@ SEC("tp_btf/reschedule_entry")
 int BPF_PROG(on_resched_entry, int vector)
 {
     struct inside *in = here();
-    if (!in || !measuring_cpu(bpf_get_smp_processor_id()))
+    if (!in)
         return 0;
     in->ipi_start = bpf_ktime_get_ns();
     in->ipi = vector;
@@ -382,7 +437,7 @@ SEC("tp_btf/cpu_idle")
 int BPF_PROG(on_idle, unsigned int state, unsigned int cpu_id)
 {
     struct inside *in = here();
-    if (!in || !measuring_cpu(bpf_get_smp_processor_id()))
+    if (!in)
         return 0;
     if (state != (unsigned int)-1) {
         in->idle_start = bpf_ktime_get_ns();
