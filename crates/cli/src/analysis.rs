@@ -10,7 +10,7 @@ use crate::plan::UsageError;
 use pubsubperf_core::escape::printable_all;
 use pubsubperf_core::result::ResultsFile;
 use pubsubperf_report::ReportError;
-use pubsubperf_report::db::{self, Database, Filter, StoredGraph, StoredRun};
+use pubsubperf_report::db::{self, Database, Filter, Saved, StoredGraph, StoredRun};
 use pubsubperf_report::failif::Condition;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -408,34 +408,87 @@ fn not_as_planned(sides: &[(&str, &pubsubperf_core::result::ResultsFile)]) -> Ve
         .collect()
 }
 
-/// `pubsubperf import`.
+/// `pubsubperf import`: results JSON files and SQLite stores into the
+/// store; a run the store already has is not stored again.
 pub fn import(a: &ImportArgs) -> anyhow::Result<ExitCode> {
-    let mut files = Vec::new();
+    enum Source {
+        File(Box<ResultsFile>),
+        Store(Vec<StoredRun>, Vec<StoredGraph>),
+    }
+    let mut sources = Vec::new();
     for p in &a.results {
-        files.push((p, read("RESULTS", p)?));
+        let source = if db::is_sqlite_file(p) {
+            let (runs, graphs) = db::read_sqlite_store(p).map_err(|e| flag_error("RESULTS", e))?;
+            Source::Store(runs, graphs)
+        } else {
+            Source::File(Box::new(read("RESULTS", p)?))
+        };
+        sources.push((p, source));
     }
     let labels = labels(&a.labels)?;
     let mut db = open_db(a.db.as_deref())?;
-    for (p, f) in &files {
-        let meta = SaveMeta {
-            sweep: a.sweep.clone(),
-            command: Some(format!("import {}", p.display())),
-            labels: labels.clone(),
-            ..Default::default()
-        };
-        let group = db.save(f, &meta).map_err(|e| flag_error("--db", e))?;
-        let topologies = match f.graphs.len() {
-            0 => String::new(),
-            n => format!(" and {n} topology run(s)"),
+    for (p, source) in sources {
+        let command = format!("import {}", p.display());
+        let saved = match source {
+            Source::File(f) => {
+                let meta = SaveMeta {
+                    sweep: a.sweep.clone(),
+                    command: Some(command),
+                    labels: labels.clone(),
+                    ..Default::default()
+                };
+                vec![
+                    db.save_counted(&f, &meta)
+                        .map_err(|e| flag_error("--db", e))?,
+                ]
+            }
+            Source::Store(mut runs, mut graphs) => {
+                for r in &mut runs {
+                    r.labels.extend(labels.clone());
+                    if a.sweep.is_some() {
+                        r.sweep.clone_from(&a.sweep);
+                    }
+                }
+                for g in &mut graphs {
+                    g.labels.extend(labels.clone());
+                }
+                db.import_stored(&runs, &graphs, &command)
+                    .map_err(|e| flag_error("--db", e))?
+            }
         };
         println!(
-            "pubsubperf import: {} run(s){topologies} from {} stored as group {group}",
-            f.runs.len(),
-            p.display()
+            "pubsubperf import: {}",
+            imported(&p.display().to_string(), &saved)
         );
     }
     eprintln!("database: {}", db.location());
     Ok(ExitCode::SUCCESS)
+}
+
+/// What an import stored from one source, in a line.
+fn imported(source: &str, saved: &[Saved]) -> String {
+    let (runs, graphs, already) = saved.iter().fold((0, 0, 0), |t, s| {
+        (t.0 + s.runs, t.1 + s.graphs, t.2 + s.already)
+    });
+    let made: Vec<&str> = saved
+        .iter()
+        .filter(|s| s.runs + s.graphs > 0)
+        .map(|s| s.group.as_str())
+        .collect();
+    let topologies = match graphs {
+        0 => String::new(),
+        n => format!(" and {n} topology run(s)"),
+    };
+    let groups = match made.as_slice() {
+        [] => String::new(),
+        [g] => format!(" as group {g}"),
+        g => format!(" in {} groups", g.len()),
+    };
+    let already = match already {
+        0 => String::new(),
+        n => format!("; {n} already stored, not stored again"),
+    };
+    format!("{runs} run(s){topologies} from {source} stored{groups}{already}")
 }
 
 /// `pubsubperf history`.

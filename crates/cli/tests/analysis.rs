@@ -4,9 +4,9 @@
 //! the mock, whose figures are exact), and of a hostile imported file. No
 //! test asserts a latency or throughput figure of a real binding.
 
+use pubsubperf_testkit::chromium::{self, Chromium, rendered_dom};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_pubsubperf"))
@@ -62,96 +62,6 @@ fn measure(dir: &Path, tag: &str) -> (PathBuf, PathBuf) {
     (lat, tp)
 }
 
-fn chromium() -> Option<PathBuf> {
-    for name in ["chromium", "chromium-browser", "google-chrome"] {
-        for dir in std::env::var("PATH").unwrap_or_default().split(':') {
-            let p = Path::new(dir).join(name);
-            if p.is_file() {
-                return Some(p);
-            }
-        }
-    }
-    None
-}
-
-/// A headless Chromium run. Its profile, home and output files are in a
-/// temporary directory of its own (a pipe would fill and stall it), removed
-/// after it; every process naming that directory (the browser, its
-/// renderers, its crash handler) is killed when this is dropped, so a
-/// failing or hanging test leaves no browser behind.
-struct Chromium {
-    child: Child,
-    dir: tempfile::TempDir,
-}
-
-impl Chromium {
-    /// At most this long for one page.
-    const LIMIT: Duration = Duration::from_secs(120);
-
-    fn start(exe: &Path, args: &[String]) -> Chromium {
-        let dir = tempfile::tempdir().unwrap();
-        let at = |n: &str| dir.path().join(n);
-        let file = |n: &str| std::fs::File::create(at(n)).unwrap();
-        let child = Command::new(exe)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-                "--hide-scrollbars",
-            ])
-            .arg(format!("--user-data-dir={}", at("profile").display()))
-            .args(args)
-            .env("HOME", at("home"))
-            .env("XDG_CONFIG_HOME", at("config"))
-            .env("XDG_CACHE_HOME", at("cache"))
-            .stdin(Stdio::null())
-            .stdout(file("stdout"))
-            .stderr(file("stderr"))
-            .spawn()
-            .expect("chromium starts");
-        Chromium { child, dir }
-    }
-
-    /// Waits for the browser to end (it is killed after [`Self::LIMIT`]);
-    /// its stdout and stderr.
-    fn output(mut self) -> (String, String) {
-        let start = Instant::now();
-        while self.child.try_wait().expect("wait").is_none() && start.elapsed() < Self::LIMIT {
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let read = |n: &str| std::fs::read_to_string(self.dir.path().join(n)).unwrap_or_default();
-        (read("stdout"), read("stderr"))
-    }
-}
-
-impl Drop for Chromium {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let mine = self.dir.path().to_string_lossy().into_owned();
-        for _ in 0..100 {
-            let left = pubsubperf_testkit::process::naming(&mine);
-            if left.is_empty() {
-                break;
-            }
-            left.into_iter()
-                .for_each(pubsubperf_testkit::process::kill9);
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-/// The page at `url` as Chromium parsed it (`--dump-dom`).
-fn rendered_dom(exe: &Path, url: &str) -> String {
-    let (dom, err) = Chromium::start(exe, &["--dump-dom".into(), url.into()]).output();
-    assert!(dom.contains("</html>"), "chromium rendered nothing: {err}");
-    dom
-}
-
 #[test]
 fn report_renders_in_chromium() {
     let dir = tempfile::tempdir().unwrap();
@@ -188,9 +98,7 @@ fn report_renders_in_chromium() {
     ] {
         assert!(svgs.iter().any(|s| s == want), "{want} missing in {svgs:?}");
     }
-    let exe = chromium().expect(
-        "prerequisite missing: chromium, for the browser part (Debian package chromium; scripts/setup.sh installs it)",
-    );
+    let exe = chromium::require();
     let url = format!("file://{}", out.display());
     // The DOM as Chromium parsed it: every plot is an svg with data points.
     let dom = rendered_dom(&exe, &url);
@@ -289,9 +197,7 @@ fn legends(dom: &str) -> Vec<(String, Vec<String>)> {
 /// table of their own. The figures are not checked.
 #[test]
 fn quick_report_legends_in_chromium() {
-    let exe = chromium().expect(
-        "prerequisite missing: chromium, to render the quick report (Debian package chromium; scripts/setup.sh installs it)",
-    );
+    let exe = chromium::require();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("pubsubperf-report.html");
     let o = bin()

@@ -48,8 +48,13 @@ fn ok(o: Output) -> Output {
     o
 }
 
-/// A results file of `n` mock latency runs.
+/// A results file of `n` mock latency runs, of a measurement's start and
+/// figures, told apart by their start times (on day `day` of December).
 fn results(dir: &Path, n: usize) -> String {
+    results_of_day(dir, n, 1)
+}
+
+fn results_of_day(dir: &Path, n: usize, day: usize) -> String {
     let one = dir.join("one.json");
     ok(cli(dir)
         .args(["latency", "-b", "mock", "-n", "50", "--warmup", "0s"])
@@ -59,8 +64,14 @@ fn results(dir: &Path, n: usize) -> String {
     let mut f: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&one).unwrap()).unwrap();
     let run = f["runs"][0].clone();
-    f["runs"] = serde_json::Value::Array(vec![run; n]);
-    let out = dir.join(format!("runs{n}.json"));
+    f["runs"] = (0..n)
+        .map(|i| {
+            let mut r = run.clone();
+            r["started_at"] = format!("2026-12-{day:02}T10:00:{i:02}Z").into();
+            r
+        })
+        .collect();
+    let out = dir.join(format!("runs{n}-{day}.json"));
     std::fs::write(&out, f.to_string()).unwrap();
     out.to_str().unwrap().to_string()
 }
@@ -87,29 +98,42 @@ fn stores(server: &PgServer, dir: &Path) -> [String; 2] {
     ]
 }
 
+/// `pubsubperf import ARGS... --db DB` of each of `writers`, all at once;
+/// each must succeed.
+fn at_once(home: &Path, db: &str, writers: impl Iterator<Item = Vec<String>>) {
+    let running: Vec<Running> = writers
+        .map(|args| {
+            Running(
+                cli_pw(home)
+                    .arg("import")
+                    .args(args)
+                    .args(["--db", db])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    for mut w in running {
+        let status = w.0.wait().unwrap();
+        assert!(status.success(), "{db}: a writer failed: {status:?}");
+    }
+}
+
 #[test]
 fn concurrent_writers_all_land() {
     let server = PgServer::start();
     let dir = tempfile::tempdir().unwrap();
-    let file = results(dir.path(), 5);
+    let files: Vec<String> = (0..4)
+        .map(|i| results_of_day(dir.path(), 5, i + 1))
+        .collect();
     for db in stores(&server, dir.path()) {
-        let writers: Vec<Running> = (0..4)
-            .map(|i| {
-                Running(
-                    cli_pw(dir.path())
-                        .args(["import", &file, "--db", &db])
-                        .args(["--label", &format!("commit=c{i}")])
-                        .stdout(Stdio::null())
-                        .stderr(Stdio::null())
-                        .spawn()
-                        .unwrap(),
-                )
-            })
-            .collect();
-        for mut w in writers {
-            let status = w.0.wait().unwrap();
-            assert!(status.success(), "{db}: a writer failed: {status:?}");
-        }
+        at_once(
+            dir.path(),
+            &db,
+            (0..4).map(|i| vec![files[i].clone(), "--label".into(), format!("commit=c{i}")]),
+        );
         assert_eq!(count(dir.path(), &db), 20, "{db}");
     }
     // Each run names its host and the commit under test.
@@ -118,6 +142,48 @@ fn concurrent_writers_all_land() {
         "SELECT COUNT(DISTINCT commit_id) || ' ' || COUNT(host) FROM runs",
     );
     assert_eq!(host, "4 20");
+}
+
+/// Moving a lab in: writers at once importing the same results store it
+/// once, and a host's SQLite store imported into PostgreSQL, twice, and
+/// after one of its files was, stores each run once; each import says
+/// what it stored and what the store already had.
+#[test]
+fn the_same_runs_imported_at_once_or_again_are_stored_once() {
+    let server = PgServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = results(dir.path(), 5);
+    for db in stores(&server, dir.path()) {
+        at_once(dir.path(), &db, (0..4).map(|_| vec![file.clone()]));
+        assert_eq!(count(dir.path(), &db), 5, "{db}");
+    }
+    let [host, lab] = stores(&server, dir.path());
+    let second = results_of_day(dir.path(), 3, 9);
+    ok(cli(dir.path())
+        .args(["import", &second, "--db", &host])
+        .output()
+        .unwrap());
+    let import = |source: &str| {
+        let o = ok(cli_pw(dir.path())
+            .args(["import", source, "--db", &lab])
+            .output()
+            .unwrap());
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    let first = import(&host);
+    assert!(
+        first.starts_with(&format!(
+            "pubsubperf import: 3 run(s) from {host} stored as group "
+        )) && first.ends_with("; 5 already stored, not stored again"),
+        "{first}"
+    );
+    assert_eq!(
+        import(&host),
+        format!(
+            "pubsubperf import: 0 run(s) from {host} stored; 8 already stored, not stored again"
+        )
+    );
+    assert_eq!(count(dir.path(), &lab), 8);
 }
 
 /// A writer killed (SIGKILL) while its transaction is open, after its

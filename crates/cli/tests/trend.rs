@@ -1,7 +1,8 @@
 //! `pubsubperf history --trend` on a store whose runs name their commit:
 //! a 15 % rise at commit c20 is shown there, and `--fail-if` turns it
 //! into exit 3 for CI (a threshold above it does not); a malformed
-//! condition is one line, exit 2.
+//! condition is one line, exit 2. The report's Trends section, as
+//! Chromium draws it, plots the series with the change point marked.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -101,4 +102,24 @@ fn a_rise_at_a_commit_is_found_and_fails_ci() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains("--fail-if 'slower'"), "{err}");
+
+    let html = home.join("trends.html");
+    let o = pp(
+        home,
+        &["report", "--db", db, "--out", html.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let exe = pubsubperf_testkit::chromium::require();
+    let dom =
+        pubsubperf_testkit::chromium::rendered_dom(&exe, &format!("file://{}", html.display()));
+    let trends = &dom[dom.find("id=\"plot-trend-0\"").expect("a trend plot")..];
+    let plot = &trends[..trends.find("</svg>").expect("closed svg")];
+    assert!(
+        plot.contains("change point"),
+        "the change is marked: {plot}"
+    );
+    assert!(
+        trends.contains("change at c20: +1"),
+        "the change is listed under its plot"
+    );
 }

@@ -5,7 +5,7 @@
 //! ([`schema`]); what is saved and how it is read is written once, here,
 //! over the engine's statements ([`backend`]).
 //!
-//! Layout (schema version 5, in the `schema_version` table; opening an
+//! Layout (schema version 6, in the `schema_version` table; opening an
 //! older store adds what it lacks, see [`schema::COLUMNS`]):
 //! - `groups`: one row per saved results file (one invocation): id, time,
 //!   tool version, environment JSON (the machine, its cores and the
@@ -16,7 +16,9 @@
 //!   profile_method: the tracer of a `--profile` run), the sweep name,
 //!   cell key and repetition number when the run came from a sweep, the
 //!   host that measured it, the labels it was saved with (JSON) and the
-//!   commit under test (the `commit` label), and the group id.
+//!   commit under test (the `commit` label), its identity (`digest`, see
+//!   [`identity`]: a run saved or imported again is not stored twice),
+//!   and the group id.
 //! - `graphs`: one row per topology run (`pubsubperf topology`): the whole
 //!   graph JSON plus its time, topology name, binding and transport, host,
 //!   labels, commit, and the group id.
@@ -27,6 +29,7 @@
 //! leaves none of its runs.
 
 mod backend;
+mod identity;
 #[cfg(feature = "postgres")]
 mod pg_connect;
 #[cfg(feature = "postgres")]
@@ -35,7 +38,7 @@ mod schema;
 mod sqlite;
 
 use crate::error::{ReportError, Result};
-use backend::{Engine, Kind, Value};
+use backend::{Engine, Exec, Kind, Value};
 use pubsubperf_core::environment::Environment;
 use pubsubperf_core::graph_result::GraphRun;
 use pubsubperf_core::result::{ResultsFile, Run, SCHEMA_VERSION, ToolInfo};
@@ -59,6 +62,96 @@ pub struct SaveMeta {
     /// Labels of the runs (`--label KEY=VALUE`, `PUBSUBPERF_LABELS`); the
     /// `commit` label names the commit under test.
     pub labels: BTreeMap<String, String>,
+}
+
+/// What a save stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Saved {
+    /// The run group its runs went into (not made when none was new).
+    pub group: String,
+    /// Runs stored.
+    pub runs: usize,
+    /// Topology runs stored.
+    pub graphs: usize,
+    /// Runs and topology runs the store already had (the same start and
+    /// figures, see [`identity`]): not stored again.
+    pub already: usize,
+}
+
+/// Where a run stands in a sweep.
+struct Place {
+    sweep: Option<String>,
+    cell: Option<String>,
+    repetition: u64,
+}
+
+impl Place {
+    /// From `meta`, or else from the run's `config.sweep` object (`name`,
+    /// `cell`, `repetition`) where the runner recorded them.
+    fn of(run: &Run, meta: &SaveMeta) -> Place {
+        let sw = &run.config["sweep"];
+        Place {
+            sweep: meta
+                .sweep
+                .clone()
+                .or_else(|| sw["name"].as_str().map(String::from)),
+            cell: meta
+                .cell
+                .clone()
+                .or_else(|| sw["cell"].as_str().map(String::from)),
+            repetition: if meta.repetition > 0 {
+                u64::from(meta.repetition)
+            } else {
+                sw["repetition"].as_u64().unwrap_or(0)
+            },
+        }
+    }
+}
+
+/// Who measured a run, and with what labels.
+struct Origin {
+    host: Option<String>,
+    labels: BTreeMap<String, String>,
+}
+
+impl Origin {
+    fn stored(host: &Option<String>, labels: &BTreeMap<String, String>) -> Origin {
+        Origin {
+            host: host.clone(),
+            labels: labels.clone(),
+        }
+    }
+
+    fn values(&self) -> [Value; 3] {
+        [
+            Value::Text(self.host.clone()),
+            labels_json(&self.labels),
+            Value::Text(self.labels.get("commit").cloned()),
+        ]
+    }
+}
+
+/// A run to save.
+struct RunEntry<'a> {
+    run: &'a Run,
+    place: Place,
+    origin: Origin,
+    digest: String,
+}
+
+/// A topology run to save.
+struct GraphEntry<'a> {
+    graph: &'a GraphRun,
+    origin: Origin,
+    digest: String,
+}
+
+/// The group row of a save.
+struct GroupRow<'a> {
+    id: String,
+    tool_version: &'a str,
+    environment: &'a Environment,
+    command: Option<String>,
 }
 
 /// Which runs to select. Every field narrows the selection; a field a
@@ -227,10 +320,12 @@ impl Database {
         } else {
             Box::new(sqlite::Sqlite::open(location)?)
         };
-        Ok(Database {
+        let mut db = Database {
             engine: std::cell::RefCell::new(engine),
             location: name,
-        })
+        };
+        db.fill_identities()?;
+        Ok(db)
     }
 
     /// The store's file or URL.
@@ -246,83 +341,245 @@ impl Database {
     /// in the invocation's group) adds its runs to it; the group keeps its
     /// first environment, with the versions of the file's bindings added.
     pub fn save(&mut self, file: &ResultsFile, meta: &SaveMeta) -> Result<String> {
-        let group = meta.group.clone().unwrap_or_else(new_group_id);
-        let env = serde_json::to_string(&file.environment).unwrap_or_default();
+        self.save_counted(file, meta).map(|s| s.group)
+    }
+
+    /// [`Database::save`], saying what was stored: a run the store already
+    /// has (see [`identity`]) is not stored again, and when none of the
+    /// file's runs is new, no group is made.
+    pub fn save_counted(&mut self, file: &ResultsFile, meta: &SaveMeta) -> Result<Saved> {
+        let origin = || Origin {
+            host: Some(file.environment.hostname.clone()),
+            labels: meta.labels.clone(),
+        };
+        let runs = file
+            .runs
+            .iter()
+            .map(|run| RunEntry {
+                run,
+                place: Place::of(run, meta),
+                origin: origin(),
+                digest: identity::run(run),
+            })
+            .collect();
+        let graphs = file
+            .graphs
+            .iter()
+            .map(|graph| GraphEntry {
+                graph,
+                origin: origin(),
+                digest: identity::graph(graph),
+            })
+            .collect();
+        let group = GroupRow {
+            id: meta.group.clone().unwrap_or_else(new_group_id),
+            tool_version: &file.tool.version,
+            environment: &file.environment,
+            command: meta.command.clone(),
+        };
+        self.write(&group, runs, graphs)
+    }
+
+    /// Stores runs and topology runs read from another store, each in its
+    /// group (the same group id, its runs' own sweep places, hosts and
+    /// labels), a group a transaction; what the store already has is not
+    /// stored again. `command` is recorded with each group made.
+    pub fn import_stored(
+        &mut self,
+        runs: &[StoredRun],
+        graphs: &[StoredGraph],
+        command: &str,
+    ) -> Result<Vec<Saved>> {
+        let mut groups: BTreeMap<&str, (Vec<&StoredRun>, Vec<&StoredGraph>)> = BTreeMap::new();
+        for r in runs {
+            groups.entry(&r.group).or_default().0.push(r);
+        }
+        for g in graphs {
+            groups.entry(&g.group).or_default().1.push(g);
+        }
+        let mut saved = Vec::new();
+        for (id, (runs, graphs)) in groups {
+            let (environment, tool_version) = match (runs.first(), graphs.first()) {
+                (Some(r), _) => (&r.environment, &r.tool_version),
+                (None, Some(g)) => (&g.environment, &g.tool_version),
+                (None, None) => continue,
+            };
+            let group = GroupRow {
+                id: id.to_string(),
+                tool_version,
+                environment,
+                command: Some(command.to_string()),
+            };
+            let run_entries = runs
+                .iter()
+                .map(|r| RunEntry {
+                    run: &r.run,
+                    place: Place {
+                        sweep: r.sweep.clone(),
+                        cell: r.cell.clone(),
+                        repetition: u64::from(r.repetition),
+                    },
+                    origin: Origin::stored(&r.host, &r.labels),
+                    digest: identity::run(&r.run),
+                })
+                .collect();
+            let graph_entries = graphs
+                .iter()
+                .map(|g| GraphEntry {
+                    graph: &g.graph,
+                    origin: Origin::stored(&g.host, &g.labels),
+                    digest: identity::graph(&g.graph),
+                })
+                .collect();
+            saved.push(self.write(&group, run_entries, graph_entries)?);
+        }
+        Ok(saved)
+    }
+
+    /// Writes a group's new runs in one transaction. Each identity is
+    /// locked (in order, so writers at once never wait on each other in a
+    /// circle) before it is looked up, so two writers of one run store it
+    /// once.
+    fn write(
+        &mut self,
+        group: &GroupRow,
+        runs: Vec<RunEntry>,
+        graphs: Vec<GraphEntry>,
+    ) -> Result<Saved> {
         let now = crate::time::rfc3339_now();
-        let host = Value::Text(Some(file.environment.hostname.clone()));
-        let labels = labels_json(&meta.labels);
-        let commit = Value::Text(meta.labels.get("commit").cloned());
+        let env = serde_json::to_string(group.environment).unwrap_or_default();
+        let total = runs.len() + graphs.len();
+        let mut saved = Saved {
+            group: group.id.clone(),
+            runs: 0,
+            graphs: 0,
+            already: 0,
+        };
         self.engine.get_mut().transaction(&mut |tx| {
-            let stored = tx.query(
-                "SELECT environment FROM groups WHERE id = ?1",
-                &[text(&group)],
-                &[Kind::Text],
-            )?;
-            match stored.first().and_then(|r| r[0].text()) {
-                None => {
-                    tx.execute(
-                        "INSERT INTO groups (id, time, tool_version, environment, command)
-                         VALUES (?1, ?2, ?3, ?4, ?5)",
-                        &[
-                            text(&group),
-                            text(&now),
-                            text(&file.tool.version),
-                            text(&env),
-                            Value::Text(meta.command.clone()),
-                        ],
-                    )?;
-                }
-                Some(stored) => {
-                    if let Some(merged) = with_bindings(&stored, &file.environment) {
-                        tx.execute(
-                            "UPDATE groups SET environment = ?2 WHERE id = ?1",
-                            &[text(&group), text(merged)],
-                        )?;
-                    }
+            let mut keys: Vec<&str> = runs
+                .iter()
+                .map(|r| r.digest.as_str())
+                .chain(graphs.iter().map(|g| g.digest.as_str()))
+                .collect();
+            keys.sort_unstable();
+            keys.dedup();
+            for k in &keys {
+                tx.lock(k)?;
+            }
+            let mut seen = std::collections::HashSet::new();
+            let mut is_new = |tx: &mut dyn Exec, table: &str, digest: &str| -> Result<bool> {
+                Ok(seen.insert(format!("{table} {digest}"))
+                    && tx
+                        .query(
+                            &format!("SELECT id FROM {table} WHERE digest = ?1 LIMIT 1"),
+                            &[text(digest)],
+                            &[Kind::Int],
+                        )?
+                        .is_empty())
+            };
+            let mut new_runs = Vec::new();
+            for r in &runs {
+                if is_new(tx, "runs", &r.digest)? {
+                    new_runs.push(r);
                 }
             }
-            for (i, run) in file.runs.iter().enumerate() {
-                let mut row = run_row(&group, run, meta, &now);
-                row.extend([host.clone(), labels.clone(), commit.clone()]);
+            let mut new_graphs = Vec::new();
+            for g in &graphs {
+                if is_new(tx, "graphs", &g.digest)? {
+                    new_graphs.push(g);
+                }
+            }
+            saved.runs = new_runs.len();
+            saved.graphs = new_graphs.len();
+            saved.already = total - new_runs.len() - new_graphs.len();
+            if total > 0 && new_runs.is_empty() && new_graphs.is_empty() {
+                return Ok(());
+            }
+            write_group(tx, group, &env, &now)?;
+            for (i, r) in new_runs.iter().enumerate() {
+                let mut row = run_row(&group.id, r.run, &r.place, &now);
+                row.extend(r.origin.values());
+                row.push(text(&r.digest));
                 tx.execute(
                     "INSERT INTO runs (group_id, time, binding, transport, test, size, reliable,
                         zero_copy, data_type, p50, p99, samples_per_s, mbps, lost_percent, rejected,
                         profile_method, complete, sweep, cell, repetition, run, host, labels,
-                        commit_id)
+                        commit_id, digest)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
-                        ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
+                        ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
                     &row,
                 )?;
                 if i == 0 {
                     hold_for_test();
                 }
             }
-            for g in &file.graphs {
-                let time = if g.started.is_empty() {
+            for g in new_graphs {
+                let time = if g.graph.started.is_empty() {
                     &now
                 } else {
-                    &g.started
+                    &g.graph.started
                 };
+                let [host, labels, commit] = g.origin.values();
                 tx.execute(
                     "INSERT INTO graphs (group_id, time, name, binding, transport, run, host,
-                        labels, commit_id)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                        labels, commit_id, digest)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                     &[
-                        text(&group),
+                        text(&group.id),
                         text(time),
-                        text(&g.name),
-                        text(&g.binding),
-                        text(&g.transport),
-                        text(serde_json::to_string(g).unwrap_or_default()),
-                        host.clone(),
-                        labels.clone(),
-                        commit.clone(),
+                        text(&g.graph.name),
+                        text(&g.graph.binding),
+                        text(&g.graph.transport),
+                        text(serde_json::to_string(g.graph).unwrap_or_default()),
+                        host,
+                        labels,
+                        commit,
+                        text(&g.digest),
                     ],
                 )?;
             }
             Ok(())
         })?;
-        Ok(group)
+        Ok(saved)
+    }
+
+    /// Gives the runs and topology runs stored before identities were
+    /// kept (schema 5 and older, or written by an older version since)
+    /// theirs. A row whose JSON this version cannot read keeps none.
+    fn fill_identities(&mut self) -> Result<()> {
+        use Kind::{Int, Text};
+        for table in ["runs", "graphs"] {
+            let rows = self.engine.get_mut().query(
+                &format!("SELECT id, run FROM {table} WHERE digest IS NULL"),
+                &[],
+                &[Int, Text],
+            )?;
+            let digests: Vec<(i64, String)> = rows
+                .iter()
+                .filter_map(|row| {
+                    let json = row[1].text()?;
+                    let digest = if table == "runs" {
+                        identity::run(&serde_json::from_str(&json).ok()?)
+                    } else {
+                        identity::graph(&serde_json::from_str(&json).ok()?)
+                    };
+                    Some((row[0].int(), digest))
+                })
+                .collect();
+            if digests.is_empty() {
+                continue;
+            }
+            self.engine.get_mut().transaction(&mut |tx| {
+                for (id, d) in &digests {
+                    tx.execute(
+                        &format!("UPDATE {table} SET digest = ?2 WHERE id = ?1"),
+                        &[Value::Int(Some(*id)), text(d)],
+                    )?;
+                }
+                Ok(())
+            })?;
+        }
+        Ok(())
     }
 
     /// Reads runs matching `filter`, oldest first (with `limit`, the most
@@ -560,22 +817,42 @@ fn with_bindings(stored: &str, env: &Environment) -> Option<String> {
     (e.bindings.len() > before).then(|| serde_json::to_string(&e).unwrap_or_default())
 }
 
+/// A group's row: made, or (a file saved into a group that exists) its
+/// environment given the versions of bindings it lacked.
+fn write_group(tx: &mut dyn Exec, group: &GroupRow, env: &str, now: &str) -> Result<()> {
+    let stored = tx.query(
+        "SELECT environment FROM groups WHERE id = ?1",
+        &[text(&group.id)],
+        &[Kind::Text],
+    )?;
+    match stored.first().and_then(|r| r[0].text()) {
+        None => {
+            tx.execute(
+                "INSERT INTO groups (id, time, tool_version, environment, command)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                &[
+                    text(&group.id),
+                    text(now),
+                    text(group.tool_version),
+                    text(env),
+                    Value::Text(group.command.clone()),
+                ],
+            )?;
+        }
+        Some(stored) => {
+            if let Some(merged) = with_bindings(&stored, group.environment) {
+                tx.execute(
+                    "UPDATE groups SET environment = ?2 WHERE id = ?1",
+                    &[text(&group.id), text(merged)],
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A run's row of `runs`, up to its JSON (`?1` to `?21`).
-fn run_row(group: &str, run: &Run, meta: &SaveMeta, now: &str) -> Vec<Value> {
-    let sw = &run.config["sweep"];
-    let sweep = meta
-        .sweep
-        .clone()
-        .or_else(|| sw["name"].as_str().map(String::from));
-    let cell = meta
-        .cell
-        .clone()
-        .or_else(|| sw["cell"].as_str().map(String::from));
-    let repetition = if meta.repetition > 0 {
-        u64::from(meta.repetition)
-    } else {
-        sw["repetition"].as_u64().unwrap_or(0)
-    };
+fn run_row(group: &str, run: &Run, place: &Place, now: &str) -> Vec<Value> {
     let time = if run.started_at.is_empty() {
         now
     } else {
@@ -601,9 +878,9 @@ fn run_row(group: &str, run: &Run, meta: &SaveMeta, now: &str) -> Vec<Value> {
         Value::Int(tp.map(|t| t.rejected as i64)),
         Value::Text(run.profile.as_ref().map(|p| p.publisher.method.clone())),
         Value::Bool(run.complete),
-        Value::Text(sweep),
-        Value::Text(cell),
-        Value::Int(Some(repetition as i64)),
+        Value::Text(place.sweep.clone()),
+        Value::Text(place.cell.clone()),
+        Value::Int(Some(place.repetition as i64)),
         text(serde_json::to_string(run).unwrap_or_default()),
     ]
 }
@@ -660,6 +937,22 @@ pub fn to_results_file(
         },
         notes,
     ))
+}
+
+pub use sqlite::is_sqlite_file;
+
+/// Every run and topology run of the SQLite store at `path`, read from a
+/// copy of it (the store itself is neither changed nor migrated).
+pub fn read_sqlite_store(path: &Path) -> Result<(Vec<StoredRun>, Vec<StoredGraph>)> {
+    let dir = tempfile::tempdir().map_err(|e| ReportError::Io {
+        path: std::env::temp_dir(),
+        source: e,
+    })?;
+    let copy = dir.path().join("copy.db");
+    sqlite::snapshot(path, &copy)?;
+    let db = Database::open(&copy)?;
+    let all = Filter::default();
+    Ok((db.query(&all)?, db.query_graphs(&all)?))
 }
 
 /// Saves a finished results file in the store at `path` (a file or a

@@ -8,7 +8,7 @@ mod common;
 
 use common::*;
 use pubsubperf_core::result::ResultsFile;
-use pubsubperf_report::db::{Database, Filter, SaveMeta, StoredGraph, StoredRun};
+use pubsubperf_report::db::{self, Database, Filter, SaveMeta, StoredGraph, StoredRun};
 use pubsubperf_testkit::postgres::PgServer;
 use std::path::Path;
 
@@ -29,7 +29,7 @@ fn with_graph() -> ResultsFile {
 /// The suite: what one engine must do. Returns what it read back.
 fn suite(location: &Path) -> (Vec<StoredRun>, Vec<StoredGraph>) {
     let mut db = Database::open(location).unwrap();
-    assert_eq!(db.schema_version().unwrap(), 5);
+    assert_eq!(db.schema_version().unwrap(), 6);
     assert_eq!(db.count().unwrap(), 0);
     let file = sample(2, 1.0, 1.0);
     let meta = SaveMeta {
@@ -106,6 +106,12 @@ fn suite(location: &Path) -> (Vec<StoredRun>, Vec<StoredGraph>) {
     let env = db.group_environment("g-one").unwrap().unwrap();
     assert_eq!(env.hostname, "fixture");
     assert_eq!(db.group_environment("none").unwrap(), None);
+    // The same file again, into any group, is stored once.
+    let again = db.save_counted(&file, &SaveMeta::default()).unwrap();
+    assert_eq!((again.runs, again.graphs, again.already), (0, 0, 20));
+    assert_eq!(db.group_environment(&again.group).unwrap(), None);
+    let again = db.save_counted(&with_graph(), &meta).unwrap();
+    assert_eq!((again.runs, again.graphs, again.already), (0, 0, 1));
     // Opening again keeps everything (and migrates nothing).
     drop(db);
     let db = Database::open(location).unwrap();
@@ -130,8 +136,9 @@ fn postgres_passes_the_store_suite_and_reads_back_what_sqlite_does() {
     assert_eq!(pg, sqlite);
 }
 
-/// A PostgreSQL store of version 4 (no host, labels nor commit columns)
-/// gains them when opened, the host filled from each group's environment.
+/// A PostgreSQL store of version 4 (no host, labels, commit nor digest
+/// columns) gains them when opened, the host filled from each group's
+/// environment, each run's identity from its JSON.
 #[test]
 fn an_older_postgres_store_is_migrated_forward() {
     let server = PgServer::start();
@@ -143,10 +150,22 @@ fn an_older_postgres_store_is_migrated_forward() {
         "results",
         "ALTER TABLE runs DROP COLUMN host, DROP COLUMN labels, DROP COLUMN commit_id;
          ALTER TABLE graphs DROP COLUMN host, DROP COLUMN labels, DROP COLUMN commit_id;
+         ALTER TABLE runs DROP COLUMN digest;
+         ALTER TABLE graphs DROP COLUMN digest;
          UPDATE schema_version SET version = 4;",
     );
-    let db = Database::open(Path::new(&url)).unwrap();
-    assert_eq!(db.schema_version().unwrap(), 5);
+    let mut db = Database::open(Path::new(&url)).unwrap();
+    assert_eq!(db.schema_version().unwrap(), 6);
+    // The runs stored before identities were kept are given theirs: the
+    // same file saved again is recognised.
+    assert_eq!(
+        server.psql_on("results", "SELECT COUNT(*) FROM runs WHERE digest IS NULL"),
+        "0"
+    );
+    let again = db
+        .save_counted(&sample(1, 1.0, 1.0), &SaveMeta::default())
+        .unwrap();
+    assert_eq!((again.runs, again.already), (0, 10));
     let runs = db.query(&Filter::default()).unwrap();
     assert_eq!(runs.len(), 10);
     assert!(runs.iter().all(|r| r.host.as_deref() == Some("fixture")));
@@ -181,5 +200,75 @@ fn tls_is_used_as_sslmode_says() {
     assert!(
         e.is_usage() && m.contains(&verify) && !m.contains('\n'),
         "{m}"
+    );
+}
+
+/// A lab moving in: a host's SQLite store imported into PostgreSQL keeps
+/// each run's group, sweep place, host and labels; imported again, or
+/// after some of its runs were imported as a JSON file, each run is
+/// stored once. The SQLite file is read, never changed.
+#[test]
+fn a_sqlite_store_moves_into_postgres_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("host.sqlite");
+    let mut local = Database::open(&source).unwrap();
+    let cell = SaveMeta {
+        group: Some("g-sweep".into()),
+        sweep: Some("nightly".into()),
+        cell: Some("udp-64".into()),
+        repetition: 2,
+        labels: [("commit".to_string(), "abc123".to_string())].into(),
+        ..Default::default()
+    };
+    local.save(&sample(1, 1.0, 1.0), &cell).unwrap();
+    local.save(&with_graph(), &SaveMeta::default()).unwrap();
+    drop(local);
+    let before = std::fs::read(&source).unwrap();
+    assert!(db::is_sqlite_file(&source));
+    assert!(!db::is_sqlite_file(&dir.path().join("none")));
+
+    let server = PgServer::start();
+    let url = server.url("postgres", "results", "");
+    let mut lab = Database::open(Path::new(&url)).unwrap();
+    // One of its runs came in earlier as a JSON file.
+    let mut one = sample(1, 1.0, 1.0);
+    one.runs.truncate(1);
+    lab.save(&one, &SaveMeta::default()).unwrap();
+    let (runs, graphs) = db::read_sqlite_store(&source).unwrap();
+    assert_eq!((runs.len(), graphs.len()), (10, 1));
+    let saved = lab
+        .import_stored(&runs, &graphs, "import host.sqlite")
+        .unwrap();
+    let total = |s: &[db::Saved]| {
+        s.iter().fold((0, 0, 0), |t, s| {
+            (t.0 + s.runs, t.1 + s.graphs, t.2 + s.already)
+        })
+    };
+    assert_eq!(total(&saved), (9, 1, 1));
+    let again = lab
+        .import_stored(&runs, &graphs, "import host.sqlite")
+        .unwrap();
+    assert_eq!(total(&again), (0, 0, 11));
+    assert_eq!(lab.count().unwrap(), 10);
+    assert_eq!(lab.count_graphs().unwrap(), 1);
+    let moved = lab
+        .query(&Filter {
+            group: Some("g-sweep".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(moved.len(), 9);
+    for r in &moved {
+        assert_eq!(
+            (r.sweep.as_deref(), r.cell.as_deref(), r.repetition),
+            (Some("nightly"), Some("udp-64"), 2)
+        );
+        assert_eq!(r.labels["commit"], "abc123");
+        assert_eq!(r.host.as_deref(), Some("fixture"));
+    }
+    assert_eq!(
+        std::fs::read(&source).unwrap(),
+        before,
+        "the source is unchanged"
     );
 }

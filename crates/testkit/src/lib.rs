@@ -19,6 +19,7 @@
 //!   fail the test naming what is missing instead of letting it pass
 //!   unchecked.
 
+pub mod chromium;
 pub mod config;
 pub mod conformance;
 pub mod groups;

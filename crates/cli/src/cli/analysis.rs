@@ -154,7 +154,9 @@ pub struct ExportArgs {
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// Results JSON files to store in the database (one run group each).
+    /// Results JSON files (one run group each) and SQLite stores (each of
+    /// their groups) to store in the database; a run it already has is
+    /// not stored again.
     #[arg(value_name = "RESULTS", required = true)]
     pub results: Vec<PathBuf>,
     /// Results store, a file or postgres:// URL (default: see 'pubsubperf latency --help').

@@ -53,6 +53,13 @@ pub trait Exec {
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64>;
     /// Runs a query; each row's columns are read as `kinds` says.
     fn query(&mut self, sql: &str, params: &[Value], kinds: &[Kind]) -> Result<Vec<Vec<Value>>>;
+    /// Inside a transaction, waits until no other transaction holds `key`,
+    /// and holds it to the commit: writers at once that check, then add,
+    /// the same thing take turns. Nothing to do where a transaction
+    /// already excludes every other writer (SQLite's immediate ones).
+    fn lock(&mut self, _key: &str) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// An open store's engine.

@@ -304,6 +304,17 @@ impl Exec for Tx<'_, '_> {
     fn query(&mut self, sql: &str, params: &[Value], kinds: &[Kind]) -> Result<Vec<Vec<Value>>> {
         query(self.tx, self.name, sql, params, kinds)
     }
+
+    /// A transaction-level advisory lock on the key's 64-bit hash.
+    fn lock(&mut self, key: &str) -> Result<()> {
+        self.tx
+            .execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+                &[&key],
+            )
+            .map(drop)
+            .map_err(|e| failed(self.name, &e))
+    }
 }
 
 impl Engine for Postgres {

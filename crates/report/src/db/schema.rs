@@ -8,8 +8,11 @@
 /// - 1 → 2: `runs.rejected`; 2 → 3: `runs.profile_method`;
 /// - 3 → 4: the `graphs` table;
 /// - 4 → 5: `host`, `labels` and `commit_id` of runs and topology runs,
-///   and the `schema_version` table.
-pub const VERSION: i64 = 5;
+///   and the `schema_version` table;
+/// - 5 → 6: `digest` of runs and topology runs (a run's identity, so that
+///   one imported twice is stored once; filled by the store, see
+///   [`super::identity`]).
+pub const VERSION: i64 = 6;
 
 /// The tables at version 4 in SQLite; [`COLUMNS`] adds the rest, [`INDEXES`] the indexes.
 pub const SQLITE: &str = "
@@ -147,7 +150,7 @@ const fn empty(table: &'static str, name: &'static str) -> Column {
 }
 
 /// The columns later versions added, oldest first.
-pub const COLUMNS: [Column; 8] = [
+pub const COLUMNS: [Column; 10] = [
     Column {
         table: "runs",
         name: "rejected",
@@ -178,6 +181,8 @@ pub const COLUMNS: [Column; 8] = [
     ),
     empty("graphs", "labels"),
     empty("graphs", "commit_id"),
+    empty("runs", "digest"),
+    empty("graphs", "digest"),
 ];
 
 /// The indexes, in both dialects (made once the added columns are there).
@@ -190,4 +195,6 @@ CREATE INDEX IF NOT EXISTS graphs_time ON graphs(time);
 CREATE INDEX IF NOT EXISTS graphs_group ON graphs(group_id);
 CREATE INDEX IF NOT EXISTS runs_host ON runs(host);
 CREATE INDEX IF NOT EXISTS runs_commit ON runs(commit_id);
+CREATE INDEX IF NOT EXISTS runs_digest ON runs(digest);
+CREATE INDEX IF NOT EXISTS graphs_digest ON graphs(digest);
 ";

@@ -205,3 +205,29 @@ impl Engine for Sqlite {
         tx.commit().map_err(db_err(&self.name))
     }
 }
+
+/// Whether `path` is a SQLite database file (its header's magic string).
+pub fn is_sqlite_file(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 16];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok_and(|()| &magic == b"SQLite format 3\0")
+}
+
+/// A consistent copy of the SQLite store at `from` in the new file `into`
+/// (`VACUUM INTO`, read-only on `from`: a store being written is copied as
+/// of one transaction, and is never changed nor migrated by being read).
+pub fn snapshot(from: &Path, into: &Path) -> Result<()> {
+    let name = from.display().to_string();
+    let err = db_err(&name);
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+        | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW
+        | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(from, flags).map_err(&err)?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))
+        .map_err(&err)?;
+    conn.execute("VACUUM INTO ?1", [into.to_string_lossy()])
+        .map(drop)
+        .map_err(&err)
+}
