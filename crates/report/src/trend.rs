@@ -8,6 +8,12 @@
 //! version. A revision's figure is the median of its runs (latency: p50;
 //! throughput: samples/s), its spread their range.
 //!
+//! The machine's setup is followed along a series: its kernel, clock
+//! source and the verdict of each of the doctor's checks recorded with
+//! the runs ([`Setup`]). Where it changed between two revisions the trend
+//! says so, and a change point at that boundary says the machine changed
+//! there too: the step may be the machine's, not the revision's.
+//!
 //! Change points: a Mann-Whitney step test over windows (as asv and
 //! conbench test steps), see [`detect`]. At each boundary between
 //! revisions the runs of up to `window` revisions before are tested
@@ -65,6 +71,48 @@ pub struct SeriesKey {
     pub machine: String,
 }
 
+/// The machine's setup as a run recorded it: `kernel`, `clocksource`,
+/// and each doctor check by name with its (worst) verdict.
+pub type Setup = BTreeMap<String, String>;
+
+/// The setup recorded with a run's environment.
+pub fn setup_of(env: &pubsubperf_core::environment::Environment) -> Setup {
+    let mut s = Setup::new();
+    if !env.kernel.is_empty() {
+        s.insert("kernel".into(), env.kernel.clone());
+    }
+    if !env.clocksource.is_empty() {
+        s.insert("clocksource".into(), env.clocksource.clone());
+    }
+    let mut worst: BTreeMap<&str, _> = BTreeMap::new();
+    for f in &env.doctor {
+        let v = worst.entry(&f.check).or_insert(f.verdict);
+        *v = (*v).max(f.verdict);
+    }
+    for (check, v) in worst {
+        s.insert(format!("doctor {check}"), v.to_string());
+    }
+    s
+}
+
+/// What differs between two setups, as `NAME: BEFORE → AFTER`: only what
+/// both recorded (a run that kept no doctor findings changes nothing).
+pub fn setup_changes(before: &Setup, after: &Setup) -> Vec<String> {
+    before
+        .iter()
+        .filter_map(|(k, b)| {
+            let a = after.get(k)?;
+            (a != b).then(|| {
+                format!(
+                    "{k}: {} → {}",
+                    pubsubperf_core::escape::printable_all(b),
+                    pubsubperf_core::escape::printable_all(a)
+                )
+            })
+        })
+        .collect()
+}
+
 /// One run's figure in a series.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Point {
@@ -74,6 +122,8 @@ pub struct Point {
     pub revision: String,
     /// The figure (latency: p50 ns; throughput: samples/s).
     pub value: f64,
+    /// The machine's setup when it was measured.
+    pub setup: Setup,
 }
 
 /// A revision of a series: its runs' figures.
@@ -83,6 +133,11 @@ pub struct Revision {
     pub name: String,
     /// The figures of its runs, as measured.
     pub values: Vec<f64>,
+    /// The machine's setup at its first run.
+    pub setup: Setup,
+    /// What of the setup changed since the revision before (empty for the
+    /// first), see [`setup_changes`].
+    pub machine_changed: Vec<String>,
 }
 
 /// A change point.
@@ -104,6 +159,8 @@ pub struct Change {
     pub tested: usize,
     /// True when the figure got worse (latency up, throughput down).
     pub worse: bool,
+    /// What of the machine's setup changed at the same boundary.
+    pub machine_changed: Vec<String>,
 }
 
 /// A series with its revisions and change points.
@@ -149,6 +206,7 @@ pub fn points(runs: &[StoredRun]) -> Vec<Point> {
                 },
                 revision,
                 value,
+                setup: setup_of(env),
             })
         })
         .collect()
@@ -164,17 +222,24 @@ pub fn series(points: &[Point], s: &Settings) -> Vec<Series> {
             None => revs.push(Revision {
                 name: p.revision.clone(),
                 values: vec![p.value],
+                setup: p.setup.clone(),
+                machine_changed: Vec::new(),
             }),
         }
     }
     by_key
         .into_iter()
-        .map(|(key, revisions)| {
+        .map(|(key, mut revisions)| {
+            for i in 1..revisions.len() {
+                revisions[i].machine_changed =
+                    setup_changes(&revisions[i - 1].setup, &revisions[i].setup);
+            }
             let higher_is_worse = key.test == "latency";
             let changes = detect(&revisions, s)
                 .into_iter()
                 .map(|mut c| {
                     c.worse = (c.change > 0.0) == higher_is_worse;
+                    c.machine_changed = revisions[c.index].machine_changed.clone();
                     c
                 })
                 .collect();
@@ -253,6 +318,7 @@ pub fn detect(revisions: &[Revision], s: &Settings) -> Vec<Change> {
                 p,
                 tested: tested.len(),
                 worse: false,
+                machine_changed: Vec::new(),
             }
         })
         .collect()
@@ -262,7 +328,7 @@ pub fn detect(revisions: &[Revision], s: &Settings) -> Vec<Change> {
 /// test.
 pub fn change_line(c: &Change, s: &Settings) -> String {
     format!(
-        "change at {}: {:+.1} % ({:.0} % interval {:+.1} % .. {:+.1} %), p = {:.2e} < {:.2e} ({} boundaries, false-alarm rate {} per series){}",
+        "change at {}: {:+.1} % ({:.0} % interval {:+.1} % .. {:+.1} %), p = {:.2e} < {:.2e} ({} boundaries, false-alarm rate {} per series){}{}",
         pubsubperf_core::escape::printable_all(&c.revision),
         c.change * 100.0,
         s.level * 100.0,
@@ -272,7 +338,24 @@ pub fn change_line(c: &Change, s: &Settings) -> String {
         s.alpha / c.tested as f64,
         c.tested,
         s.alpha,
-        if c.worse { ", worse" } else { ", better" }
+        if c.worse { ", worse" } else { ", better" },
+        if c.machine_changed.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; the machine changed here too ({}): the step may be the machine's",
+                c.machine_changed.join(", ")
+            )
+        }
+    )
+}
+
+/// A change of the machine's setup between two revisions, in one line.
+pub fn machine_line(r: &Revision) -> String {
+    format!(
+        "the machine changed at {}: {}",
+        pubsubperf_core::escape::printable_all(&r.name),
+        r.machine_changed.join(", ")
     )
 }
 
@@ -326,6 +409,11 @@ pub fn text(series: &[Series], s: &Settings) -> String {
         }
         for c in &x.changes {
             let _ = writeln!(out, "  {}", change_line(c, s));
+        }
+        for r in x.revisions.iter().filter(|r| !r.machine_changed.is_empty()) {
+            if !x.changes.iter().any(|c| c.revision == r.name) {
+                let _ = writeln!(out, "  {}", machine_line(r));
+            }
         }
         out.push('\n');
     }

@@ -3,7 +3,7 @@
 //! change points marked and listed ([`crate::trend`] has the method).
 
 use crate::svg::{Axis, Plot, Scale, Series as Line, Style, Unit, esc};
-use crate::trend::{Series, Settings, change_line, median};
+use crate::trend::{Series, Settings, change_line, machine_line, median};
 use pubsubperf_core::escape::printable_all;
 
 /// The series' title: what was measured and on which machine.
@@ -119,6 +119,11 @@ pub fn section(series: &[Series], s: &Settings, plots: &mut Vec<(String, String)
         }
         for c in &x.changes {
             h.push_str(&format!("<p>{}</p>\n", esc(&change_line(c, s))));
+        }
+        for r in x.revisions.iter().filter(|r| !r.machine_changed.is_empty()) {
+            if !x.changes.iter().any(|c| c.revision == r.name) {
+                h.push_str(&format!("<p>{}</p>\n", esc(&machine_line(r))));
+            }
         }
     }
     h

@@ -5,7 +5,7 @@
 //! series stay apart. The noise is seeded: the answers are the same on
 //! every run.
 
-use pubsubperf_report::trend::{Point, SeriesKey, Settings, detect, series};
+use pubsubperf_report::trend::{Point, SeriesKey, Settings, change_line, detect, series, text};
 
 /// xorshift64* with Box-Muller: normal deviates from a seed.
 struct Noise(u64);
@@ -52,6 +52,7 @@ fn points(
                 key: key(machine),
                 revision: format!("c{i}"),
                 value: level(i) * (1.0 + 0.05 * noise.normal()),
+                setup: Default::default(),
             });
         }
     }
@@ -148,4 +149,43 @@ fn the_reports_trend_section_draws_the_series_and_names_its_change() {
     );
     assert!(html.contains("<p>change at c40: +"), "{html}");
     assert!(html.contains(", worse</p>"), "{html}");
+}
+
+/// The machine's setup changed with the step (its governor's verdict
+/// went from ok to warn at c40): the change point says the machine
+/// changed there too. A kernel update at c20, where nothing moved, is
+/// listed on its own. A check recorded on one side only is no change.
+#[test]
+fn a_step_where_the_machine_changed_says_so() {
+    let s = Settings::default();
+    let mut pts = points("pi4", 60, 3, 7, |i| {
+        if i >= 40 { 11_500.0 } else { 10_000.0 }
+    });
+    for p in &mut pts {
+        let i: usize = p.revision[1..].parse().unwrap();
+        let kernel = if i >= 20 { "6.12" } else { "6.1" };
+        p.setup.insert("kernel".into(), kernel.into());
+        let governor = if i >= 40 { "warn" } else { "ok" };
+        p.setup.insert("doctor governor".into(), governor.into());
+        if i >= 50 {
+            p.setup.insert("doctor irq".into(), "warn".into());
+        }
+    }
+    let found = series(&pts, &s);
+    let changes = &found[0].changes;
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(changes[0].revision, "c40");
+    assert_eq!(changes[0].machine_changed, ["doctor governor: ok → warn"]);
+    assert!(
+        change_line(&changes[0], &s)
+            .ends_with("worse; the machine changed here too (doctor governor: ok → warn): the step may be the machine's"),
+        "{}",
+        change_line(&changes[0], &s)
+    );
+    let t = text(&found, &s);
+    assert!(
+        t.contains("  the machine changed at c20: kernel: 6.1 → 6.12\n"),
+        "{t}"
+    );
+    assert_eq!(t.matches("the machine changed").count(), 2, "{t}");
 }
