@@ -158,9 +158,15 @@ fn the_reports_trend_section_draws_the_series_and_names_its_change() {
 #[test]
 fn a_step_where_the_machine_changed_says_so() {
     let s = Settings::default();
-    let mut pts = points("pi4", 60, 3, 7, |i| {
-        if i >= 40 { 11_500.0 } else { 10_000.0 }
-    });
+    let mut pts = points(
+        "pi4",
+        60,
+        3,
+        7,
+        |i| {
+            if i >= 40 { 11_500.0 } else { 10_000.0 }
+        },
+    );
     for p in &mut pts {
         let i: usize = p.revision[1..].parse().unwrap();
         let kernel = if i >= 20 { "6.12" } else { "6.1" };
