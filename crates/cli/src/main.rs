@@ -1,36 +1,33 @@
 //! pubsubperf: the command-line front end. The command line is parsed in
 //! `cli/` (the only module that uses clap); `pubsubperf_runner::plan`
 //! validates a test and builds its run specs from plain values (the command
-//! line, sweep cells and the quick job all go through it); the results
-//! files are written by `output.rs`, the tables printed by
-//! `pubsubperf_report::live`. The work is done by the library crates
-//! (pubsubperf-runner, pubsubperf-harness, pubsubperf-core and the
-//! bindings).
+//! line, sweep cells and the quick job all go through it), and
+//! `pubsubperf_frontend` runs them with their progress lines and tables;
+//! the RTI tools' front ends are `pubsubperf_rti`. The work is done by the
+//! library crates (pubsubperf-runner, pubsubperf-harness, pubsubperf-core
+//! and the bindings).
 
-mod agent;
 mod analysis;
 mod calibrate;
 mod cli;
 mod doctor;
-mod interrupt;
-mod perftest;
 mod quick;
 mod relay;
-mod rti_default;
-mod side_print;
 mod sweep;
-mod throughput_example;
 mod topology;
 mod topology_print;
 
 use anyhow::Context;
 use cli::{Cli, Command};
 use plan::UsageError;
-use pubsubperf_core::environment::Environment;
-use pubsubperf_core::result::{Run, TestKind};
-use pubsubperf_harness::{Fault, registry};
+use pubsubperf_frontend::{
+    agent, execute, failure_exit, interrupt, lifted, print_tables, serve_exit,
+};
+use pubsubperf_core::result::TestKind;
+use pubsubperf_harness::registry;
+use pubsubperf_rti::{perftest, side_print, throughput_example};
 use pubsubperf_runner::environment::bindings_env;
-use pubsubperf_runner::{RunnerError, execute as executor, plan};
+use pubsubperf_runner::{RunnerError, plan};
 use std::process::ExitCode;
 
 /// The exit code of `compare` when a `--fail-if` condition holds: distinct
@@ -205,13 +202,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 interrupt::install(interrupt::Notice::Say);
                 let addr = a.listen.as_deref().unwrap_or("0.0.0.0:7400");
-                agent::run(agent::Mode::Listen { addr, once: true }, &a.host, None)?
+                agent::run(agent::Mode::Listen { addr, once: true }, &a.host.settings(), None)?
             };
             serve_exit(r)
         }
         Some(Command::Agent(a)) => {
             if a.new_token {
-                agent::new_token(&a.host)?;
+                agent::new_token(&a.host.settings())?;
                 return Ok(ExitCode::SUCCESS);
             }
             interrupt::install(interrupt::Notice::Quiet);
@@ -223,107 +220,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     once: false,
                 }
             };
-            serve_exit(agent::run(mode, &a.host, None)?)
-        }
-    }
-}
-
-/// The exit code of a subscriber host's process.
-fn serve_exit(r: Result<(), Fault>) -> anyhow::Result<ExitCode> {
-    match r {
-        Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(Fault::Config(m)) => Err(UsageError(m).into()),
-        Err(Fault::Interrupted) => Ok(ExitCode::from(130)),
-        Err(e) => Err(anyhow::anyhow!("{e}")),
-    }
-}
-
-/// Runs every spec of a plan, on one session per number of subscribers
-/// and publishers (one session for most plans), pushing each finished run into
-/// `sink` (which rewrites the output files at once). Returns why it stopped
-/// early, if it did; set-up failures are returned the same way.
-pub fn execute(
-    plan: &plan::TestPlan,
-    sink: &mut pubsubperf_runner::sink::Sink,
-    pool: Option<&std::sync::Arc<pubsubperf_harness::ssh::Pool>>,
-) -> anyhow::Result<Option<Fault>> {
-    let quiet = plan.quiet;
-    // The live lines say the rate, subscribers and publishers of their
-    // run where the plan's runs differ in them.
-    let differ = |f: fn(&pubsubperf_harness::spec::RunSpec) -> u64| {
-        plan.specs.iter().any(|s| f(s) != f(&plan.specs[0]))
-    };
-    let (rates, subs, pubs) = (
-        differ(|s| s.rate.to_bits()),
-        differ(|s| s.subscribers as u64),
-        differ(|s| s.publishers as u64),
-    );
-    executor::execute(plan, sink, pool, &mut |spec, i| {
-        if !quiet {
-            let mut point = String::new();
-            if rates {
-                point += &format!(", rate {}", pubsubperf_core::rate::format_rate(spec.rate));
-            }
-            if subs {
-                point += &format!(", {} subscribers", spec.subscribers);
-            }
-            if pubs {
-                point += &format!(", {} publishers", spec.publishers);
-            }
-            eprintln!(
-                "{}",
-                pubsubperf_report::live::interval_line(spec.test, spec.size, &point, i)
-            );
-        }
-    })
-    .map_err(lifted)
-}
-
-/// A runner's error as the binary reports it: a usage error stays one
-/// (exit code 2).
-pub fn lifted(e: RunnerError) -> anyhow::Error {
-    match e {
-        RunnerError::Usage(u) => u.into(),
-        e => e.into(),
-    }
-}
-
-/// Prints the tables of a test's runs.
-pub fn print_tables(runs: &[Run], env: &Environment) {
-    if let Some(r) = runs.first() {
-        let refs: Vec<&Run> = runs.iter().collect();
-        println!("{}", pubsubperf_report::live::run_banner(&refs));
-        match r.test {
-            TestKind::Latency => {
-                print!("{}", pubsubperf_report::live::latency_table(&refs));
-                print!("{}", pubsubperf_report::live::per_subscriber::lines(&refs));
-                print!("{}", pubsubperf_report::live::fan_out::lines(&refs));
-                print!("{}", pubsubperf_report::live::topics::lines(&refs));
-                print!("{}", pubsubperf_report::live::one_way::lines(&refs));
-                print!("{}", pubsubperf_report::live::limit::lines(&refs));
-                print!("{}", pubsubperf_report::live::discovery::lines(&refs));
-            }
-            TestKind::Throughput if pubsubperf_report::live::ramp::demand_of(r).is_some() => {
-                print!("{}", pubsubperf_report::live::ramp::table(&refs));
-                print!("{}", pubsubperf_report::live::loss_lines(&refs));
-            }
-            TestKind::Throughput => {
-                print!("{}", pubsubperf_report::live::throughput_table(&refs));
-                print!("{}", pubsubperf_report::live::fan_out::lines(&refs));
-                print!("{}", pubsubperf_report::live::topics::lines(&refs));
-                print!("{}", pubsubperf_report::live::limit::lines(&refs));
-                print!("{}", pubsubperf_report::live::discovery::lines(&refs));
-            }
-        }
-        for r in runs {
-            print!("{}", pubsubperf_report::profile::text(r));
-            print!("{}", pubsubperf_report::explanation::text(r));
-        }
-        if let Some(how) = &env.emulated {
-            println!(
-                "emulated: {how}; these figures are the emulator's, not {}'s",
-                env.arch
-            );
+            serve_exit(agent::run(mode, &a.host.settings(), None)?)
         }
     }
 }
@@ -352,23 +249,3 @@ fn test(plan: plan::TestPlan, save: &cli::SaveArgs, command: &str) -> anyhow::Re
     failure_exit(failure, !sink.file.runs.is_empty())
 }
 
-/// The exit of a test that stopped with `failure` (None: it finished);
-/// `measured`: some runs' results were written.
-pub fn failure_exit(failure: Option<Fault>, measured: bool) -> anyhow::Result<ExitCode> {
-    match failure {
-        None => Ok(ExitCode::SUCCESS),
-        Some(Fault::Interrupted) => {
-            eprintln!("pubsubperf: interrupted; results so far are written");
-            Ok(ExitCode::from(130))
-        }
-        Some(Fault::Config(m)) => Err(UsageError(m).into()),
-        Some(f) => {
-            let saved = if measured {
-                " (results measured so far are written)"
-            } else {
-                ""
-            };
-            anyhow::bail!("{f}{saved}")
-        }
-    }
-}

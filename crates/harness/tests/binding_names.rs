@@ -10,7 +10,13 @@ use pubsubperf_harness::registry;
 use std::path::{Path, PathBuf};
 
 /// The sources scanned, from the workspace's root.
-const SCANNED: [&str; 3] = ["crates/cli/src", "crates/harness/src", "crates/runner/src"];
+const SCANNED: [&str; 5] = [
+    "crates/cli/src",
+    "crates/frontend/src",
+    "crates/rti/src",
+    "crates/harness/src",
+    "crates/runner/src",
+];
 
 /// The one file of those that may compare names: the binding table.
 const TABLE: &str = "crates/harness/src/registry.rs";

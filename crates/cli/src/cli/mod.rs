@@ -520,6 +520,28 @@ pub struct HostArgs {
     pub qos_dir: Option<PathBuf>,
 }
 
+impl HostArgs {
+    /// The options' values, for the agent.
+    pub fn settings(&self) -> pubsubperf_frontend::agent::HostSettings {
+        pubsubperf_frontend::agent::HostSettings {
+            data_address: self.data_address.clone(),
+            multicast_address: self.multicast_address.clone(),
+            token_file: self.token_file.clone(),
+            insecure: self.insecure,
+            insecure_network: self.insecure_network,
+            max_duration: self.max_duration.clone(),
+            max_size: self.max_size.clone(),
+            allow_destination: self.allow_destination.clone(),
+            allow_multicast_ttl: self.allow_multicast_ttl,
+            run_grace: self.run_grace.clone(),
+            idle_timeout: self.idle_timeout.clone(),
+            allow_rt_priority: self.allow_rt_priority,
+            allow_mlock: self.allow_mlock,
+            qos_dir: self.qos_dir.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct BindingsArgs {
     /// Print as JSON.

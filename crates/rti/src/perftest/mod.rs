@@ -12,7 +12,7 @@ pub mod printer;
 pub mod sub_print;
 mod table;
 
-use crate::cli::HostArgs;
+use crate::agent::HostSettings;
 use crate::plan::{TestPlan, UsageError};
 use options::{Invocation, Role};
 use pubsubperf_core::result::TestKind;
@@ -125,7 +125,7 @@ pub(crate) fn serve_once(
     port: u16,
     print: Option<String>,
 ) -> anyhow::Result<ExitCode> {
-    let host = HostArgs {
+    let host = HostSettings {
         data_address,
         multicast_address,
         token_file: None,

@@ -1,14 +1,36 @@
-//! `pubsubperf agent` and `sub --listen`: the command line's side of the
-//! harness's agent (token, limits, what it prints).
+//! `pubsubperf agent` and `sub --listen` (and the RTI front ends'
+//! subscribing sides): the front end's side of the harness's agent (token,
+//! limits, what it prints).
 
-use crate::cli::HostArgs;
-use crate::plan::{UsageError, parse_duration};
+use pubsubperf_runner::plan::{UsageError, parse_duration};
 use pubsubperf_core::size::parse_size;
 use pubsubperf_harness::Fault;
 use pubsubperf_harness::agent::{self, AgentConfig, Event};
 use pubsubperf_harness::serve::{Limits, SessionSettings};
 use pubsubperf_harness::token;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+
+/// Who may start runs on an agent's host, what a run may ask of it, and
+/// which address its data uses: the values of `pubsubperf agent`'s options
+/// (their meaning is in its help).
+#[derive(Debug, Clone)]
+pub struct HostSettings {
+    pub data_address: Option<String>,
+    pub multicast_address: Option<String>,
+    pub token_file: Option<PathBuf>,
+    pub insecure: bool,
+    pub insecure_network: bool,
+    pub max_duration: String,
+    pub max_size: String,
+    pub allow_destination: Vec<String>,
+    pub allow_multicast_ttl: Option<u8>,
+    pub run_grace: String,
+    pub idle_timeout: String,
+    pub allow_rt_priority: bool,
+    pub allow_mlock: bool,
+    pub qos_dir: Option<PathBuf>,
+}
 
 /// How the agent is reached.
 pub enum Mode<'a> {
@@ -23,7 +45,7 @@ pub enum Mode<'a> {
 /// outer error is bad input (exit 2); the inner result is the agent's.
 pub fn run(
     mode: Mode,
-    host: &HostArgs,
+    host: &HostSettings,
     print: Option<String>,
 ) -> anyhow::Result<Result<(), Fault>> {
     let (listen, once) = match mode {
@@ -125,7 +147,7 @@ pub fn run(
 
 /// `agent --new-token`: a fresh token in the token file, which must not
 /// exist yet.
-pub fn new_token(host: &HostArgs) -> anyhow::Result<()> {
+pub fn new_token(host: &HostSettings) -> anyhow::Result<()> {
     let path = token::path(host.token_file.as_deref())
         .map_err(|e| UsageError(format!("--token-file: {e}")))?;
     token::create_new(&path).map_err(|e| UsageError(format!("--new-token: {e}")))?;
@@ -146,7 +168,7 @@ pub fn session_settings(json: Option<&str>) -> anyhow::Result<SessionSettings> {
     }
 }
 
-fn limits(a: &HostArgs) -> Result<Limits, UsageError> {
+fn limits(a: &HostSettings) -> Result<Limits, UsageError> {
     let ns = |flag, d: &str| parse_duration(flag, d).map(|d| d.as_nanos() as u64);
     let max_size = parse_size(&a.max_size).map_err(|e| UsageError(format!("--max-size: {e}")))?;
     let destinations = a
