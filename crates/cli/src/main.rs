@@ -20,10 +20,8 @@ mod topology_print;
 use anyhow::Context;
 use cli::{Cli, Command};
 use plan::UsageError;
-use pubsubperf_frontend::{
-    agent, execute, failure_exit, interrupt, lifted, print_tables, serve_exit,
-};
 use pubsubperf_core::result::TestKind;
+use pubsubperf_frontend::{agent, execute, failure_exit, interrupt, print_tables, serve_exit};
 use pubsubperf_harness::registry;
 use pubsubperf_rti::{perftest, side_print, throughput_example};
 use pubsubperf_runner::environment::bindings_env;
@@ -202,7 +200,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 interrupt::install(interrupt::Notice::Say);
                 let addr = a.listen.as_deref().unwrap_or("0.0.0.0:7400");
-                agent::run(agent::Mode::Listen { addr, once: true }, &a.host.settings(), None)?
+                agent::run(
+                    agent::Mode::Listen { addr, once: true },
+                    &a.host.settings(),
+                    None,
+                )?
             };
             serve_exit(r)
         }
@@ -248,4 +250,3 @@ fn test(plan: plan::TestPlan, save: &cli::SaveArgs, command: &str) -> anyhow::Re
     }
     failure_exit(failure, !sink.file.runs.is_empty())
 }
-

@@ -2,12 +2,12 @@
 //! subscribing sides): the front end's side of the harness's agent (token,
 //! limits, what it prints).
 
-use pubsubperf_runner::plan::{UsageError, parse_duration};
 use pubsubperf_core::size::parse_size;
 use pubsubperf_harness::Fault;
 use pubsubperf_harness::agent::{self, AgentConfig, Event};
 use pubsubperf_harness::serve::{Limits, SessionSettings};
 use pubsubperf_harness::token;
+use pubsubperf_runner::plan::{UsageError, parse_duration};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 
