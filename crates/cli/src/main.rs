@@ -7,24 +7,27 @@
 //! library crates (pubsubperf-runner, pubsubperf-harness, pubsubperf-core
 //! and the bindings).
 
+mod agent;
 mod analysis;
 mod calibrate;
+mod check_only;
 mod cli;
 mod doctor;
+mod man;
 mod quick;
 mod relay;
+mod sub;
 mod sweep;
+mod test;
 mod topology;
 mod topology_print;
 
-use anyhow::Context;
 use cli::{Cli, Command};
 use plan::UsageError;
 use pubsubperf_core::result::TestKind;
-use pubsubperf_frontend::{agent, execute, failure_exit, interrupt, print_tables, serve_exit};
+use pubsubperf_frontend::{execute, interrupt};
 use pubsubperf_harness::registry;
-use pubsubperf_rti::{perftest, side_print, throughput_example};
-use pubsubperf_runner::environment::bindings_env;
+use pubsubperf_rti::{perftest, throughput_example};
 use pubsubperf_runner::{RunnerError, plan};
 use std::process::ExitCode;
 
@@ -43,8 +46,8 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let outcome = if std::env::var_os(CHECK_ONLY).is_some() {
-        check_only(cli)
+    let outcome = if std::env::var_os(check_only::CHECK_ONLY).is_some() {
+        check_only::run(cli)
     } else {
         run(cli)
     };
@@ -65,42 +68,6 @@ fn main() -> ExitCode {
     }
 }
 
-/// With this variable set, the command line is parsed and validated (a
-/// test's plan built, a sweep's cells checked) and nothing runs: exit 0 when
-/// the command would start, 2 with the one-line error otherwise. The docs
-/// test checks every command of README.md and docs/ this way.
-const CHECK_ONLY: &str = "PUBSUBPERF_CHECK_ONLY";
-
-fn check_only(cli: Cli) -> anyhow::Result<ExitCode> {
-    match cli.command {
-        Some(Command::Latency(a)) => drop(a.plan(TestKind::Latency)?),
-        Some(Command::Throughput(a)) => drop(a.plan(TestKind::Throughput)?),
-        Some(Command::Perftest(a)) => drop(perftest::plan(&perftest::read(&a.args)?)?),
-        Some(Command::ThroughputExample(a)) => drop(throughput_example::plan(
-            &throughput_example::read(&a.args)?,
-        )?),
-        Some(Command::Topology(a)) => drop(topology::plan(&a)?),
-        Some(Command::Sweep(a)) => {
-            let sweep = sweep::load(&a.file)?;
-            for cell in &sweep.cells {
-                if let Err(why) = sweep::check_cell(cell) {
-                    eprintln!(
-                        "pubsubperf: sweep {}: cell {} would be skipped: {why}",
-                        a.file.display(),
-                        cell.key
-                    );
-                }
-            }
-        }
-        _ => {}
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-fn command_line() -> String {
-    std::env::args().collect::<Vec<_>>().join(" ")
-}
-
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         None => {
@@ -112,14 +79,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             interrupt::install(interrupt::Notice::Say);
             quick::run(&a)
         }
-        Some(Command::Latency(a)) => {
-            interrupt::install(interrupt::Notice::Say);
-            test(a.plan(TestKind::Latency)?, &a.save, &command_line())
-        }
-        Some(Command::Throughput(a)) => {
-            interrupt::install(interrupt::Notice::Say);
-            test(a.plan(TestKind::Throughput)?, &a.save, &command_line())
-        }
+        Some(Command::Latency(a)) => test::run(a.plan(TestKind::Latency), &a.save),
+        Some(Command::Throughput(a)) => test::run(a.plan(TestKind::Throughput), &a.save),
         Some(Command::Perftest(a)) => perftest::run(&a.args),
         Some(Command::ThroughputExample(a)) => throughput_example::run(&a.args),
         Some(Command::Sweep(a)) => {
@@ -132,121 +93,31 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Calibrate(a)) => calibrate::run(&a),
         Some(Command::Doctor(a)) => doctor::run(&a),
-        Some(Command::Bindings(a)) => {
-            let infos = registry::infos();
-            if a.json {
-                println!("{}", serde_json::to_string_pretty(&infos)?);
-            } else {
-                print!("{}", pubsubperf_report::live::bindings_table(&infos));
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        Some(Command::Bindings(a)) => bindings(a.json),
         Some(Command::Report(a)) => analysis::report(&a),
         Some(Command::Merge(a)) => analysis::merge(&a),
         Some(Command::Compare(a)) => analysis::compare(&a),
         Some(Command::History(a)) => analysis::history(&a),
         Some(Command::Export(a)) => analysis::export(&a),
         Some(Command::Import(a)) => analysis::import(&a),
-        Some(Command::Completions(a)) => {
-            cli::completions(a.shell, &mut std::io::stdout().lock());
-            Ok(ExitCode::SUCCESS)
-        }
-        Some(Command::Man(a)) => {
-            match &a.dir {
-                Some(dir) => {
-                    for page in cli::man_pages(dir)
-                        .with_context(|| format!("man --dir {}", dir.display()))?
-                    {
-                        println!("{}", page.display());
-                    }
-                }
-                None => cli::man_page(&mut std::io::stdout().lock())?,
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        Some(Command::Completions(a)) => man::completions(&a),
+        Some(Command::Man(a)) => man::run(&a),
         Some(Command::Relay(a)) => {
             interrupt::install(interrupt::Notice::Say);
             relay::run(&a)
         }
-        Some(Command::Sub(a)) => {
-            let r = if let Some(addr) = &a.connect_back {
-                // Started by a publisher: it handles Ctrl-C and stops us.
-                pubsubperf_harness::serve::connect_back(addr)
-            } else if a.session_stdin {
-                // Started by an agent: its keys first, before anything opens
-                // a descriptor; SIGTERM (the agent stopping) ends the
-                // session cleanly.
-                let keys = a
-                    .session_keys_fd
-                    .map(pubsubperf_harness::key_pipe::take)
-                    .transpose()
-                    .map_err(|e| UsageError(e.to_string()))?;
-                let keys = keys.as_ref();
-                interrupt::install(interrupt::Notice::Quiet);
-                let settings = agent::session_settings(a.session.as_deref())?;
-                match settings.print.as_deref() {
-                    None => pubsubperf_harness::serve::serve_stdin(&settings, keys, &mut |_, _| {}),
-                    Some(p) => {
-                        let mut sub = side_print::SidePrint::open(p)?;
-                        let r = pubsubperf_harness::serve::serve_stdin(
-                            &settings,
-                            keys,
-                            &mut |spec, msg| sub.show(spec, msg),
-                        );
-                        sub.finish(r.is_ok());
-                        r
-                    }
-                }
-            } else {
-                interrupt::install(interrupt::Notice::Say);
-                let addr = a.listen.as_deref().unwrap_or("0.0.0.0:7400");
-                agent::run(
-                    agent::Mode::Listen { addr, once: true },
-                    &a.host.settings(),
-                    None,
-                )?
-            };
-            serve_exit(r)
-        }
-        Some(Command::Agent(a)) => {
-            if a.new_token {
-                agent::new_token(&a.host.settings())?;
-                return Ok(ExitCode::SUCCESS);
-            }
-            interrupt::install(interrupt::Notice::Quiet);
-            let mode = if a.stdio {
-                agent::Mode::Stdio
-            } else {
-                agent::Mode::Listen {
-                    addr: &a.listen,
-                    once: false,
-                }
-            };
-            serve_exit(agent::run(mode, &a.host.settings(), None)?)
-        }
+        Some(Command::Sub(a)) => sub::run(&a),
+        Some(Command::Agent(a)) => agent::run(&a),
     }
 }
 
-fn test(plan: plan::TestPlan, save: &cli::SaveArgs, command: &str) -> anyhow::Result<ExitCode> {
-    let mut sink = pubsubperf_runner::sink::Sink::new(
-        bindings_env(&plan.specs),
-        plan.json.as_deref(),
-        plan.csv.as_deref(),
-    );
-    let failure = execute(&plan, &mut sink, None)?;
-    print_tables(&sink.file.runs, &sink.file.environment);
-    sink.write()?;
-    if !sink.file.runs.is_empty() {
-        let meta = analysis::SaveMeta {
-            command: Some(command.to_string()),
-            ..Default::default()
-        };
-        if let Some((path, group)) = analysis::save_results(save, &sink.file, &meta)? {
-            eprintln!(
-                "pubsubperf: saved as run group {group} in {}",
-                path.display()
-            );
-        }
+/// `pubsubperf bindings`: the binding table, as a table or JSON.
+fn bindings(json: bool) -> anyhow::Result<ExitCode> {
+    let infos = registry::infos();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&infos)?);
+    } else {
+        print!("{}", pubsubperf_report::live::bindings_table(&infos));
     }
-    failure_exit(failure, !sink.file.runs.is_empty())
+    Ok(ExitCode::SUCCESS)
 }

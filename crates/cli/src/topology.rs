@@ -278,7 +278,7 @@ pub fn run(args: &TopologyArgs) -> anyhow::Result<ExitCode> {
     sink.file.graphs.push(graph);
     sink.write()?;
     let meta = crate::analysis::SaveMeta {
-        command: Some(crate::command_line()),
+        command: Some(crate::test::command_line()),
         ..Default::default()
     };
     if let Some((path, group)) = crate::analysis::save_results(&args.save, &sink.file, &meta)? {
