@@ -8,4 +8,4 @@ pub mod agent;
 pub mod interrupt;
 mod run;
 
-pub use run::{execute, failure_exit, print_tables, serve_exit};
+pub use run::{execute, failure_exit, lifted, print_tables, serve_exit};

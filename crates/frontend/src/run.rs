@@ -62,7 +62,7 @@ pub fn execute(
 
 /// A runner's error as the binary reports it: a usage error stays one
 /// (exit code 2).
-fn lifted(e: RunnerError) -> anyhow::Error {
+pub fn lifted(e: RunnerError) -> anyhow::Error {
     match e {
         RunnerError::Usage(u) => u.into(),
         e => e.into(),

@@ -18,6 +18,7 @@ pub mod find_max;
 pub mod limit;
 pub mod load;
 pub mod plan;
+pub mod quick;
 pub mod sink;
 pub mod topics;
 

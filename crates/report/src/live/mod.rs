@@ -7,6 +7,7 @@ pub mod fan_out;
 pub mod limit;
 pub mod one_way;
 pub mod per_subscriber;
+pub mod quick;
 pub mod ramp;
 pub mod tables;
 pub mod topics;
