@@ -475,8 +475,9 @@ fn main_job_prints_the_table_and_writes_the_report() {
 
 /// The main job's best-effort throughput is the `--find-max` search for the
 /// highest rate with loss ≤ 0.1 %, bounded (at most 6 trials of half the
-/// per-test duration), and the table says so; a reliable binding's is one
-/// run as fast as it accepts. No figure is checked, only what was measured.
+/// per-test duration), and the table says so (its answer, or that none
+/// turned up); a reliable binding's is one run as fast as it accepts. No
+/// figure is checked, only what was measured.
 #[test]
 fn main_job_measures_best_effort_throughput_by_the_search() {
     let dir = tempfile::tempdir().unwrap();
@@ -506,10 +507,6 @@ fn main_job_measures_best_effort_throughput_by_the_search() {
     assert!(out.contains("1KiB MEASURED"), "{out}");
     assert!(row("udp").contains("max rate, loss ≤ 0.1 %  "), "{out}");
     assert!(row("tcp").contains("as fast as accepted  "), "{out}");
-    assert!(
-        out.contains("udp, 1024 B: best effort, the highest rate with loss ≤ 0.1 % found in"),
-        "{out}"
-    );
     assert!(!out.contains("outran the receiver"), "{out}");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
     let tp = |name: &str| {
@@ -528,11 +525,28 @@ fn main_job_measures_best_effort_throughput_by_the_search() {
     assert!((1..=6).contains(&trials.len()), "{search}");
     // Each trial lasted half the per-test duration.
     assert_eq!(udp["config"]["duration_ns"], 200_000_000u64, "{udp}");
+    // Whether a rate within the bound turns up in 6 trials is the
+    // machine's: on this VM loopback UDP drops 0.1-0.4 % at every rate
+    // from 46 000/s up in some runs, so either line is right, and it
+    // matches what the search recorded.
     if search["found"] == true {
         assert!(
             udp["throughput"]["lost_percent"].as_f64().unwrap() <= 0.1,
             "{udp}"
         );
+        assert!(
+            out.contains("udp, 1024 B: best effort, the highest rate with loss ≤ 0.1 % found in"),
+            "{out}"
+        );
+    } else {
+        assert!(
+            out.contains(&format!(
+                "udp, 1024 B: best effort, no rate with loss ≤ 0.1 % in {} trials",
+                trials.len()
+            )),
+            "{out}"
+        );
+        assert!(row("udp").split_whitespace().any(|c| c == "-"), "{out}");
     }
     assert!(tp("tcp")["config"].get("find_max").is_none());
 }
