@@ -195,9 +195,9 @@ fn this_machine_is_examined_and_a_run_keeps_the_findings() {
         .filter(|l| !l.starts_with(' '))
         .map(|l| l.split_whitespace().next().unwrap_or(""))
         .collect();
-    // The machine's 17 checks, and whether --explain can run here (the
-    // doctor's own line; a run keeps the 17).
-    assert_eq!(verdicts.len(), 18, "{out}");
+    // The machine's 18 checks, and whether --explain can run here (the
+    // doctor's own line; a run keeps the 18).
+    assert_eq!(verdicts.len(), 19, "{out}");
     assert!(
         verdicts.iter().all(|v| ["ok", "warn", "fail"].contains(v)),
         "{out}"
@@ -226,7 +226,7 @@ fn this_machine_is_examined_and_a_run_keeps_the_findings() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let doctor = v["environment"]["doctor"].as_array().expect("findings");
-    assert_eq!(doctor.len(), 17, "{doctor:?}");
+    assert_eq!(doctor.len(), 18, "{doctor:?}");
     assert_eq!(doctor[0]["check"], "clocksource");
 }
 

@@ -131,7 +131,7 @@ pub fn examine(host: &Host, opts: &Options) -> Vec<Finding> {
     let mut v = Vec::new();
     checks::clock::check(host, &mut v);
     checks::cpu::check(host, opts, &mut v);
-    checks::kernel::check(host, &mut v);
+    checks::kernel::check(host, opts, &mut v);
     checks::process::check(host, opts, &mut v);
     checks::virt::check(host, &mut v);
     checks::link::check(host, opts, &mut v);

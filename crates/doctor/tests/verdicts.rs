@@ -41,6 +41,13 @@ fn a_host_tuned_for_measuring_is_ok_throughout() {
     write(
         r,
         &[
+            ("sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds", "1\n"),
+            ("sys/kernel/mm/damon/admin/kdamonds/0/state", "on\n"),
+            ("sys/kernel/mm/damon/admin/kdamonds/0/pid", "107\n"),
+            (
+                "proc/107/status",
+                "Name:\tkdamond.0\nCpus_allowed_list:\t0-1\n",
+            ),
             (
                 "proc/cpuinfo",
                 "processor\t: 0\nflags\t\t: fpu tsc constant_tsc nonstop_tsc\n\nprocessor\t: 1\nflags\t\t: fpu tsc constant_tsc nonstop_tsc\n",
@@ -144,6 +151,11 @@ fn a_host_tuned_for_measuring_is_ok_throughout() {
             row("rt-throttling", Verdict::Ok, "off"),
             row("thp", Verdict::Ok, "madvise"),
             row("swap", Verdict::Ok, "none"),
+            row(
+                "damon",
+                Verdict::Ok,
+                "kdamond.0 (pid 107, cpu 0-1) on, off the run's cores"
+            ),
             row("rtprio", Verdict::Ok, "99"),
             row("memlock", Verdict::Ok, "unlimited"),
             row("cgroup-quota", Verdict::Ok, "none"),
@@ -178,6 +190,13 @@ fn a_busy_vm_in_a_container_is_told_what_to_fix() {
     write(
         r,
         &[
+            ("sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds", "1\n"),
+            ("sys/kernel/mm/damon/admin/kdamonds/0/state", "on\n"),
+            ("sys/kernel/mm/damon/admin/kdamonds/0/pid", "107\n"),
+            (
+                "proc/107/status",
+                "Name:\tkdamond.0\nCpus_allowed_list:\t0-1\n",
+            ),
             (
                 "proc/cpuinfo",
                 "processor\t: 0\nflags\t\t: fpu tsc hypervisor\n",
@@ -295,6 +314,11 @@ fn a_busy_vm_in_a_container_is_told_what_to_fix() {
             row("rt-throttling", Verdict::Warn, "950000 of every 1000000 µs"),
             row("thp", Verdict::Warn, "always"),
             row("swap", Verdict::Warn, "/dev/vda2 (swappiness 60)"),
+            row(
+                "damon",
+                Verdict::Warn,
+                "kdamond.0 (pid 107, cpu 0-1) on, may run on the run's cores"
+            ),
             row("rtprio", Verdict::Warn, "0"),
             row("memlock", Verdict::Warn, "8388608 bytes"),
             row(
