@@ -21,5 +21,6 @@ pub mod plan;
 pub mod quick;
 pub mod sink;
 pub mod topics;
+pub mod topology;
 
 pub use error::{Result, RunnerError};
