@@ -21,9 +21,12 @@
 //! - [`search`]: the maximum throughput search;
 //! - [`profiler`]: `--profile`, a side's system calls traced over its run.
 //!
-//! Modules depend one way: `run` on `session`, `agent` on `serve`, `serve`
-//! on `subscriber` and `extra`, all of them on `protocol`, `spec` and
-//! `stream`.
+//! Two subsystems share this crate and still import each other (issue 66
+//! moves the control plane out): `session` starts each `run` on its
+//! connections and `run` drives them through `session`; `protocol`
+//! carries `graph` and `fan_out` types; `serve` runs `subscriber`,
+//! `extra` and `graph`'s nodes, and `subscriber` reports through
+//! `session`'s helpers. `spec`, `stream` and `registry` are used by all.
 
 pub mod agent;
 pub mod auth;
