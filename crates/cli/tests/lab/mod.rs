@@ -72,6 +72,9 @@ pub struct Lab {
     pub tag: String,
     pub spaces: Vec<String>,
     pub procs: Vec<Child>,
+    /// The lab's own results store's directory (XDG_DATA_HOME of what it
+    /// runs): a run it saves never lands in the user's store.
+    pub data: tempfile::TempDir,
 }
 
 pub static LABS: AtomicU32 = AtomicU32::new(0);
@@ -86,6 +89,7 @@ impl Lab {
             ),
             spaces: Vec::new(),
             procs: Vec::new(),
+            data: tempfile::tempdir().expect("a temporary directory"),
         }
     }
 
@@ -269,6 +273,8 @@ impl Lab {
             .arg(BIN)
             .args(args)
             .env(TOKEN_ENV, TOKEN_FILE)
+            .env("XDG_DATA_HOME", self.data.path())
+            .env_remove("PUBSUBPERF_DB")
             .stdout(Stdio::null())
             .stderr(stderr);
         self.start(c)
@@ -348,6 +354,8 @@ impl Lab {
             .args(["netns", "exec", ns, BIN])
             .args(args)
             .env(TOKEN_ENV, TOKEN_FILE)
+            .env("XDG_DATA_HOME", self.data.path())
+            .env_remove("PUBSUBPERF_DB")
             .output()
             .expect("runs")
     }
