@@ -54,16 +54,19 @@ fn cell_id(c: &Cell) -> String {
     format!("{}#{}", c.key, c.digest)
 }
 
-fn estimate_s(args: &[String]) -> f64 {
-    // duration + warm-up + about a second of set-up per cell.
-    let get = |flag: &str, default: f64| {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|i| args.get(i + 1))
-            .and_then(|v| crate::plan::parse_duration(flag, v).ok())
+/// About how long a cell takes: its duration and warm-up (by their names
+/// in its settings) and about a second of set-up.
+fn estimate_s(cell: &Cell) -> f64 {
+    let settings = cell.settings();
+    let get = |name: &str, default: f64| {
+        settings
+            .iter()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, v)| v.as_deref())
+            .and_then(|v| crate::plan::parse_duration(name, v).ok())
             .map_or(default, |d| d.as_secs_f64())
     };
-    get("--duration", 5.0) + get("--warmup", 1.0) + 1.0
+    get("duration", 5.0) + get("warmup", 1.0) + 1.0
 }
 
 fn fmt_s(s: f64) -> String {
@@ -105,7 +108,7 @@ fn remote_publisher(
         .and_then(Result::ok)
         .with_context(|| format!("hosts.{}.connect: not an ssh:// address", host.name))?;
     let path = host.remote_path.as_deref().unwrap_or("pubsubperf");
-    let run = match ssh::run_publisher(&target, path, &cell.args) {
+    let run = match ssh::run_publisher(&target, path, &cell.args()) {
         Ok(r) => r,
         Err(f) => return Ok(Some(f)),
     };
@@ -180,7 +183,7 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
                 "{} (repetition {}): pubsubperf {}",
                 c.key,
                 c.repetition,
-                c.args.join(" ")
+                c.args().join(" ")
             );
             if let Err(why) = check_cell(c) {
                 println!("  would be skipped: {why}");
@@ -201,7 +204,7 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
         None,
     );
     sink.file.environment.calibration = pubsubperf_runner::calibration::load();
-    let total_est: f64 = todo.iter().map(|c| estimate_s(&c.args)).sum();
+    let total_est: f64 = todo.iter().map(|c| estimate_s(c)).sum();
     let (mut spent_est, mut failed, mut skipped) = (0.0f64, 0usize, 0usize);
     let mut skips = skips::Skips::default();
     let start = Instant::now();
@@ -242,7 +245,7 @@ pub fn run(a: &SweepArgs) -> anyhow::Result<ExitCode> {
         } else {
             eprintln!("{line}");
         }
-        spent_est += estimate_s(&cell.args);
+        spent_est += estimate_s(cell);
         let plan = match check_cell(cell) {
             Ok(p) => p,
             Err(why) => {

@@ -83,8 +83,11 @@ pub struct Cell {
     pub key: String,
     /// Repetition number, 1-based.
     pub repetition: u32,
-    /// Arguments for the CLI, without the program name.
-    pub args: Vec<String>,
+    /// The cell's settings by option name, in order (`("size",
+    /// Some("64"))`, `("reliable", None)` for a flag): what the runner
+    /// applies to a test request, straight from the TOML. [`Cell::args`]
+    /// is the same as a command line.
+    pub options: Vec<(String, Option<String>)>,
     /// Test name.
     pub test: String,
     /// Binding name.
@@ -95,11 +98,11 @@ pub struct Cell {
     pub matrix: String,
     /// Size in bytes.
     pub size: usize,
-    /// A digest of `args` (FNV-1a, hex): changes when any setting changes,
+    /// A digest of [`Cell::args`] (FNV-1a, hex): changes when any setting changes,
     /// so a resumed sweep can tell a cell measured with other settings.
     pub digest: String,
     /// The host that runs the publisher, when it is not this one (the
-    /// `publisher_hosts` axis): the runner runs `args` there over SSH.
+    /// `publisher_hosts` axis): the runner runs [`Cell::args`] there over SSH.
     pub publisher: Option<PublisherHost>,
     /// The inventory's names of the hosts the cell's sides run on, when
     /// the sweep has a `hosts` or `publisher_hosts` axis; each of the cell's
@@ -119,25 +122,39 @@ pub struct PublisherHost {
 }
 
 impl Cell {
-    /// The cell's settings as (option name, value) pairs, in order: every
-    /// argument after the test's name is `--NAME` followed by its value,
-    /// unless it is a flag (the next argument is another `--NAME`). The
-    /// runner applies them by name; `args` stays the stable form the digest
-    /// is computed from and the dry run shows.
+    /// The cell's settings as (option name, value) pairs, in order.
     pub fn settings(&self) -> Vec<(String, Option<String>)> {
-        let mut out: Vec<(String, Option<String>)> = Vec::new();
-        for a in self.args.iter().skip(1) {
-            match a.strip_prefix("--") {
-                Some(name) => out.push((name.to_string(), None)),
-                None => {
-                    if let Some((_, v @ None)) = out.last_mut() {
-                        *v = Some(a.clone());
-                    }
-                }
-            }
-        }
+        self.options.clone()
+    }
+
+    /// The cell as a command line, without the program name: the test, then
+    /// `--NAME [VALUE]` per setting (what a publisher host runs over SSH,
+    /// what the dry run shows, what the digest covers).
+    pub fn args(&self) -> Vec<String> {
+        let mut out = vec![self.test.clone()];
+        out.extend(as_args(&self.options));
         out
     }
+}
+
+/// Settings as command-line arguments: `--NAME` and its value, if any.
+fn as_args(options: &[(String, Option<String>)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, value) in options {
+        out.push(format!("--{name}"));
+        out.extend(value.clone());
+    }
+    out
+}
+
+/// A setting with a value.
+fn set(name: &str, value: impl Into<String>) -> (String, Option<String>) {
+    (name.to_string(), Some(value.into()))
+}
+
+/// A flag.
+fn flag(name: &str) -> (String, Option<String>) {
+    (name.to_string(), None)
 }
 
 #[derive(Debug, Deserialize)]
@@ -170,8 +187,8 @@ struct RawHost {
 }
 
 impl RawHost {
-    /// The arguments that put a cell's subscriber on this host.
-    fn args(&self, name: &str) -> std::result::Result<Vec<String>, String> {
+    /// The settings that put a cell's subscriber on this host.
+    fn options(&self, name: &str) -> std::result::Result<Vec<(String, Option<String>)>, String> {
         let at = format!("hosts.{name}");
         let ssh = self.connect.starts_with("ssh://");
         if self.connect.contains(',') || self.connect.contains('?') {
@@ -198,11 +215,11 @@ impl RawHost {
         if !query.is_empty() {
             url = format!("{url}?{}", query.join("&"));
         }
-        let mut args = vec!["--connect".to_string(), url];
+        let mut options = vec![set("connect", url)];
         if let Some(t) = &self.token_file {
-            args.extend(["--token-file".to_string(), t.clone()]);
+            options.push(set("token-file", t.clone()));
         }
-        Ok(args)
+        Ok(options)
     }
 }
 
@@ -392,32 +409,23 @@ fn check_settings(at: &str, t: &toml::Table, per_test: bool) -> std::result::Res
     Ok(())
 }
 
-/// A setting as CLI arguments: `duration = "2s"` → `--duration 2s`;
-/// `check = true` → `--check`; `opt = ["a=1", "b=2"]` → `--opt a=1 --opt b=2`.
-fn setting_args(k: &str, v: &toml::Value, out: &mut Vec<String>) {
-    let flag = format!(
-        "--{}",
-        if k == "opts" { "opt" } else { k }.replace('_', "-")
-    );
+/// A TOML setting as options: `duration = "2s"` → `duration 2s`;
+/// `check = true` → the flag `check`; `opt = ["a=1", "b=2"]` → `opt a=1`,
+/// `opt b=2`.
+fn setting_options(k: &str, v: &toml::Value, out: &mut Vec<(String, Option<String>)>) {
+    let name = if k == "opts" { "opt" } else { k }.replace('_', "-");
     match v {
-        toml::Value::Boolean(true) => out.push(flag),
+        toml::Value::Boolean(true) => out.push(flag(&name)),
         // The one switch whose default a binding sets (iceoryx2 and
         // iceoryx loan): false says so.
-        toml::Value::Boolean(false) if k == "zero_copy" => {
-            out.push(flag);
-            out.push("false".into());
-        }
+        toml::Value::Boolean(false) if k == "zero_copy" => out.push(set(&name, "false")),
         toml::Value::Boolean(false) => {}
         toml::Value::Array(a) => {
             for x in a {
-                out.push(flag.clone());
-                out.push(scalar(x));
+                out.push(set(&name, scalar(x)));
             }
         }
-        x => {
-            out.push(flag);
-            out.push(scalar(x));
-        }
+        x => out.push(set(&name, scalar(x))),
     }
 }
 
@@ -529,43 +537,36 @@ fn expand(
                                             if let Some(n) = &m.name {
                                                 key.insert(0, n.clone());
                                             }
-                                            let mut args = vec![
-                                                test.clone(),
-                                                "--binding".into(),
-                                                binding.clone(),
-                                            ];
+                                            let mut options = vec![set("binding", binding.clone())];
                                             if transport != "default" {
-                                                args.extend([
-                                                    "--transport".into(),
-                                                    transport.clone(),
-                                                ]);
+                                                options.push(set("transport", transport.clone()));
                                             }
-                                            args.extend(["--size".into(), size.to_string()]);
+                                            options.push(set("size", size.to_string()));
                                             if !m.reliability.is_empty() {
                                                 key.push(format!("reliability={rel}"));
                                             }
                                             match rel.as_str() {
-                                                "reliable" => args.push("--reliable".into()),
-                                                "best-effort" => args.push("--best-effort".into()),
+                                                "reliable" => options.push(flag("reliable")),
+                                                "best-effort" => options.push(flag("best-effort")),
                                                 _ => {}
                                             }
                                             if !m.zero_copy.is_empty() {
                                                 key.push(format!("zero_copy={zc}"));
                                             }
                                             if zc {
-                                                args.push("--zero-copy".into());
+                                                options.push(flag("zero-copy"));
                                             }
                                             if !m.data_type.is_empty() {
                                                 key.push(format!("data_type={dt}"));
                                             }
                                             if dt != "default" {
-                                                args.extend(["--data-type".into(), dt.clone()]);
+                                                options.push(set("data-type", dt.clone()));
                                             }
                                             if !m.wait.is_empty() {
                                                 key.push(format!("wait={wait}"));
                                             }
                                             if wait != "default" {
-                                                args.extend(["--wait".into(), wait.clone()]);
+                                                options.push(set("wait", wait.clone()));
                                             }
                                             if !m.rate.is_empty() {
                                                 key.push(format!(
@@ -574,16 +575,13 @@ fn expand(
                                                 ));
                                             }
                                             if let Some(r) = rate {
-                                                args.extend(["--rate".into(), r.clone()]);
+                                                options.push(set("rate", r.clone()));
                                             }
                                             if !m.subscribers.is_empty() {
                                                 key.push(format!("subscribers={subs}"));
                                             }
                                             if subs != 1 {
-                                                args.extend([
-                                                    "--subscribers".into(),
-                                                    subs.to_string(),
-                                                ]);
+                                                options.push(set("subscribers", subs.to_string()));
                                             }
                                             // Settings: shared, then per test, then per
                                             // matrix (and its per-test), then per binding;
@@ -613,13 +611,13 @@ fn expand(
                                                 layer(t);
                                             }
                                             for (k, v) in &eff {
-                                                setting_args(k, v, &mut args);
+                                                setting_options(k, v, &mut options);
                                             }
                                             cells.push(Cell {
                                                 key: key.join("/"),
                                                 repetition: 1,
-                                                digest: fnv1a(&args.join("\u{1f}")),
-                                                args,
+                                                digest: fnv1a(&command_line(test, &options)),
+                                                options,
                                                 test: test.clone(),
                                                 binding: binding.clone(),
                                                 matrix: at.to_string(),
@@ -672,7 +670,7 @@ fn transports_for(
 /// arguments and its publisher host get.
 struct Placement {
     key: String,
-    args: Vec<String>,
+    options: Vec<(String, Option<String>)>,
     publisher: Option<PublisherHost>,
     /// The host's name, and whether it takes the publisher (else the
     /// subscribers).
@@ -688,10 +686,10 @@ fn place(cells: Vec<Cell>, placements: &[Placement]) -> Vec<Cell> {
     let mut out = Vec::with_capacity(cells.len() * placements.len());
     for p in placements {
         for c in &cells {
-            let mut args = c.args.clone();
-            args.extend(p.args.iter().cloned());
+            let mut options = c.options.clone();
+            options.extend(p.options.iter().cloned());
             let publisher = p.publisher.clone().or_else(|| c.publisher.clone());
-            let mut text = args.join("\u{1f}");
+            let mut text = command_line(&c.test, &options);
             if let Some(h) = &publisher {
                 text = format!("{text}\u{1f}{}", h.connect);
             }
@@ -706,7 +704,7 @@ fn place(cells: Vec<Cell>, placements: &[Placement]) -> Vec<Cell> {
             out.push(Cell {
                 key: format!("{}/{}", c.key, p.key),
                 digest: fnv1a(&text),
-                args,
+                options,
                 publisher,
                 hosts: Some(hosts),
                 ..c.clone()
@@ -726,9 +724,9 @@ fn subscriber_placements(
     hosts
         .iter()
         .map(|name| {
-            let args = match (name.as_str(), inventory.get(name)) {
+            let options = match (name.as_str(), inventory.get(name)) {
                 ("local", None) => Vec::new(),
-                (_, Some(h)) => h.args(name)?,
+                (_, Some(h)) => h.options(name)?,
                 (_, None) => {
                     return Err(format!(
                         "{at}.hosts: '{name}' is not in the inventory (add [hosts.{name}] with connect = ..., or use \"local\")"
@@ -737,7 +735,7 @@ fn subscriber_placements(
             };
             Ok(Placement {
                 key: format!("host={name}"),
-                args,
+                options,
                 publisher: None,
                 host: (name.clone(), false),
             })
@@ -775,12 +773,20 @@ fn publisher_placements(
             };
             Ok(Placement {
                 key: format!("pub={name}"),
-                args: Vec::new(),
+                options: Vec::new(),
                 publisher,
                 host: (name.clone(), true),
             })
         })
         .collect()
+}
+
+/// The text a cell's digest covers: its command line, arguments joined
+/// by U+001F (the digests of sweeps stored before options were kept).
+fn command_line(test: &str, options: &[(String, Option<String>)]) -> String {
+    let mut args = vec![test.to_string()];
+    args.extend(as_args(options));
+    args.join("\u{1f}")
 }
 
 /// FNV-1a 64-bit hash as 16 hex digits (stable across builds and hosts).
@@ -829,7 +835,7 @@ socket_buffer = "1MiB"
             "latency/udp/transport=default/size=64/reliability=default"
         );
         assert_eq!(
-            c.args,
+            c.args(),
             [
                 "latency",
                 "--binding",
@@ -852,13 +858,13 @@ socket_buffer = "1MiB"
             .unwrap();
         assert!(
             tp_tcp
-                .args
+                .args()
                 .windows(2)
                 .any(|w| w == ["--latency-every", "10"])
         );
         assert!(
             tp_tcp
-                .args
+                .args()
                 .windows(2)
                 .any(|w| w == ["--socket-buffer", "1MiB"])
         );
@@ -913,7 +919,7 @@ subscribers = [2]
         assert_eq!(s.cells.len(), 2 * 2 * 2 * 2);
         let c = &s.cells[0];
         assert_eq!(
-            c.args,
+            c.args(),
             [
                 "latency",
                 "--binding",
@@ -947,7 +953,13 @@ subscribers = [2]
         let rates: Vec<&str> = s
             .cells
             .iter()
-            .map(|c| c.args[c.args.iter().position(|a| a == "--rate").unwrap() + 1].as_str())
+            .map(|c| {
+                c.options
+                    .iter()
+                    .find(|(n, _)| n == "rate")
+                    .and_then(|(_, v)| v.as_deref())
+                    .unwrap()
+            })
             .collect();
         assert_eq!(rates, ["100", "1k", "max"]);
         assert!(s.cells[2].key.ends_with("rate=max"), "{}", s.cells[2].key);
