@@ -1,7 +1,7 @@
 //! A sweep matrix's `load` axis (`--load` profiles): each cell of the
 //! other axes once per profile.
 
-use super::{Cell, fnv1a};
+use super::{Cell, fnv1a, set};
 
 /// Each cell once per `load` profile (`none`: no `--load`), the profile in
 /// its key; the cells as they are without the axis.
@@ -15,9 +15,9 @@ pub(super) fn with_load_axis(cells: Vec<Cell>, loads: &[String]) -> Vec<Cell> {
             let mut c = c.clone();
             c.key = format!("{}/load={l}", c.key);
             if l != "none" {
-                c.args.extend(["--load".into(), l.clone()]);
+                c.options.push(set("load", l.clone()));
             }
-            c.digest = fnv1a(&c.args.join("\u{1f}"));
+            c.digest = fnv1a(&c.args().join("\u{1f}"));
             out.push(c);
         }
     }
@@ -43,10 +43,10 @@ mod tests {
                 "latency/udp/transport=default/size=64/load=cpu"
             ]
         );
-        assert!(!s.cells[0].args.contains(&"--load".to_string()));
+        assert!(!s.cells[0].args().contains(&"--load".to_string()));
         assert!(
             s.cells[1]
-                .args
+                .args()
                 .ends_with(&["--load".to_string(), "cpu".to_string()])
         );
         assert_ne!(s.cells[0].digest, s.cells[1].digest);

@@ -18,7 +18,7 @@ fn quick_sweep() {
     assert_eq!(s.cells.len(), 5 * 2 * 3 * 3);
     let c = &s.cells[0];
     assert_eq!(
-        c.args,
+        c.args(),
         [
             "latency",
             "--binding",
@@ -36,7 +36,7 @@ fn quick_sweep() {
         s.cells
             .iter()
             .filter(|c| c.repetition == 1)
-            .map(|c| format!("{}  {}", c.key, c.args.join(" ")))
+            .map(|c| format!("{}  {}", c.key, c.args().join(" ")))
             .collect::<Vec<_>>()
             .join("\n")
     );
@@ -74,8 +74,8 @@ fn perftest_seed_sizes() {
         .collect();
     assert!(
         zc.iter()
-            .all(|c| c.args.contains(&"--zero-copy".to_string())
-                && c.args.windows(2).any(|w| w == ["--receive-queue", "5"]))
+            .all(|c| c.args().contains(&"--zero-copy".to_string())
+                && c.args().windows(2).any(|w| w == ["--receive-queue", "5"]))
     );
     // Every binding measures the large sizes it can carry; udp carries the
     // smallest only.
@@ -121,13 +121,13 @@ fn perftest_seed_sizes() {
     // the DDS writers; every large-data DDS cell has it.
     for c in s.cells.iter().filter(|c| c.key.starts_with("seed000")) {
         let dds = c.binding == "cyclonedds" || c.binding == "fastdds";
-        let sq = c.args.windows(2).any(|w| w == ["--send-queue", "5"]);
+        let sq = c.args().windows(2).any(|w| w == ["--send-queue", "5"]);
         assert_eq!(sq, dds, "{}", c.key);
     }
     assert!(
         s.cells
             .iter()
-            .any(|c| c.args.windows(2).any(|w| w == ["--transport", "shm"]))
+            .any(|c| c.args().windows(2).any(|w| w == ["--transport", "shm"]))
     );
     for t in ["latency", "throughput"] {
         assert!(s.cells.iter().any(|c| c.test == t));
@@ -155,7 +155,7 @@ hosts = ["local", "board1", "lab"]
     let got: Vec<(String, String)> = s
         .cells
         .iter()
-        .map(|c| (c.key.clone(), c.args.join(" ")))
+        .map(|c| (c.key.clone(), c.args().join(" ")))
         .collect();
     assert_eq!(
         got,

@@ -791,7 +791,7 @@ mod tests {
         for name in ["quick.toml", "perftest-seeds.toml"] {
             let s = pubsubperf_report::sweep::load(&dir.join(name)).unwrap();
             for c in s.cells.iter().filter(|c| c.repetition == 1) {
-                let argv = std::iter::once("pubsubperf".to_string()).chain(c.args.iter().cloned());
+                let argv = std::iter::once("pubsubperf".to_string()).chain(c.args());
                 if let Err(e) = Cli::try_parse_from(argv) {
                     panic!("{name}: {}: {e}", c.key);
                 }
