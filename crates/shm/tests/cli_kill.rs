@@ -33,7 +33,16 @@ fn leftovers(pids: &[u32]) -> Vec<String> {
 /// Starts a 10-second latency run and returns it with its subscriber's
 /// pid, once the run is under way.
 fn start(bin: &Path, extra: &[&str]) -> (Child, u32) {
-    let mut args = vec!["latency", "-b", "shm", "-s", "1KiB", "--duration", "10s"];
+    let mut args = vec![
+        "latency",
+        "-b",
+        "shm",
+        "-s",
+        "1KiB",
+        "--duration",
+        "10s",
+        "--no-save",
+    ];
     args.extend_from_slice(extra);
     start_run(bin, &args, Duration::from_secs(30))
 }
