@@ -131,15 +131,14 @@ impl Cell {
     /// `--NAME [VALUE]` per setting (what a publisher host runs over SSH,
     /// what the dry run shows, what the digest covers).
     pub fn args(&self) -> Vec<String> {
-        let mut out = vec![self.test.clone()];
-        out.extend(as_args(&self.options));
-        out
+        argv(&self.test, &self.options)
     }
 }
 
-/// Settings as command-line arguments: `--NAME` and its value, if any.
-fn as_args(options: &[(String, Option<String>)]) -> Vec<String> {
-    let mut out = Vec::new();
+/// A test and its settings as command-line arguments: the test, then
+/// `--NAME` and its value, if any, per setting.
+fn argv(test: &str, options: &[(String, Option<String>)]) -> Vec<String> {
+    let mut out = vec![test.to_string()];
     for (name, value) in options {
         out.push(format!("--{name}"));
         out.extend(value.clone());
@@ -784,9 +783,7 @@ fn publisher_placements(
 /// The text a cell's digest covers: its command line, arguments joined
 /// by U+001F (the digests of sweeps stored before options were kept).
 fn command_line(test: &str, options: &[(String, Option<String>)]) -> String {
-    let mut args = vec![test.to_string()];
-    args.extend(as_args(options));
-    args.join("\u{1f}")
+    argv(test, options).join("\u{1f}")
 }
 
 /// FNV-1a 64-bit hash as 16 hex digits (stable across builds and hosts).

@@ -1,7 +1,7 @@
 //! A sweep matrix's `load` axis (`--load` profiles): each cell of the
 //! other axes once per profile.
 
-use super::{Cell, fnv1a, set};
+use super::{Cell, command_line, fnv1a, set};
 
 /// Each cell once per `load` profile (`none`: no `--load`), the profile in
 /// its key; the cells as they are without the axis.
@@ -17,7 +17,7 @@ pub(super) fn with_load_axis(cells: Vec<Cell>, loads: &[String]) -> Vec<Cell> {
             if l != "none" {
                 c.options.push(set("load", l.clone()));
             }
-            c.digest = fnv1a(&c.args().join("\u{1f}"));
+            c.digest = fnv1a(&command_line(&c.test, &c.options));
             out.push(c);
         }
     }
