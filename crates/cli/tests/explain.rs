@@ -207,8 +207,10 @@ mod on_a_quiet_machine {
 
     /// (b) At 10 samples a second each side sleeps 100 ms between samples and
     /// is woken for each: the wake-ups take longer in the median's account
-    /// than back to back, and the wake-up from idle is what the slower half
-    /// of the samples added.
+    /// than back to back, and the wake-up from idle is among what the slower
+    /// half of the samples added. (Which cause leads that band is not fixed:
+    /// with 16 samples in it, the publisher's own work on caches cooled by the
+    /// 100 ms sleep led it once, 46 % against 11 % for the wake-up from idle.)
     #[test]
     fn a_slow_rate_is_made_of_wake_ups() {
         require_probes();
@@ -243,7 +245,14 @@ mod on_a_quiet_machine {
             wakeups_ns(&fast)
         );
         let upper = band(&slow, "p50-p90");
-        assert_eq!(upper["causes"][0]["kind"], "wake_from_idle", "{upper}");
+        assert!(
+            upper["causes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["kind"] == "wake_from_idle" && c["share"].as_f64().unwrap() > 0.0),
+            "{upper}"
+        );
     }
 
     /// The time a run's causes of `kinds` with a name containing one of
