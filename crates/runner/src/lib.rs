@@ -1,6 +1,6 @@
 //! What a run will be, decided before anything runs: a [`plan::TestRequest`]
 //! of plain values (from the command line, a sweep's cell, the main job or
-//! an RTI front end), each option checked and the whole planned into the
+//! an RTI front end; each option is one entry of [`options::OPTIONS`]), each option checked and the whole planned into the
 //! harness's run specs ([`plan::TestPlan`]); the demand ramp's values
 //! ([`demand`]) and the standard load beside a run ([`load`]).
 //!
@@ -17,6 +17,7 @@ pub mod execute;
 pub mod find_max;
 pub mod limit;
 pub mod load;
+pub mod options;
 pub mod plan;
 pub mod quick;
 pub mod sink;

@@ -5,6 +5,7 @@
 //! settings by name, which sweep files use. Every error is one line naming
 //! the flag and how to fix it (the binary exits with code 2).
 
+use crate::options;
 use pubsubperf_core::result::TestKind;
 use pubsubperf_core::size::{parse_size, parse_size_list};
 use pubsubperf_core::{
@@ -159,8 +160,9 @@ pub fn new_run_id() -> String {
 }
 
 /// A latency or throughput test as asked for, before validation: each
-/// field is one option of `pubsubperf latency|throughput` (see its `--help`
-/// for the meaning), with the command line's defaults.
+/// field holds one option's value, set by that option's entry of the option
+/// table ([`options::OPTIONS`], where its meaning and default are), but
+/// `loopback_only`, the planner's own.
 #[derive(Debug, Clone)]
 pub struct TestRequest {
     pub binding: String,
@@ -240,15 +242,31 @@ pub struct TestRequest {
 }
 
 impl Default for TestRequest {
+    /// Every option at the table's default ([`options::OPTIONS`]), the
+    /// others unset.
     fn default() -> Self {
+        let mut r = TestRequest::unset();
+        for o in options::OPTIONS {
+            if let Some(d) = o.default {
+                o.apply(&mut r, Some(d))
+                    .expect("the option table's defaults are valid values");
+            }
+        }
+        r
+    }
+}
+
+impl TestRequest {
+    /// No option given, not even by default.
+    fn unset() -> Self {
         TestRequest {
-            binding: "udp".into(),
+            binding: String::new(),
             peer_binding: None,
             transport: None,
-            size: "64".into(),
+            size: String::new(),
             duration: None,
             count: None,
-            warmup: "1s".into(),
+            warmup: String::new(),
             rate: None,
             demand: None,
             recovery_time: None,
@@ -260,9 +278,9 @@ impl Default for TestRequest {
             ipv6: false,
             zero_copy: None,
             data_type: None,
-            subscribers: "1".into(),
-            publishers: "1".into(),
-            topics: "1".into(),
+            subscribers: String::new(),
+            publishers: String::new(),
+            topics: String::new(),
             connect_publishers: None,
             cpu: None,
             rt_priority: None,
@@ -274,7 +292,7 @@ impl Default for TestRequest {
             profile: false,
             explain: false,
             clock: RoundTripClock::Auto,
-            echo_timeout: "1s".into(),
+            echo_timeout: String::new(),
             socket_buffer: None,
             send_queue: None,
             receive_queue: None,
@@ -298,7 +316,7 @@ impl Default for TestRequest {
             insecure: false,
             remote_path: None,
             data_address: None,
-            connect_timeout: "10s".into(),
+            connect_timeout: String::new(),
             json: None,
             csv: None,
             quiet: false,
@@ -309,51 +327,6 @@ impl Default for TestRequest {
             loopback_only: false,
         }
     }
-}
-
-/// A value parsed for a setting, or a one-line error naming it.
-fn value<T: std::str::FromStr>(name: &str, v: Option<&str>) -> Result<T, UsageError> {
-    let v = v.ok_or_else(|| UsageError(format!("--{name}: needs a value")))?;
-    v.parse()
-        .map_err(|_| UsageError(format!("--{name} '{v}': not a valid value")))
-}
-
-/// A flag without a value.
-fn flag(name: &str, v: Option<&str>) -> Result<bool, UsageError> {
-    match v {
-        None => Ok(true),
-        Some(v) => Err(UsageError(format!("--{name} '{v}': takes no value"))),
-    }
-}
-
-/// A flag that may also be turned off: no value or `true`, or `false`.
-fn switch(name: &str, v: Option<&str>) -> Result<bool, UsageError> {
-    match v {
-        None | Some("true") => Ok(true),
-        Some("false") => Ok(false),
-        Some(v) => Err(UsageError(format!(
-            "--{name} '{v}': expected true or false"
-        ))),
-    }
-}
-
-/// A value out of a fixed list.
-fn choice<T: Copy>(name: &str, v: Option<&str>, choices: &[(&str, T)]) -> Result<T, UsageError> {
-    let v = v.ok_or_else(|| UsageError(format!("--{name}: needs a value")))?;
-    choices
-        .iter()
-        .find(|(n, _)| *n == v)
-        .map(|(_, c)| *c)
-        .ok_or_else(|| {
-            UsageError(format!(
-                "--{name} '{v}': expected one of {}",
-                choices
-                    .iter()
-                    .map(|(n, _)| *n)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-        })
 }
 
 /// `--recovery-time`'s default, ms. RTI's Throughput example documents
@@ -411,125 +384,15 @@ impl TestRequest {
     }
 
     /// Sets one option by its long name (without the dashes; `opt` may
-    /// repeat): the one table of test settings, used by sweep cells and by
-    /// anything else that builds a request from names and values.
+    /// repeat), as the option table says ([`options::OPTIONS`]): sweep cells
+    /// and anything else that builds a request from names and values.
     pub fn set(&mut self, name: &str, v: Option<&str>) -> Result<(), UsageError> {
-        let text = |v: Option<&str>| -> Result<String, UsageError> {
-            v.map(String::from)
-                .ok_or_else(|| UsageError(format!("--{name}: needs a value")))
-        };
-        match name {
-            "binding" => self.binding = text(v)?,
-            "peer-binding" => self.peer_binding = Some(text(v)?),
-            "transport" => self.transport = Some(text(v)?),
-            "size" => self.size = text(v)?,
-            "duration" => self.duration = Some(text(v)?),
-            "count" => self.count = Some(value(name, v)?),
-            "warmup" => self.warmup = text(v)?,
-            "rate" => self.rate = Some(text(v)?),
-            "demand" => self.demand = Some(text(v)?),
-            "recovery-time" => self.recovery_time = Some(text(v)?),
-            "batch" => self.batch = Some(text(v)?),
-            "latency-every" => self.latency_every = Some(value(name, v)?),
-            "reliable" => self.reliable = flag(name, v)?,
-            "best-effort" => self.best_effort = flag(name, v)?,
-            "multicast" => self.multicast = flag(name, v)?,
-            "ipv6" => self.ipv6 = flag(name, v)?,
-            "zero-copy" => self.zero_copy = Some(switch(name, v)?),
-            "data-type" => {
-                self.data_type = Some(choice(
-                    name,
-                    v,
-                    &[("bytes", DataType::Bytes), ("flat", DataType::Flat)],
-                )?)
-            }
-            "subscribers" => self.subscribers = text(v)?,
-            "publishers" => self.publishers = text(v)?,
-            "topics" => self.topics = text(v)?,
-            "connect-publishers" => self.connect_publishers = Some(text(v)?),
-            "cpu" => self.cpu = Some(text(v)?),
-            "rt-priority" => self.rt_priority = Some(value(name, v)?),
-            "mlock" => self.mlock = flag(name, v)?,
-            "wait" => {
-                self.wait = Some(choice(
-                    name,
-                    v,
-                    &[("busy", WaitMode::Busy), ("block", WaitMode::Block)],
-                )?)
-            }
-            "receive" => {
-                self.receive = Some(choice(
-                    name,
-                    v,
-                    &[
-                        ("listener", ReceiveMode::Listener),
-                        ("thread", ReceiveMode::Thread),
-                    ],
-                )?)
-            }
-            "check" => self.check = flag(name, v)?,
-            "one-way" => self.one_way = flag(name, v)?,
-            "profile" => self.profile = flag(name, v)?,
-            "explain" => self.explain = flag(name, v)?,
-            "clock" => {
-                self.clock = choice(
-                    name,
-                    v,
-                    &[
-                        ("auto", RoundTripClock::Auto),
-                        ("monotonic", RoundTripClock::Monotonic),
-                        ("tsc", RoundTripClock::Tsc),
-                    ],
-                )?
-            }
-            "echo-timeout" => self.echo_timeout = text(v)?,
-            "socket-buffer" => self.socket_buffer = Some(text(v)?),
-            "send-queue" => self.send_queue = Some(value(name, v)?),
-            "receive-queue" => self.receive_queue = Some(value(name, v)?),
-            "history" => self.history = Some(text(v)?),
-            "durability" => {
-                self.durability = Some(choice(
-                    name,
-                    v,
-                    &[
-                        ("volatile", Durability::Volatile),
-                        ("transient-local", Durability::TransientLocal),
-                    ],
-                )?)
-            }
-            "async" => self.async_publish = flag(name, v)?,
-            "domain" => self.domain = Some(value(name, v)?),
-            "qos-file" => self.qos_file = Some(text(v)?.into()),
-            "instances" => self.instances = Some(value(name, v)?),
-            "max-blocking-time" => self.max_blocking_time = Some(text(v)?),
-            "no-positive-acks" => self.no_positive_acks = flag(name, v)?,
-            "bandwidth-limit" => self.bandwidth_limit = Some(text(v)?),
-            "no-push-on-write" => self.no_push_on_write = flag(name, v)?,
-            "multicast-ttl" => self.multicast_ttl = Some(value(name, v)?),
-            "multicast-address" => self.multicast_address = Some(text(v)?),
-            "sleep" => self.sleep = Some(text(v)?),
-            "pace" => self.pace = Some(text(v)?),
-            "opt" => self.opts.push(text(v)?),
-            "connect" => self.connect = Some(text(v)?),
-            "token-file" => self.token_file = Some(PathBuf::from(text(v)?)),
-            "insecure" => self.insecure = flag(name, v)?,
-            "remote-path" => self.remote_path = Some(text(v)?),
-            "data-address" | "nic" => self.data_address = Some(text(v)?),
-            "connect-timeout" => self.connect_timeout = text(v)?,
-            "json" => self.json = Some(text(v)?.into()),
-            "csv" => self.csv = Some(text(v)?.into()),
-            "quiet" => self.quiet = flag(name, v)?,
-            "find-max" => self.find_max = flag(name, v)?,
-            "max-loss" => self.max_loss = Some(value(name, v)?),
-            "load" => self.load = Some(text(v)?),
-            "load-cpu" => self.load_cpu = Some(text(v)?),
-            _ => {
-                return Err(UsageError(format!(
-                    "--{name}: not an option of 'latency' or 'throughput' (see 'pubsubperf latency --help')"
-                )));
-            }
+        match options::find(name) {
+            Some(o) => o.apply(self, v),
+            None => Err(UsageError(format!(
+                "--{name}: not an option of 'latency' or 'throughput' (see 'pubsubperf latency --help')"
+            ))),
         }
-        Ok(())
     }
 
     /// `--qos-file` with an agent at HOST:PORT: the agent is sent the

@@ -9,6 +9,7 @@ mod doctor;
 mod generate;
 mod relay;
 mod sweep;
+mod test_options;
 mod topology;
 
 pub use analysis::*;
@@ -17,13 +18,12 @@ pub use doctor::*;
 pub use generate::*;
 pub use relay::*;
 pub use sweep::*;
+pub use test_options::TestOptions;
 pub use topology::*;
 
-use crate::plan::{TestPlan, TestRequest, UsageError};
+use crate::plan::{TestPlan, UsageError};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use pubsubperf_core::result::TestKind;
-use pubsubperf_core::{DataType, Durability, ReceiveMode, WaitMode};
-use pubsubperf_harness::spec::RoundTripClock;
 use std::path::PathBuf;
 
 /// Performance tests for publish/subscribe middleware: latency (ping-pong,
@@ -100,7 +100,7 @@ pub enum Command {
     Man(ManArgs),
 }
 
-/// Reliability choice.
+/// How readers wait (`topology --wait`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum WaitArg {
     /// Spin on a non-blocking poll (lowest latency, burns a core).
@@ -109,286 +109,13 @@ pub enum WaitArg {
     Block,
 }
 
-/// Receive-thread choice (`--receive`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ReceiveArg {
-    /// The middleware's own receive thread, in a data-available listener.
-    Listener,
-    /// pubsubperf's receive thread, waiting as --wait says.
-    Thread,
-}
-
-/// Round-trip clock choice (`--clock`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ClockArg {
-    /// The TSC with busy waits where usable, else CLOCK_MONOTONIC.
-    Auto,
-    /// CLOCK_MONOTONIC (what most peer tools use).
-    Monotonic,
-    /// The TSC (needs --wait busy, no --one-way, a kernel keeping time with it).
-    Tsc,
-}
-
-/// Data type choice.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum DataTypeArg {
-    /// Length-prefixed byte sequence, serialized at each end.
-    Bytes,
-    /// Fixed-size layout used in place (FlatData).
-    Flat,
-}
-
-/// Durability choice.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum DurabilityArg {
-    /// Late-joining readers get nothing written before.
-    Volatile,
-    /// Writers keep their history for late-joining readers.
-    TransientLocal,
-}
-
+/// `latency` and `throughput`'s arguments: the option table's, and where
+/// the results are stored.
 #[derive(Debug, Args)]
 pub struct TestArgs {
-    /// Binding of the publisher (see 'pubsubperf bindings').
-    #[arg(short, long, default_value = "udp", value_name = "NAME")]
-    pub binding: String,
-    /// Binding of the subscribers, for cross-vendor runs (default: --binding).
-    #[arg(long, value_name = "NAME")]
-    pub peer_binding: Option<String>,
-    /// Transport within the binding (default: the binding's first).
-    #[arg(short, long, value_name = "NAME")]
-    pub transport: Option<String>,
-    /// Sample sizes in bytes, a list: 32,64,1KiB,64KiB,1MiB. Each size is one run.
-    #[arg(short, long, default_value = "64", value_name = "SIZES")]
-    pub size: String,
-    /// Measurement length per size (e.g. 10, 10s, 500ms, 2m).
-    #[arg(short, long, value_name = "TIME")]
-    pub duration: Option<String>,
-    /// Measured samples per size (latency: pings; throughput: samples sent).
-    #[arg(short = 'n', long, value_name = "N")]
-    pub count: Option<u64>,
-    /// Warm-up before measuring, excluded from results.
-    #[arg(long, default_value = "1s", value_name = "TIME")]
-    pub warmup: String,
-    /// Samples per second (latency: pings/s, with coordinated-omission
-    /// correction; throughput: sending rate), a list: 1,10,100,1k,10k,max
-    /// (k: ×1000, M: ×10⁶; max: no limit). Each rate is one run. Default:
-    /// max, as fast as possible.
-    #[arg(long, value_name = "RATES")]
-    pub rate: Option<String>,
-    /// Throughput: a demand ramp as RTI's Throughput example runs it: for
-    /// each N from START to END by STEP, write N samples back to back, pause
-    /// 10 ms, and again for --duration; one run (table row) per demand.
-    #[arg(long, value_name = "START:STEP:END")]
-    pub demand: Option<String>,
-    /// Throughput with --demand: pause after each demand before the next, ms
-    /// (or a time like 1s; default 0).
-    #[arg(long, value_name = "MS")]
-    pub recovery_time: Option<String>,
-    /// Batch samples into writes of up to BYTES where the binding can.
-    #[arg(long, value_name = "BYTES")]
-    pub batch: Option<String>,
-    /// Throughput test: echo every Nth sample to measure latency under load.
-    #[arg(long, value_name = "N")]
-    pub latency_every: Option<u64>,
-    /// Reliable delivery.
-    #[arg(long, conflicts_with = "best_effort")]
-    pub reliable: bool,
-    /// Best-effort delivery.
-    #[arg(long)]
-    pub best_effort: bool,
-    /// Multicast delivery (udp, cyclonedds, fastdds).
-    #[arg(long)]
-    pub multicast: bool,
-    /// IPv6 instead of IPv4.
-    #[arg(long)]
-    pub ipv6: bool,
-    /// Loaned shared-memory buffers (bindings with a zero-copy path);
-    /// `--zero-copy false` copies. Default: as the middleware's own
-    /// benchmark (iceoryx2 and iceoryx loan, the others copy).
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
-    pub zero_copy: Option<bool>,
-    /// Sample representation.
-    #[arg(long, value_enum, value_name = "TYPE")]
-    pub data_type: Option<DataTypeArg>,
-    /// Number of subscribers (data fans out to all; echoes round-robin), a
-    /// list: 1,2,4,8 (each 1-64). Each count is one run.
-    #[arg(long, default_value = "1", value_name = "N")]
-    pub subscribers: String,
-    /// Throughput: number of publishers, each a process writing its own
-    /// numbered stream to every subscriber (loss is counted per publisher),
-    /// a list: 1,2,4 (each 1-64). Each count is one run.
-    #[arg(long, default_value = "1", value_name = "M")]
-    pub publishers: String,
-    /// Topics side by side, each with its own publisher and subscribers (a
-    /// run of this test per topic, all at once), a list: 1,2,4 (each 1-64).
-    /// Each count is one run; its figures are all topics' together.
-    #[arg(long, default_value = "1", value_name = "T")]
-    pub topics: String,
-    /// Extra publishers on other hosts ('pubsubperf sub --listen ADDR' there),
-    /// comma-separated, instead of local publisher processes.
-    #[arg(long, value_name = "ADDR")]
-    pub connect_publishers: Option<String>,
-    /// Cores for publisher and subscriber, PUB,SUB (default 0,1 when there
-    /// are two or more cores; 'none' to leave scheduling to the kernel).
-    #[arg(long, value_name = "PUB,SUB")]
-    pub cpu: Option<String>,
-    /// SCHED_FIFO real-time priority (1-99) for both sides.
-    #[arg(long, value_name = "N")]
-    pub rt_priority: Option<i32>,
-    /// Lock all memory of both sides (mlockall).
-    #[arg(long)]
-    pub mlock: bool,
-    /// How readers wait: busy-poll or block. Default: as the middleware's
-    /// own benchmark (iceoryx2 and iceoryx busy-poll, the others block).
-    #[arg(long, value_enum)]
-    pub wait: Option<WaitArg>,
-    /// Which thread runs the subscriber's per-sample code: the middleware's
-    /// (a listener, ddsperf's and Perftest's default) or our own receive
-    /// thread (Perftest's -useReadThread). Default: the binding's fastest
-    /// (`pubsubperf bindings` lists them, the default first).
-    #[arg(long, value_enum, value_name = "MODE")]
-    pub receive: Option<ReceiveArg>,
-    /// Fill payloads with a pattern the subscriber verifies; bad samples are counted.
-    #[arg(long)]
-    pub check: bool,
-    /// Latency: record each direction's one-way latency from the two sides'
-    /// clocks (across hosts, with their offset estimated before and after).
-    #[arg(long)]
-    pub one_way: bool,
-    /// Trace each side's system calls over the run (strace, else perf
-    /// trace) and print them per sample with context switches and CPU
-    /// time; see docs/profiling.md.
-    #[arg(long)]
-    pub profile: bool,
-    /// The kernel's account of the slow samples: scheduler, interrupt and
-    /// idle events on both sides' cores, recorded with eBPF (root), shared
-    /// out by percentile band; see docs/explain.md.
-    #[arg(long)]
-    pub explain: bool,
-    /// Latency: the clock that times round trips: auto (the TSC with --wait
-    /// busy where the kernel keeps time with it, else CLOCK_MONOTONIC),
-    /// monotonic, or tsc.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub clock: ClockArg,
-    /// A ping without echo after this long counts as lost (latency test).
-    #[arg(long, default_value = "1s", value_name = "TIME")]
-    pub echo_timeout: String,
-    /// Kernel socket buffer size for socket bindings.
-    #[arg(long, value_name = "BYTES")]
-    pub socket_buffer: Option<String>,
-    /// Writer queue size in samples (Perftest -sendQueueSize).
-    #[arg(long, value_name = "N")]
-    pub send_queue: Option<usize>,
-    /// Reader queue size in samples (Perftest -receiveQueueSize).
-    #[arg(long, value_name = "N")]
-    pub receive_queue: Option<usize>,
-    /// DDS history of writers and readers: keep-last:N or keep-all
-    /// (default: the binding's, see README).
-    #[arg(long, value_name = "KIND")]
-    pub history: Option<String>,
-    /// DDS durability of writers and readers (default volatile).
-    #[arg(long, value_enum, value_name = "KIND")]
-    pub durability: Option<DurabilityArg>,
-    /// Asynchronous publishing (DDS: Fast DDS's asynchronous publish mode,
-    /// CycloneDDS's send thread).
-    #[arg(long = "async")]
-    pub async_publish: bool,
-    /// DDS domain id (default: one derived from the run id, 1-230).
-    #[arg(long, value_name = "ID")]
-    pub domain: Option<u32>,
-    /// Vendor QoS file passed through: CycloneDDS XML configuration, Fast
-    /// DDS XML profiles. An agent at HOST:PORT (--connect) is sent only
-    /// the file's name, and applies the file of that name in its --qos-dir.
-    #[arg(long, value_name = "PATH")]
-    pub qos_file: Option<PathBuf>,
-    /// Keyed type with N instances written round-robin (DDS).
-    #[arg(long, value_name = "N")]
-    pub instances: Option<u32>,
-    /// How long a reliable writer may block on a full queue before the
-    /// write fails (DDS: RELIABILITY max_blocking_time; default 10s).
-    #[arg(long, value_name = "TIME")]
-    pub max_blocking_time: Option<String>,
-    /// Readers send no positive acknowledgements; writers keep samples
-    /// 1 ms instead (Fast DDS's DisablePositiveACKs).
-    #[arg(long)]
-    pub no_positive_acks: bool,
-    /// A flow controller limits each writer to BYTES per second (Fast DDS).
-    #[arg(long, value_name = "BYTES")]
-    pub bandwidth_limit: Option<String>,
-    /// Pull-mode reliability (Connext's push_on_write = false); refused by
-    /// every binding in this build.
-    #[arg(long)]
-    pub no_push_on_write: bool,
-    /// Time to live of multicast datagrams, 0-255 (with --multicast; DDS).
-    #[arg(long, value_name = "N")]
-    pub multicast_ttl: Option<u8>,
-    /// The multicast group the data goes to (with --multicast; udp,
-    /// cyclonedds, fastdds); default: a group derived per run.
-    #[arg(long, value_name = "ADDR")]
-    pub multicast_address: Option<String>,
-    /// Throughput: the publisher sleeps TIME after each write (Perftest's
-    /// -sleep; batches are flushed first).
-    #[arg(long, value_name = "TIME")]
-    pub sleep: Option<String>,
-    /// Throughput with --rate: how the publisher waits for each sample's
-    /// slot: spin (exact spacing, burns its core; the default) or sleep
-    /// (little CPU; a late wake-up sends the overdue samples back to back,
-    /// the rate holds on average). For long runs on a shared machine.
-    #[arg(long, value_name = "spin|sleep")]
-    pub pace: Option<String>,
-    /// Binding-specific option, KEY=VALUE (repeatable).
-    #[arg(long = "opt", value_name = "KEY=VALUE")]
-    pub opts: Vec<String>,
-    /// Subscriber(s) on other hosts (comma-separated for several), instead
-    /// of local subscriber processes: HOST:PORT of a 'pubsubperf agent
-    /// --listen', or ssh://[user@]host[:port] to start one there over SSH.
-    #[arg(long, value_name = "ADDR")]
-    pub connect: Option<String>,
-    /// The agents' token file (default: $PUBSUBPERF_TOKEN_FILE, else
-    /// ~/.config/pubsubperf/agent.token), with --connect.
-    #[arg(long, value_name = "PATH")]
-    pub token_file: Option<PathBuf>,
-    /// Present no token to the agents of --connect, and take one that has
-    /// none (an `agent --insecure`): neither side is proven, anyone on the
-    /// path can read and change the session.
-    #[arg(long, conflicts_with = "token_file")]
-    pub insecure: bool,
-    /// The pubsubperf binary on ssh:// hosts (default: pubsubperf on the
-    /// remote user's PATH).
-    #[arg(long, value_name = "PATH")]
-    pub remote_path: Option<String>,
-    /// The address or interface name (eth1) this side's endpoints use for
-    /// data (Perftest's -nic; default: the address towards the subscriber).
-    #[arg(long, alias = "nic", value_name = "ADDR|NIC")]
-    pub data_address: Option<String>,
-    /// How long to wait for subscribers to connect and match.
-    #[arg(long, default_value = "10s", value_name = "TIME")]
-    pub connect_timeout: String,
-    /// Write results as JSON (rewritten after each run).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write results as CSV, one row per run (rewritten after each run).
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-    /// No per-interval lines on stderr.
-    #[arg(short, long)]
-    pub quiet: bool,
-    /// Throughput: search the highest sending rate whose loss is at most
-    /// --max-loss (RFC 2544 style); each trial lasts --duration (default 2s here).
-    #[arg(long)]
-    pub find_max: bool,
-    /// Throughput with --find-max: acceptable loss in percent.
-    #[arg(long, value_name = "PCT", requires = "find_max")]
-    pub max_loss: Option<f64>,
-    /// Run under a standard load: stress-ng's stressors of PROFILE (cpu,
-    /// memory, cache, irq, network, io, all) on --load-cpu for the whole
-    /// command, recorded in each run (docs/machine.md).
-    #[arg(long, value_name = "PROFILE")]
-    pub load: Option<String>,
-    /// The cores the load runs on (a CPU list: 0-1, 0,2); default every core.
-    #[arg(long, value_name = "LIST", requires = "load")]
-    pub load_cpu: Option<String>,
+    /// The test's options ([`pubsubperf_runner::options::OPTIONS`]).
+    #[command(flatten)]
+    pub test: TestOptions,
     /// Results database options.
     #[command(flatten)]
     pub save: SaveArgs,
@@ -572,98 +299,10 @@ pub struct QuickArgs {
     pub save: SaveArgs,
 }
 
-impl From<&TestArgs> for TestRequest {
-    fn from(a: &TestArgs) -> Self {
-        TestRequest {
-            binding: a.binding.clone(),
-            peer_binding: a.peer_binding.clone(),
-            transport: a.transport.clone(),
-            size: a.size.clone(),
-            duration: a.duration.clone(),
-            count: a.count,
-            warmup: a.warmup.clone(),
-            rate: a.rate.clone(),
-            demand: a.demand.clone(),
-            recovery_time: a.recovery_time.clone(),
-            batch: a.batch.clone(),
-            latency_every: a.latency_every,
-            reliable: a.reliable,
-            best_effort: a.best_effort,
-            multicast: a.multicast,
-            ipv6: a.ipv6,
-            zero_copy: a.zero_copy,
-            data_type: a.data_type.map(|d| match d {
-                DataTypeArg::Bytes => DataType::Bytes,
-                DataTypeArg::Flat => DataType::Flat,
-            }),
-            subscribers: a.subscribers.clone(),
-            publishers: a.publishers.clone(),
-            topics: a.topics.clone(),
-            connect_publishers: a.connect_publishers.clone(),
-            cpu: a.cpu.clone(),
-            rt_priority: a.rt_priority,
-            mlock: a.mlock,
-            wait: a.wait.map(|w| match w {
-                WaitArg::Busy => WaitMode::Busy,
-                WaitArg::Block => WaitMode::Block,
-            }),
-            receive: a.receive.map(|r| match r {
-                ReceiveArg::Listener => ReceiveMode::Listener,
-                ReceiveArg::Thread => ReceiveMode::Thread,
-            }),
-            check: a.check,
-            one_way: a.one_way,
-            profile: a.profile,
-            explain: a.explain,
-            clock: match a.clock {
-                ClockArg::Auto => RoundTripClock::Auto,
-                ClockArg::Monotonic => RoundTripClock::Monotonic,
-                ClockArg::Tsc => RoundTripClock::Tsc,
-            },
-            echo_timeout: a.echo_timeout.clone(),
-            socket_buffer: a.socket_buffer.clone(),
-            send_queue: a.send_queue,
-            receive_queue: a.receive_queue,
-            history: a.history.clone(),
-            durability: a.durability.map(|d| match d {
-                DurabilityArg::Volatile => Durability::Volatile,
-                DurabilityArg::TransientLocal => Durability::TransientLocal,
-            }),
-            async_publish: a.async_publish,
-            domain: a.domain,
-            qos_file: a.qos_file.clone(),
-            instances: a.instances,
-            max_blocking_time: a.max_blocking_time.clone(),
-            no_positive_acks: a.no_positive_acks,
-            bandwidth_limit: a.bandwidth_limit.clone(),
-            no_push_on_write: a.no_push_on_write,
-            multicast_ttl: a.multicast_ttl,
-            multicast_address: a.multicast_address.clone(),
-            sleep: a.sleep.clone(),
-            pace: a.pace.clone(),
-            opts: a.opts.clone(),
-            connect: a.connect.clone(),
-            token_file: a.token_file.clone(),
-            insecure: a.insecure,
-            remote_path: a.remote_path.clone(),
-            data_address: a.data_address.clone(),
-            connect_timeout: a.connect_timeout.clone(),
-            json: a.json.clone(),
-            csv: a.csv.clone(),
-            quiet: a.quiet,
-            find_max: a.find_max,
-            max_loss: a.max_loss,
-            load: a.load.clone(),
-            load_cpu: a.load_cpu.clone(),
-            loopback_only: false,
-        }
-    }
-}
-
 impl TestArgs {
     /// The plan of this test (see [`TestRequest::plan`]).
     pub fn plan(&self, test: TestKind) -> Result<TestPlan, UsageError> {
-        TestRequest::from(self).plan(test)
+        self.test.0.plan(test)
     }
 }
 
@@ -733,6 +372,7 @@ impl Default for QuickArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::TestRequest;
 
     fn parse(args: &str) -> Cli {
         Cli::try_parse_from(format!("pubsubperf {args}").split_whitespace()).expect("parses")
@@ -760,7 +400,7 @@ mod tests {
         let Some(Command::Latency(a)) = parse(&format!("latency {line}")).command else {
             panic!("not latency")
         };
-        let from_flags = TestRequest::from(&a);
+        let from_flags = a.test.0;
         let mut by_name = TestRequest::default();
         let mut words = line.split_whitespace().peekable();
         while let Some(w) = words.next() {
@@ -769,17 +409,54 @@ mod tests {
         }
         assert_eq!(format!("{from_flags:?}"), format!("{by_name:?}"));
         assert_eq!(
-            format!(
-                "{:?}",
-                TestRequest::from(&{
-                    let Some(Command::Latency(a)) = parse("latency").command else {
-                        panic!()
-                    };
-                    a
-                })
-            ),
+            format!("{:?}", {
+                let Some(Command::Latency(a)) = parse("latency").command else {
+                    panic!()
+                };
+                a.test.0
+            }),
             format!("{:?}", TestRequest::default()),
             "the command line's defaults are the request's"
+        );
+    }
+
+    /// `latency` and `throughput` take the option table's options, in its
+    /// order, and the store's: an option declared in clap beside the table
+    /// fails here.
+    #[test]
+    fn test_commands_take_the_tables_options_and_the_stores() {
+        use clap::CommandFactory;
+        let store: Vec<String> = SaveArgs::augment_args(clap::Command::new("store"))
+            .get_arguments()
+            .map(|a| a.get_id().to_string())
+            .collect();
+        let table = pubsubperf_runner::options::OPTIONS
+            .iter()
+            .map(|o| o.name.to_string());
+        let want: Vec<String> = table.chain(store).collect();
+        let cli = Cli::command();
+        for name in ["latency", "throughput"] {
+            let got: Vec<String> = cli
+                .find_subcommand(name)
+                .unwrap()
+                .get_arguments()
+                .map(|a| a.get_id().to_string())
+                .filter(|id| id != "help")
+                .collect();
+            assert_eq!(got, want, "{name}");
+        }
+    }
+
+    /// A value the table's setter refuses is one line naming the option
+    /// (exit 2 through `parse`).
+    #[test]
+    fn a_bad_value_is_refused_naming_its_option() {
+        let e = Cli::try_parse_from(["pubsubperf", "latency", "--count", "x"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
+        let text = e.render().to_string();
+        assert_eq!(
+            text.lines().next(),
+            Some("error: --count 'x': invalid digit found in string")
         );
     }
 
