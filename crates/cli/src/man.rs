@@ -7,8 +7,21 @@ use std::process::ExitCode;
 
 /// `pubsubperf completions SHELL`.
 pub fn completions(a: &CompletionsArgs) -> anyhow::Result<ExitCode> {
-    cli::completions(a.shell, &mut std::io::stdout().lock());
+    let mut script = Vec::new();
+    cli::completions(a.shell, &mut script);
+    print_all(&script)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `text` to standard output; a reader that stopped reading (`|
+/// head`) ends the output quietly, as it ends a shell tool's.
+fn print_all(text: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
 }
 
 /// `pubsubperf man [--dir DIR]`.
@@ -21,7 +34,11 @@ pub fn run(a: &ManArgs) -> anyhow::Result<ExitCode> {
                 println!("{}", page.display());
             }
         }
-        None => cli::man_page(&mut std::io::stdout().lock())?,
+        None => {
+            let mut page = Vec::new();
+            cli::man_page(&mut page)?;
+            print_all(&page)?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -94,3 +94,24 @@ fn a_man_page_for_every_command() {
     // Without --dir: pubsubperf.1 on stdout, the same page.
     assert_eq!(pubsubperf(&["man"]), main);
 }
+
+/// A reader that stops early (`pubsubperf completions bash | head -1`)
+/// ends the output quietly: exit 0, nothing on standard error (a script
+/// larger than the pipe's buffer once ended in a panic).
+#[test]
+fn a_reader_that_stops_early_ends_the_output_quietly() {
+    use std::process::Stdio;
+    for args in [&["completions", "bash"][..], &["man"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_pubsubperf"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("runs pubsubperf");
+        // Closing our end before it writes: every write meets a closed pipe.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("waits");
+        assert!(out.status.success(), "{args:?}: {:?}", out.status);
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{args:?}");
+    }
+}
