@@ -1219,6 +1219,72 @@ fn block_link(ns: &str) {
     );
 }
 
+/// A reliable writer blocked longer than the peers' silence limit (5 s),
+/// within its `--max-blocking-time`, while the control connection works:
+/// the subscriber keeps hearing the publisher (its connection's reader
+/// thread speaks while the measuring thread waits in the write), and the
+/// run completes once the data flows again. (A subscriber that went by
+/// the measuring thread's heartbeats alone ended its run after 5 s.)
+#[test]
+fn a_writer_blocked_longer_than_the_silence_limit_is_not_a_silent_publisher() {
+    require_netns();
+    let _labs = shared();
+    let (mut lab, a, b) = Lab::two_hosts();
+    let sub_at = format!("198.18.0.2:{CTRL}");
+    lab.sub(&b, &sub_at);
+    let d = tmp();
+    let j = d.path().join("r.json");
+    let args = [
+        "throughput",
+        "-b",
+        "tcp",
+        "--connect",
+        &sub_at,
+        "-s",
+        "64",
+        "-n",
+        "20000",
+        "--rate",
+        "4000",
+        "--socket-buffer",
+        "16KiB",
+        "--max-blocking-time",
+        "40s",
+        "--warmup",
+        "0s",
+        "-q",
+        "--no-save",
+        "--json",
+        j.to_str().unwrap(),
+    ];
+    let p = publisher(&mut lab, &a, &args);
+    std::thread::sleep(Duration::from_secs(2));
+    // The data (to the reader's port) stops for 8 s; the control
+    // connection (port CTRL) goes on.
+    sh_in(
+        &format!(
+            "table inet pploss {{\n chain input {{ type filter hook input priority 0; policy accept;\n  tcp dport {DATA_PORTS} counter drop\n }}\n}}\n"
+        ),
+        &["ip", "netns", "exec", &b, "nft", "-f", "-"],
+    );
+    std::thread::sleep(Duration::from_secs(8));
+    let drops = dropped(&b);
+    remove_rules(&b);
+    let proc = &mut lab.procs[p];
+    let status = wait_exit(proc, Duration::from_secs(60), "publisher");
+    let mut err = String::new();
+    std::io::Read::read_to_string(proc.stderr.as_mut().unwrap(), &mut err).unwrap();
+    eprintln!(
+        "tcp, data blocked 8 s ({drops} segments dropped): {status}: {}",
+        err.trim()
+    );
+    assert!(drops > 0, "the rule dropped nothing");
+    assert!(status.success(), "{err}");
+    let t = &json(&j)["runs"][0]["throughput"];
+    assert_eq!(u(&t["sent"]), 20000, "{t}");
+    assert_eq!(u(&t["received"]), 20000, "{t}");
+}
+
 #[test]
 fn a_blocked_link_ends_the_run_and_frees_the_agent_within_the_documented_seconds() {
     blocked_link_ends_within(&[

@@ -74,21 +74,31 @@ impl ConnextWriter {
         }
     }
 
-    /// After a first slice timed out: writes again until the sample is
-    /// taken, `block` has passed or the run is cancelled.
-    ///
-    /// # Safety
-    /// As [`ConnextWriter::write_bytes`].
+    /// Runs `op` (a write or a flush, Connext's return code) until it is
+    /// not a timeout: again in slices after a first slice timed out, until
+    /// `block` has passed or the run is cancelled. Ok: the last return
+    /// code that was not a timeout.
+    #[inline(always)]
+    fn until_taken(&mut self, mut op: impl FnMut(&mut Self) -> i32) -> Result<i32, BindingError> {
+        let rc = op(self);
+        if rc != RETCODE_TIMEOUT || !self.sliced {
+            return Ok(rc);
+        }
+        self.keep_trying(op)
+    }
+
     #[cold]
-    unsafe fn keep_writing(&mut self, bytes: *const u8, len: usize) -> i32 {
+    fn keep_trying(&mut self, mut op: impl FnMut(&mut Self) -> i32) -> Result<i32, BindingError> {
         let left = self.block.saturating_sub(CANCEL_POLL);
         let cancel = self.cancel.clone();
         wait_for_room(left, &cancel, || {
-            // SAFETY: per the function's contract.
-            let rc = unsafe { self.write_bytes(bytes, len) };
+            let rc = op(self);
             (rc != RETCODE_TIMEOUT).then_some(rc)
         })
-        .unwrap_or(RETCODE_TIMEOUT)
+        .map_err(|e| match e {
+            BindingError::WriteTimeout(_) => BindingError::WriteTimeout(self.block),
+            e => e,
+        })
     }
 
     /// Writes `len` bytes at `bytes`, again in slices while a reliable
@@ -103,15 +113,9 @@ impl ConnextWriter {
         len: usize,
     ) -> Result<(), BindingError> {
         // SAFETY: per the function's contract.
-        let mut rc = unsafe { self.write_bytes(bytes, len) };
-        if rc == RETCODE_TIMEOUT && self.sliced {
-            // SAFETY: as above.
-            rc = unsafe { self.keep_writing(bytes, len) };
-        }
-        if rc == RETCODE_OK {
-            Ok(())
-        } else {
-            Err(self.write_error(rc))
+        match self.until_taken(|w| unsafe { w.write_bytes(bytes, len) })? {
+            RETCODE_OK => Ok(()),
+            rc => Err(self.write_error(rc)),
         }
     }
 
@@ -174,10 +178,11 @@ impl Writer for ConnextWriter {
     }
 
     /// Sends the batch being filled (Perftest flushes after its last
-    /// sample too).
+    /// sample too); a flush that finds the send window full waits for room
+    /// as a write does.
     fn flush(&mut self) -> Result<(), BindingError> {
         // SAFETY: live writer.
-        match unsafe { (self.api.DDS_DataWriter_flush)(self.native) } {
+        match self.until_taken(|w| unsafe { (w.api.DDS_DataWriter_flush)(w.native) })? {
             RETCODE_OK => Ok(()),
             rc => Err(self.write_error(rc)),
         }

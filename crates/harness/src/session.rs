@@ -23,10 +23,27 @@ use std::time::{Duration, Instant};
 /// connection up to ~1 s after the link), and reports the gap instead.
 pub const PEER_SILENCE: Duration = Duration::from_secs(5);
 /// How often the publisher tells each subscriber it is alive during a run
-/// (a Heartbeat, sent from the liveness checks between samples), so that a
+/// (a Heartbeat, sent by the connection's reader thread while a run is
+/// watched, and by the liveness checks between samples), so that a
 /// subscriber whose publisher went silent for [`PEER_SILENCE`] ends its
-/// run and its session (an agent is then free for the next publisher).
+/// run and its session (an agent is then free for the next publisher). A
+/// writer blocked on a full queue for up to its `--max-blocking-time` is
+/// not silent: the reader thread speaks for it.
 pub const HEARTBEAT: Duration = Duration::from_secs(1);
+
+/// Sends a Heartbeat on `ctl` if none went for [`HEARTBEAT`] (`told`:
+/// when the last did).
+fn tell_alive(ctl: &Ctl, told: &AtomicU64, now_ns: u64) {
+    let last = told.load(Ordering::Relaxed);
+    if now_ns.saturating_sub(last) > HEARTBEAT.as_nanos() as u64
+        && told
+            .compare_exchange(last, now_ns, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+    {
+        // A failed send shows as the connection's end, soon.
+        let _ = ctl.send(&Msg::Heartbeat);
+    }
+}
 
 /// The publisher's connection to one subscriber.
 pub struct SubConn {
@@ -38,8 +55,9 @@ pub struct SubConn {
     rx: Receiver<Msg>,
     alive: Arc<AtomicBool>,
     last_heard_ns: Arc<AtomicU64>,
-    /// When this side last sent a [`HEARTBEAT`].
-    last_told_ns: AtomicU64,
+    /// When this side last sent a [`HEARTBEAT`] (the reader thread's and
+    /// the measuring thread's).
+    last_told_ns: Arc<AtomicU64>,
     /// The running run's cancel token, which the reader thread cancels when
     /// the subscriber has been silent for [`PEER_SILENCE`]: a writer
     /// blocked on a full link wakes then, not after its own timeout.
@@ -98,10 +116,15 @@ impl SubConn {
         let rd = s.try_clone().map_err(|e| Fault::Peer(e.to_string()))?;
         let running: Arc<Mutex<Option<CancelToken>>> = Arc::default();
         let failed: Arc<std::sync::OnceLock<String>> = Arc::default();
+        let told = Arc::new(AtomicU64::new(0));
         let (a, l, r, why) = (alive.clone(), last.clone(), running.clone(), failed.clone());
+        let t = told.clone();
         pubsubperf_core::helper::spawn_helper(rd, move |rd| {
             loop {
-                match rd.recv(Some(Duration::from_millis(500))) {
+                if r.lock().unwrap_or_else(|p| p.into_inner()).is_some() {
+                    tell_alive(&rd, &t, pubsubperf_core::clock::now_ns());
+                }
+                match rd.recv(Some(HEARTBEAT / 2)) {
                     Ok(m) => {
                         let now = pubsubperf_core::clock::now_ns();
                         l.store(now, Ordering::Release);
@@ -144,7 +167,7 @@ impl SubConn {
             rx,
             alive,
             last_heard_ns: last,
-            last_told_ns: AtomicU64::new(0),
+            last_told_ns: told,
             running,
             failed,
             environment,
@@ -230,13 +253,7 @@ impl SubConn {
     /// tells it this side is alive, once per [`HEARTBEAT`].
     #[inline]
     pub fn check(&self, now_ns: u64) -> Result<(), Fault> {
-        if now_ns.saturating_sub(self.last_told_ns.load(Ordering::Relaxed))
-            > HEARTBEAT.as_nanos() as u64
-        {
-            self.last_told_ns.store(now_ns, Ordering::Relaxed);
-            // A failed send shows as the connection's end, below or soon.
-            let _ = self.ctl.send(&Msg::Heartbeat);
-        }
+        tell_alive(&self.ctl, &self.last_told_ns, now_ns);
         self.check_heard(now_ns)
     }
 
