@@ -20,7 +20,10 @@ use std::time::Duration;
 
 pub mod axes;
 mod checks;
+mod endpoint;
 mod host_address;
+mod peers;
+mod times;
 
 /// An invalid option (exit code 2).
 #[derive(Debug)]
@@ -427,10 +430,7 @@ impl TestRequest {
     pub fn plan(&self, test: TestKind) -> Result<TestPlan, UsageError> {
         let info = registry::info(&self.binding)
             .ok_or_else(|| UsageError(registry::unknown_binding("--binding", &self.binding)))?;
-        let peer = self
-            .peer_binding
-            .clone()
-            .unwrap_or_else(|| self.binding.clone());
+        let peer = self.peer().to_string();
         if registry::info(&peer).is_none() {
             return Err(UsageError(registry::unknown_binding(
                 "--peer-binding",
@@ -440,402 +440,45 @@ impl TestRequest {
         let caps = &info.capabilities;
         let data_address = self.data_address(caps)?;
         let sizes = parse_size_list(&self.size).map_err(|e| UsageError(format!("--size: {e}")))?;
-        let duration = self
-            .duration
-            .as_deref()
-            .map(|d| parse_duration("--duration", d))
-            .transpose()?;
-        if duration == Some(Duration::ZERO) {
-            return Err(UsageError("--duration: must be more than 0".into()));
-        }
-        if self.count == Some(0) {
-            return Err(UsageError("--count: must be at least 1".into()));
-        }
-        if self.find_max && test != TestKind::Throughput {
-            return Err(UsageError("--find-max: only for 'throughput'".into()));
-        }
-        self.check_profile(caps)?;
-        self.check_explain(caps, test)?;
-        if self.find_max && self.rate.is_some() {
-            return Err(UsageError(
-                "--find-max: searches the rate itself; drop --rate".into(),
-            ));
-        }
-        let demands = self.demands(test)?;
-        let recovery_ms = match &self.recovery_time {
-            None => DEFAULT_RECOVERY_MS,
-            Some(_) if demands.is_none() => {
-                return Err(UsageError(
-                    "--recovery-time: the pause between demands of --demand; add --demand START:STEP:END or drop it".into(),
-                ));
-            }
-            Some(v) => crate::demand::parse_recovery(v)?,
-        };
-        if let Some(l) = self.max_loss
-            && !(0.0..100.0).contains(&l)
-        {
-            return Err(UsageError(format!(
-                "--max-loss {l}: must be a percentage from 0 to below 100"
-            )));
-        }
-        let duration = match (duration, self.count) {
-            (None, None) if self.find_max => Some(Duration::from_secs(2)),
-            (None, None) => Some(Duration::from_secs(5)),
-            (d, _) => d,
-        };
-        let warmup = parse_duration("--warmup", &self.warmup)?;
-        let echo_timeout = parse_duration("--echo-timeout", &self.echo_timeout)?;
-        if echo_timeout < Duration::from_millis(1) {
-            return Err(UsageError("--echo-timeout: must be at least 1ms".into()));
-        }
-        let connect_timeout = parse_duration("--connect-timeout", &self.connect_timeout)?;
-        if connect_timeout < Duration::from_millis(100) {
-            return Err(UsageError(
-                "--connect-timeout: must be at least 100ms".into(),
-            ));
-        }
+        let times = self.times(test, caps)?;
         let rates = axes::rates(self.rate.as_deref())?;
-        let mut subscriber_counts = axes::counts("--subscribers", &self.subscribers)?;
-        if self.latency_every.is_some() && test == TestKind::Latency {
-            return Err(UsageError(
-                "--latency-every: only for 'throughput' (the latency test echoes every sample)"
-                    .into(),
-            ));
-        }
-        if self.latency_every == Some(0) {
-            return Err(UsageError("--latency-every: must be at least 1".into()));
-        }
-        if self.one_way && test == TestKind::Throughput {
-            return Err(UsageError("--one-way: only for 'latency'".into()));
-        }
-        if self.clock != RoundTripClock::Auto && test == TestKind::Throughput {
-            return Err(UsageError("--clock: only for 'latency'".into()));
-        }
-        if self.clock == RoundTripClock::Tsc {
-            if self.wait(test) != WaitMode::Busy {
-                return Err(UsageError(
-                    "--clock tsc: needs --wait busy (across a sleep the TSC may count less than CLOCK_MONOTONIC); use --clock monotonic".into(),
-                ));
-            }
-            if self.one_way {
-                return Err(UsageError(
-                    "--clock tsc: not with --one-way (both processes stamp with CLOCK_MONOTONIC)"
-                        .into(),
-                ));
-            }
-            if !cfg!(target_arch = "x86_64") {
-                return Err(UsageError(format!(
-                    "--clock tsc: the TSC is x86-64's; on {} every timestamp is CLOCK_MONOTONIC: use --clock auto or monotonic",
-                    std::env::consts::ARCH
-                )));
-            }
-            if !pubsubperf_core::clock::Tsc::usable() {
-                return Err(UsageError(
-                    "--clock tsc: this host's kernel does not keep time with the TSC; use --clock auto or monotonic".into(),
-                ));
-            }
-        }
-        if let Some(p) = self.rt_priority
-            && !(1..=99).contains(&p)
-        {
-            return Err(UsageError(format!("--rt-priority {p}: must be 1-99")));
-        }
-        let connect: Vec<String> = self
-            .connect
-            .as_deref()
-            .map(|c| {
-                c.split(',')
-                    .map(|s| s.trim().to_string())
-                    .filter(|s| !s.is_empty())
-                    .collect()
-            })
-            .unwrap_or_default();
-        if self.connect.is_some() && connect.is_empty() {
-            return Err(UsageError(
-                "--connect: expected HOST:PORT of a 'pubsubperf agent --listen'".into(),
-            ));
-        }
-        if !connect.is_empty() {
-            if subscriber_counts.len() > 1 {
-                return Err(UsageError(format!(
-                    "--subscribers {}: with --connect, the number of addresses ({}) is the number of subscribers; give one count or drop --subscribers",
-                    self.subscribers,
-                    connect.len()
-                )));
-            }
-            let n = subscriber_counts[0];
-            if n != 1 && n != connect.len() {
-                return Err(UsageError(format!(
-                    "--subscribers {n}: with --connect, the number of addresses ({}) is the number of subscribers",
-                    connect.len()
-                )));
-            }
-            subscriber_counts = vec![connect.len()];
-        }
-        let connect_publishers: Vec<String> = self
-            .connect_publishers
-            .as_deref()
-            .map(|c| {
-                c.split(',')
-                    .map(|s| s.trim().to_string())
-                    .filter(|s| !s.is_empty())
-                    .collect()
-            })
-            .unwrap_or_default();
-        let mut publisher_counts = axes::counts("--publishers", &self.publishers)?;
-        if !connect_publishers.is_empty() {
-            let publishers = connect_publishers.len() + 1;
-            if publishers > axes::MAX_PEERS {
-                return Err(UsageError("--publishers: must be between 1 and 64".into()));
-            }
-            if publisher_counts.len() > 1 {
-                return Err(UsageError(format!(
-                    "--publishers {}: with --connect-publishers, this process plus the addresses ({publishers}) are the publishers; give one count or drop --publishers",
-                    self.publishers
-                )));
-            }
-            let n = publisher_counts[0];
-            if n != 1 && n != publishers {
-                return Err(UsageError(format!(
-                    "--publishers {n}: with --connect-publishers, this process plus the addresses ({publishers}) are the publishers"
-                )));
-            }
-            publisher_counts = vec![publishers];
-        }
-        // Each point is refused as a single count is.
-        for &publishers in &publisher_counts {
-            if publishers > 1 && test != TestKind::Throughput {
-                return Err(UsageError(
-                    "--publishers: only for 'throughput' (the latency test is one ping-pong)"
-                        .into(),
-                ));
-            }
-            if publishers > 1 && !registry::multiple_publishers(&self.binding) {
-                return Err(UsageError(format!(
-                    "--publishers {publishers}: {} readers take one writer (bindings with several publishers: {})",
-                    self.binding,
-                    registry::names()
-                        .into_iter()
-                        .filter(|n| registry::multiple_publishers(n))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )));
-            }
-        }
-        let (pub_cpu, sub_cpu) = parse_cpu(self.cpu.as_deref(), pubsubperf_core::sys::cpus())?;
-        // Remote subscribers run on another host: no pinning is sent unless
-        // asked. Subscribers at a loopback address share this host's cores,
-        // so they are pinned as local ones are.
-        let sub_cpu = if connect.iter().all(|c| on_this_host(c)) || self.cpu.is_some() {
-            sub_cpu
-        } else {
-            None
+        let subscriber_counts = axes::counts("--subscribers", &self.subscribers)?;
+        self.check_test_kind(test)?;
+        let (connect, subscriber_counts) = self.subscribers_at(subscriber_counts)?;
+        let (connect_publishers, publisher_counts) = self.publishers_at(test)?;
+        let cores = self.cores(&connect)?;
+        let hosts = peers::Hosts {
+            connect,
+            connect_publishers,
         };
-        let reliability = if self.reliable {
-            Reliability::Reliable
-        } else if self.best_effort {
-            Reliability::BestEffort
-        } else {
-            caps.default_reliability
-        };
-        let mut options = BTreeMap::new();
-        for o in &self.opts {
-            let (k, v) = o
-                .split_once('=')
-                .ok_or_else(|| UsageError(format!("--opt '{o}': expected KEY=VALUE")))?;
-            options.insert(k.trim().to_string(), v.trim().to_string());
-        }
-        let transport = self
-            .transport
-            .clone()
-            .unwrap_or_else(|| registry::default_transport(&self.binding, &peer, self.multicast));
-        let data_type = self.data_type.unwrap_or(caps.data_types[0]);
-        let receive = self.receive_mode(caps, test)?;
-        let history: Option<History> = self
-            .history
-            .as_deref()
-            .map(|h| h.parse().map_err(|e| UsageError(format!("--history {e}"))))
-            .transpose()?;
-        let durability = self.durability;
-        let qos_file = match &self.qos_file {
-            None => None,
-            Some(p) if peer != self.binding => {
-                return Err(UsageError(format!(
-                    "--qos-file {}: a vendor file fits one binding; drop it for a run across {} and {peer}",
-                    p.display(),
-                    self.binding
-                )));
-            }
-            Some(p) => {
-                if !p.is_file() {
-                    return Err(UsageError(format!(
-                        "--qos-file {}: no such file",
-                        p.display()
-                    )));
-                }
-                // Absolute: subscriber processes may run elsewhere.
-                let abs = std::fs::canonicalize(p)
-                    .map_err(|e| UsageError(format!("--qos-file {}: {e}", p.display())))?;
-                let abs = abs.to_string_lossy().into_owned();
-                self.qos_name_fits(&abs, &connect, &connect_publishers)?;
-                Some(abs)
-            }
-        };
-        if let Some(n) = self.instances
-            && !(1..=100_000).contains(&n)
-        {
-            return Err(UsageError(format!(
-                "--instances {n}: must be between 1 and 100000"
-            )));
-        }
-        let knobs = self.knobs(test, reliability, &rates)?;
-        // `--batch 0`: no batching, where the binding's default batches.
-        let batch = match self.batch.as_deref() {
-            None => None,
-            Some("0") => Some(0),
-            Some(_) => Some(bytes_opt("--batch", &self.batch)?),
-        };
-        let remote = !connect.is_empty() || !connect_publishers.is_empty();
-        let data_address =
-            self.one_host_address(&peer, &transport, remote, data_address, &mut options);
-        let run_base = new_run_id();
-        let mut specs = Vec::new();
-        // One run per point of the axes (see `axes` for the order), and per
-        // demand of a --demand ramp (0: none).
-        let topic_counts = self.topic_counts(&connect, test)?;
+        let endpoints = self.endpoint(test, caps, &peer, &rates, &hosts, data_address)?;
         let points = axes::points(
-            &topic_counts,
+            &self.topic_counts(&hosts.connect, test)?,
             &subscriber_counts,
             &publisher_counts,
             &sizes,
             &rates,
-            &demands.unwrap_or_else(|| vec![0]),
+            times.demands.as_deref().unwrap_or(&[0]),
         );
-        for (i, p) in points.iter().enumerate() {
-            let (size, demand, subscribers, publishers) =
-                (p.size, p.demand, p.subscribers, p.publishers);
-            let topics = p.topics;
-            let mut endpoint = EndpointConfig {
-                run_id: format!("{run_base}s{i}"),
-                transport: transport.clone(),
-                reliability,
-                wait: self.wait(test),
-                receive,
-                data_type,
-                zero_copy: self.zero_copy(test),
-                max_sample_size: size,
-                subscribers,
-                publishers,
-                batch_bytes: batch.unwrap_or(0),
-                multicast: self.multicast,
-                ipv6: self.ipv6,
-                bind_ip: "127.0.0.1".into(),
-                socket_buffer: bytes_opt("--socket-buffer", &self.socket_buffer)?,
-                send_queue: self.send_queue.unwrap_or(0),
-                receive_queue: self.receive_queue.unwrap_or(0),
-                reliable_block_timeout_ms: knobs.block_ms,
-                history,
-                durability,
-                async_publish: self.async_publish,
-                domain: self.domain,
-                qos_file: qos_file.clone(),
-                instances: self.instances.unwrap_or(0),
-                no_positive_acks: self.no_positive_acks,
-                bandwidth_limit: knobs.bandwidth,
-                no_push_on_write: self.no_push_on_write,
-                multicast_ttl: self.multicast_ttl,
-                multicast_address: knobs.multicast_address.clone(),
-                options: options.clone(),
-                cancel: CancelToken::new(),
-                sample_key: None,
-                held_discovery: None,
-            };
-            if batch.is_none() {
-                endpoint.batch_bytes =
-                    registry::default_batch(&self.binding, &peer, test, &endpoint);
-            }
-            let spec = RunSpec {
-                binding: self.binding.clone(),
-                peer_binding: peer.clone(),
-                test,
-                size,
-                endpoint,
-                warmup_ns: warmup.as_nanos() as u64,
-                duration_ns: duration.map_or(0, |d| d.as_nanos() as u64),
-                count: self.count.unwrap_or(0),
-                rate: p.rate,
-                sleep_ns: knobs.sleep_ns,
-                pace_sleep: knobs.pace_sleep,
-                demand,
-                recovery_ms: if demand > 0 { recovery_ms } else { 0 },
-                latency_every: self.latency_every.unwrap_or(0),
-                check: self.check,
-                pub_cpu,
-                sub_cpu,
-                rt_priority: self.rt_priority,
-                mlock: self.mlock,
-                subscribers,
-                publishers,
-                subscriber_index: 0,
-                fan_out_every: 0,
-                topics,
-                echo_timeout_ms: echo_timeout.as_millis() as u64,
-                interval_ms: 1000,
-                one_way: self.one_way,
-                profile: self.profile,
-                explain: self.explain,
-                clock: self.clock,
-                data_address: data_address.clone(),
-                run_key: 0,
-            };
-            registry::validate(&spec, !connect.is_empty()).map_err(UsageError)?;
-            specs.push(spec);
-        }
-        for a in connect.iter().chain(&connect_publishers) {
-            if let Some(Err(why)) = pubsubperf_harness::ssh::Target::parse(a) {
-                return Err(UsageError(why));
-            }
-        }
-        let over_ssh = connect
-            .iter()
-            .chain(&connect_publishers)
-            .any(|a| a.starts_with("ssh://"));
-        if self.remote_path.is_some() && !over_ssh {
-            return Err(UsageError(
-                "--remote-path: only with an ssh:// address in --connect or --connect-publishers"
-                    .into(),
-            ));
-        }
-        if self.token_file.is_some() && connect.is_empty() && connect_publishers.is_empty() {
-            return Err(UsageError(
-                "--token-file: only with --connect or --connect-publishers (local subscribers need no token)".into(),
-            ));
-        }
-        if self.insecure && self.token_file.is_some() {
-            return Err(UsageError(
-                "--insecure: presents no token; drop --token-file, or --insecure".into(),
-            ));
-        }
-        if self.load_cpu.is_some() && self.load.is_none() {
-            return Err(UsageError("--load-cpu: only with --load PROFILE".into()));
-        }
-        let load = match &self.load {
-            Some(p) => Some(crate::load::Load::plan(
-                p,
-                self.load_cpu.as_deref(),
-                pubsubperf_core::sys::cpus(),
-            )?),
-            None => None,
+        let shared = endpoint::Shared {
+            test,
+            peer: &peer,
+            times: &times,
+            endpoints: &endpoints,
+            cores,
+            remote_subscribers: !hosts.connect.is_empty(),
         };
+        let specs = self.specs(&shared, &points)?;
+        self.check_access(&hosts)?;
         Ok(TestPlan {
-            load,
+            load: self.load()?,
             specs,
-            connect,
+            connect: hosts.connect,
             token_file: self.token_file.clone(),
             insecure: self.insecure,
             remote_path: self.remote_path.clone(),
-            connect_publishers,
-            connect_timeout,
+            connect_publishers: hosts.connect_publishers,
+            connect_timeout: times.connect_timeout,
             json: self.json.clone(),
             csv: self.csv.clone(),
             quiet: self.quiet,
