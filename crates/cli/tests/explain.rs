@@ -129,10 +129,14 @@ mod on_a_quiet_machine {
         let e = explained(&["latency", "-b", "udp", "--cpu", "0,1", "--duration", "3s"]);
         stop.store(true, Ordering::Relaxed);
         hog.join().expect("the hog ends");
+        // The hog leads the slowest band's causes. Not necessarily more than
+        // half of it: a kernel thread on the same core takes its part too
+        // (this VM's DAMON thread, kdamond.0, took 21 % once, the hog 49 %).
         let top = band(&e, "p99.9+");
+        let first = top["causes"][0]["cause"].as_str().unwrap_or_default();
         assert!(
-            share(top, "subscriber preempted by explain-hog") >= 0.5,
-            "the hog made most of the slowest band's added time: {top}"
+            first.starts_with("subscriber preempted by explain-hog"),
+            "the hog leads the slowest band's added time: {top}"
         );
         // The samples the hog held up (it is most of their account): their
         // added time is the hog's for at least 90 %, the rest named or not.
