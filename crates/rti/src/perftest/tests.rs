@@ -537,3 +537,36 @@ fn multicast_addr_maps_to_ours() {
         "{e}"
     );
 }
+
+/// Every option of ours that a Perftest option maps to, as its table's
+/// "ours" column names it (`--size N`), is an option of the option table:
+/// a renamed or removed option fails here, not in a user's command.
+#[test]
+fn the_options_perftest_maps_to_are_the_option_tables() {
+    use super::table::How;
+    let mut checked = 0;
+    for o in OPTIONS {
+        let How::Map { ours, .. } = o.how else {
+            continue;
+        };
+        // The code spans (between backticks) but those of another command
+        // (`pubsubperf sub --listen`), and the flags in them.
+        let spans = ours
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|s| !s.starts_with("pubsubperf "));
+        for name in spans
+            .flat_map(str::split_whitespace)
+            .filter_map(|w| w.strip_prefix("--"))
+        {
+            assert!(
+                pubsubperf_runner::options::find(name).is_some(),
+                "{}: maps to --{name}, which is not an option of 'latency' or 'throughput'",
+                o.name
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 30, "{checked} options named in Perftest's table");
+}
