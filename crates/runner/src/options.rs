@@ -287,13 +287,3 @@ impl TestOption {
 pub fn find(name: &str) -> Option<&'static TestOption> {
     OPTIONS.iter().find(|o| o.answers_to(name))
 }
-
-/// The names of the options of `kind`, as flags (`--history`), in the
-/// table's order.
-pub fn flags_of(kind: Kind) -> Vec<String> {
-    OPTIONS
-        .iter()
-        .filter(|o| o.kind == kind)
-        .map(|o| format!("--{}", o.name))
-        .collect()
-}

@@ -129,7 +129,11 @@ fn choices_are_what_their_setters_take() {
 /// The DDS QoS options are the flags bindings map or refuse.
 #[test]
 fn the_qos_options_are_the_bindings_qos_flags() {
-    let table: BTreeSet<String> = flags_of(Kind::Qos).into_iter().collect();
+    let table: BTreeSet<String> = OPTIONS
+        .iter()
+        .filter(|o| o.kind == Kind::Qos)
+        .map(|o| format!("--{}", o.name))
+        .collect();
     let core: BTreeSet<String> = pubsubperf_core::binding::QOS_FLAGS
         .iter()
         .map(|f| f.to_string())
